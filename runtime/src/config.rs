@@ -1,0 +1,146 @@
+//! The environment variables that steer the runtime, parsed in one place.
+//!
+//! | variable | meaning |
+//! | --- | --- |
+//! | `ADAPTIVE_KERNEL_BACKEND` | force `scalar`, `simd` or `gpu` for every kernel |
+//! | `ADAPTIVE_KERNEL_GPU` | `off`, `on` (hardware adapters only, the default), `software` (also lavapipe/llvmpipe) |
+//! | `ADAPTIVE_KERNEL_HISTORY` | history file path; `off` disables persistence |
+//! | `ADAPTIVE_KERNEL_LOG` | decision log level for [`crate::init_logging`] |
+//!
+//! Each is read once, on the cold path, and cached. A bad value is reported
+//! once (a `tracing` warning and a line on stderr) with the accepted values and
+//! then treated as unset, so a typo never takes a program down; the `parse_*`
+//! functions return the typed [`ConfigError`] for callers that want to fail hard.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use crate::backend::Backend;
+
+/// Name of the variable that forces one backend for every kernel.
+pub const ENV_BACKEND: &str = "ADAPTIVE_KERNEL_BACKEND";
+/// Name of the variable that sets the GPU adapter policy.
+pub const ENV_GPU: &str = "ADAPTIVE_KERNEL_GPU";
+/// Name of the variable that sets the history file (or `off`).
+pub const ENV_HISTORY: &str = "ADAPTIVE_KERNEL_HISTORY";
+/// Name of the variable that sets the bundled subscriber's log level.
+pub const ENV_LOG: &str = "ADAPTIVE_KERNEL_LOG";
+
+/// Which wgpu adapters count as a GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum GpuPolicy {
+    /// Never use a GPU; GPU variants run their SIMD fallback.
+    Off,
+    /// Hardware adapters only (discrete, integrated or virtual GPUs). The default.
+    #[default]
+    On,
+    /// Also accept software rasterisers (lavapipe, llvmpipe, WARP), which report
+    /// `DeviceType::Cpu`. Lets tests exercise the GPU path on machines without a GPU.
+    Software,
+}
+
+/// Where timing history is kept between runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HistorySetting {
+    /// The default file under `$XDG_CACHE_HOME/adaptive-kernel/` (or `~/.cache/…`).
+    Default,
+    /// An explicit file.
+    Path(PathBuf),
+    /// No persistence: learn within the process only.
+    Off,
+}
+
+/// An environment variable holds a value the runtime does not accept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The variable's name.
+    pub variable: &'static str,
+    /// The value found.
+    pub value: String,
+    /// The accepted values.
+    pub expected: &'static str,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}={:?} is not understood; expected {} (the variable is ignored)",
+            self.variable, self.value, self.expected
+        )
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Parses a value of `ADAPTIVE_KERNEL_BACKEND`. An empty value means "not forced".
+pub fn parse_backend(value: &str) -> Result<Option<Backend>, ConfigError> {
+    if value.trim().is_empty() {
+        return Ok(None);
+    }
+    value.parse().map(Some).map_err(|_| ConfigError {
+        variable: ENV_BACKEND,
+        value: value.to_owned(),
+        expected: "`scalar`, `simd` or `gpu`",
+    })
+}
+
+/// Parses a value of `ADAPTIVE_KERNEL_GPU`. An empty value means the default, `on`.
+pub fn parse_gpu_policy(value: &str) -> Result<GpuPolicy, ConfigError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "" | "on" => Ok(GpuPolicy::On),
+        "off" => Ok(GpuPolicy::Off),
+        "software" => Ok(GpuPolicy::Software),
+        _ => Err(ConfigError { variable: ENV_GPU, value: value.to_owned(), expected: "`off`, `on` or `software`" }),
+    }
+}
+
+/// Parses a value of `ADAPTIVE_KERNEL_HISTORY`: `off`, or a path. Empty means the default file.
+pub fn parse_history(value: &str) -> HistorySetting {
+    match value.trim() {
+        "" => HistorySetting::Default,
+        v if v.eq_ignore_ascii_case("off") => HistorySetting::Off,
+        v => HistorySetting::Path(PathBuf::from(v)),
+    }
+}
+
+fn read_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Reports a bad value once per process per variable, then it is treated as unset.
+fn report(err: &ConfigError) {
+    tracing::warn!(target: "adaptive_kernel", variable = err.variable, value = %err.value, "{err}");
+    eprintln!("adaptive-kernel: {err}");
+}
+
+/// The backend forced by `ADAPTIVE_KERNEL_BACKEND`, read once per process.
+pub fn forced_backend() -> Option<Backend> {
+    static CACHE: OnceLock<Option<Backend>> = OnceLock::new();
+    *CACHE.get_or_init(|| {
+        let raw = read_env(ENV_BACKEND)?;
+        parse_backend(&raw).unwrap_or_else(|e| {
+            report(&e);
+            None
+        })
+    })
+}
+
+/// The GPU adapter policy from `ADAPTIVE_KERNEL_GPU`, read once per process.
+pub fn gpu_policy() -> GpuPolicy {
+    static CACHE: OnceLock<GpuPolicy> = OnceLock::new();
+    *CACHE.get_or_init(|| match read_env(ENV_GPU) {
+        None => GpuPolicy::On,
+        Some(raw) => parse_gpu_policy(&raw).unwrap_or_else(|e| {
+            report(&e);
+            GpuPolicy::On
+        }),
+    })
+}
+
+/// The history setting from `ADAPTIVE_KERNEL_HISTORY`, read once per process.
+pub fn history_setting() -> HistorySetting {
+    static CACHE: OnceLock<HistorySetting> = OnceLock::new();
+    CACHE.get_or_init(|| read_env(ENV_HISTORY).map_or(HistorySetting::Default, |v| parse_history(&v))).clone()
+}

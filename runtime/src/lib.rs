@@ -1,0 +1,41 @@
+//! Runtime of [adaptive-kernel](https://docs.rs/adaptive-kernel): the backends,
+//! the op set, the selection rules, the router and its history.
+//!
+//! Users depend on the `adaptive-kernel` facade, which re-exports everything
+//! public here; this crate's layout is one module per concept:
+//!
+//! | module | holds |
+//! | --- | --- |
+//! | `backend` | [`Backend`], [`OpComplexity`] |
+//! | `selector` | [`BackendSelector`]: MoE thresholds and the 5× dispatch rule |
+//! | [`catalog`] | NumPy / scikit-learn / PyTorch operation names and their complexity |
+//! | [`ops`] | the op set in three backends: [`ops::scalar`], [`ops::simd`], [`ops::gpu`] |
+//! | `bucket` | which sizes share one routing decision |
+//! | `site` | [`Kernel`], a kernel's static call site and the per-call fast path |
+//! | `router` | how a decision is reached |
+//! | [`config`] | the `ADAPTIVE_KERNEL_*` environment variables |
+
+#![warn(missing_docs)]
+
+mod backend;
+mod bucket;
+pub mod catalog;
+pub mod config;
+mod error;
+pub mod ops;
+mod router;
+mod selector;
+mod simd_level;
+mod site;
+
+pub use backend::{Backend, OpComplexity, ParseEnumError};
+pub use bucket::{bucket_of, bucket_range, BUCKETS};
+pub use error::Error;
+pub use router::{Decision, DecisionKind};
+pub use selector::{BackendSelector, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH};
+pub use simd_level::{simd_level, SimdLevel};
+pub use site::{Kernel, KernelSpec, Route, Work};
+
+/// The trueno compute library this runtime is built on (package `aprender-compute`).
+#[doc(hidden)]
+pub use trueno;

@@ -1,0 +1,2 @@
+//! TEMPORARY: replaced by the trueno-backed SIMD backend.
+pub use super::scalar::*;
