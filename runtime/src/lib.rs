@@ -36,6 +36,7 @@ pub use selector::{BackendSelector, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATI
 pub use simd_level::{simd_level, SimdLevel};
 pub use site::{Kernel, KernelSpec, Route, Work};
 
-/// The trueno compute library this runtime is built on (package `aprender-compute`).
-#[doc(hidden)]
+/// The trueno compute library this runtime is built on (package `aprender-compute`,
+/// library `trueno`), re-exported for interop such as
+/// [`BackendSelector::to_trueno_backend`].
 pub use trueno;

@@ -223,9 +223,9 @@ impl BackendSelector {
     }
 
     fn dispatch(&self, bytes: f64, flops: f64) -> Backend {
-        let compute = flops / self.gpu_flops;
-        let transfer = bytes / self.pcie_bandwidth;
-        if compute > self.min_dispatch_ratio * transfer {
+        // `flops / gpu_flops > ratio · bytes / pcie`, cross-multiplied so that values
+        // exactly on the boundary compare exactly (no rounding in the two divisions).
+        if flops * self.pcie_bandwidth > self.min_dispatch_ratio * bytes * self.gpu_flops {
             Backend::Gpu
         } else {
             Backend::Simd
