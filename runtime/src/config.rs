@@ -144,3 +144,12 @@ pub fn history_setting() -> HistorySetting {
     static CACHE: OnceLock<HistorySetting> = OnceLock::new();
     CACHE.get_or_init(|| read_env(ENV_HISTORY).map_or(HistorySetting::Default, |v| parse_history(&v))).clone()
 }
+
+/// Parses a value of `ADAPTIVE_KERNEL_LOG`.
+pub fn parse_log_level(value: &str) -> Result<tracing::Level, ConfigError> {
+    value.trim().parse().map_err(|_| ConfigError {
+        variable: ENV_LOG,
+        value: value.to_owned(),
+        expected: "`error`, `warn`, `info`, `debug` or `trace`",
+    })
+}

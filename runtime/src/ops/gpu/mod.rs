@@ -5,3 +5,7 @@ pub use super::scalar::*;
 pub fn is_available() -> bool {
     false
 }
+/// Adapter description for the fingerprint.
+pub fn fingerprint() -> Option<String> {
+    None
+}

@@ -1,0 +1,114 @@
+//! The hardware fingerprint that keys saved history: timings learned on one
+//! machine (CPU model and features, GPU adapter and driver) or by another
+//! version of this crate are not trusted on another.
+
+use serde::{Deserialize, Serialize};
+
+/// What identifies "this machine and this build" for saved timings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    /// CPU architecture and model name.
+    pub cpu: String,
+    /// The SIMD features the SIMD variants may use.
+    pub cpu_features: Vec<String>,
+    /// GPU adapter, driver and API, or `None` when no usable GPU exists under the current policy.
+    pub gpu: Option<String>,
+    /// Version of the runtime crate.
+    pub crate_version: String,
+}
+
+impl Fingerprint {
+    /// The fingerprint of this process. May initialise the GPU device (once) to read its adapter.
+    pub fn current() -> Fingerprint {
+        Fingerprint {
+            cpu: format!("{} {}", std::env::consts::ARCH, cpu_model()),
+            cpu_features: cpu_features(),
+            gpu: crate::ops::gpu::fingerprint(),
+            crate_version: env!("CARGO_PKG_VERSION").to_owned(),
+        }
+    }
+
+    /// A short stable key for this fingerprint (hex of a 64-bit FNV-1a over its fields).
+    pub fn key(&self) -> String {
+        let mut h = Fnv::default();
+        h.write(self.cpu.as_bytes());
+        for f in &self.cpu_features {
+            h.write(b"\0");
+            h.write(f.as_bytes());
+        }
+        h.write(b"\x01");
+        h.write(self.gpu.as_deref().unwrap_or("").as_bytes());
+        h.write(b"\x01");
+        h.write(self.crate_version.as_bytes());
+        format!("{:016x}", h.0)
+    }
+}
+
+/// 64-bit FNV-1a: stable across builds and platforms (unlike `DefaultHasher`).
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name") || l.starts_with("Model") || l.starts_with("CPU part"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+fn cpu_features() -> Vec<String> {
+    #[allow(unused_mut)]
+    let mut out: Vec<String> = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    {
+        macro_rules! probe {
+            ($($f:tt),*) => {$(
+                if std::arch::is_x86_feature_detected!($f) {
+                    out.push($f.to_owned());
+                }
+            )*};
+        }
+        probe!("sse4.2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq");
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        if std::arch::is_aarch64_feature_detected!("neon") {
+            out.push("neon".to_owned());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_is_stable_and_sensitive() {
+        let a =
+            Fingerprint { cpu: "x".into(), cpu_features: vec!["avx2".into()], gpu: None, crate_version: "1".into() };
+        assert_eq!(a.key(), a.clone().key());
+        let b = Fingerprint { gpu: Some("lavapipe".into()), ..a.clone() };
+        assert_ne!(a.key(), b.key());
+        let c = Fingerprint { crate_version: "2".into(), ..a.clone() };
+        assert_ne!(a.key(), c.key());
+    }
+}

@@ -1,0 +1,63 @@
+//! Decision tracing: `tracing` events for decisions (never for plain calls) and
+//! spans for slow calls on sites that are not hot. Everything has target
+//! `adaptive_kernel`; [`init_logging`] installs a subscriber for programs that
+//! have none.
+
+use tracing::{debug, info, warn};
+use tracing_subscriber::prelude::*;
+
+use crate::backend::Backend;
+use crate::config;
+use crate::router::{Decision, DecisionKind};
+use crate::site::KernelSpec;
+
+/// One routing decision: fields kernel, size, bucket, backend, decision, has_history.
+pub(crate) fn decision(spec: &KernelSpec, size: usize, bucket: usize, d: Decision, has_history: bool) {
+    let (kernel, backend, decision) = (spec.name, d.backend.name(), d.kind.name());
+    match d.kind {
+        DecisionKind::Exploring | DecisionKind::MoeThreshold | DecisionKind::CostModel => {
+            debug!(target: "adaptive_kernel", kernel, size, bucket, backend, decision, has_history, "route")
+        }
+        DecisionKind::Historical | DecisionKind::Forced => {
+            info!(target: "adaptive_kernel", kernel, size, bucket, backend, decision, has_history, "route")
+        }
+    }
+}
+
+/// A settled bucket drifted and is exploring again.
+pub(crate) fn reexplore(spec: &KernelSpec, size: usize, bucket: usize) {
+    info!(target: "adaptive_kernel", kernel = spec.name, size, bucket, decision = "exploring", "chosen backend degraded; re-exploring");
+}
+
+/// A forced backend cannot run; said once per kernel.
+pub(crate) fn forced_fallback(kernel: &str, why: &str) {
+    warn!(target: "adaptive_kernel", kernel, "GPU forced but {why}; running SIMD instead");
+}
+
+/// The span around one slow call.
+pub(crate) fn call_span(kernel: &'static str, backend: Backend, size: usize) -> tracing::span::EnteredSpan {
+    tracing::debug_span!(target: "adaptive_kernel", "kernel_call", kernel, backend = backend.name(), size).entered()
+}
+
+/// Installs a `tracing` subscriber printing this crate's events to stderr at the
+/// level named by `ADAPTIVE_KERNEL_LOG` (`error`, `warn`, `info`, `debug`, `trace`;
+/// default `warn`), for programs that do not set up their own. Returns `false`
+/// when a global subscriber was already installed (it is left as it is).
+///
+/// An unknown level is reported on stderr and `warn` is used.
+pub fn init_logging() -> bool {
+    let level = match std::env::var(config::ENV_LOG) {
+        Err(_) => tracing::Level::WARN,
+        Ok(v) => match config::parse_log_level(&v) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("adaptive-kernel: {e}");
+                tracing::Level::WARN
+            }
+        },
+    };
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().with_target(true).with_writer(std::io::stderr))
+        .with(tracing_subscriber::filter::Targets::new().with_target("adaptive_kernel", level));
+    tracing::subscriber::set_global_default(subscriber).is_ok()
+}

@@ -1,0 +1,60 @@
+//! Shared set-up for integration tests.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use adaptive_kernel::config::HistorySetting;
+use adaptive_kernel::{Backend, DecisionKind, Kernel, OpComplexity, Work};
+
+/// Keeps tests away from the user's history file (unless a test chose a file first).
+pub fn no_history() {
+    adaptive_kernel::set_history(HistorySetting::Off);
+}
+
+/// Drives `kernel`'s bucket of `size` with injected timings until it settles;
+/// returns the backends it asked for, in order. The calls claim almost no work,
+/// so the cost model never rules a backend out: only the injected timings count.
+pub fn settle_with(kernel: &'static Kernel, size: usize, time: impl Fn(Backend) -> Duration) -> Vec<Backend> {
+    settle_with_work(kernel, size, Work { size, flops: 1, bytes: 1 }, time)
+}
+
+/// [`settle_with`] for calls that claim `work`.
+pub fn settle_with_work(
+    kernel: &'static Kernel,
+    size: usize,
+    work: Work,
+    time: impl Fn(Backend) -> Duration,
+) -> Vec<Backend> {
+    let mut asked = Vec::new();
+    for _ in 0..200 {
+        let route = kernel.route(size, || work);
+        let b = route.backend();
+        drop(route);
+        if settled(kernel, size).is_some() {
+            return asked;
+        }
+        asked.push(b);
+        kernel.observe(size, b, time(b));
+    }
+    panic!("{} never settled at size {size}; asked for {asked:?}", kernel.name());
+}
+
+/// The settled backend of `size`'s bucket, if settled.
+pub fn settled(kernel: &'static Kernel, size: usize) -> Option<Backend> {
+    kernel.table().row_for(size).and_then(|r| r.chosen)
+}
+
+/// How `size`'s bucket was decided.
+pub fn decided_by(kernel: &'static Kernel, size: usize) -> Option<DecisionKind> {
+    kernel.table().row_for(size).map(|r| r.decided_by)
+}
+
+/// Microseconds.
+pub fn us(n: u64) -> Duration {
+    Duration::from_micros(n)
+}
+
+/// A kernel spec without a GPU variant.
+pub const fn cpu_spec(name: &'static str, complexity: OpComplexity) -> adaptive_kernel::KernelSpec {
+    adaptive_kernel::KernelSpec { name, complexity, has_gpu: false, token_hash: 7 }
+}

@@ -1,0 +1,216 @@
+//! The learning router, driven with injected timings through hand-declared kernel sites.
+
+mod common;
+
+use std::time::Duration;
+
+use adaptive_kernel::{Backend, DecisionKind, Kernel, OpComplexity, Work};
+use common::*;
+
+#[test]
+fn explores_the_prior_first_then_settles_on_the_fastest() {
+    static K: Kernel = Kernel::new(cpu_spec("router::fastest", OpComplexity::High));
+    no_history();
+    let asked = settle_with(&K, 5_000, |b| match b {
+        Backend::Scalar => us(300),
+        _ => us(100),
+    });
+    assert_eq!(asked[0], Backend::Simd, "MoE prior for High at 5,000 is SIMD");
+    assert_eq!(settled(&K, 5_000), Some(Backend::Simd));
+    assert_eq!(decided_by(&K, 5_000), Some(DecisionKind::Historical));
+    // 3 kept samples each, plus one dropped warm-up per backend.
+    assert_eq!(asked.iter().filter(|&&b| b == Backend::Simd).count(), 4, "{asked:?}");
+    assert!(!asked.contains(&Backend::Gpu), "no GPU variant: never asked for");
+}
+
+#[test]
+fn a_settled_bucket_is_served_from_the_cache_and_only_sampled() {
+    static K: Kernel = Kernel::new(cpu_spec("router::sampled", OpComplexity::Low));
+    no_history();
+    settle_with(&K, 100, |b| if b == Backend::Scalar { us(1) } else { us(2) });
+    let timed = (0..1_000).filter(|_| K.route(100, || unreachable!("no decision needed")).is_timed()).count();
+    assert!(timed <= 1_000 / 16 + 1, "{timed} of 1000 settled calls were timed");
+    assert_eq!(K.route(100, || unreachable!()).backend(), Backend::Scalar);
+}
+
+#[test]
+fn a_candidate_measured_far_slower_is_dropped_after_one_sample() {
+    static K: Kernel = Kernel::new(cpu_spec("router::prune_measured", OpComplexity::High));
+    no_history();
+    // Warm both backends up elsewhere so every sample below is kept.
+    K.observe(10, Backend::Scalar, us(1));
+    K.observe(10, Backend::Simd, us(1));
+    let asked = settle_with(&K, 5_000, |b| if b == Backend::Scalar { us(10_000) } else { us(100) });
+    assert_eq!(asked.iter().filter(|&&b| b == Backend::Scalar).count(), 1, "{asked:?}");
+    let row = K.table().row_for(5_000).cloned().unwrap();
+    assert_eq!(row.chosen, Some(Backend::Simd));
+}
+
+#[test]
+fn a_hopeless_scalar_matmul_is_never_run() {
+    // 4096² inputs of a High kernel: the cost model predicts Scalar takes minutes.
+    static K: Kernel = Kernel::new(cpu_spec("router::prune_predicted", OpComplexity::High));
+    no_history();
+    let size = 2 * 4096 * 4096;
+    let work = Work::estimate(OpComplexity::High, size, Some(2 * 4096u64.pow(3)), None);
+    let asked = settle_with_work(&K, size, work, |_| Duration::from_millis(500));
+    assert!(!asked.contains(&Backend::Scalar), "{asked:?}");
+    assert_eq!(settled(&K, size), Some(Backend::Simd));
+}
+
+#[test]
+fn neighbouring_buckets_predict_by_the_complexity_s_growth() {
+    static K: Kernel = Kernel::new(cpu_spec("router::prune_neighbour", OpComplexity::Low));
+    no_history();
+    // At 2,000 elements Scalar is 10× slower than SIMD; Low work grows linearly.
+    settle_with(&K, 2_000, |b| if b == Backend::Scalar { us(100) } else { us(10) });
+    // At 64,000 Scalar is predicted 3.2 ms; SIMD measures 0.3 ms, so Scalar is hopeless.
+    let asked = settle_with(&K, 64_000, |b| if b == Backend::Scalar { us(3_200) } else { us(300) });
+    assert!(!asked.contains(&Backend::Scalar), "{asked:?}");
+}
+
+#[test]
+fn near_ties_go_to_the_cheaper_backend_deterministically() {
+    static K: Kernel = Kernel::new(cpu_spec("router::tie", OpComplexity::High));
+    no_history();
+    settle_with(&K, 5_000, |b| if b == Backend::Scalar { us(103) } else { us(100) });
+    assert_eq!(settled(&K, 5_000), Some(Backend::Scalar), "3% apart is within the 5% band");
+}
+
+#[test]
+fn one_preempted_sample_does_not_flip_a_decision() {
+    static K: Kernel = Kernel::new(cpu_spec("router::outlier", OpComplexity::High));
+    no_history();
+    settle_with(&K, 5_000, |b| if b == Backend::Scalar { us(200) } else { us(100) });
+    for _ in 0..15 {
+        K.observe(5_000, Backend::Simd, us(100));
+    }
+    K.observe(5_000, Backend::Simd, us(10_000));
+    K.observe(5_000, Backend::Simd, us(100));
+    assert_eq!(settled(&K, 5_000), Some(Backend::Simd));
+    assert_eq!(decided_by(&K, 5_000), Some(DecisionKind::Historical));
+}
+
+#[test]
+fn a_degraded_choice_is_re_explored_and_replaced() {
+    static K: Kernel = Kernel::new(cpu_spec("router::drift", OpComplexity::High));
+    no_history();
+    settle_with(&K, 5_000, |b| if b == Backend::Scalar { us(200) } else { us(100) });
+    assert_eq!(settled(&K, 5_000), Some(Backend::Simd));
+    // SIMD becomes 4× slower for good (say, another process took the vector units).
+    for _ in 0..16 {
+        K.observe(5_000, Backend::Simd, us(400));
+        if settled(&K, 5_000).is_none() {
+            break;
+        }
+    }
+    assert_eq!(decided_by(&K, 5_000), Some(DecisionKind::Exploring), "should re-explore");
+    settle_with(&K, 5_000, |b| if b == Backend::Scalar { us(200) } else { us(400) });
+    assert_eq!(settled(&K, 5_000), Some(Backend::Scalar));
+}
+
+#[test]
+fn the_table_reports_what_was_learned() {
+    static K: Kernel = Kernel::new(cpu_spec("router::table", OpComplexity::Medium));
+    no_history();
+    settle_with(&K, 3_000, |b| if b == Backend::Scalar { us(50) } else { us(20) });
+    let table = K.table();
+    assert_eq!(table.kernel, "router::table");
+    let row = table.row_for(3_000).unwrap();
+    assert!(row.sizes.contains(&3_000) && row.sizes.contains(&2_048) && !row.sizes.contains(&4_096));
+    let simd = row.backend(Backend::Simd).unwrap();
+    assert_eq!(simd.count, 3);
+    assert_eq!(simd.centre, Some(us(20)));
+    assert_eq!(simd.spread, Some(Duration::ZERO));
+    assert_eq!(row.chosen, Some(Backend::Simd));
+    let text = table.to_string();
+    assert!(text.contains("router::table (Medium)") && text.contains("historical"), "{text}");
+}
+
+#[test]
+fn sizes_across_an_moe_threshold_never_share_a_decision() {
+    static K: Kernel = Kernel::new(cpu_spec("router::moe_split", OpComplexity::High));
+    no_history();
+    let first = |size: usize| K.route(size, || Work::estimate(OpComplexity::High, size, None, None)).backend();
+    assert_eq!(first(1_000), Backend::Scalar);
+    assert_eq!(first(1_001), Backend::Simd);
+}
+
+#[test]
+fn a_kernel_can_be_forced_and_released() {
+    static K: Kernel = Kernel::new(cpu_spec("router::force", OpComplexity::High));
+    no_history();
+    settle_with(&K, 5_000, |b| if b == Backend::Scalar { us(200) } else { us(100) });
+    K.force(Some(Backend::Scalar));
+    assert_eq!(K.forced(), Some(Backend::Scalar));
+    assert_eq!(K.route(5_000, || Work::estimate(OpComplexity::High, 5_000, None, None)).backend(), Backend::Scalar);
+    assert_eq!(K.table().forced, Some(Backend::Scalar));
+    K.force(None);
+    assert_eq!(K.route(5_000, || Work::estimate(OpComplexity::High, 5_000, None, None)).backend(), Backend::Simd);
+}
+
+#[test]
+fn forcing_gpu_on_a_kernel_without_one_runs_simd() {
+    static K: Kernel = Kernel::new(cpu_spec("router::force_gpu", OpComplexity::High));
+    no_history();
+    K.force(Some(Backend::Gpu));
+    assert_eq!(K.route(10, || Work::estimate(OpComplexity::High, 10, None, None)).backend(), Backend::Simd);
+    K.force(None);
+}
+
+#[test]
+fn scoped_overrides_nest_and_restore_even_on_panic() {
+    use adaptive_kernel::with_backend;
+    static K: Kernel = Kernel::new(cpu_spec("router::scoped", OpComplexity::Low));
+    no_history();
+    let pick = || K.route(10, || Work::estimate(OpComplexity::Low, 10, None, None)).backend();
+    assert_eq!(pick(), Backend::Scalar);
+    with_backend(Backend::Simd, || {
+        assert_eq!(pick(), Backend::Simd);
+        with_backend(Backend::Scalar, || assert_eq!(pick(), Backend::Scalar));
+        assert_eq!(pick(), Backend::Simd);
+    });
+    let caught = std::panic::catch_unwind(|| with_backend(Backend::Simd, || panic!("inside")));
+    assert!(caught.is_err());
+    assert_eq!(pick(), Backend::Scalar, "scope restored after a panic");
+}
+
+#[test]
+fn eight_threads_lose_no_samples() {
+    static K: Kernel = Kernel::new(cpu_spec("router::threads", OpComplexity::Low));
+    no_history();
+    K.observe(1 << 20, Backend::Scalar, us(1)); // the warm-up
+    std::thread::scope(|s| {
+        for t in 0..8u64 {
+            s.spawn(move || {
+                for i in 0..1_000u64 {
+                    K.observe(3_000_000, Backend::Scalar, us(1 + (t * 1_000 + i) % 7));
+                }
+            });
+        }
+    });
+    let row = K.table().row_for(3_000_000).cloned().unwrap();
+    assert_eq!(row.backend(Backend::Scalar).unwrap().count, 8_000);
+}
+
+#[test]
+fn eight_threads_routing_real_calls_all_get_right_answers() {
+    static K: Kernel = Kernel::new(cpu_spec("router::threads_real", OpComplexity::Medium));
+    no_history();
+    let x: Vec<f32> = (0..20_000).map(|i| (i % 10) as f32).collect();
+    std::thread::scope(|s| {
+        for _ in 0..8 {
+            s.spawn(|| {
+                for _ in 0..200 {
+                    let r = K.route(x.len(), || Work::estimate(OpComplexity::Medium, x.len(), None, None));
+                    let total = match r.backend() {
+                        Backend::Scalar => r.run(|| adaptive_kernel::ops::scalar::sum(&x)),
+                        _ => r.run(|| adaptive_kernel::ops::simd::sum(&x)),
+                    };
+                    assert_eq!(total, 90_000.0);
+                }
+            });
+        }
+    });
+    assert!(settled(&K, x.len()).is_some(), "1,600 calls settle a bucket");
+}
