@@ -29,9 +29,11 @@ pub(crate) fn reexplore(spec: &KernelSpec, size: usize, bucket: usize) {
     info!(target: "adaptive_kernel", kernel = spec.name, size, bucket, decision = "exploring", "chosen backend degraded; re-exploring");
 }
 
-/// A forced backend cannot run; said once per kernel.
+/// A forced backend cannot run; said once per kernel, as a warning and on stderr
+/// (like a bad environment value, it must be seen even without a subscriber).
 pub(crate) fn forced_fallback(kernel: &str, why: &str) {
     warn!(target: "adaptive_kernel", kernel, "GPU forced but {why}; running SIMD instead");
+    eprintln!("adaptive-kernel: {kernel}: GPU forced but {why}; running SIMD instead");
 }
 
 /// The span around one slow call.

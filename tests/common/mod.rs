@@ -58,3 +58,25 @@ pub fn us(n: u64) -> Duration {
 pub const fn cpu_spec(name: &'static str, complexity: OpComplexity) -> adaptive_kernel::KernelSpec {
     adaptive_kernel::KernelSpec { name, complexity, has_gpu: false, token_hash: 7 }
 }
+
+/// Runs this test binary's ignored test `entry` in a child process with `role` in
+/// `ADAPTIVE_KERNEL_TEST_ROLE` and the given environment; returns (success, stderr).
+pub fn run_child(entry: &str, role: &str, env: &[(&str, &str)]) -> (bool, String) {
+    let exe = std::env::current_exe().expect("test binary path");
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["--ignored", "--exact", entry, "--nocapture", "--test-threads=1"])
+        .env("ADAPTIVE_KERNEL_TEST_ROLE", role)
+        .env_remove("ADAPTIVE_KERNEL_HISTORY")
+        .env_remove("ADAPTIVE_KERNEL_BACKEND");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("spawn child test process");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    (out.status.success(), stderr)
+}
+
+/// The role this process was started with by [`run_child`], if any.
+pub fn child_role() -> Option<String> {
+    std::env::var("ADAPTIVE_KERNEL_TEST_ROLE").ok()
+}
