@@ -56,7 +56,7 @@ pub use report::{BackendReport, BucketReport, KernelTable};
 pub use router::{Decision, DecisionKind, Policy};
 pub use selector::{BackendSelector, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH};
 pub use simd_level::{simd_level, SimdLevel};
-pub use site::{Kernel, KernelSpec, Route, Work};
+pub use site::{set_span_threshold, Kernel, KernelSpec, Route, Work};
 pub use telemetry::init_logging;
 
 /// The trueno compute library this runtime is built on (package `aprender-compute`,

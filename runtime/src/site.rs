@@ -10,7 +10,7 @@
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -90,8 +90,8 @@ const MIN_SHIFT: u8 = 4;
 const MAX_SHIFT: u8 = 15;
 /// How many timed samples per second a settled bucket aims for.
 const TARGET_SAMPLES_PER_SEC: f64 = 50.0;
-/// Calls slower than this get a span, on sites that are not hot.
-const SPAN_THRESHOLD: Duration = Duration::from_micros(100);
+/// Calls slower than this many nanoseconds get a span, on sites that are not hot (default 100 µs).
+static SPAN_THRESHOLD_NS: AtomicU64 = AtomicU64::new(100_000);
 /// A site above this many calls per second is hot: no per-call spans.
 const HOT_CALLS_PER_SEC: f64 = 10_000.0;
 
@@ -161,6 +161,14 @@ impl KernelState {
             warned_unavailable: false,
         }
     }
+}
+
+/// Sets how slow a call must be (its bucket's median) to be wrapped in a `kernel_call`
+/// tracing span; default 100 µs. Spans are never emitted on sites called more than
+/// 10,000 times a second. Takes effect as buckets are next sampled.
+pub fn set_span_threshold(threshold: Duration) {
+    let ns = u64::try_from(threshold.as_nanos()).unwrap_or(u64::MAX);
+    SPAN_THRESHOLD_NS.store(ns, Ordering::Relaxed);
 }
 
 /// A kernel's static handle (`k::KERNEL`): its spec and its routing state.
@@ -386,7 +394,8 @@ impl Kernel {
                 let shift = clock.shift;
                 let site_rate: f64 = st.clocks.values().map(|c| c.calls_per_sec).sum();
                 let centre = st.buckets[&bucket].of(chosen).centre().unwrap_or(0.0);
-                let span = centre > SPAN_THRESHOLD.as_nanos() as f64 && site_rate <= HOT_CALLS_PER_SEC;
+                let threshold = SPAN_THRESHOLD_NS.load(Ordering::Relaxed) as f64;
+                let span = centre > threshold && site_rate <= HOT_CALLS_PER_SEC;
                 if st.forced.is_none() {
                     self.decisions[bucket].store(encode(chosen, shift, span), Ordering::Relaxed);
                 }

@@ -1,0 +1,105 @@
+//! What routing costs: a routed call on a settled bucket against a direct call of
+//! the same variant, the amortised sampling overhead on a ~1 µs kernel, and how
+//! many calls a bucket takes to settle.
+//!
+//! Run with `cargo bench --bench dispatch`; figures go to BENCHMARKS.md.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use adaptive_kernel::config::HistorySetting;
+use adaptive_kernel::{adaptive_kernel, ops, Backend, Kernel, KernelSpec, OpComplexity};
+use criterion::{criterion_group, criterion_main, Criterion};
+
+/// A tiny kernel: the routing cost dominates.
+#[adaptive_kernel(complexity = "Low")]
+fn tiny(x: &[f32]) -> f32 {
+    x[0] + x[x.len() - 1]
+}
+
+/// About a microsecond of work on this machine (a 1,024-element dot product, scalar loop).
+#[adaptive_kernel(complexity = "Low")]
+fn micro(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = 0.0f32;
+    for (x, y) in a.iter().zip(b) {
+        acc += x * y;
+    }
+    acc
+}
+
+fn settle(mut call: impl FnMut()) {
+    // Enough calls for any bucket to explore, settle and reach its steady sampling interval.
+    for _ in 0..200_000 {
+        call();
+    }
+}
+
+fn dispatch(c: &mut Criterion) {
+    adaptive_kernel::set_history(HistorySetting::Off);
+    let x = vec![1.0f32; 16];
+    settle(|| {
+        black_box(tiny(black_box(&x)));
+    });
+    let mut g = c.benchmark_group("settled_call");
+    g.measurement_time(Duration::from_secs(3));
+    let chosen = tiny::KERNEL.table().row_for(16).and_then(|r| r.chosen).expect("settled");
+    g.bench_function("direct", |bench| {
+        bench.iter(|| match chosen {
+            Backend::Scalar => tiny::scalar(black_box(&x)),
+            _ => tiny::simd(black_box(&x)),
+        })
+    });
+    g.bench_function("routed", |bench| bench.iter(|| tiny(black_box(&x))));
+    g.finish();
+
+    let (a, b) = (vec![0.5f32; 1024], vec![2.0f32; 1024]);
+    settle(|| {
+        black_box(micro(black_box(&a), black_box(&b)));
+    });
+    let chosen = micro::KERNEL.table().row_for(2048).and_then(|r| r.chosen).expect("settled");
+    let mut g = c.benchmark_group("one_microsecond_kernel");
+    g.measurement_time(Duration::from_secs(3));
+    g.bench_function("direct", |bench| {
+        bench.iter(|| match chosen {
+            Backend::Scalar => micro::scalar(black_box(&a), black_box(&b)),
+            _ => micro::simd(black_box(&a), black_box(&b)),
+        })
+    });
+    g.bench_function("routed", |bench| bench.iter(|| micro(black_box(&a), black_box(&b))));
+    g.finish();
+}
+
+/// Calls until a fresh bucket settles, for real ops at a few sizes (printed, not timed by criterion).
+fn calls_to_settle(_: &mut Criterion) {
+    let sizes = [1_000usize, 100_000, 4_000_000];
+    println!("\ncalls_to_settle (Medium-complexity `sum` kernel, fresh site per size):");
+    for &n in &sizes {
+        let kernel: &'static Kernel = Box::leak(Box::new(Kernel::new(KernelSpec {
+            name: "bench::sum",
+            complexity: OpComplexity::Medium,
+            has_gpu: true,
+            token_hash: n as u64,
+        })));
+        let x = vec![1.0f32; n];
+        let start = Instant::now();
+        let mut calls = 0;
+        while kernel.table().row_for(n).and_then(|r| r.chosen).is_none() && calls < 1_000 {
+            let r = kernel.route(n, || adaptive_kernel::Work::estimate(OpComplexity::Medium, n, None, None));
+            black_box(match r.backend() {
+                Backend::Scalar => r.run(|| ops::scalar::sum(&x)),
+                Backend::Simd => r.run(|| ops::simd::sum(&x)),
+                Backend::Gpu => r.run(|| ops::gpu::sum(&x)),
+            });
+            calls += 1;
+        }
+        let row = kernel.table().row_for(n).cloned().expect("called");
+        println!(
+            "  n = {n:>9}: {calls:>3} calls, {:>8.2} ms, settled on {:?}",
+            start.elapsed().as_secs_f64() * 1e3,
+            row.chosen
+        );
+    }
+}
+
+criterion_group!(benches, dispatch, calls_to_settle);
+criterion_main!(benches);
