@@ -8,6 +8,7 @@
 //! | --- | --- |
 //! | `backend` | [`Backend`], [`OpComplexity`] |
 //! | `selector` | [`BackendSelector`]: MoE thresholds and the 5× dispatch rule |
+//! | [`cost`] | [`CostModel`]: predicted time per backend from figures calibrated on this machine |
 //! | [`catalog`] | NumPy / scikit-learn / PyTorch operation names and their complexity |
 //! | [`ops`] | the op set in three backends: [`ops::scalar`], [`ops::simd`], [`ops::gpu`] |
 //! | `bucket` | which sizes share one routing decision |
@@ -21,6 +22,7 @@ mod backend;
 mod bucket;
 pub mod catalog;
 pub mod config;
+pub mod cost;
 mod error;
 pub mod ops;
 mod router;
@@ -30,6 +32,7 @@ mod site;
 
 pub use backend::{Backend, OpComplexity, ParseEnumError};
 pub use bucket::{bucket_of, bucket_range, BUCKETS};
+pub use cost::{CostModel, CostParams};
 pub use error::Error;
 pub use router::{Decision, DecisionKind};
 pub use selector::{BackendSelector, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH};
