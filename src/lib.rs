@@ -10,9 +10,9 @@
 
 pub use adaptive_kernel_macros::adaptive_kernel;
 pub use adaptive_kernel_runtime::{
-    bucket_of, bucket_range, catalog, config, cost, ops, simd_level, Backend, BackendSelector, CostModel, CostParams,
-    Decision, DecisionKind, Error, Kernel, KernelSpec, OpComplexity, ParseEnumError, Route, SimdLevel, Work, BUCKETS,
-    DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH,
+    bucket_of, bucket_range, catalog, config, cost, ops, simd_level, AdaptiveBackend, Backend, BackendSelector,
+    CostModel, CostParams, Decision, DecisionKind, Error, Kernel, KernelSpec, OpComplexity, ParseEnumError, PerfStats,
+    Route, SimdLevel, Work, BUCKETS, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH,
 };
 
 /// The trueno compute library the backends are built on (package `aprender-compute`).

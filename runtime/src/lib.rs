@@ -8,6 +8,7 @@
 //! | --- | --- |
 //! | `backend` | [`Backend`], [`OpComplexity`] |
 //! | `selector` | [`BackendSelector`]: MoE thresholds and the 5× dispatch rule |
+//! | `adaptive` | [`AdaptiveBackend`]: the seed's string-keyed selector for hand-routed calls |
 //! | [`cost`] | [`CostModel`]: predicted time per backend from figures calibrated on this machine |
 //! | [`catalog`] | NumPy / scikit-learn / PyTorch operation names and their complexity |
 //! | [`ops`] | the op set in three backends: [`ops::scalar`], [`ops::simd`], [`ops::gpu`] |
@@ -18,6 +19,7 @@
 
 #![warn(missing_docs)]
 
+mod adaptive;
 mod backend;
 mod bucket;
 pub mod catalog;
@@ -30,6 +32,7 @@ mod selector;
 mod simd_level;
 mod site;
 
+pub use adaptive::{AdaptiveBackend, PerfStats};
 pub use backend::{Backend, OpComplexity, ParseEnumError};
 pub use bucket::{bucket_of, bucket_range, BUCKETS};
 pub use cost::{CostModel, CostParams};
