@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::backend::Backend;
 use crate::bucket::bucket_of;
+use crate::cost::cheapest;
 use crate::ops;
 
 /// Width of one call-rate slot.
@@ -167,12 +168,12 @@ impl AdaptiveBackend {
     fn best_measured(&self, op: &str, input_size: usize, allowed: impl Fn(Backend) -> bool) -> Option<Backend> {
         let history = self.history.read().unwrap_or_else(PoisonError::into_inner);
         let timings = history.get(op)?.get(&bucket_of(input_size))?;
-        Backend::ALL
-            .into_iter()
-            .filter(|&b| allowed(b))
-            .filter_map(|b| Some((timings[b.index()].stats()?.mean_us, b)))
-            .min_by(|(ta, a), (tb, b)| ta.total_cmp(tb).then(a.cmp(b)))
-            .map(|(_, b)| b)
+        cheapest(
+            Backend::ALL
+                .into_iter()
+                .filter(|&b| allowed(b))
+                .filter_map(|b| Some((timings[b.index()].stats()?.mean_us, b))),
+        )
     }
 
     /// The seed's rules, first match wins:

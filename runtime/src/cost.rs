@@ -242,12 +242,7 @@ impl CostModel {
     /// whatever the order of `candidates`. Candidates predicted infinite (the GPU
     /// when none is available) are skipped; `None` when no candidate is left.
     pub fn fastest(&self, work: &Work, candidates: &[Backend]) -> Option<Backend> {
-        candidates
-            .iter()
-            .map(|&b| (self.predict(b, work), b))
-            .filter(|(t, _)| t.is_finite())
-            .min_by(|(ta, a), (tb, b)| ta.total_cmp(tb).then(a.cmp(b)))
-            .map(|(_, b)| b)
+        cheapest(candidates.iter().map(|&b| (self.predict(b, work), b)).filter(|(t, _)| t.is_finite()))
     }
 
     /// Whether the GPU is predicted strictly faster than SIMD for `work`: the
@@ -255,6 +250,12 @@ impl CostModel {
     pub fn gpu_worth_it(&self, work: &Work) -> bool {
         self.predict(Backend::Gpu, work) < self.predict(Backend::Simd, work)
     }
+}
+
+/// The backend with the lowest cost; equal costs go to the earlier backend in
+/// [`Backend::ALL`], so the answer does not depend on the iteration order.
+pub(crate) fn cheapest(costs: impl Iterator<Item = (f64, Backend)>) -> Option<Backend> {
+    costs.min_by(|(ta, a), (tb, b)| ta.total_cmp(tb).then(a.cmp(b))).map(|(_, b)| b)
 }
 
 static GLOBAL: OnceLock<CostModel> = OnceLock::new();
@@ -469,28 +470,45 @@ fn cpu_params(t: &CpuTimings) -> CostParams {
 fn measure_gpu(gpu: &GpuProbes) -> GpuTimings {
     let call = time_add(gpu.add, 1);
     let add = time_add(gpu.add, STREAM_LEN);
-    let transfer = add_bytes(STREAM_LEN) / net(add, call);
     let mut timings = GpuTimings { call, add, matmul: 0.0, matmul_n: 0 };
     for n in GPU_MATMUL_N {
         let t = time_matmul(gpu.matmul, n);
         timings.matmul = t;
         timings.matmul_n = n;
-        let (_, bytes) = matmul_work(n);
-        let compute = t - call - bytes / transfer;
-        if compute >= GPU_COMPUTE_SHARE * t || t >= PROBE_BUDGET.as_secs_f64() {
+        if t - timings.matmul_overhead() >= GPU_COMPUTE_SHARE * t || t >= PROBE_BUDGET.as_secs_f64() {
             break;
         }
     }
     timings
 }
 
+impl GpuTimings {
+    fn latency(&self) -> f64 {
+        self.call.max(1e-9)
+    }
+
+    /// Bytes per second of the large `add`, net of the launch.
+    fn transfer_bandwidth(&self) -> f64 {
+        add_bytes(STREAM_LEN) / net(self.add, self.latency())
+    }
+
+    /// The part of the matmul probe that is not compute: launch and transfer.
+    fn matmul_overhead(&self) -> f64 {
+        let (_, bytes) = matmul_work(self.matmul_n);
+        self.latency() + bytes / self.transfer_bandwidth()
+    }
+}
+
 /// `params` with the GPU figures derived from `t`, marked available.
 fn with_gpu_params(params: CostParams, t: &GpuTimings) -> CostParams {
-    let latency = t.call.max(1e-9);
-    let transfer_bandwidth = add_bytes(STREAM_LEN) / net(t.add, latency);
-    let (flops, bytes) = matmul_work(t.matmul_n);
-    let gpu_flops = flops / net(t.matmul, latency + bytes / transfer_bandwidth);
-    CostParams { gpu_flops, transfer_bandwidth, gpu_latency: latency, gpu_available: true, ..params }
+    let (flops, _) = matmul_work(t.matmul_n);
+    CostParams {
+        gpu_flops: flops / net(t.matmul, t.matmul_overhead()),
+        transfer_bandwidth: t.transfer_bandwidth(),
+        gpu_latency: t.latency(),
+        gpu_available: true,
+        ..params
+    }
 }
 
 #[cfg(test)]
