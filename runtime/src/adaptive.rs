@@ -9,9 +9,9 @@
 //!
 //! It is shaped for clarity, not for a hot path: state sits behind a `Mutex`
 //! and an `RwLock` around `HashMap`s keyed by op name, so one `select` costs two
-//! uncontended lock acquisitions and two string hashes (roughly 100 ns), and
-//! threads selecting at once take turns. Generated kernels do not use it; their
-//! call sites (`Kernel`) cost one atomic load per call.
+//! lock acquisitions and two string hashes, and threads selecting at once take
+//! turns. Generated kernels do not use it; their call sites (`Kernel`) cost one
+//! atomic load per call.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock};

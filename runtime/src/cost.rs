@@ -44,8 +44,8 @@
 //! Every throughput is computed net of its fixed latency, so the model reproduces
 //! the probe's own time. A net time lost in timer noise is floored at a tenth of
 //! the call, which under-estimates that throughput (the conservative side). The
-//! CPU part takes a few tens of milliseconds in a release build; the GPU probes
-//! run only when [`ops::gpu::is_available`] says a usable GPU exists.
+//! budget bounds each probe to its warm-up, 25 ms and one more call; the GPU
+//! probes run only when [`ops::gpu::is_available`] says a usable GPU exists.
 
 use std::hint::black_box;
 use std::sync::OnceLock;
@@ -194,9 +194,9 @@ impl CostModel {
     }
 
     /// Measures this machine (see the [module docs](self)) and builds a model over
-    /// the result. Takes a few tens of milliseconds in a release build, plus a few
-    /// GPU dispatches when a GPU is available. Emits a `debug` event (target
-    /// `adaptive_kernel`) with the figures.
+    /// the result: six CPU probes, plus three or more GPU probes when a GPU is
+    /// available, each bounded by its budget. Emits a `debug` event (target
+    /// `adaptive_kernel`) with the figures and the time calibration took.
     pub fn calibrate() -> CostModel {
         let started = Instant::now();
         let params = measure(&Probes::ops());
