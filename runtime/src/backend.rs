@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 /// in any letter case.
 ///
 /// ```
+/// # use adaptive_kernel_runtime as adaptive_kernel;
 /// use adaptive_kernel::Backend;
 /// assert_eq!(Backend::Simd.to_string(), "SIMD");
 /// assert_eq!("gpu".parse::<Backend>().unwrap(), Backend::Gpu);
@@ -85,6 +86,7 @@ impl FromStr for Backend {
 /// letter case.
 ///
 /// ```
+/// # use adaptive_kernel_runtime as adaptive_kernel;
 /// use adaptive_kernel::OpComplexity;
 /// assert!(OpComplexity::Low < OpComplexity::High);
 /// assert_eq!("medium".parse::<OpComplexity>().unwrap(), OpComplexity::Medium);

@@ -6,6 +6,7 @@
 //! of this size run?" without annotating a kernel.
 //!
 //! ```
+//! # use adaptive_kernel_runtime as adaptive_kernel;
 //! use adaptive_kernel::catalog::{NumPyConverter, NumPyOp};
 //! use adaptive_kernel::Backend;
 //! let numpy = NumPyConverter::new();

@@ -8,6 +8,8 @@
 //! | --- | --- |
 //! | `backend` | [`Backend`], [`OpComplexity`] |
 //! | `selector` | [`BackendSelector`]: MoE thresholds and the 5× dispatch rule |
+//! | `adaptive` | [`AdaptiveBackend`]: the seed's string-keyed selector for hand-routed calls |
+//! | [`cost`] | [`CostModel`]: predicted time per backend from figures calibrated on this machine |
 //! | [`catalog`] | NumPy / scikit-learn / PyTorch operation names and their complexity |
 //! | [`ops`] | the op set in three backends: [`ops::scalar`], [`ops::simd`], [`ops::gpu`] |
 //! | `bucket` | which sizes share one routing decision |
@@ -24,11 +26,12 @@
 
 #![warn(missing_docs)]
 
+mod adaptive;
 mod backend;
 mod bucket;
 pub mod catalog;
 pub mod config;
-mod cost;
+pub mod cost;
 mod error;
 mod fingerprint;
 mod history;
@@ -43,6 +46,7 @@ mod simd_level;
 mod site;
 mod telemetry;
 
+pub use adaptive::{AdaptiveBackend, PerfStats};
 pub use backend::{Backend, OpComplexity, ParseEnumError};
 pub use bucket::{bucket_of, bucket_range, BUCKETS};
 pub use cost::{CostModel, CostParams};

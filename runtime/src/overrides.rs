@@ -39,6 +39,7 @@ pub(crate) fn scoped() -> Option<Backend> {
 /// router nothing.
 ///
 /// ```
+/// # use adaptive_kernel_runtime as adaptive_kernel;
 /// use adaptive_kernel::{with_backend, Backend};
 /// let total = with_backend(Backend::Scalar, || adaptive_kernel::ops::sum(&[1.0, 2.0]));
 /// assert_eq!(total, 3.0);

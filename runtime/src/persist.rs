@@ -215,6 +215,7 @@ fn resolve(setting: HistorySetting) -> Option<PathBuf> {
 /// different setting (it is opened once per process).
 ///
 /// ```
+/// # use adaptive_kernel_runtime as adaptive_kernel;
 /// use adaptive_kernel::config::HistorySetting;
 /// assert!(adaptive_kernel::set_history(HistorySetting::Off));
 /// assert_eq!(adaptive_kernel::history_file(), None);

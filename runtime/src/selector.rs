@@ -39,6 +39,7 @@ pub const DEFAULT_MIN_DISPATCH_RATIO: f64 = 5.0;
 /// prose said GPU for 1024³; the formula is the specification and the prose was wrong.)
 ///
 /// ```
+/// # use adaptive_kernel_runtime as adaptive_kernel;
 /// use adaptive_kernel::{Backend, BackendSelector, OpComplexity};
 /// let s = BackendSelector::new();
 /// assert_eq!(s.select_with_moe(OpComplexity::High, 10_001), Backend::Gpu);

@@ -177,6 +177,7 @@ pub fn set_span_threshold(threshold: Duration) {
 /// code that does not use the macro:
 ///
 /// ```
+/// # use adaptive_kernel_runtime as adaptive_kernel;
 /// use adaptive_kernel::{Backend, Kernel, KernelSpec, OpComplexity, Work};
 ///
 /// static SUM: Kernel = Kernel::new(KernelSpec {
