@@ -1,2 +1,0 @@
-//! TEMPORARY: replaced by the trueno-backed SIMD backend.
-pub use super::scalar::*;
