@@ -153,3 +153,43 @@ mod tests {
         })));
     }
 }
+
+#[cfg(test)]
+mod snapshot {
+    //! The expansion shown in the crate docs (`doc/expansion.rs`) is the real one.
+
+    use super::*;
+
+    /// `doc/example.rs` split into the attribute's arguments and the item under it.
+    fn example() -> (TokenStream, TokenStream) {
+        let file = syn::parse_file(include_str!("../doc/example.rs")).unwrap();
+        let mut func = file
+            .items
+            .into_iter()
+            .find_map(|item| match item {
+                Item::Fn(f) => Some(f),
+                _ => None,
+            })
+            .unwrap();
+        let at = func.attrs.iter().position(|a| a.path().is_ident("adaptive_kernel")).unwrap();
+        let args = func.attrs.remove(at).meta.require_list().unwrap().tokens.clone();
+        (args, func.into_token_stream())
+    }
+
+    /// Tokens as syn prints a parsed file: comments gone, `///` as `#[doc]`, spacing uniform.
+    fn normalised(tokens: TokenStream) -> String {
+        syn::parse2::<syn::File>(tokens).unwrap().into_token_stream().to_string()
+    }
+
+    #[test]
+    fn the_documented_expansion_is_current() {
+        let (args, item) = example();
+        let actual = adaptive_kernel(args, item).unwrap();
+        let documented: TokenStream = include_str!("../doc/expansion.rs").parse().unwrap();
+        assert!(
+            normalised(documented) == normalised(actual.clone()),
+            "doc/expansion.rs is stale; regenerate it from this expansion (rustfmt it, write its \
+             #[doc] attributes as /// comments, keep the explanatory comments):\n{actual}"
+        );
+    }
+}
