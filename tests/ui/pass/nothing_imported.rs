@@ -1,4 +1,4 @@
-//! A module that imports nothing: every generated path is absolute.
+//! Modules that import nothing, or only the attribute: every generated path is absolute.
 #![deny(warnings)]
 #![no_implicit_prelude]
 
@@ -20,7 +20,21 @@ mod kernels {
     }
 }
 
+mod only_the_attribute {
+    use ::adaptive_kernel::adaptive_kernel;
+
+    #[adaptive_kernel(complexity = "High", size = n * n)]
+    pub fn identity(n: usize, out: &mut [f32]) {
+        for i in 0..n {
+            out[i * n + i] = 1.0;
+        }
+    }
+}
+
 fn main() {
+    let mut eye = [0.0_f32; 4];
+    only_the_attribute::identity(2, &mut eye);
+    ::std::assert_eq!(eye, [1.0, 0.0, 0.0, 1.0]);
     let x = [1.0_f32, 2.0];
     let mut out = [0.0_f32; 2];
     kernels::double(&x, &mut out);

@@ -23,9 +23,16 @@ fn constant() -> u64 {
     42
 }
 
+// Arrays count towards the default size too (4 + 2 elements).
+#[adaptive_kernel(complexity = "Low")]
+fn sum_arrays(a: [f32; 4], b: &[f32; 2]) -> f32 {
+    a.iter().chain(b).sum()
+}
+
 fn main() {
     assert_eq!(dot(&[1.0, 2.0], &[3.0, 4.0]), 11.0);
     assert_eq!(min_max(&[3.0, -1.0, 2.0]), (-1.0, 3.0));
     assert_eq!(checked_first(&[]), Err("empty".to_string()));
     assert_eq!(constant() + constant::scalar() + constant::simd(), 126);
+    assert_eq!(sum_arrays([1.0; 4], &[2.0; 2]), 8.0);
 }
