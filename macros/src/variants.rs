@@ -128,8 +128,7 @@ impl Variants<'_> {
         let k = self.0;
         let name = &k.func.sig.ident;
         if let Some(path) = &k.args.simd {
-            let doc = Doc(format!("The SIMD variant of `{name}`: calls `{}`. Bypasses the router.", shown(path)));
-            return self.explicit("__adaptive_simd", path, doc);
+            return self.explicit("__adaptive_simd", "SIMD", path);
         }
         let doc = Doc(format!(
             "The SIMD variant of `{name}`: its body compiled for this CPU's widest instruction set (AVX-512 or \
@@ -176,8 +175,7 @@ impl Variants<'_> {
         let k = self.0;
         let name = &k.func.sig.ident;
         if let Some(path) = &k.args.gpu {
-            let doc = Doc(format!("The GPU variant of `{name}`: calls `{}`. Bypasses the router.", shown(path)));
-            return self.explicit("__adaptive_gpu", path, doc);
+            return self.explicit("__adaptive_gpu", "GPU", path);
         }
         if !k.has_gpu {
             return TokenStream::new();
@@ -217,10 +215,15 @@ impl Variants<'_> {
         }
     }
 
-    /// A variant that calls the user's function `path`, coerced to the kernel's exact
-    /// function-pointer type so a wrong signature is a type error at `path`.
-    fn explicit(&self, name: &str, path: &ExprPath, doc: Doc) -> TokenStream {
+    /// The `backend` variant `name` that calls the user's function `path`, coerced to the
+    /// kernel's exact function-pointer type so a wrong signature is a type error at `path`.
+    fn explicit(&self, name: &str, backend: &str, path: &ExprPath) -> TokenStream {
         let k = self.0;
+        let doc = Doc(format!(
+            "The {backend} variant of `{}`: calls `{}`. Bypasses the router.",
+            k.func.sig.ident,
+            path.to_token_stream().to_string().replace(' ', "")
+        ));
         let sig = self.forwarding_sig(name);
         let path: ExprPath = syn::parse2(relocate(path.to_token_stream())).expect("a path stays a path");
         let span = path.span();
@@ -291,11 +294,6 @@ impl ToTokens for Doc {
             tokens.extend(quote!(#[doc = #line]));
         }
     }
-}
-
-/// A path as the user wrote it, for docs.
-fn shown(path: &ExprPath) -> String {
-    path.to_token_stream().to_string().replace(' ', "")
 }
 
 /// `tokens` with every token (inside groups too) spanned at `span`.
