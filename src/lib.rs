@@ -8,6 +8,36 @@
 
 #![warn(missing_docs)]
 
+/// Makes a function an adaptive kernel. For example:
+///
+/// ```
+/// use adaptive_kernel::{adaptive_kernel, ops};
+///
+/// /// `y += alpha·x`: plain loops, so no GPU variant.
+/// #[adaptive_kernel(complexity = "Low")]
+/// pub fn saxpy(alpha: f32, x: &[f32], y: &mut [f32]) {
+///     for (yi, xi) in y.iter_mut().zip(x) {
+///         *yi += alpha * xi;
+///     }
+/// }
+///
+/// /// `Σ xᵢ²` through the op set, so it has a GPU variant.
+/// #[adaptive_kernel(complexity = "Medium")]
+/// pub fn energy(x: &[f32]) -> f32 {
+///     ops::dot(x, x)
+/// }
+///
+/// let x = [1.0, 2.0, 3.0];
+/// let mut y = [1.0; 3];
+/// saxpy(2.0, &x, &mut y); // routed: 6 elements are far below SIMD's threshold
+/// assert_eq!(y, [3.0, 5.0, 7.0]);
+/// saxpy::simd(1.0, &x, &mut y); // one variant, bypassing the router
+/// assert_eq!(y, [4.0, 7.0, 10.0]);
+///
+/// assert_eq!(energy(&x), 14.0);
+/// assert_eq!(energy::gpu(&x), 14.0);
+/// assert!(energy::KERNEL.has_gpu() && !saxpy::KERNEL.has_gpu());
+/// ```
 pub use adaptive_kernel_macros::adaptive_kernel;
 pub use adaptive_kernel_runtime::{
     bucket_of, bucket_range, catalog, config, cost, default_path, flush, history_file, init_logging, kernels, ops,

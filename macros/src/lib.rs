@@ -1,8 +1,63 @@
-//! The `#[adaptive_kernel]` attribute (skeleton; see the macro issue).
+//! The `#[adaptive_kernel]` attribute of [adaptive-kernel](https://docs.rs/adaptive-kernel).
+//! Use it through the facade: `use adaptive_kernel::adaptive_kernel;`.
+//!
+#![doc = include_str!("../doc/reference.md")]
+//!
+//! # Expansion
+//!
+//! This kernel (`doc/example.rs`)
+//!
+//! ```rust,ignore
+#![doc = include_str!("../doc/example.rs")]
+//! ```
+//!
+//! expands to the following (`doc/expansion.rs`, rustfmt-formatted, comments
+//! added; a unit test checks it against the real expansion, token for token):
+//!
+//! ```rust,ignore
+#![doc = include_str!("../doc/expansion.rs")]
+//! ```
+//!
+//! # This crate
+//!
+//! | module | concern |
+//! | --- | --- |
+//! | `expand` | input to output: parse and check everything into one `Kernel`, print it; the user's item plus the errors on failure |
+//! | `args` | the attribute's keys, parsed with `syn::meta::parser`; strings become enums at once |
+//! | `signature` | which functions can be kernels, and the parameters to forward |
+//! | `errors` | collecting every problem before reporting (`syn::Error::combine`) |
+//! | `size` | the default `size` expression |
+//! | `hash` | `token_hash`: FNV-1a over a layout-independent rendering of the tokens |
+//! | `attrs` | which user attribute goes on which generated item |
+//! | `relocate` | module-relative paths moved to where the variants live |
+//! | `variants` | `mod k`: the variants and `KERNEL` (a `ToTokens` printer, one method per piece) |
+//! | `wrapper` | the routed function |
+
+mod args;
+mod attrs;
+mod errors;
+mod expand;
+mod hash;
+mod relocate;
+mod signature;
+mod size;
+mod variants;
+mod wrapper;
+
 use proc_macro::TokenStream;
 
-/// Marks a function as an adaptive kernel.
+#[doc = include_str!("../doc/reference.md")]
+///
+/// # Expansion
+///
+/// <details><summary>What the <code>matmul</code> above expands to</summary>
+///
+/// ```rust,ignore
+#[doc = include_str!("../doc/expansion.rs")]
+/// ```
+///
+/// </details>
 #[proc_macro_attribute]
-pub fn adaptive_kernel(_args: TokenStream, item: TokenStream) -> TokenStream {
-    item
+pub fn adaptive_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::adaptive_kernel(args.into(), item.into()).unwrap_or_else(syn::Error::into_compile_error).into()
 }

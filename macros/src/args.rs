@@ -1,0 +1,351 @@
+//! The attribute's arguments: `complexity = "High", size = EXPR, …`.
+//!
+//! Parsed by hand with [`syn::meta::parser`]: a handful of keys needs no
+//! framework. Strings become enums at once, and every problem (unknown key,
+//! duplicate key, bad value) is collected rather than returned on the first
+//! one, so a single build reports all of them with a span on the offending
+//! token.
+
+use crate::errors::Errors;
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{quote, ToTokens};
+use syn::meta::ParseNestedMeta;
+use syn::parse::{ParseStream, Parser};
+use syn::{Expr, ExprLit, ExprPath, Ident, Lit, LitStr, Token};
+
+/// Every key the attribute accepts, in the order the messages list them.
+const KEYS: [&str; 7] = ["complexity", "size", "flops", "bytes", "simd", "gpu", "name"];
+
+/// The kernel's complexity class: the row of the MoE table it is routed by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Complexity {
+    Low,
+    Medium,
+    High,
+}
+
+impl Complexity {
+    const ALL: [Complexity; 3] = [Complexity::Low, Complexity::Medium, Complexity::High];
+
+    fn name(self) -> &'static str {
+        match self {
+            Complexity::Low => "Low",
+            Complexity::Medium => "Medium",
+            Complexity::High => "High",
+        }
+    }
+
+    /// Accepts the names in any letter case, like the runtime's `OpComplexity::from_str`,
+    /// so a spelling that parses at run time parses here too.
+    fn parse(lit: &LitStr) -> syn::Result<Complexity> {
+        let given = lit.value();
+        Complexity::ALL.into_iter().find(|c| c.name().eq_ignore_ascii_case(&given)).ok_or_else(|| {
+            syn::Error::new(
+                lit.span(),
+                format!("unknown complexity `{given}`; expected one of `Low`, `Medium`, `High`"),
+            )
+        })
+    }
+}
+
+impl ToTokens for Complexity {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let variant = Ident::new(self.name(), Span::call_site());
+        tokens.extend(quote!(::adaptive_kernel::__private::OpComplexity::#variant));
+    }
+}
+
+/// The parsed attribute.
+pub(crate) struct Args {
+    pub complexity: Complexity,
+    /// `size = EXPR`: a `usize` over the parameters; `None` means the default (slice lengths).
+    pub size: Option<Expr>,
+    /// `flops = EXPR`, for the cost model.
+    pub flops: Option<Expr>,
+    /// `bytes = EXPR`, for the cost model.
+    pub bytes: Option<Expr>,
+    /// `simd = PATH`: a hand-written SIMD variant.
+    pub simd: Option<ExprPath>,
+    /// `gpu = PATH`: a hand-written GPU variant.
+    pub gpu: Option<ExprPath>,
+    /// `name = "…"`: the kernel's identity in history and traces.
+    pub name: Option<LitStr>,
+    /// `false` when a syntax error stopped parsing early: keys after it are unknown,
+    /// so nothing may be reported as missing.
+    pub complete: bool,
+}
+
+impl Args {
+    /// Parses the attribute's tokens, recording every problem found in `errors`, not
+    /// only the first. The result is meaningful only when no error was recorded.
+    pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> Args {
+        let mut builder = Builder::default();
+        let syntax = syn::meta::parser(|meta| builder.key(meta)).parse2(tokens);
+        let complete = syntax.is_ok();
+        if let Err(e) = syntax {
+            builder.errors.push(e);
+        }
+        builder.finish(complete, errors)
+    }
+}
+
+/// Collects keys and problems while the parser walks the attribute.
+#[derive(Default)]
+struct Builder {
+    /// `Some` once a `complexity` key was seen, even one with a bad value
+    /// (that value has its own error; "missing" would be wrong).
+    complexity: Option<Option<Complexity>>,
+    size: Option<Expr>,
+    flops: Option<Expr>,
+    bytes: Option<Expr>,
+    simd: Option<ExprPath>,
+    gpu: Option<ExprPath>,
+    name: Option<LitStr>,
+    errors: Errors,
+}
+
+impl Builder {
+    /// Handles one `key = value`. Returns `Err` only for syntax errors, after
+    /// which the rest of the attribute cannot be read; everything else is
+    /// recorded and parsing goes on.
+    fn key(&mut self, meta: ParseNestedMeta) -> syn::Result<()> {
+        let key = match meta.path.get_ident() {
+            Some(ident) if KEYS.contains(&ident.to_string().as_str()) => ident.clone(),
+            _ => {
+                let shown = meta.path.to_token_stream().to_string().replace(' ', "");
+                let expected = KEYS.map(|k| format!("`{k}`")).join(", ");
+                self.errors.push(syn::Error::new_spanned(
+                    &meta.path,
+                    format!("unknown key `{shown}`; expected one of {expected}"),
+                ));
+                return skip_value(meta.input);
+            }
+        };
+        if !meta.input.peek(Token![=]) {
+            if key == "complexity" {
+                // Given, if badly: "missing `complexity`" would be wrong.
+                self.complexity = Some(None);
+            }
+            self.errors.push(syn::Error::new(
+                key.span(),
+                format!("`{key}` needs a value, e.g. `{key} = {}`", example(&key.to_string())),
+            ));
+            return skip_value(meta.input);
+        }
+        let value = ungroup(meta.value()?.parse()?);
+        if self.is_set(&key) {
+            self.errors.push(syn::Error::new(key.span(), format!("duplicate key `{key}`")));
+            return Ok(());
+        }
+        match key.to_string().as_str() {
+            "complexity" => {
+                let parsed = string_literal(&key, &value).and_then(|lit| Complexity::parse(&lit));
+                self.complexity = Some(self.errors.take(parsed));
+            }
+            "size" => self.size = Some(value),
+            "flops" => self.flops = Some(value),
+            "bytes" => self.bytes = Some(value),
+            "simd" => self.simd = self.path(&key, value),
+            "gpu" => self.gpu = self.path(&key, value),
+            "name" => match string_literal(&key, &value) {
+                Ok(lit) if lit.value().trim().is_empty() => {
+                    self.errors.push(syn::Error::new(lit.span(), "kernel `name` must not be empty"));
+                    // Recorded, so a second `name` is still reported as a duplicate.
+                    self.name = Some(lit);
+                }
+                Ok(lit) => self.name = Some(lit),
+                Err(e) => self.errors.push(e),
+            },
+            other => unreachable!("key `{other}` is in KEYS but not handled"),
+        }
+        Ok(())
+    }
+
+    fn is_set(&self, key: &Ident) -> bool {
+        match key.to_string().as_str() {
+            "complexity" => self.complexity.is_some(),
+            "size" => self.size.is_some(),
+            "flops" => self.flops.is_some(),
+            "bytes" => self.bytes.is_some(),
+            "simd" => self.simd.is_some(),
+            "gpu" => self.gpu.is_some(),
+            "name" => self.name.is_some(),
+            _ => false,
+        }
+    }
+
+    fn path(&mut self, key: &Ident, value: Expr) -> Option<ExprPath> {
+        match value {
+            Expr::Path(path) if path.attrs.is_empty() => Some(path),
+            other => {
+                self.errors.push(syn::Error::new_spanned(
+                    other,
+                    format!(
+                        "`{key}` expects the path of a function with the kernel's signature, e.g. `{key} = {}`",
+                        example(&key.to_string())
+                    ),
+                ));
+                None
+            }
+        }
+    }
+
+    fn finish(self, complete: bool, errors: &mut Errors) -> Args {
+        let mut own = self.errors;
+        if self.complexity.is_none() && complete {
+            own.error(
+                Span::call_site(),
+                "missing `complexity`; add `complexity = \"Low\"`, `\"Medium\"` or `\"High\"` to the attribute",
+            );
+        }
+        if let Err(e) = own.finish() {
+            errors.push(e);
+        }
+        Args {
+            // `Low` stands in only when an error was recorded above; then nothing is generated.
+            complexity: self.complexity.flatten().unwrap_or(Complexity::Low),
+            size: self.size,
+            flops: self.flops,
+            bytes: self.bytes,
+            simd: self.simd,
+            gpu: self.gpu,
+            name: self.name,
+            complete,
+        }
+    }
+}
+
+/// `expr` without the invisible groups a `macro_rules!` fragment (`$c:expr`) arrives in.
+fn ungroup(expr: Expr) -> Expr {
+    match expr {
+        Expr::Group(g) if g.attrs.is_empty() => ungroup(*g.expr),
+        other => other,
+    }
+}
+
+/// A value for `key`, for messages.
+fn example(key: &str) -> &'static str {
+    match key {
+        "complexity" => "\"High\"",
+        "size" => "n * n",
+        "flops" => "2 * n * n * n",
+        "bytes" => "12 * n * n",
+        "simd" => "my_simd_kernel",
+        "gpu" => "my_gpu_kernel",
+        _ => "\"my_crate::my_kernel\"",
+    }
+}
+
+/// The string literal a key's value must be.
+fn string_literal(key: &Ident, value: &Expr) -> syn::Result<LitStr> {
+    match value {
+        Expr::Lit(ExprLit { lit: Lit::Str(lit), attrs }) if attrs.is_empty() => Ok(lit.clone()),
+        other => Err(syn::Error::new_spanned(
+            other,
+            format!("`{key}` expects a string literal, e.g. `{key} = {}`", example(&key.to_string())),
+        )),
+    }
+}
+
+/// Consumes an unknown key's value (`= expr`, a parenthesised list, or nothing) up to
+/// the next top-level comma (left for the meta parser), so the keys after it are still checked.
+fn skip_value(input: ParseStream) -> syn::Result<()> {
+    input.step(|cursor| {
+        let mut rest = *cursor;
+        while let Some((tt, next)) = rest.token_tree() {
+            if let TokenTree::Punct(p) = &tt {
+                if p.as_char() == ',' {
+                    break;
+                }
+            }
+            rest = next;
+        }
+        Ok(((), rest))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(tokens: TokenStream) -> syn::Result<Args> {
+        let mut errors = Errors::default();
+        let args = Args::parse(tokens, &mut errors);
+        errors.finish().map(|()| args)
+    }
+
+    fn messages(e: syn::Error) -> Vec<String> {
+        e.into_iter().map(|e| e.to_string()).collect()
+    }
+
+    #[test]
+    fn reads_every_key() {
+        let args = parse(quote!(
+            complexity = "high",
+            size = n * n,
+            flops = 2 * n,
+            bytes = 4 * n,
+            simd = a::b,
+            gpu = c,
+            name = "k"
+        ))
+        .unwrap();
+        assert_eq!(args.complexity, Complexity::High);
+        assert!(args.size.is_some() && args.flops.is_some() && args.bytes.is_some());
+        assert_eq!(args.simd.unwrap().to_token_stream().to_string(), "a :: b");
+        assert_eq!(args.name.unwrap().value(), "k");
+    }
+
+    #[test]
+    fn sees_through_macro_rules_fragments() {
+        // `$complexity:expr` and `$path:path` arrive wrapped in invisible groups.
+        let lit = proc_macro2::Group::new(proc_macro2::Delimiter::None, quote!("Medium"));
+        let path = proc_macro2::Group::new(proc_macro2::Delimiter::None, quote!(my::simd));
+        let args = parse(quote!(complexity = #lit, simd = #path)).unwrap();
+        assert_eq!(args.complexity, Complexity::Medium);
+        assert!(args.simd.is_some());
+    }
+
+    #[test]
+    fn complexity_is_case_insensitive() {
+        for (text, want) in [("LOW", Complexity::Low), ("Medium", Complexity::Medium), ("hIgH", Complexity::High)] {
+            assert_eq!(parse(quote!(complexity = #text)).unwrap().complexity, want);
+        }
+    }
+
+    #[test]
+    fn reports_all_problems_at_once() {
+        let e = parse(quote!(complexity = "Hgh", foo = 1, size = 1, size = 2)).err().unwrap();
+        assert_eq!(
+            messages(e),
+            [
+                "unknown complexity `Hgh`; expected one of `Low`, `Medium`, `High`",
+                "unknown key `foo`; expected one of `complexity`, `size`, `flops`, `bytes`, `simd`, `gpu`, `name`",
+                "duplicate key `size`",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_key_without_value_is_reported_at_the_key_and_parsing_goes_on() {
+        let e = parse(quote!(size, complexity = "Hgh")).err().unwrap();
+        assert_eq!(
+            messages(e),
+            [
+                "`size` needs a value, e.g. `size = n * n`",
+                "unknown complexity `Hgh`; expected one of `Low`, `Medium`, `High`"
+            ]
+        );
+        let e = parse(quote!(complexity)).err().unwrap();
+        assert_eq!(messages(e), ["`complexity` needs a value, e.g. `complexity = \"High\"`"]);
+    }
+
+    #[test]
+    fn missing_complexity_is_reported_with_other_problems() {
+        let e = parse(quote!(bogus(1, 2), size = n)).err().unwrap();
+        let m = messages(e);
+        assert_eq!(m.len(), 2, "{m:?}");
+        assert!(m[0].starts_with("unknown key `bogus`"));
+        assert!(m[1].starts_with("missing `complexity`"));
+    }
+}

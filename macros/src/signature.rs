@@ -1,0 +1,199 @@
+//! Which functions can be kernels, and the parameters the wrapper forwards.
+//!
+//! Every problem of one function is collected and combined (serde's `Ctxt`
+//! pattern) so a single build shows all of them, each spanned on the token
+//! that causes it.
+//!
+//! Generics: lifetimes are accepted (they are erased and change no code);
+//! type and const parameters, and `impl Trait` arguments (anonymous type
+//! parameters), are rejected. `k::KERNEL` is one `static`, and Rust has no
+//! generic statics, so every instantiation would share one routing table,
+//! although `k::<f32>` and `k::<f64>` (or two unroll factors) run at different
+//! speeds on each backend: timings of one would settle decisions for the
+//! other. One kernel per concrete type is the honest shape.
+
+use crate::errors::Errors;
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::{FnArg, GenericParam, Ident, Item, ItemFn, Pat, ReturnType, Signature, Type, TypeImplTrait};
+
+/// One parameter, as the wrapper forwards it: by name.
+pub(crate) struct Param {
+    pub ident: Ident,
+    pub ty: Type,
+}
+
+/// The function under the attribute, or an error spanned on what it is instead.
+pub(crate) fn function(item: &Item) -> syn::Result<&ItemFn> {
+    match item {
+        Item::Fn(f) => Ok(f),
+        other => {
+            let (span, what): (Span, &str) = match other {
+                Item::Struct(i) => (i.struct_token.span, "a struct"),
+                Item::Enum(i) => (i.enum_token.span, "an enum"),
+                Item::Union(i) => (i.union_token.span, "a union"),
+                Item::Trait(i) => (i.trait_token.span, "a trait"),
+                Item::Impl(i) => (i.impl_token.span, "an impl block"),
+                Item::Mod(i) => (i.mod_token.span, "a module"),
+                Item::Const(i) => (i.const_token.span, "a constant"),
+                Item::Static(i) => (i.static_token.span, "a static"),
+                Item::Type(i) => (i.type_token.span, "a type alias"),
+                Item::Use(i) => (i.use_token.span, "a `use` declaration"),
+                Item::ForeignMod(i) => (i.abi.extern_token.span, "an `extern` block"),
+                other => (other.span(), "not a function"),
+            };
+            Err(syn::Error::new(
+                span,
+                format!("`#[adaptive_kernel]` applies to free functions only (`fn name(..) {{ .. }}`); this is {what}"),
+            ))
+        }
+    }
+}
+
+/// Checks `sig` and returns its parameters; every problem is reported, not only the first.
+pub(crate) fn check(sig: &Signature) -> syn::Result<Vec<Param>> {
+    let mut errors = Errors::default();
+    let name = &sig.ident;
+    if let Some(t) = &sig.constness {
+        errors.error(t.span, "`const fn` kernels are not supported: a kernel is routed at run time; remove `const`");
+    }
+    if let Some(t) = &sig.asyncness {
+        errors.error(
+            t.span,
+            "`async fn` kernels are not supported: the router times synchronous calls; \
+             make the kernel a plain `fn` and call it from your async code",
+        );
+    }
+    if let Some(abi) = &sig.abi {
+        errors.push(syn::Error::new_spanned(
+            abi,
+            "`extern` ABIs are not supported: the variants are Rust functions; \
+             remove the ABI and wrap the kernel in an `extern` function if you need one",
+        ));
+    }
+    if let Some(v) = &sig.variadic {
+        errors.push(syn::Error::new_spanned(
+            v,
+            "variadic parameters are not supported: every variant needs the same fixed parameters",
+        ));
+    }
+    for param in &sig.generics.params {
+        let (span, what) = match param {
+            GenericParam::Lifetime(_) => continue,
+            GenericParam::Type(t) => (t.ident.span(), format!("type parameter `{}`", t.ident)),
+            GenericParam::Const(c) => (c.ident.span(), format!("const parameter `{}`", c.ident)),
+        };
+        errors.error(
+            span,
+            format!(
+                "generic kernels are not supported ({what}): `{name}::KERNEL` is one `static`, so every \
+                 instantiation would share one routing table although each runs at its own speed; write one \
+                 kernel per concrete type or value (a `macro_rules!` can stamp them out) and pick one in generic code"
+            ),
+        );
+    }
+    let mut params = Vec::with_capacity(sig.inputs.len());
+    for input in &sig.inputs {
+        match input {
+            FnArg::Receiver(r) => errors.push(syn::Error::new_spanned(
+                r,
+                "methods are not supported yet: a kernel cannot take `self`; make it a free function that takes \
+                 the receiver as an ordinary parameter (`fn name(this: &Type, ..)`) and call it from the method",
+            )),
+            FnArg::Typed(pt) => {
+                for span in impl_traits(&pt.ty) {
+                    errors.error(
+                        span,
+                        format!(
+                            "`impl Trait` parameters are not supported: they make the kernel generic, and \
+                             `{name}::KERNEL` is one `static` shared by every instantiation; take a concrete type \
+                             or `&dyn Trait`"
+                        ),
+                    );
+                }
+                match &*pt.pat {
+                    Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
+                        params.push(Param { ident: p.ident.clone(), ty: (*pt.ty).clone() })
+                    }
+                    other => errors.push(syn::Error::new_spanned(
+                        other,
+                        "kernel parameters must be plain identifiers (`name: Type`): the wrapper forwards each \
+                         parameter by name to the variants; bind the pattern inside the body \
+                         (`let (a, b) = pair;`)",
+                    )),
+                }
+            }
+        }
+    }
+    if let ReturnType::Type(_, ty) = &sig.output {
+        for span in impl_traits(ty) {
+            errors.error(
+                span,
+                "`impl Trait` return types are not supported: each variant would return its own opaque type; \
+                 return a concrete type",
+            );
+        }
+    }
+    errors.finish().map(|()| params)
+}
+
+/// The spans of every `impl Trait` inside `ty`.
+fn impl_traits(ty: &Type) -> Vec<Span> {
+    struct Finder(Vec<Span>);
+    impl<'ast> Visit<'ast> for Finder {
+        fn visit_type_impl_trait(&mut self, t: &'ast TypeImplTrait) {
+            self.0.push(t.impl_token.span);
+        }
+    }
+    let mut finder = Finder(Vec::new());
+    finder.visit_type(ty);
+    finder.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    fn check_fn(tokens: proc_macro2::TokenStream) -> syn::Result<Vec<Param>> {
+        let f: ItemFn = syn::parse2(tokens).unwrap();
+        check(&f.sig)
+    }
+
+    #[test]
+    fn accepts_lifetimes_mut_params_and_unsafe() {
+        let params = check_fn(quote!(
+            pub unsafe fn k<'a>(mut x: &'a mut [f32], n: usize) -> &'a f32
+            where
+                'a: 'a,
+            {
+                &x[0]
+            }
+        ))
+        .unwrap();
+        let names: Vec<String> = params.iter().map(|p| p.ident.to_string()).collect();
+        assert_eq!(names, ["x", "n"]);
+    }
+
+    #[test]
+    fn reports_every_problem() {
+        let e = check_fn(quote!(
+            async fn k<T>(&self, (a, b): (f32, f32), f: impl Fn(f32)) -> impl Sized {}
+        ))
+        .err()
+        .unwrap();
+        let starts: Vec<String> = e.into_iter().map(|e| e.to_string().chars().take(20).collect()).collect();
+        assert_eq!(
+            starts,
+            [
+                "`async fn` kernels a",
+                "generic kernels are ",
+                "methods are not supp",
+                "kernel parameters mu",
+                "`impl Trait` paramet",
+                "`impl Trait` return ",
+            ]
+        );
+    }
+}

@@ -1,0 +1,87 @@
+//! The default `size`: the total number of elements of the slice-like
+//! parameters, the quantity the MoE thresholds are stated in.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{GenericArgument, PathArguments, Type};
+
+use crate::signature::Param;
+
+/// `0usize.saturating_add(a.len()).saturating_add(b.len())…` over the slice-like
+/// parameters, or `None` when there are none.
+///
+/// Saturating because slices of zero-sized types may be `usize::MAX` long each.
+pub(crate) fn default_size(params: &[Param]) -> Option<TokenStream> {
+    let lens: Vec<_> = params.iter().filter(|p| is_slice_like(&p.ty)).map(|p| &p.ident).collect();
+    match lens.as_slice() {
+        [] => None,
+        [one] => Some(quote!(#one.len())),
+        [first, rest @ ..] => Some(quote!(#first.len() #(.saturating_add(#rest.len()))*)),
+    }
+}
+
+/// The types whose `.len()` counts elements: `&[T]`, `&mut [T]`, `&Vec<T>`,
+/// `&mut Vec<T>`, `Vec<T>`, `&[T; N]`, `[T; N]` (also behind `&&`, parentheses
+/// or an invisible group, and with any lifetime).
+fn is_slice_like(ty: &Type) -> bool {
+    match ty {
+        Type::Reference(r) => match &*r.elem {
+            Type::Slice(_) => true,
+            other => is_slice_like(other),
+        },
+        Type::Array(_) => true,
+        Type::Paren(p) => is_slice_like(&p.elem),
+        Type::Group(g) => is_slice_like(&g.elem),
+        Type::Path(p) if p.qself.is_none() => p.path.segments.last().is_some_and(|last| {
+            last.ident == "Vec"
+                && matches!(&last.arguments, PathArguments::AngleBracketed(a)
+                    if a.args.len() == 1 && matches!(a.args[0], GenericArgument::Type(_)))
+        }),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(names_and_types: &[(&str, &str)]) -> Vec<Param> {
+        names_and_types
+            .iter()
+            .map(|(n, t)| Param { ident: syn::parse_str(n).unwrap(), ty: syn::parse_str(t).unwrap() })
+            .collect()
+    }
+
+    #[test]
+    fn counts_every_slice_like_parameter() {
+        let ps = params(&[
+            ("a", "&[f32]"),
+            ("b", "&'a mut [f32]"),
+            ("c", "&Vec<f64>"),
+            ("d", "&mut std::vec::Vec<u8>"),
+            ("e", "Vec<f32>"),
+            ("f", "&[f32; 4]"),
+            ("g", "[f32; 4]"),
+            ("n", "usize"),
+            ("s", "&str"),
+            ("o", "Option<Vec<f32>>"),
+        ]);
+        let got = default_size(&ps).unwrap().to_string();
+        let want = quote!(a
+            .len()
+            .saturating_add(b.len())
+            .saturating_add(c.len())
+            .saturating_add(d.len())
+            .saturating_add(e.len())
+            .saturating_add(f.len())
+            .saturating_add(g.len()))
+        .to_string();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn one_slice_is_its_length_and_none_is_none() {
+        assert_eq!(default_size(&params(&[("x", "&[f32]"), ("n", "usize")])).unwrap().to_string(), "x . len ()");
+        assert!(default_size(&params(&[("n", "usize"), ("s", "&str"), ("b", "Box<[f32]>")])).is_none());
+    }
+}

@@ -1,0 +1,104 @@
+//! The routed function `k`: same signature, visibility and attributes as the
+//! user's function; its body asks `k::KERNEL` for a route and calls the chosen
+//! variant.
+//!
+//! ```text
+//! #[attrs] #[inline] #vis fn k(a: &[f32], n: usize) -> R {
+//!     let __adaptive_size: usize = SIZE;
+//!     let __adaptive_route = k::KERNEL.route(__adaptive_size, || Work::estimate(COMPLEXITY, __adaptive_size, FLOPS, BYTES));
+//!     match __adaptive_route.backend() {
+//!         Backend::Scalar => __adaptive_route.run(move || k::scalar(a, n)),
+//!         Backend::Simd => __adaptive_route.run(move || k::simd(a, n)),
+//!         Backend::Gpu => __adaptive_route.run(move || k::gpu(a, n)), // k::simd without a GPU variant
+//!     }
+//! }
+//! ```
+//!
+//! The size expression runs on every call (it is the bucket key); the work
+//! estimate, with the user's `flops`/`bytes`, only on the cold path. Generated
+//! locals are `Span::mixed_site` (invisible to the user's expressions), and
+//! `mut` is dropped from the parameters: the wrapper only forwards them.
+
+use proc_macro2::{Delimiter, Group, TokenStream};
+use quote::{quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::Expr;
+
+use crate::expand::Kernel;
+use crate::variants::forwarding;
+
+/// Prints the routed function.
+pub(crate) struct Wrapper<'a>(pub &'a Kernel);
+
+impl ToTokens for Wrapper<'_> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let k = self.0;
+        let name = &k.func.sig.ident;
+        let sig = forwarding(&k.func.sig, name.clone());
+        let vis = &k.func.vis;
+        let attrs = &k.attrs.wrapper;
+        let inline = (!k.attrs.has_inline).then(|| quote!(#[inline]));
+
+        let size_var = Kernel::hidden("__adaptive_size");
+        // `usize` spanned at the user's expression: a mistyped `size` is reported there, label and all.
+        let usize_ty = quote_spanned!(k.size.span()=> usize);
+        let route = Kernel::hidden("__adaptive_route");
+        let size = &k.size;
+        let complexity = k.args.complexity;
+        let (flops, bytes) = (estimate(k.args.flops.as_ref()), estimate(k.args.bytes.as_ref()));
+
+        let call = |variant: &str| {
+            let variant = syn::Ident::new(variant, proc_macro2::Span::call_site());
+            let args = k.arg_names();
+            let call = quote!(#name::#variant(#(#args),*));
+            let call = if k.func.sig.unsafety.is_some() { quote!(unsafe { #call }) } else { call };
+            quote!(#route.run(move || #call))
+        };
+        let (scalar, simd) = (call("scalar"), call("simd"));
+        // Without a GPU variant the router never picks GPU (`has_gpu` is false in the spec);
+        // should it ever, SIMD is the right fallback, as for a failed GPU call.
+        let gpu = if k.has_gpu { call("gpu") } else { simd.clone() };
+
+        // The variants bind `ops` themselves, so the body's `ops::…` never resolves through the
+        // user's `use adaptive_kernel::ops;`, which would then be reported unused. Naming it here,
+        // spanned at the body's first `ops`, keeps the import used, and required like any path.
+        // (`ops::{self as _}` rather than `ops as _`: rustc's help for a missing import then stays
+        // a note instead of a code suggestion garbled by the spans.)
+        let ops_use =
+            k.ops_use.as_ref().map(|ops| quote_spanned!(ops.span()=> #[allow(unused_imports)] use #ops::{self as _};));
+
+        let body = quote! {
+            #ops_use
+            let #size_var: #usize_ty = #size;
+            let #route = #name::KERNEL.route(#size_var, || {
+                ::adaptive_kernel::__private::Work::estimate(#complexity, #size_var, #flops, #bytes)
+            });
+            match #route.backend() {
+                ::adaptive_kernel::__private::Backend::Scalar => #scalar,
+                ::adaptive_kernel::__private::Backend::Simd => #simd,
+                ::adaptive_kernel::__private::Backend::Gpu => #gpu,
+            }
+        };
+        // The user's braces: rustc then treats the wrapper as the user's own item, so an
+        // unused kernel gets its "function is never used" warning, as without the attribute.
+        let mut body = Group::new(Delimiter::Brace, body);
+        body.set_span(k.func.block.brace_token.span.join());
+
+        tokens.extend(quote! {
+            #(#attrs)*
+            #inline
+            #vis #sig #body
+        });
+    }
+}
+
+/// `Some(EXPR as u64)` for a given `flops`/`bytes`, `None` for the complexity's default.
+///
+/// `as u64` rather than a type annotation so the natural expressions work: `2 * m * n * k`
+/// over `usize` parameters, or a float estimate such as `(n as f64).powf(1.5)` (`as` saturates).
+fn estimate(expr: Option<&Expr>) -> TokenStream {
+    match expr {
+        Some(e) => quote!(::core::option::Option::Some((#e) as u64)),
+        None => quote!(::core::option::Option::None),
+    }
+}

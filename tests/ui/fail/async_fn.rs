@@ -1,0 +1,8 @@
+use adaptive_kernel::adaptive_kernel;
+
+#[adaptive_kernel(complexity = "Low")]
+async fn k(x: &[f32]) -> f32 {
+    x[0]
+}
+
+fn main() {}
