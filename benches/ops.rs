@@ -8,7 +8,8 @@
 //! - `limits`: at 16M elements, a plain copy and a `b + s·c` triad into a
 //!   preallocated buffer (the bandwidth ceiling), the triad into a fresh `Vec`
 //!   with and without transparent huge pages (what allocating an output
-//!   costs), and `add`, Scalar and SIMD;
+//!   costs), and `add`, Scalar and SIMD; `limits_recycled` repeats them with
+//!   glibc told to keep freed memory, so fresh outputs skip the page faults;
 //! - `matmul512`: SIMD (trueno's GEMM) against `matrixmultiply::sgemm`;
 //! - `isa`: one or more ops per op class at every instruction set this CPU
 //!   runs, to choose each class's level;
@@ -169,6 +170,33 @@ fn limits(c: &mut Criterion) {
     g.finish();
 }
 
+/// `limits` again after telling glibc to keep freed memory (`mallopt`), as
+/// caching allocators do: fresh outputs then reuse pages that are already
+/// mapped, which separates the ops' own speed from the kernel's cost of
+/// supplying new zeroed pages. It changes the process's allocator, so it runs last.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn limits_recycled(c: &mut Criterion) {
+    // SAFETY: mallopt only changes glibc's thresholds for later allocations; no other
+    // thread allocates concurrently with this call in the bench process.
+    let tuned = unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 30) == 1 && libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30) == 1
+    };
+    assert!(tuned, "mallopt failed");
+    let n = N16M;
+    let (a, b) = (data(n, 7), data(n, 8));
+    let mut out = vec![0.0f32; n];
+    let mut g = group(c, "limits_recycled", n);
+    g.throughput(Throughput::Bytes((12 * n) as u64));
+    g.bench_function("triad_prealloc", |bench| bench.iter(|| triad(&mut out, black_box(&a), &b, 1.5)));
+    g.bench_function("triad_fresh", |bench| bench.iter(|| triad_fresh(black_box(&a), &b, 1.5, false)));
+    g.bench_function("add_scalar", |bench| bench.iter(|| adaptive_kernel::ops::scalar::add(black_box(&a), &b)));
+    g.bench_function("add_simd", |bench| bench.iter(|| adaptive_kernel::ops::simd::add(black_box(&a), &b)));
+    g.finish();
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn limits_recycled(_: &mut Criterion) {}
+
 fn matmul_vs_matrixmultiply(c: &mut Criterion) {
     let side = 512;
     let (a, b) = (data(side * side, 9), data(side * side, 10));
@@ -299,6 +327,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = limits, matmul_vs_matrixmultiply, isa, trueno_direct, ops_vs_scalar
+    targets = limits, matmul_vs_matrixmultiply, isa, trueno_direct, ops_vs_scalar, limits_recycled
 }
 criterion_main!(benches);
