@@ -159,6 +159,8 @@ fn limits(c: &mut Criterion) {
     let (a, b) = (data(n, 7), data(n, 8));
     let mut out = vec![0.0f32; n];
     let mut g = group(c, "limits", n);
+    // The headline ratios: twice the samples of the other groups, for a steadier median.
+    g.sample_size(20);
     g.throughput(Throughput::Bytes((8 * n) as u64));
     g.bench_function("copy_prealloc", |bench| bench.iter(|| out.copy_from_slice(black_box(&a))));
     g.throughput(Throughput::Bytes((12 * n) as u64));
@@ -186,6 +188,8 @@ fn limits_recycled(c: &mut Criterion) {
     let (a, b) = (data(n, 7), data(n, 8));
     let mut out = vec![0.0f32; n];
     let mut g = group(c, "limits_recycled", n);
+    // The headline ratios: twice the samples of the other groups, for a steadier median.
+    g.sample_size(20);
     g.throughput(Throughput::Bytes((12 * n) as u64));
     g.bench_function("triad_prealloc", |bench| bench.iter(|| triad(&mut out, black_box(&a), &b, 1.5)));
     g.bench_function("triad_fresh", |bench| bench.iter(|| triad_fresh(black_box(&a), &b, 1.5, false)));
@@ -201,6 +205,8 @@ fn matmul_vs_matrixmultiply(c: &mut Criterion) {
     let side = 512;
     let (a, b) = (data(side * side, 9), data(side * side, 10));
     let mut g = group(c, "matmul512", 1 << 20);
+    // The headline ratios: twice the samples of the other groups, for a steadier median.
+    g.sample_size(20);
     g.throughput(Throughput::Elements((2 * side * side * side) as u64)); // FLOP
     g.bench_function("simd", |bench| {
         bench.iter(|| adaptive_kernel::ops::simd::matmul(black_box(&a), &b, side, side, side))
