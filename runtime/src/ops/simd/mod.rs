@@ -21,14 +21,14 @@
 //!   - `relu`: trueno's maps NaN to 0 (`max_ps(x, 0)` returns its second
 //!     operand for NaN); ours keeps NaN;
 //!   - `exp`, `sigmoid`, `tanh`, `gelu`: trueno's AVX2 backend calls libm per
-//!     element, and its SSE2/AVX-512 polynomials skip range reduction limits
-//!     (garbage beyond |x| ≈ 88, no denormals); ours are Cephes-style
-//!     polynomials with full range handling (`transcendental.rs`);
+//!     element, and its SSE2/AVX-512 polynomials are ~1% off in range and
+//!     garbage out of it (`exp(100)` < 0, `tanh(50)` = −1); ours are
+//!     Cephes-style polynomials with full range handling (`transcendental.rs`);
 //!   - `max`, `min`: trueno's index `a[0]` (panic on empty) and drop NaN;
 //!   - `axpy` and `conv2d` have no trueno slice kernel.
 //!
 //! # Which instruction set
-//! [`crate::simd_level`] detects the CPU once and caches it. Each op belongs
+//! [`simd_level()`](crate::simd_level()) detects the CPU once and caches it. Each op belongs
 //! to an [`OpClass`]; a class may be capped below the CPU's best level when
 //! measurements say the wider one does not pay (see [`OpClass::ceiling`]). An
 //! [`At`] names one level; the free functions use the class's choice, tests

@@ -7,8 +7,11 @@
 //! [`ops`](crate::ops). Its `max`/`min` also lose NaN (`max_ps` returns its
 //! second operand when either is NaN, and the scalar tail uses `>`), and a
 //! second pass to look for NaN would double the memory traffic; so `max` and
-//! `min` are one pass of our own over 16 independent lanes, whose select keeps
-//! a NaN once seen.
+//! `min` are one pass of our own: per lane, the plain `maxps`/`minps` select
+//! trueno uses, plus the largest `|x|` bit pattern seen, an integer max that
+//! runs beside it; NaN patterns are above +∞'s, so it detects any NaN at the
+//! end. (A select that kept NaN itself, `x > m || x.is_nan()`, measured 1.6×
+//! slower in L2.)
 //!
 //! Summation order differs from Scalar's left-to-right loop (trueno keeps one
 //! to four vector accumulators), so `sum`, `dot`, `mean` and `norm_l2` agree
@@ -18,9 +21,13 @@
 use super::At;
 use crate::ops::check;
 
-/// Independent accumulators in `max`/`min`: one AVX-512 register, two AVX2
-/// registers, four SSE registers, so every clone hides the compare latency.
-const LANES: usize = 16;
+/// Lanes per step in `max`/`min`: four AVX2 registers or two AVX-512 ones per
+/// accumulator, enough to hide the compare latency without spilling (16 and
+/// 64 measured slower with AVX2).
+const LANES: usize = 32;
+
+/// The `|x|` bit patterns above this one are NaN.
+const INF_BITS: u32 = 0x7F80_0000;
 
 /// `max` that keeps NaN: a NaN `x` is taken, and once `m` is NaN no `x` compares above it.
 #[inline(always)]
@@ -42,31 +49,35 @@ fn min_keep_nan(m: f32, x: f32) -> f32 {
     }
 }
 
-multiversion! {
-    fn max_kernel<const FMA: bool>(a: &[f32]) -> f32 {
-        let (chunks, tail) = a.as_chunks::<LANES>();
-        let mut acc = [f32::NEG_INFINITY; LANES];
-        for chunk in chunks {
-            for (m, &x) in acc.iter_mut().zip(chunk) {
-                *m = max_keep_nan(*m, x);
+/// Defines `$name(at, a)`: the fold of `a` with `$keep` from `$init`, NaN if any element is NaN.
+macro_rules! extreme_kernel {
+    ($name:ident, $init:expr, |$m:ident, $x:ident| $pick:expr, $keep:ident) => {
+        multiversion! {
+            fn $name<const FMA: bool>(a: &[f32]) -> f32 {
+                let (chunks, tail) = a.as_chunks::<LANES>();
+                let mut acc = [$init; LANES];
+                let mut magnitude = [0u32; LANES];
+                for chunk in chunks {
+                    for ((m, mag), &x) in acc.iter_mut().zip(magnitude.iter_mut()).zip(chunk) {
+                        // NaN never wins this select, so `acc` stays NaN-free...
+                        let $m = *m;
+                        let $x = x;
+                        *m = $pick;
+                        // ...and this integer max records whether a NaN went by.
+                        *mag = (*mag).max(x.to_bits() & !(1 << 31));
+                    }
+                }
+                if magnitude.iter().any(|&mag| mag > INF_BITS) {
+                    return f32::NAN;
+                }
+                acc.iter().chain(tail).fold($init, |m, &x| $keep(m, x))
             }
         }
-        acc.iter().chain(tail).fold(f32::NEG_INFINITY, |m, &x| max_keep_nan(m, x))
-    }
+    };
 }
 
-multiversion! {
-    fn min_kernel<const FMA: bool>(a: &[f32]) -> f32 {
-        let (chunks, tail) = a.as_chunks::<LANES>();
-        let mut acc = [f32::INFINITY; LANES];
-        for chunk in chunks {
-            for (m, &x) in acc.iter_mut().zip(chunk) {
-                *m = min_keep_nan(*m, x);
-            }
-        }
-        acc.iter().chain(tail).fold(f32::INFINITY, |m, &x| min_keep_nan(m, x))
-    }
-}
+extreme_kernel!(max_kernel, f32::NEG_INFINITY, |m, x| if x > m { x } else { m }, max_keep_nan);
+extreme_kernel!(min_kernel, f32::INFINITY, |m, x| if x < m { x } else { m }, min_keep_nan);
 
 impl At {
     /// The sum of `a` at this level (0 when empty).
