@@ -1,11 +1,388 @@
-//! TEMPORARY: replaced by the wgpu backend.
-pub use super::scalar::*;
+//! The GPU backend of the op set: compute shaders over wgpu (re-exported by
+//! trueno), on one process-wide device.
+//!
+//! Every op has exactly the signature of its [`scalar`](super::scalar)
+//! reference, runs the same shape checks first (so a mismatch panics with
+//! the same message) and follows the same conventions for empty inputs and
+//! NaN (see the [`ops`](super) docs). An empty input returns its convention
+//! value without touching the device.
+//!
+//! # How a call runs
+//! The device is created on first use ([`is_available`], [`adapter`] or any
+//! op). Each kernel's pipeline is compiled the first time it runs and kept;
+//! buffers come from a bounded pool; an op call is one submission and one
+//! readback. Reductions (`sum`, `dot`, `max`, `min`, `mean`, `norm_l2`, and
+//! the two inside `softmax`) run entirely on the device, workgroup trees then
+//! passes over the per-workgroup partials, and read back one value.
+//! Element-wise ops and reductions handle any input that fits one device
+//! buffer (lavapipe: 2 GiB) by binding it chunk by chunk and folding large
+//! dispatches into 2-D grids; matrix ops need each matrix to fit one storage
+//! binding (at least 128 MiB, 32M elements) and otherwise run on SIMD.
+//!
+//! # When there is no GPU
+//! With no usable adapter under `ADAPTIVE_KERNEL_GPU` (hardware only by
+//! default; `software` admits lavapipe/llvmpipe), with the policy `off`, when
+//! the crate is built without its `gpu` feature, or after the device failed
+//! (lost, out of memory, a failed buffer map), an op computes its result with
+//! [`simd`] instead. Results are never wrong because the GPU is
+//! missing or failed; [`health`] says which case holds, and a failure is
+//! logged once (`tracing` warning, target `adaptive_kernel`).
+//!
+//! # Precision
+//! `+ − ×`, `scale`, `relu`, `max`, `min` and `transpose` are exact (up to
+//! flushing subnormals to zero, which WGSL permits; lavapipe does not).
+//! `/` is within WGSL's 2.5 ULP (exact on lavapipe); divisors above 2¹²⁶,
+//! where WGSL promises nothing, are scaled first. `exp`, `sigmoid` and `tanh`
+//! use range-reduced formulas good to a few ULP over all of f32 (≤ 2.8 ULP
+//! measured on lavapipe; WGSL's own `exp` promises only 3 + 2·|x| ULP, about
+//! 160 ULP off at x = 40 there). `gelu` is the scalar formula on those.
+//! Reductions, `matvec` and `softmax` sum blockwise instead of left to
+//! right, and `matmul`/`conv2d` sum in the scalar order but may fuse
+//! multiply-adds, so they differ from the scalar reference by rounding, as
+//! any reordered f32 sum does (bounds in `tests/ops_gpu.rs`). NaN propagates
+//! through `max`/`min`: WGSL's built-ins may drop it (lavapipe's do), so the
+//! shaders test the bits.
+//!
+//! Files: `device.rs` (adapter, device, health, error scopes), `pipelines.rs`
+//! (kernels and their cache), `buffers.rs` (pool), `call.rs` (one submission),
+//! `kernels.rs` (how each op is laid out), `shaders/*.wgsl`.
 
-/// Whether a usable GPU adapter exists under the current policy.
-pub fn is_available() -> bool {
-    false
+use super::{check, simd};
+
+mod health;
+pub use health::{AdapterSummary, GpuApi, GpuDeviceType, GpuHealth};
+
+#[cfg(feature = "gpu")]
+mod buffers;
+#[cfg(feature = "gpu")]
+mod call;
+#[cfg(feature = "gpu")]
+mod device;
+#[cfg(feature = "gpu")]
+mod kernels;
+#[cfg(feature = "gpu")]
+mod pipelines;
+
+#[cfg(feature = "gpu")]
+use call::Post;
+#[cfg(feature = "gpu")]
+use pipelines::Kernel;
+
+/// Runs `$gpu` on the device (with `$exec: &mut device::Exec`), or `$fallback`
+/// when there is no usable device or the call failed. Without the `gpu`
+/// feature only `$fallback` is compiled.
+macro_rules! on_device {
+    ($op:expr, |$exec:ident| $gpu:expr, $fallback:expr) => {{
+        #[cfg(feature = "gpu")]
+        let result = device::run($op, |$exec| $gpu);
+        #[cfg(not(feature = "gpu"))]
+        let result = None;
+        match result {
+            Some(value) => value,
+            None => $fallback,
+        }
+    }};
 }
-/// Adapter description for the fingerprint.
-pub fn fingerprint() -> Option<String> {
-    None
+
+/// Whether GPU ops run on a device: a usable adapter exists under
+/// `ADAPTIVE_KERNEL_GPU` and the device has not failed.
+///
+/// Creates the device on first call (0.1–0.5 s on lavapipe). Always false
+/// with the policy `off` (wgpu is not touched) and without the `gpu` feature.
+pub fn is_available() -> bool {
+    #[cfg(feature = "gpu")]
+    return device::is_available();
+    #[cfg(not(feature = "gpu"))]
+    return false;
+}
+
+/// The GPU backend's state: [`GpuHealth::Uninitialized`] until the device is
+/// first needed, then `Ready`, `Unavailable` (with the reason) or, after a
+/// failure, `Failed`. Never creates the device.
+pub fn health() -> GpuHealth {
+    #[cfg(feature = "gpu")]
+    return device::health();
+    #[cfg(not(feature = "gpu"))]
+    return GpuHealth::Unavailable { reason: "built without the `gpu` feature".into() };
+}
+
+/// The adapter chosen under `ADAPTIVE_KERNEL_GPU`, for hardware fingerprints:
+/// `None` when none qualifies, with the policy `off`, or without the `gpu`
+/// feature. Still `Some` after the device failed (the hardware is the same).
+/// Creates the device on first call.
+pub fn adapter() -> Option<AdapterSummary> {
+    #[cfg(feature = "gpu")]
+    return device::adapter();
+    #[cfg(not(feature = "gpu"))]
+    return None;
+}
+
+/// Destroys the GPU device as a driver reset would, so tests can exercise the
+/// failure path (SIMD fallback, [`GpuHealth::Failed`]). Not part of the API:
+/// the process has no GPU afterwards.
+#[doc(hidden)]
+pub fn __destroy_device_for_tests() {
+    #[cfg(feature = "gpu")]
+    device::destroy_for_tests();
+}
+
+macro_rules! binary {
+    ($(#[$m:meta])* $name:ident, $kernel:ident) => {
+        $(#[$m])*
+        ///
+        /// # Panics
+        /// If `a` and `b` differ in length.
+        #[track_caller]
+        pub fn $name(a: &[f32], b: &[f32]) -> Vec<f32> {
+            check::same_len(stringify!($name), a.len(), b.len());
+            if a.is_empty() {
+                return Vec::new();
+            }
+            on_device!(
+                stringify!($name),
+                |exec| {
+                    let mut out = vec![0.0; a.len()];
+                    kernels::elementwise(exec, Kernel::$kernel, &[a, b], 0.0, &mut out).map(|()| out)
+                },
+                simd::$name(a, b)
+            )
+        }
+    };
+}
+
+macro_rules! unary {
+    ($(#[$m:meta])* $name:ident, $kernel:ident) => {
+        $(#[$m])*
+        pub fn $name(a: &[f32]) -> Vec<f32> {
+            if a.is_empty() {
+                return Vec::new();
+            }
+            on_device!(
+                stringify!($name),
+                |exec| {
+                    let mut out = vec![0.0; a.len()];
+                    kernels::elementwise(exec, Kernel::$kernel, &[a], 0.0, &mut out).map(|()| out)
+                },
+                simd::$name(a)
+            )
+        }
+    };
+}
+
+binary!(
+    /// `a[i] + b[i]`.
+    add, Add);
+binary!(
+    /// `a[i] - b[i]`.
+    sub, Sub);
+binary!(
+    /// `a[i] * b[i]`.
+    mul, Mul);
+binary!(
+    /// `a[i] / b[i]` (IEEE: `x / 0` is ±∞ or NaN).
+    div, Div);
+
+/// `a[i] * s`.
+pub fn scale(a: &[f32], s: f32) -> Vec<f32> {
+    if a.is_empty() {
+        return Vec::new();
+    }
+    on_device!(
+        "scale",
+        |exec| {
+            let mut out = vec![0.0; a.len()];
+            kernels::elementwise(exec, Kernel::Scale, &[a], s, &mut out).map(|()| out)
+        },
+        simd::scale(a, s)
+    )
+}
+
+unary!(
+    /// `max(a[i], 0)`; NaN stays NaN.
+    relu, Relu);
+unary!(
+    /// `1 / (1 + e^(−a[i]))`.
+    sigmoid, Sigmoid);
+unary!(
+    /// `tanh(a[i])`.
+    tanh, Tanh);
+unary!(
+    /// GELU, tanh approximation: `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`.
+    gelu, Gelu);
+unary!(
+    /// `e^a[i]`.
+    exp, Exp);
+
+/// `y[i] += alpha * x[i]`, in place. `y` is written only once the device's
+/// result is back, so a failed call leaves it intact for the SIMD fallback.
+///
+/// # Panics
+/// If `x` and `y` differ in length.
+#[track_caller]
+pub fn axpy(alpha: f32, x: &[f32], y: &mut [f32]) {
+    check::same_len("axpy", x.len(), y.len());
+    if x.is_empty() {
+        return;
+    }
+    on_device!(
+        "axpy",
+        |exec| {
+            let mut out = vec![0.0; y.len()];
+            kernels::elementwise(exec, Kernel::Axpy, &[x, y], alpha, &mut out).map(|()| y.copy_from_slice(&out))
+        },
+        simd::axpy(alpha, x, y)
+    )
+}
+
+/// The sum of `a` (0 when empty).
+pub fn sum(a: &[f32]) -> f32 {
+    if a.is_empty() {
+        return 0.0;
+    }
+    on_device!("sum", |exec| kernels::reduction(exec, Kernel::Sum, &[a], Post::None, 0.0), simd::sum(a))
+}
+
+/// `Σ a[i]·b[i]` (0 when empty).
+///
+/// # Panics
+/// If `a` and `b` differ in length.
+#[track_caller]
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    check::same_len("dot", a.len(), b.len());
+    if a.is_empty() {
+        return 0.0;
+    }
+    on_device!("dot", |exec| kernels::reduction(exec, Kernel::Dot, &[a, b], Post::None, 0.0), simd::dot(a, b))
+}
+
+/// The largest element: −∞ when empty, NaN when any element is NaN.
+pub fn max(a: &[f32]) -> f32 {
+    if a.is_empty() {
+        return f32::NEG_INFINITY;
+    }
+    on_device!("max", |exec| kernels::reduction(exec, Kernel::Max, &[a], Post::None, 0.0), simd::max(a))
+}
+
+/// The smallest element: +∞ when empty, NaN when any element is NaN.
+pub fn min(a: &[f32]) -> f32 {
+    if a.is_empty() {
+        return f32::INFINITY;
+    }
+    on_device!("min", |exec| kernels::reduction(exec, Kernel::Min, &[a], Post::None, 0.0), simd::min(a))
+}
+
+/// The arithmetic mean: NaN when empty. The division by `a.len() as f32`
+/// happens on the device, in the last reduction pass.
+pub fn mean(a: &[f32]) -> f32 {
+    if a.is_empty() {
+        return f32::NAN;
+    }
+    on_device!("mean", |exec| kernels::reduction(exec, Kernel::Sum, &[a], Post::Divide, a.len() as f32), simd::mean(a))
+}
+
+/// The Euclidean norm `√(Σ a[i]²)` (0 when empty).
+pub fn norm_l2(a: &[f32]) -> f32 {
+    if a.is_empty() {
+        return 0.0;
+    }
+    on_device!("norm_l2", |exec| kernels::reduction(exec, Kernel::SumSq, &[a], Post::Sqrt, 0.0), simd::norm_l2(a))
+}
+
+/// `e^(a[i] − max) / Σ e^(a[j] − max)`, stable for large inputs; empty in, empty out.
+pub fn softmax(a: &[f32]) -> Vec<f32> {
+    if a.is_empty() {
+        return Vec::new();
+    }
+    on_device!(
+        "softmax",
+        |exec| {
+            let mut out = vec![0.0; a.len()];
+            kernels::softmax(exec, a, &mut out).map(|()| out)
+        },
+        simd::softmax(a)
+    )
+}
+
+/// C = A·B for row-major A (m×k) and B (k×n); C is m×n. With `k == 0`, C is
+/// all zeros and the device is not used.
+///
+/// # Panics
+/// If `a.len() != m·k`, `b.len() != k·n`, or a shape overflows `usize`.
+#[track_caller]
+pub fn matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
+    check::matmul(a.len(), b.len(), m, n, k);
+    if m == 0 || n == 0 || k == 0 {
+        return vec![0.0; m * n];
+    }
+    on_device!(
+        "matmul",
+        |exec| {
+            let mut out = vec![0.0; m * n];
+            kernels::matmul(exec, a, b, (m, n, k), &mut out).map(|()| out)
+        },
+        simd::matmul(a, b, m, n, k)
+    )
+}
+
+/// y = A·x for row-major A (m×n); y has m elements. With `n == 0`, y is all
+/// zeros and the device is not used.
+///
+/// # Panics
+/// If `a.len() != m·n` or `x.len() != n`.
+#[track_caller]
+pub fn matvec(a: &[f32], x: &[f32], m: usize, n: usize) -> Vec<f32> {
+    check::matvec(a.len(), x.len(), m, n);
+    if m == 0 || n == 0 {
+        return vec![0.0; m];
+    }
+    on_device!(
+        "matvec",
+        |exec| {
+            let mut out = vec![0.0; m];
+            kernels::matvec(exec, a, x, (m, n), &mut out).map(|()| out)
+        },
+        simd::matvec(a, x, m, n)
+    )
+}
+
+/// The transpose of row-major `a` (rows×cols), as a cols×rows matrix.
+///
+/// # Panics
+/// If `a.len() != rows·cols`.
+#[track_caller]
+pub fn transpose(a: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    check::matrix("transpose", "a (rows×cols)", a.len(), rows, cols);
+    if a.is_empty() {
+        return Vec::new();
+    }
+    on_device!(
+        "transpose",
+        |exec| {
+            let mut out = vec![0.0; a.len()];
+            kernels::transpose(exec, a, (rows, cols), &mut out).map(|()| out)
+        },
+        simd::transpose(a, rows, cols)
+    )
+}
+
+/// Valid-mode 2-D convolution as deep-learning frameworks define it (cross-correlation:
+/// the kernel is not flipped): `out[i][j] = Σ_p Σ_q input[i+p][j+q] · kernel[p][q]`,
+/// output `(rows − krows + 1) × (cols − kcols + 1)`, empty when the kernel is larger than the input.
+///
+/// # Panics
+/// If `input.len() != rows·cols`, `kernel.len() != krows·kcols`, or the kernel shape is empty.
+#[track_caller]
+pub fn conv2d(input: &[f32], kernel: &[f32], rows: usize, cols: usize, krows: usize, kcols: usize) -> Vec<f32> {
+    let (orows, ocols) = check::conv2d(input.len(), kernel.len(), rows, cols, krows, kcols);
+    if orows == 0 || ocols == 0 {
+        return Vec::new();
+    }
+    on_device!(
+        "conv2d",
+        |exec| {
+            let mut out = vec![0.0; orows * ocols];
+            kernels::conv2d(exec, input, kernel, (cols, krows, kcols, ocols), &mut out).map(|()| out)
+        },
+        simd::conv2d(input, kernel, rows, cols, krows, kcols)
+    )
 }
