@@ -10,10 +10,13 @@
 //! is about the first call into one bucket of a kernel that no other test
 //! calls. `size = n` routes by `n` alone, so no test allocates its size.
 //!
-//! Run with `ADAPTIVE_KERNEL_HISTORY=off` and no `ADAPTIVE_KERNEL_BACKEND`
-//! (`scripts/test` does), so nothing but the cold-start rules decides.
+//! The cost model is installed with fixed figures (not calibrated) and history
+//! is off, so nothing but the cold-start rules decides, on any machine and in
+//! debug builds (where calibration measures unoptimised CPU code against a
+//! native-speed driver). Run with no `ADAPTIVE_KERNEL_BACKEND`.
 
-use adaptive_kernel::{adaptive_kernel, Backend};
+use adaptive_kernel::config::HistorySetting;
+use adaptive_kernel::{adaptive_kernel, Backend, CostParams};
 
 fn on_simd(_n: usize) -> Backend {
     Backend::Simd
@@ -35,8 +38,19 @@ macro_rules! probe {
     };
 }
 
-// The cost model's GPU rule wants flops / 20e12 > 5 × bytes / 32e9, i.e. flops > 3,125 × bytes.
-// `PAYS` does 10⁶ flops per byte moved; `DOES_NOT_PAY` moves 1,000 bytes per flop.
+/// Fixed cost-model figures: a GPU 100× the SIMD throughput behind a 100 µs launch and a
+/// bus half as fast as memory. 10⁶ flops per byte moved pays for the GPU; 1,000 bytes
+/// moved per flop does not (the transfer alone is twice SIMD's whole time).
+const FIGURES: CostParams = CostParams {
+    scalar_flops: 1e9,
+    simd_flops: 1e10,
+    mem_bandwidth: 2e10,
+    gpu_flops: 1e12,
+    transfer_bandwidth: 1e10,
+    gpu_latency: 1e-4,
+    cpu_call_latency: 1e-8,
+    gpu_available: true,
+};
 probe!(low_simd(n), "Low");
 probe!(low_never_gpu(n), "Low", gpu = on_gpu, flops = n as u64 * 1_000_000, bytes = n as u64);
 probe!(medium_simd(n), "Medium", gpu = on_gpu);
@@ -56,7 +70,10 @@ fn gpu_if_usable() -> Backend {
     }
 }
 
-fn not_forced() {
+fn setup() {
+    adaptive_kernel::set_history(HistorySetting::Off);
+    adaptive_kernel::cost::install_global(FIGURES);
+    assert_eq!(adaptive_kernel::cost::global().params(), FIGURES, "installed before any kernel ran");
     assert_eq!(
         adaptive_kernel::config::forced_backend(),
         None,
@@ -66,60 +83,60 @@ fn not_forced() {
 
 #[test]
 fn low_goes_simd_above_one_million() {
-    not_forced();
+    setup();
     assert_eq!(low_simd(1_000_000), Backend::Scalar);
     assert_eq!(low_simd(1_000_001), Backend::Simd);
 }
 
 #[test]
 fn low_never_goes_gpu_even_when_it_would_pay() {
-    not_forced();
+    setup();
     assert_eq!(low_never_gpu(1_000_000_000), Backend::Simd);
 }
 
 #[test]
 fn medium_goes_simd_above_ten_thousand() {
-    not_forced();
+    setup();
     assert_eq!(medium_simd(10_000), Backend::Scalar);
     assert_eq!(medium_simd(10_001), Backend::Simd);
 }
 
 #[test]
 fn medium_goes_gpu_above_one_hundred_thousand_when_usable() {
-    not_forced();
+    setup();
     assert_eq!(medium_gpu(100_000), Backend::Simd);
     assert_eq!(medium_gpu(100_001), gpu_if_usable());
 }
 
 #[test]
 fn medium_gpu_is_vetoed_when_the_transfer_does_not_pay() {
-    not_forced();
+    setup();
     assert_eq!(medium_gpu_does_not_pay(100_001), Backend::Simd);
 }
 
 #[test]
 fn high_goes_simd_above_one_thousand() {
-    not_forced();
+    setup();
     assert_eq!(high_simd(1_000), Backend::Scalar);
     assert_eq!(high_simd(1_001), Backend::Simd);
 }
 
 #[test]
 fn high_goes_gpu_above_ten_thousand_when_usable() {
-    not_forced();
+    setup();
     assert_eq!(high_gpu(10_000), Backend::Simd);
     assert_eq!(high_gpu(10_001), gpu_if_usable());
 }
 
 #[test]
 fn high_gpu_is_vetoed_when_the_transfer_does_not_pay() {
-    not_forced();
+    setup();
     assert_eq!(high_gpu_does_not_pay(10_001), Backend::Simd);
 }
 
 #[test]
 fn a_kernel_without_gpu_variant_stays_on_simd() {
-    not_forced();
+    setup();
     assert!(!high_without_gpu_variant::KERNEL.has_gpu());
     assert_eq!(high_without_gpu_variant(10_001), Backend::Simd);
 }

@@ -24,7 +24,10 @@ impl Fingerprint {
             cpu: format!("{} {}", std::env::consts::ARCH, cpu_model()),
             cpu_features: cpu_features(),
             gpu: crate::ops::gpu::adapter().map(|a| {
-                format!("{} | {} | {} | {} | {:04x}:{:04x}", a.name, a.driver, a.driver_info, a.backend, a.vendor, a.device)
+                format!(
+                    "{} | {} | {} | {} | {:04x}:{:04x}",
+                    a.name, a.driver, a.driver_info, a.backend, a.vendor, a.device
+                )
             }),
             crate_version: env!("CARGO_PKG_VERSION").to_owned(),
         }

@@ -272,7 +272,7 @@ fn create() -> Init {
             tracing::debug!(target: "adaptive_kernel", adapter = %gpu.summary, "GPU device ready");
         }
         Init::Unavailable { reason, .. } => {
-            tracing::warn!(target: "adaptive_kernel", reason, "no usable GPU; GPU ops run on SIMD");
+            tracing::info!(target: "adaptive_kernel", reason, "no usable GPU; GPU ops run on SIMD");
         }
     }
     init
