@@ -240,16 +240,15 @@ impl Kernel {
         // it); a stale read only sends this call through the cold path once more.
         let byte = self.decisions[bucket].load(Ordering::Relaxed);
         if byte & CACHED != 0 && !overrides::any_active() {
-            return self.cached_route(byte, bucket, size);
+            return self.cached_route(byte, size);
         }
         self.route_cold(bucket, work())
     }
 
     #[inline]
-    fn cached_route(&'static self, byte: u8, bucket: usize, size: usize) -> Route {
-        let backend = decode_backend(byte);
-        let span = byte & SPAN != 0;
-        Route { backend, kernel: self, timed: sample_tick(byte), span, bucket: bucket as u8, size }
+    fn cached_route(&'static self, byte: u8, size: usize) -> Route {
+        let timed = if sample_tick(byte) { TIMED } else { 0 };
+        Route { kernel: self, size, flags: (byte & !CACHED) | timed }
     }
 
     fn lock(&'static self) -> MutexGuard<'static, KernelState> {
@@ -276,21 +275,21 @@ impl Kernel {
             let d = self.resolve_forced(&mut st, b);
             drop(st);
             telemetry::decision(&self.spec, work.size, bucket, d, false);
-            return Route::untimed(self, d.backend, bucket, work.size);
+            return Route::new(self, d.backend, work.size, false);
         }
         let mut st = self.lock();
         let byte = self.decisions[bucket].load(Ordering::Relaxed);
         if byte & CACHED != 0 {
             // Cached meanwhile, or we came here only because another thread holds a scoped override.
             drop(st);
-            return self.cached_route(byte, bucket, work.size);
+            return self.cached_route(byte, work.size);
         }
         if let Some(b) = st.forced.or_else(config::forced_backend) {
             let d = self.resolve_forced(&mut st, b);
             self.decisions[bucket].store(encode(d.backend, MIN_SHIFT, false), Ordering::Relaxed);
             drop(st);
             telemetry::decision(&self.spec, work.size, bucket, d, false);
-            return Route::untimed(self, d.backend, bucket, work.size);
+            return Route::new(self, d.backend, work.size, false);
         }
         let gpu_usable = self.spec.has_gpu && crate::ops::gpu::is_available();
         let mut guard = st;
@@ -323,7 +322,7 @@ impl Kernel {
         drop(guard);
         telemetry::decision(&self.spec, work.size, bucket, d, has_history);
         // Every exploring call is timed; a bucket that just settled starts sampling.
-        Route { backend: d.backend, kernel: self, timed: true, span: false, bucket: bucket as u8, size: work.size }
+        Route::new(self, d.backend, work.size, true)
     }
 
     /// The backend a forced choice really runs on: GPU without a GPU variant or a
@@ -507,54 +506,60 @@ impl std::fmt::Debug for Kernel {
 }
 
 /// Where one call goes, handed from [`Kernel::route`] to the generated wrapper.
+///
+/// Kept to three words passed by value, so the fast path keeps it in registers:
+/// `flags` is the bucket's decision byte, with [`CACHED`]'s bit reused to mean
+/// "time this call".
 #[derive(Debug)]
 #[must_use = "a route does nothing until `run` calls the chosen variant"]
 pub struct Route {
-    backend: Backend,
     kernel: &'static Kernel,
-    timed: bool,
-    span: bool,
-    bucket: u8,
     size: usize,
+    flags: u8,
 }
 
+/// In a [`Route`]'s flags: this call is timed.
+const TIMED: u8 = CACHED;
+
 impl Route {
+    fn new(kernel: &'static Kernel, backend: Backend, size: usize, timed: bool) -> Route {
+        Route { kernel, size, flags: encode(backend, 0, false) & !CACHED | if timed { TIMED } else { 0 } }
+    }
+
     /// The variant to call.
     #[inline]
     pub fn backend(&self) -> Backend {
-        self.backend
-    }
-
-    fn untimed(kernel: &'static Kernel, backend: Backend, bucket: usize, size: usize) -> Route {
-        Route { backend, kernel, timed: false, span: false, bucket: bucket as u8, size }
+        decode_backend(self.flags)
     }
 
     /// Whether this call will be timed and recorded.
     #[inline]
     pub fn is_timed(&self) -> bool {
-        self.timed
+        self.flags & TIMED != 0
     }
 
     /// Calls `variant` (the chosen backend's function) and returns its result,
     /// timing it when this call was picked for measurement.
     #[inline]
     pub fn run<R>(self, variant: impl FnOnce() -> R) -> R {
-        if self.timed || self.span {
-            self.run_observed(variant)
-        } else {
+        if self.flags & (TIMED | SPAN) == 0 {
             variant()
+        } else {
+            run_observed(self.kernel, self.size, self.flags, variant)
         }
     }
+}
 
-    #[inline(never)]
-    fn run_observed<R>(&self, variant: impl FnOnce() -> R) -> R {
-        let _span = self.span.then(|| telemetry::call_span(self.kernel.name(), self.backend, self.size));
-        if !self.timed {
-            return variant();
-        }
-        let start = Instant::now();
-        let out = variant();
-        self.kernel.record(self.bucket as usize, self.backend, self.size, start.elapsed());
-        out
+/// A call that is timed, spanned or both (fields by value: nothing forces the route into memory).
+#[inline(never)]
+fn run_observed<R>(kernel: &'static Kernel, size: usize, flags: u8, variant: impl FnOnce() -> R) -> R {
+    let backend = decode_backend(flags);
+    let _span = (flags & SPAN != 0).then(|| telemetry::call_span(kernel.name(), backend, size));
+    if flags & TIMED == 0 {
+        return variant();
     }
+    let start = Instant::now();
+    let out = variant();
+    kernel.record(bucket_of(size), backend, size, start.elapsed());
+    out
 }
