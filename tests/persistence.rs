@@ -53,6 +53,14 @@ fn child() {
             assert_eq!(route.backend(), Backend::Simd);
         }
         "expect_fresh" => assert!(K.table().rows.is_empty(), "{}", K.table()),
+        "expect_cached_calibration" => {
+            // Loading the history (any kernel's first use) installs the saved figures ...
+            assert!(K.table().rows.len() == 1);
+            let saved: adaptive_kernel::CostParams =
+                serde_json::from_str(&std::env::var("EXPECTED_CALIBRATION").unwrap()).unwrap();
+            // ... so the process-wide model is those figures, not a new calibration.
+            assert_eq!(adaptive_kernel::cost::global().params(), saved);
+        }
         "expect_fresh_edited" => assert!(K_EDITED.table().rows.is_empty(), "{}", K_EDITED.table()),
         "expect_refused" => {
             learn(&K);
@@ -89,6 +97,24 @@ fn a_second_run_starts_settled() {
     child_ok("learn", &file);
     assert_eq!(json(&file)["format"], "adaptive-kernel-history");
     child_ok("expect_settled", &file);
+}
+
+#[test]
+fn the_calibration_is_saved_and_reused_instead_of_measured_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("history.json");
+    child_ok("learn", &file);
+    let v = json(&file);
+    let machine = v["machines"].as_object().unwrap().values().next().unwrap().clone();
+    let calibration = &machine["calibration"];
+    assert!(calibration["simd_flops"].as_f64().unwrap() > 0.0, "{calibration}");
+    let env = [
+        ("ADAPTIVE_KERNEL_HISTORY", file.to_str().unwrap()),
+        ("ADAPTIVE_KERNEL_GPU", "off"),
+        ("EXPECTED_CALIBRATION", &calibration.to_string()),
+    ];
+    let (ok, out) = run_child("child", "expect_cached_calibration", &env);
+    assert!(ok, "{out}");
 }
 
 #[test]
