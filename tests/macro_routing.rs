@@ -15,8 +15,9 @@
 //! debug builds (where calibration measures unoptimised CPU code against a
 //! native-speed driver). Run with no `ADAPTIVE_KERNEL_BACKEND`.
 
-use adaptive_kernel::config::HistorySetting;
-use adaptive_kernel::{adaptive_kernel, Backend, CostParams};
+mod common;
+
+use adaptive_kernel::{adaptive_kernel, Backend};
 
 fn on_simd(_n: usize) -> Backend {
     Backend::Simd
@@ -38,19 +39,6 @@ macro_rules! probe {
     };
 }
 
-/// Fixed cost-model figures: a GPU 100× the SIMD throughput behind a 100 µs launch and a
-/// bus half as fast as memory. 10⁶ flops per byte moved pays for the GPU; 1,000 bytes
-/// moved per flop does not (the transfer alone is twice SIMD's whole time).
-const FIGURES: CostParams = CostParams {
-    scalar_flops: 1e9,
-    simd_flops: 1e10,
-    mem_bandwidth: 2e10,
-    gpu_flops: 1e12,
-    transfer_bandwidth: 1e10,
-    gpu_latency: 1e-4,
-    cpu_call_latency: 1e-8,
-    gpu_available: true,
-};
 probe!(low_simd(n), "Low");
 probe!(low_never_gpu(n), "Low", gpu = on_gpu, flops = n as u64 * 1_000_000, bytes = n as u64);
 probe!(medium_simd(n), "Medium", gpu = on_gpu);
@@ -71,9 +59,7 @@ fn gpu_if_usable() -> Backend {
 }
 
 fn setup() {
-    adaptive_kernel::set_history(HistorySetting::Off);
-    adaptive_kernel::cost::install_global(FIGURES);
-    assert_eq!(adaptive_kernel::cost::global().params(), FIGURES, "installed before any kernel ran");
+    common::fixed_model();
     assert_eq!(
         adaptive_kernel::config::forced_backend(),
         None,

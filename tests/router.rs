@@ -10,7 +10,7 @@ use common::*;
 #[test]
 fn explores_the_prior_first_then_settles_on_the_fastest() {
     static K: Kernel = Kernel::new(cpu_spec("router::fastest", OpComplexity::High));
-    no_history();
+    fixed_model();
     let asked = settle_with(&K, 5_000, |b| match b {
         Backend::Scalar => us(300),
         _ => us(100),
@@ -26,7 +26,7 @@ fn explores_the_prior_first_then_settles_on_the_fastest() {
 #[test]
 fn a_settled_bucket_is_served_from_the_cache_and_only_sampled() {
     static K: Kernel = Kernel::new(cpu_spec("router::sampled", OpComplexity::Low));
-    no_history();
+    fixed_model();
     settle_with(&K, 100, |b| if b == Backend::Scalar { us(1) } else { us(2) });
     let timed = (0..1_000).filter(|_| K.route(100, || unreachable!("no decision needed")).is_timed()).count();
     assert!(timed <= 1_000 / 16 + 1, "{timed} of 1000 settled calls were timed");
@@ -36,7 +36,7 @@ fn a_settled_bucket_is_served_from_the_cache_and_only_sampled() {
 #[test]
 fn a_candidate_measured_far_slower_is_dropped_after_one_sample() {
     static K: Kernel = Kernel::new(cpu_spec("router::prune_measured", OpComplexity::High));
-    no_history();
+    fixed_model();
     // Warm both backends up elsewhere so every sample below is kept.
     K.observe(10, Backend::Scalar, us(1));
     K.observe(10, Backend::Simd, us(1));
@@ -50,7 +50,7 @@ fn a_candidate_measured_far_slower_is_dropped_after_one_sample() {
 fn a_hopeless_scalar_matmul_is_never_run() {
     // 4096² inputs of a High kernel: the cost model predicts Scalar takes minutes.
     static K: Kernel = Kernel::new(cpu_spec("router::prune_predicted", OpComplexity::High));
-    no_history();
+    fixed_model();
     let size = 2 * 4096 * 4096;
     let work = Work::estimate(OpComplexity::High, size, Some(2 * 4096u64.pow(3)), None);
     let asked = settle_with_work(&K, size, work, |_| Duration::from_millis(500));
@@ -61,7 +61,7 @@ fn a_hopeless_scalar_matmul_is_never_run() {
 #[test]
 fn neighbouring_buckets_predict_by_the_complexity_s_growth() {
     static K: Kernel = Kernel::new(cpu_spec("router::prune_neighbour", OpComplexity::Low));
-    no_history();
+    fixed_model();
     // At 2,000 elements Scalar is 10× slower than SIMD; Low work grows linearly.
     settle_with(&K, 2_000, |b| if b == Backend::Scalar { us(100) } else { us(10) });
     // At 64,000 Scalar is predicted 3.2 ms; SIMD measures 0.3 ms, so Scalar is hopeless.
@@ -72,7 +72,7 @@ fn neighbouring_buckets_predict_by_the_complexity_s_growth() {
 #[test]
 fn near_ties_go_to_the_cheaper_backend_deterministically() {
     static K: Kernel = Kernel::new(cpu_spec("router::tie", OpComplexity::High));
-    no_history();
+    fixed_model();
     settle_with(&K, 5_000, |b| if b == Backend::Scalar { us(103) } else { us(100) });
     assert_eq!(settled(&K, 5_000), Some(Backend::Scalar), "3% apart is within the 5% band");
 }
@@ -80,7 +80,7 @@ fn near_ties_go_to_the_cheaper_backend_deterministically() {
 #[test]
 fn one_preempted_sample_does_not_flip_a_decision() {
     static K: Kernel = Kernel::new(cpu_spec("router::outlier", OpComplexity::High));
-    no_history();
+    fixed_model();
     settle_with(&K, 5_000, |b| if b == Backend::Scalar { us(200) } else { us(100) });
     for _ in 0..15 {
         K.observe(5_000, Backend::Simd, us(100));
@@ -94,7 +94,7 @@ fn one_preempted_sample_does_not_flip_a_decision() {
 #[test]
 fn a_degraded_choice_is_re_explored_and_replaced() {
     static K: Kernel = Kernel::new(cpu_spec("router::drift", OpComplexity::High));
-    no_history();
+    fixed_model();
     settle_with(&K, 5_000, |b| if b == Backend::Scalar { us(200) } else { us(100) });
     assert_eq!(settled(&K, 5_000), Some(Backend::Simd));
     // SIMD becomes 4× slower for good (say, another process took the vector units).
@@ -112,7 +112,7 @@ fn a_degraded_choice_is_re_explored_and_replaced() {
 #[test]
 fn the_table_reports_what_was_learned() {
     static K: Kernel = Kernel::new(cpu_spec("router::table", OpComplexity::Medium));
-    no_history();
+    fixed_model();
     settle_with(&K, 3_000, |b| if b == Backend::Scalar { us(50) } else { us(20) });
     let table = K.table();
     assert_eq!(table.kernel, "router::table");
@@ -130,7 +130,7 @@ fn the_table_reports_what_was_learned() {
 #[test]
 fn sizes_across_an_moe_threshold_never_share_a_decision() {
     static K: Kernel = Kernel::new(cpu_spec("router::moe_split", OpComplexity::High));
-    no_history();
+    fixed_model();
     let first = |size: usize| K.route(size, || Work::estimate(OpComplexity::High, size, None, None)).backend();
     assert_eq!(first(1_000), Backend::Scalar);
     assert_eq!(first(1_001), Backend::Simd);
@@ -139,7 +139,7 @@ fn sizes_across_an_moe_threshold_never_share_a_decision() {
 #[test]
 fn a_kernel_can_be_forced_and_released() {
     static K: Kernel = Kernel::new(cpu_spec("router::force", OpComplexity::High));
-    no_history();
+    fixed_model();
     settle_with(&K, 5_000, |b| if b == Backend::Scalar { us(200) } else { us(100) });
     K.force(Some(Backend::Scalar));
     assert_eq!(K.forced(), Some(Backend::Scalar));
@@ -152,7 +152,7 @@ fn a_kernel_can_be_forced_and_released() {
 #[test]
 fn forcing_gpu_on_a_kernel_without_one_runs_simd() {
     static K: Kernel = Kernel::new(cpu_spec("router::force_gpu", OpComplexity::High));
-    no_history();
+    fixed_model();
     K.force(Some(Backend::Gpu));
     assert_eq!(K.route(10, || Work::estimate(OpComplexity::High, 10, None, None)).backend(), Backend::Simd);
     K.force(None);
@@ -162,7 +162,7 @@ fn forcing_gpu_on_a_kernel_without_one_runs_simd() {
 fn scoped_overrides_nest_and_restore_even_on_panic() {
     use adaptive_kernel::with_backend;
     static K: Kernel = Kernel::new(cpu_spec("router::scoped", OpComplexity::Low));
-    no_history();
+    fixed_model();
     let pick = || K.route(10, || Work::estimate(OpComplexity::Low, 10, None, None)).backend();
     assert_eq!(pick(), Backend::Scalar);
     with_backend(Backend::Simd, || {
@@ -178,7 +178,7 @@ fn scoped_overrides_nest_and_restore_even_on_panic() {
 #[test]
 fn eight_threads_lose_no_samples() {
     static K: Kernel = Kernel::new(cpu_spec("router::threads", OpComplexity::Low));
-    no_history();
+    fixed_model();
     K.observe(1 << 20, Backend::Scalar, us(1)); // the warm-up
     std::thread::scope(|s| {
         for t in 0..8u64 {
@@ -196,7 +196,7 @@ fn eight_threads_lose_no_samples() {
 #[test]
 fn eight_threads_routing_real_calls_all_get_right_answers() {
     static K: Kernel = Kernel::new(cpu_spec("router::threads_real", OpComplexity::Medium));
-    no_history();
+    fixed_model();
     let x: Vec<f32> = (0..20_000).map(|i| (i % 10) as f32).collect();
     std::thread::scope(|s| {
         for _ in 0..8 {

@@ -139,6 +139,27 @@ impl Predictions {
     fn of(&self, b: Backend) -> f64 {
         self.neighbours[b.index()].unwrap_or(self.model[b.index()])
     }
+
+    /// The estimate pruning compares with `prune_factor × anchor_ns`, where `anchor` is
+    /// the best backend measured in this bucket. Neighbouring measurements are used as
+    /// they are. A cost-model figure is also tried relative to the anchor: Scalar and
+    /// SIMD share the host's memory and call costs, so the model's error on the
+    /// measured one applies to the other, and the lower of the absolute and the
+    /// relative figure is used, so a model that is off in absolute terms does not
+    /// prune a backend it cannot really tell apart.
+    fn for_pruning(&self, b: Backend, anchor: Backend, anchor_ns: f64) -> f64 {
+        if let Some(n) = self.neighbours[b.index()] {
+            return n;
+        }
+        let raw = self.model[b.index()];
+        let anchor_model = self.model[anchor.index()];
+        let both_cpu = b != Backend::Gpu && anchor != Backend::Gpu;
+        if both_cpu && anchor_model > 0.0 && anchor_model.is_finite() {
+            raw.min(raw * anchor_ns / anchor_model)
+        } else {
+            raw
+        }
+    }
 }
 
 /// The next backend to call in an exploring bucket, or the settled decision once
@@ -168,8 +189,8 @@ pub(crate) fn explore(
         }
         if let Some((best_b, best)) = best_centre(state, Some(b)) {
             let estimate = match state.round_samples(b) {
-                0 => predicted.of(b),
-                _ => state.of(b).centre().unwrap_or_else(|| predicted.of(b)),
+                0 => predicted.for_pruning(b, best_b, best),
+                _ => state.of(b).centre().unwrap_or_else(|| predicted.for_pruning(b, best_b, best)),
             };
             if best_b != b && estimate > policy.prune_factor * best {
                 state.pruned[i] = true;
@@ -366,6 +387,37 @@ mod tests {
         let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
         let d = explore(&mut s, ALL, scalar_prior, &p, &P);
         assert_eq!(d, Decision { backend: Backend::Gpu, kind: DecisionKind::Exploring });
+    }
+
+    #[test]
+    fn a_cost_model_off_in_absolute_terms_does_not_prune_a_cpu_backend() {
+        // The model predicts 1.6 µs for both CPU backends; Scalar measures 0.3 µs.
+        // Absolutely, SIMD looks 5× slower than the best; relative to Scalar's error, it ties.
+        let mut s = BucketState::new(2_000);
+        let p = Predictions { neighbours: [None; 3], model: [1_600.0, 1_600.0, f64::INFINITY] };
+        let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
+        let two = [true, true, false];
+        for _ in 0..3 {
+            let d = explore(&mut s, two, scalar_prior, &p, &P);
+            assert_eq!(d.backend, Backend::Scalar);
+            record(&mut s, Backend::Scalar, 300, false, &P);
+        }
+        assert_eq!(explore(&mut s, two, scalar_prior, &p, &P).backend, Backend::Simd);
+    }
+
+    #[test]
+    fn the_relative_model_still_prunes_what_it_can_tell_apart() {
+        // Scalar is modelled at 10× SIMD; SIMD measures 1 ms, so Scalar is estimated at 10 ms.
+        let mut s = BucketState::new(1 << 25);
+        let p = Predictions { neighbours: [None; 3], model: [1e8, 1e7, f64::INFINITY] };
+        let simd_prior = simd_prior();
+        for _ in 0..3 {
+            let d = explore(&mut s, [true, true, false], simd_prior, &p, &P);
+            assert_eq!(d.backend, Backend::Simd);
+            record(&mut s, Backend::Simd, 1_000_000, false, &P);
+        }
+        assert_eq!(explore(&mut s, [true, true, false], simd_prior, &p, &P).kind, DecisionKind::Historical);
+        assert!(s.pruned[Backend::Scalar.index()]);
     }
 
     #[test]

@@ -11,6 +11,28 @@ pub fn no_history() {
     adaptive_kernel::set_history(HistorySetting::Off);
 }
 
+/// Fixed cost-model figures: SIMD 10× Scalar's throughput, a GPU 100× SIMD's behind a
+/// 100 µs launch, and a bus half as fast as memory. Tests that depend on the model's
+/// judgement install these, since calibration in a debug build measures unoptimised
+/// code (Scalar and SIMD alike) against a native-speed GPU driver.
+pub const FIGURES: adaptive_kernel::CostParams = adaptive_kernel::CostParams {
+    scalar_flops: 1e9,
+    simd_flops: 1e10,
+    mem_bandwidth: 2e10,
+    gpu_flops: 1e12,
+    transfer_bandwidth: 1e10,
+    gpu_latency: 1e-4,
+    cpu_call_latency: 1e-8,
+    gpu_available: true,
+};
+
+/// No history, and the cost model fixed at [`FIGURES`]; asserts the figures took (no kernel ran before).
+pub fn fixed_model() {
+    no_history();
+    adaptive_kernel::cost::install_global(FIGURES);
+    assert_eq!(adaptive_kernel::cost::global().params(), FIGURES, "installed before any kernel ran");
+}
+
 /// Drives `kernel`'s bucket of `size` with injected timings until it settles;
 /// returns the backends it asked for, in order. The calls claim almost no work,
 /// so the cost model never rules a backend out: only the injected timings count.
