@@ -93,10 +93,12 @@ fn calls_to_settle(_: &mut Criterion) {
             calls += 1;
         }
         let row = kernel.table().row_for(n).cloned().expect("called");
+        let kept: Vec<String> = row.backends.iter().map(|b| format!("{} kept {}", b.backend, b.count)).collect();
         println!(
-            "  n = {n:>9}: {calls:>3} calls, {:>8.2} ms, settled on {:?}",
+            "  n = {n:>9}: {calls:>3} calls, {:>8.2} ms, settled on {:?} ({})",
             start.elapsed().as_secs_f64() * 1e3,
-            row.chosen
+            row.chosen,
+            kept.join(", ")
         );
     }
 }
