@@ -57,7 +57,7 @@ pub use overrides::with_backend;
 pub use persist::{default_path, flush, history_file, set_history, HistoryError};
 pub use registry::kernels;
 pub use report::{BackendReport, BucketReport, KernelTable};
-pub use router::{Decision, DecisionKind, Policy};
+pub use router::{Decision, DecisionKind};
 pub use selector::{BackendSelector, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH};
 pub use simd_level::{simd_level, SimdLevel};
 pub use site::{set_span_threshold, Kernel, KernelSpec, Route, Work};
