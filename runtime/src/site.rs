@@ -508,7 +508,7 @@ impl std::fmt::Debug for Kernel {
 /// Where one call goes, handed from [`Kernel::route`] to the generated wrapper.
 ///
 /// Kept to three words passed by value, so the fast path keeps it in registers:
-/// `flags` is the bucket's decision byte, with [`CACHED`]'s bit reused to mean
+/// `flags` is the bucket's decision byte, with its "cached" bit reused to mean
 /// "time this call".
 #[derive(Debug)]
 #[must_use = "a route does nothing until `run` calls the chosen variant"]
