@@ -433,7 +433,7 @@ fn snapshot_kernels() -> Vec<(String, (KernelEntry, Vec<usize>))> {
                     complexity: spec.complexity,
                     buckets: st.buckets.clone(),
                 };
-                (spec.name.to_owned(), (entry, st.touched.keys().copied().collect()))
+                (spec.name.to_owned(), (entry, st.touched.iter().copied().collect()))
             })
         })
         .collect()

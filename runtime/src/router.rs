@@ -24,7 +24,6 @@
 use std::fmt;
 
 use crate::backend::Backend;
-use crate::cost::CostModel;
 use crate::history::{BucketState, Phase};
 use crate::selector::moe;
 use crate::site::{KernelSpec, Work};
@@ -109,11 +108,6 @@ pub(crate) fn prior(spec: &KernelSpec, work: &Work, gpu_usable: bool, model: imp
         Backend::Gpu => Decision { backend: Backend::Simd, kind: DecisionKind::CostModel },
         other => Decision { backend: other, kind: DecisionKind::MoeThreshold },
     }
-}
-
-/// `model.gpu_worth_it` as the prior's veto.
-pub(crate) fn gpu_veto_passes(model: &CostModel, work: &Work) -> bool {
-    model.gpu_worth_it(work)
 }
 
 /// The best (lowest) centre among backends sampled in the current round, other than `except`.

@@ -9,7 +9,7 @@
 //! (N adapts to the call rate: see [`Kernel::route`]).
 
 use std::cell::Cell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -142,7 +142,7 @@ pub(crate) struct KernelState {
     registered: bool,
     pub(crate) buckets: BTreeMap<usize, BucketState>,
     /// Buckets with data recorded by this process (what a save must not drop).
-    pub(crate) touched: BTreeMap<usize, ()>,
+    pub(crate) touched: BTreeSet<usize>,
     warmed: [bool; 3],
     clocks: BTreeMap<usize, SampleClock>,
     forced: Option<Backend>,
@@ -154,7 +154,7 @@ impl KernelState {
         KernelState {
             registered: false,
             buckets: BTreeMap::new(),
-            touched: BTreeMap::new(),
+            touched: BTreeSet::new(),
             warmed: [false; 3],
             clocks: BTreeMap::new(),
             forced: None,
@@ -297,27 +297,26 @@ impl Kernel {
         let neighbours = predict_from_neighbours(&st.buckets, bucket, self.spec.complexity, work.size);
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(work.size));
         let has_history = bs.has_history();
+        let was_settled = bs.settled().is_some();
         let d = match bs.settled() {
             Some(backend) => Decision { backend, kind: DecisionKind::Historical },
             None => {
-                let prior =
-                    router::prior(&self.spec, &work, gpu_usable, || router::gpu_veto_passes(cost::global(), &work));
+                let prior = router::prior(&self.spec, &work, gpu_usable, || cost::global().gpu_worth_it(&work));
                 let candidates = [true, true, gpu_usable];
                 // The cost model is consulted only once something was measured to compare with.
-                let model = if bs.has_history() {
-                    Backend::ALL.map(|b| cost::global().predict(b, &work) * 1e9)
-                } else {
-                    [0.0; 3]
-                };
+                let model =
+                    if has_history { Backend::ALL.map(|b| cost::global().predict(b, &work) * 1e9) } else { [0.0; 3] };
                 let predicted = router::Predictions { neighbours, model };
                 router::explore(bs, candidates, prior, &predicted, &Policy::DEFAULT)
             }
         };
-        let settled = bs.settled().is_some();
-        if settled {
+        if bs.settled().is_some() {
             let shift = st.clocks.get(&bucket).map_or(MIN_SHIFT, |c| c.shift);
             self.decisions[bucket].store(encode(d.backend, shift, false), Ordering::Relaxed);
-            persist::note_changed();
+            // Only a new decision is worth saving; re-caching a settled bucket changes nothing.
+            if !was_settled {
+                persist::note_changed();
+            }
         }
         drop(guard);
         telemetry::decision(&self.spec, work.size, bucket, d, has_history);
@@ -376,7 +375,7 @@ impl Kernel {
             }
         }
         if !warmup {
-            st.touched.insert(bucket, ());
+            st.touched.insert(bucket);
         }
         let settled = st.buckets.get(&bucket).and_then(BucketState::settled);
         match settled {
