@@ -5,44 +5,44 @@
 //! `#[cold]` calls into [`super::site`].
 
 use std::cell::Cell;
-use std::time::Instant;
 
 use super::decision_byte::{self, CACHED, SPAN};
 use super::site::Kernel;
 use super::{registry, telemetry};
 use crate::backend::Backend;
 use crate::bucket::bucket_of;
+use crate::clock;
 use crate::cost::Work;
 
 use std::sync::atomic::Ordering;
 
 thread_local! {
-    /// Calls left before this thread times one (shared by every kernel the thread calls).
-    static COUNTDOWN: Cell<u32> = const { Cell::new(0) };
+    /// This thread's sampling generator (a 64-bit LCG): whether a call is timed is
+    /// drawn per call, so every bucket is sampled at its own rate whatever the
+    /// interleaving of kernels, buckets and threads.
+    static DRAW: Cell<u64> = const { Cell::new(0x9e37_79b9_7f4a_7c15) };
 }
 
-/// Counts one settled call down; `true` when this call is to be timed.
+/// Whether a settled call is timed: with probability `2^-shift`, `shift` from the bucket's byte.
 #[inline]
-fn sample_tick(byte: u8) -> bool {
-    COUNTDOWN.with(|c| match c.get() {
-        0 => {
-            c.set((1u32 << decision_byte::shift(byte)) - 1);
-            true
-        }
-        n => {
-            c.set(n - 1);
-            false
-        }
+fn sample(byte: u8) -> bool {
+    DRAW.with(|d| {
+        let x = d.get().wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        d.set(x);
+        // The high bits of an LCG are the well-mixed ones.
+        ((x >> 40) as u32) & ((1u32 << decision_byte::shift(byte)) - 1) == 0
     })
 }
 
 impl Kernel {
     /// Routes one call of `size`; `work` is evaluated only when a decision must be made.
     ///
-    /// A settled bucket returns its cached backend; one call in N (per thread) is
-    /// timed to keep the history current, with N a power of two between 16 and
-    /// 32,768 chosen so a bucket gets about 50 samples a second. Everything else
-    /// goes through the cold path.
+    /// A settled bucket returns its cached backend. Each call is timed with
+    /// probability 1/N, N a power of two per bucket between 16 and 32,768 that
+    /// follows the bucket's call rate so it gets about 50 samples a second (every
+    /// call is timed while a decision loaded from history is re-checked); a timed
+    /// call may re-time an alternative instead, within a small budget, so a wrong
+    /// decision corrects itself. Everything else goes through the cold path.
     #[inline]
     pub fn route(&'static self, size: usize, work: impl FnOnce() -> Work) -> Route {
         let bucket = bucket_of(size);
@@ -50,17 +50,24 @@ impl Kernel {
         // it); a stale read only sends this call through the cold path once more.
         let byte = self.decision(bucket).load(Ordering::Relaxed);
         if byte & CACHED != 0 && !super::overrides::any_active() {
-            return self.cached_route(byte, size);
+            if !sample(byte) {
+                return Route { kernel: self, size, flags: byte & !CACHED };
+            }
+            let backend = self.sampled(bucket, byte);
+            return Route::new(self, backend, size, true);
         }
         registry::register(self);
         let (backend, timed) = self.route_cold(bucket, work());
         Route::new(self, backend, size, timed)
     }
 
-    #[inline]
+    /// The route of a call that found `byte` cached (the cold path's view of the fast path).
     pub(super) fn cached_route(&'static self, byte: u8, size: usize) -> Route {
-        let timed = if sample_tick(byte) { TIMED } else { 0 };
-        Route { kernel: self, size, flags: (byte & !CACHED) | timed }
+        if !sample(byte) {
+            return Route { kernel: self, size, flags: byte & !CACHED };
+        }
+        let backend = self.sampled(bucket_of(size), byte);
+        Route::new(self, backend, size, true)
     }
 }
 
@@ -121,9 +128,9 @@ fn run_observed<R>(kernel: &'static Kernel, size: usize, flags: u8, variant: imp
     if flags & TIMED == 0 {
         return variant();
     }
-    let start = Instant::now();
+    let start = clock::now();
     let out = variant();
-    kernel.observe(size, backend, start.elapsed());
+    kernel.observe(size, backend, clock::since(start));
     out
 }
 
