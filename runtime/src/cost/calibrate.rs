@@ -25,7 +25,7 @@ impl CostModel {
 
 /// The CPU figures, measured now within a few milliseconds; GPU figures conservative and unavailable.
 pub(super) fn cpu() -> CostParams {
-    measure_cpu(&Probes::ops())
+    measure_cpu(&Probes::cpu_ops())
 }
 
 /// `params` with GPU figures measured now, when a usable GPU exists (waits for GPU start-up).
@@ -75,17 +75,26 @@ struct GpuProbes {
 }
 
 impl Probes {
-    fn ops() -> Probes {
+    /// The real CPU ops, no GPU probes (asking whether a GPU exists waits for its start-up).
+    fn cpu_ops() -> Probes {
         Probes {
             scalar_add: ops::scalar::add,
             simd_add: ops::simd::add,
             scalar_matmul: ops::scalar::matmul,
             simd_matmul: ops::simd::matmul,
+            gpu: None,
+        }
+    }
+
+    /// The real ops, with the GPU's when a usable GPU exists.
+    fn ops() -> Probes {
+        Probes {
             gpu: ops::gpu::is_available().then_some(GpuProbes {
                 add: ops::gpu::add,
                 matmul: ops::gpu::matmul,
                 still_available: ops::gpu::is_available,
             }),
+            ..Probes::cpu_ops()
         }
     }
 }
