@@ -120,9 +120,9 @@ fn best_centre(state: &BucketState, except: Option<Backend>) -> Option<(Backend,
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Predictions {
     /// From the nearest bucket where the backend was measured, scaled by the complexity's growth.
-    pub(crate) neighbours: [Option<f64>; 3],
+    pub(crate) neighbours: [Option<f64>; Backend::COUNT],
     /// From the cost model.
-    pub(crate) model: [f64; 3],
+    pub(crate) model: [f64; Backend::COUNT],
 }
 
 impl Predictions {
@@ -161,7 +161,7 @@ impl Predictions {
 /// neighbouring bucket, those measurements order them and the prior is not special.
 pub(crate) fn explore(
     state: &mut BucketState,
-    candidates: [bool; 3],
+    candidates: [bool; Backend::COUNT],
     prior: Decision,
     predicted: &Predictions,
     policy: &Policy,
@@ -195,7 +195,7 @@ pub(crate) fn explore(
 }
 
 /// Settles the bucket on the best measured candidate (see the module docs for the band and tie-break).
-fn settle(state: &mut BucketState, candidates: [bool; 3], policy: &Policy) -> Decision {
+fn settle(state: &mut BucketState, candidates: [bool; Backend::COUNT], policy: &Policy) -> Decision {
     let incumbent = state.settled();
     let measured: Vec<(Backend, f64)> = Backend::ALL
         .into_iter()
@@ -312,8 +312,8 @@ pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -
 /// ready after the bucket settled).
 pub(crate) fn probe(
     state: &mut BucketState,
-    candidates: [bool; 3],
-    predicted: [f64; 3],
+    candidates: [bool; Backend::COUNT],
+    predicted: [f64; Backend::COUNT],
     now_ns: u64,
     policy: &Policy,
 ) -> Option<Backend> {

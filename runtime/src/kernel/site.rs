@@ -53,7 +53,7 @@ pub(super) struct KernelState {
     pub(super) buckets: BTreeMap<usize, BucketState>,
     /// Buckets with data recorded by this process (what a save must not drop).
     pub(super) touched: BTreeSet<usize>,
-    warmed: [bool; 3],
+    warmed: [bool; Backend::COUNT],
     clocks: BTreeMap<usize, SampleClock>,
     forced: Option<Backend>,
     warned_unavailable: bool,
@@ -65,7 +65,7 @@ impl KernelState {
             loaded: false,
             buckets: BTreeMap::new(),
             touched: BTreeSet::new(),
-            warmed: [false; 3],
+            warmed: [false; Backend::COUNT],
             clocks: BTreeMap::new(),
             forced: None,
             warned_unavailable: false,
@@ -206,10 +206,13 @@ impl Kernel {
             Some(backend) => Decision { backend, kind: DecisionKind::Historical },
             None => {
                 let prior = policy::prior(&self.spec, &work, gpu_usable, || cost::global().gpu_worth_it(&work));
-                let candidates = [true, true, gpu_usable];
+                let candidates = Backend::ALL.map(|b| b != Backend::Gpu || gpu_usable);
                 // The cost model is consulted only once something was measured to compare with.
-                let model =
-                    if has_history { Backend::ALL.map(|b| cost::global().predict(b, &work) * 1e9) } else { [0.0; 3] };
+                let model = if has_history {
+                    Backend::ALL.map(|b| cost::global().predict(b, &work) * 1e9)
+                } else {
+                    [0.0; Backend::COUNT]
+                };
                 let predicted = policy::Predictions { neighbours, model };
                 policy::explore(bs, candidates, prior, &predicted, &Policy::DEFAULT)
             }
@@ -280,7 +283,7 @@ impl Kernel {
             ((rate / TARGET_SAMPLES_PER_SEC).max(1.0).log2().floor() as u8).clamp(MIN_SHIFT, MAX_SHIFT)
         };
         let gpu_usable = self.gpu_usable();
-        let candidates = [true, true, gpu_usable];
+        let candidates = Backend::ALL.map(|b| b != Backend::Gpu || gpu_usable);
         // Predictions for alternatives never measured here (a GPU that started after the
         // bucket settled); from the complexity's defaults, so a settled call needs no `work`.
         let model = cost::global();
@@ -428,9 +431,9 @@ fn predict_from_neighbours(
     bucket: usize,
     complexity: OpComplexity,
     size: usize,
-) -> [Option<f64>; 3] {
+) -> [Option<f64>; Backend::COUNT] {
     let exponent = if complexity == OpComplexity::High { 1.5 } else { 1.0 };
-    let mut out = [None; 3];
+    let mut out = [None; Backend::COUNT];
     for b in Backend::ALL {
         let nearest = buckets
             .iter()
