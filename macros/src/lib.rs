@@ -22,7 +22,7 @@
 //!
 //! | module | concern |
 //! | --- | --- |
-//! | `expand` | input to output: parse and check everything into one `Kernel`, print it; the user's item plus the errors on failure |
+//! | `expand` | input to output: parse and check everything into one `KernelDef` (named apart from the runtime's `Kernel`), print it; the user's item plus the errors on failure |
 //! | `args` | the attribute's keys, parsed with `syn::meta::parser`; strings become enums at once |
 //! | `signature` | which functions can be kernels, and the parameters to forward |
 //! | `errors` | collecting every problem before reporting (`syn::Error::combine`) |

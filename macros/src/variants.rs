@@ -32,7 +32,7 @@ use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{ExprPath, FnArg, Ident, Pat, Signature};
 
-use crate::expand::Kernel;
+use crate::expand::KernelDef;
 use crate::relocate::relocate;
 
 /// The features of the x86_64 clones, widest first, with the [`SimdLevel`] that selects each.
@@ -42,7 +42,7 @@ const X86_CLONES: [(&str, &str, &str); 2] =
     [("avx512", "Avx512", "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma"), ("avx2", "Avx2", "avx2,fma")];
 
 /// Prints `mod k`.
-pub(crate) struct Variants<'a>(pub &'a Kernel);
+pub(crate) struct Variants<'a>(pub &'a KernelDef);
 
 impl ToTokens for Variants<'_> {
     fn to_tokens(&self, tokens: &mut TokenStream) {
@@ -233,7 +233,7 @@ impl Variants<'_> {
             FnArg::Receiver(_) => unreachable!("receivers are rejected"),
         });
         let output = &sig.output;
-        let variant = Kernel::hidden("__adaptive_variant");
+        let variant = KernelDef::hidden("__adaptive_variant");
         // Every token of the pointer type is spanned at `path`, so both the mismatch and its
         // "expected due to this" label point at the path the user wrote.
         let pointer = respan(quote!(#unsafety fn(#(#tys),*) #output), span);
