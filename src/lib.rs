@@ -54,6 +54,8 @@ pub use adaptive_kernel_runtime::trueno;
 /// anything here may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    /// The `#[target_feature]` clones and their run-time pick, for the SIMD variant.
+    pub use adaptive_kernel_runtime::__simd_clones as simd_clones;
     pub use adaptive_kernel_runtime::ops::{gpu as ops_gpu, scalar as ops_scalar, simd as ops_simd};
     pub use adaptive_kernel_runtime::{simd_level, Backend, Kernel, KernelSpec, OpComplexity, Route, SimdLevel, Work};
 }

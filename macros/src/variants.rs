@@ -7,10 +7,10 @@
 //!     mod __adaptive {
 //!         use super::super::*;          // the user's module: types, imports, helpers
 //!         pub fn __adaptive_scalar(..)  // body, `ops` = ops_scalar
-//!         pub fn __adaptive_simd(..)    // picks a clone with simd_level()
-//!         fn __adaptive_simd_avx512(..) // #[target_feature] clones of the body, `ops` = ops_simd
-//!         fn __adaptive_simd_avx2(..)
-//!         fn __adaptive_simd_baseline(..)
+//!         pub fn __adaptive_simd(..) {  // picks a clone with simd_level()
+//!             #[inline(always)] fn __adaptive_simd_body(..) // body, `ops` = ops_simd
+//!             simd_clones! { .. }       // the runtime's #[target_feature] clones of it, and the pick
+//!         }
 //!         pub fn __adaptive_gpu(..)     // body, `ops` = ops_gpu (only when the kernel has a GPU variant)
 //!     }
 //! }
@@ -28,18 +28,12 @@
 //! be rewritten for visibility.
 
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
-use quote::{format_ident, quote, quote_spanned, ToTokens};
+use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{ExprPath, FnArg, Ident, Pat, Signature};
 
 use crate::expand::KernelDef;
 use crate::relocate::relocate;
-
-/// The features of the x86_64 clones, widest first, with the [`SimdLevel`] that selects each.
-///
-/// [`SimdLevel`]: https://docs.rs/adaptive-kernel/latest/adaptive_kernel/enum.SimdLevel.html
-const X86_CLONES: [(&str, &str, &str); 2] =
-    [("avx512", "Avx512", "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma"), ("avx2", "Avx2", "avx2,fma")];
 
 /// Prints `mod k`.
 pub(crate) struct Variants<'a>(pub &'a KernelDef);
@@ -122,8 +116,9 @@ impl Variants<'_> {
         self.body_fn(attrs, quote!(pub), "__adaptive_scalar", quote!(ops_scalar))
     }
 
-    /// `__adaptive_simd`: the user's `simd = path`, or the body compiled as
-    /// `#[target_feature]` clones picked at run time, with `ops` bound to SIMD kernels.
+    /// `__adaptive_simd`: the user's `simd = path`, or the body in an `#[inline(always)]`
+    /// function compiled into `#[target_feature]` clones picked at run time (the runtime's
+    /// `__simd_clones!`, which owns the feature sets), with `ops` bound to SIMD kernels.
     fn simd(&self) -> TokenStream {
         let k = self.0;
         let name = &k.func.sig.ident;
@@ -135,20 +130,11 @@ impl Variants<'_> {
              AVX2+FMA clones on x86_64, picked at run time), with `ops` bound to SIMD kernels. Bypasses the router."
         ));
         let sig = self.forwarding_sig("__adaptive_simd");
+        let body = self.body_fn(quote!(#[inline(always)]), quote!(), "__adaptive_simd_body", quote!(ops_simd));
+        let (generics, inputs, output, where_clause) =
+            (&sig.generics, &sig.inputs, &sig.output, &sig.generics.where_clause);
+        let unsafety = &sig.unsafety;
         let args = k.arg_names();
-        let call = |f: &Ident| self.call(quote!(#f(#(#args),*)), true);
-        let arms = X86_CLONES.map(|(suffix, level, _)| {
-            let level = Ident::new(level, Span::call_site());
-            let call = call(&format_ident!("__adaptive_simd_{suffix}"));
-            // SAFETY (of the `unsafe` in `call`): simd_level() reported every feature the clone is compiled for.
-            quote!(::adaptive_kernel::__private::SimdLevel::#level => return #call,)
-        });
-        let clones = X86_CLONES.map(|(suffix, _, features)| {
-            let attrs = quote!(#[cfg(target_arch = "x86_64")] #[target_feature(enable = #features)]);
-            self.body_fn(attrs, quote!(), &format!("__adaptive_simd_{suffix}"), quote!(ops_simd))
-        });
-        let baseline = self.body_fn(quote!(#[inline]), quote!(), "__adaptive_simd_baseline", quote!(ops_simd));
-        let call_baseline = self.call(quote!(__adaptive_simd_baseline(#(#args),*)), false);
         let (shared, must_use) = (&k.attrs.shared, &k.attrs.must_use);
         quote! {
             #(#shared)*
@@ -157,15 +143,16 @@ impl Variants<'_> {
             #[inline]
             #[allow(unsafe_code)]
             pub #sig {
-                #[cfg(target_arch = "x86_64")]
-                match ::adaptive_kernel::__private::simd_level() {
-                    #(#arms)*
-                    ::adaptive_kernel::__private::SimdLevel::Baseline => {}
+                #body
+                ::adaptive_kernel::__private::simd_clones! {
+                    pick: ::adaptive_kernel::__private::simd_level(),
+                    sig: { #generics (#inputs) #output #where_clause },
+                    unsafety: { #unsafety },
+                    args: (#(#args),*),
+                    simd: (__adaptive_simd_body),
+                    baseline: (__adaptive_simd_body),
                 }
-                #call_baseline
             }
-            #(#clones)*
-            #baseline
         }
     }
 
@@ -239,7 +226,7 @@ impl Variants<'_> {
         let pointer = respan(quote!(#unsafety fn(#(#tys),*) #output), span);
         let binding = quote_spanned!(span=> let #variant: #pointer = #path;);
         let args = k.arg_names();
-        let call = self.call(quote!(#variant(#(#args),*)), false);
+        let call = self.call(quote!(#variant(#(#args),*)));
         let (shared, must_use) = (&k.attrs.shared, &k.attrs.must_use);
         quote! {
             #(#shared)*
@@ -259,10 +246,9 @@ impl Variants<'_> {
         forwarding(&self.0.relocated.sig, Ident::new(name, Span::call_site()))
     }
 
-    /// `call`, inside `unsafe { }` when the kernel is an `unsafe fn` or `always_unsafe`
-    /// (the call of a `#[target_feature]` clone).
-    fn call(&self, call: TokenStream, always_unsafe: bool) -> TokenStream {
-        if always_unsafe || self.0.func.sig.unsafety.is_some() {
+    /// `call`, inside `unsafe { }` when the kernel is an `unsafe fn`.
+    fn call(&self, call: TokenStream) -> TokenStream {
+        if self.0.func.sig.unsafety.is_some() {
             quote!(unsafe { #call })
         } else {
             call
