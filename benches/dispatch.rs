@@ -4,6 +4,9 @@
 //!
 //! Run with `cargo bench --bench dispatch`; figures go to BENCHMARKS.md.
 
+// `criterion_group!` defines an undocumented public function.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

@@ -15,6 +15,9 @@
 //!   matmul at a few sizes, plus `matrixmultiply::sgemm` as a SIMD GEMM
 //!   reference point, for the router's thresholds.
 
+// `criterion_group!` defines an undocumented public function.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

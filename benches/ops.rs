@@ -20,6 +20,9 @@
 //! two cores: `cargo bench --bench ops`; medians are in
 //! `target/criterion/<group>/<id>/new/estimates.json`.
 
+// `criterion_group!` defines an undocumented public function.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 use std::time::Duration;
 

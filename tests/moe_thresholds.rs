@@ -50,3 +50,49 @@ fn elementwise_is_simd_above_one_million_and_never_gpu() {
     assert_eq!(s.select_for_elementwise(1_000_001), Backend::Simd);
     assert_eq!(s.select_for_elementwise(usize::MAX), Backend::Simd);
 }
+
+/// The row of the docs' table for `t`, as every doc spells it.
+fn doc_row(t: &adaptive_kernel::moe::Thresholds) -> String {
+    fn n(v: usize) -> String {
+        let s = v.to_string();
+        let mut out = String::new();
+        for (i, c) in s.chars().enumerate() {
+            if i > 0 && (s.len() - i).is_multiple_of(3) {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    }
+    let (scalar_max, gpu) = match t.gpu_above {
+        Some(g) => (n(t.simd_above), format!("> {}", n(g))),
+        None => (n(t.simd_above), "never".to_owned()),
+    };
+    format!("| {} | ≤ {scalar_max} | > {} | {gpu} |", t.complexity, n(t.simd_above))
+}
+
+#[test]
+fn selection_bucketing_and_docs_all_read_the_one_table() {
+    let docs = [
+        ("runtime/src/moe.rs", include_str!("../runtime/src/moe.rs")),
+        ("runtime/src/select/selector.rs", include_str!("../runtime/src/select/selector.rs")),
+        ("README.md", include_str!("../README.md")),
+    ];
+    for t in adaptive_kernel::moe::THRESHOLDS {
+        let c = t.complexity;
+        assert_eq!(moe(c, t.simd_above), Backend::Scalar, "{c}");
+        assert_ne!(moe(c, t.simd_above + 1), Backend::Scalar, "{c}");
+        assert_ne!(adaptive_kernel::bucket_of(t.simd_above), adaptive_kernel::bucket_of(t.simd_above + 1), "{c}");
+        if let Some(g) = t.gpu_above {
+            assert_eq!(moe(c, g), Backend::Simd, "{c}");
+            assert_eq!(moe(c, g + 1), Backend::Gpu, "{c}");
+            assert_ne!(adaptive_kernel::bucket_of(g), adaptive_kernel::bucket_of(g + 1), "{c}");
+        } else {
+            assert_ne!(moe(c, usize::MAX), Backend::Gpu, "{c}");
+        }
+        let row = doc_row(&t);
+        for (file, text) in docs {
+            assert!(text.contains(&row), "{file} lacks the table row `{row}`");
+        }
+    }
+}

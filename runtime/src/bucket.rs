@@ -5,14 +5,14 @@
 //! are split there, so the cold-start prior of every size in a bucket is the
 //! same and a size just past a threshold never shares a decision with one just
 //! below it. Computing a bucket is a leading-zero count and one table lookup.
+//! The split points come from the one MoE table ([`crate::moe`]).
 
 use std::ops::RangeInclusive;
 
+use crate::moe::SPLITS;
+
 /// Number of buckets: two per bit length of `usize`, plus one for size 0.
 pub const BUCKETS: usize = 2 * (usize::BITS as usize) + 2;
-
-/// The MoE thresholds; sizes strictly above one start a new bucket.
-const SPLITS: [usize; 4] = [1_000, 10_000, 100_000, 1_000_000];
 
 /// `SPLIT_AT[bits]`: the threshold inside `[2^(bits-1), 2^bits)`, or `usize::MAX` when none is.
 const SPLIT_AT: [usize; usize::BITS as usize + 1] = {

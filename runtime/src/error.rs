@@ -34,8 +34,6 @@ pub enum Error {
         /// The value that was passed.
         value: f64,
     },
-    /// The compute library reported a failure.
-    Compute(String),
 }
 
 impl fmt::Display for Error {
@@ -50,7 +48,6 @@ impl fmt::Display for Error {
             Error::InvalidParameter { name, value } => {
                 write!(f, "{name} must be a positive, finite number, got {value}")
             }
-            Error::Compute(msg) => write!(f, "compute backend failed: {msg}"),
         }
     }
 }

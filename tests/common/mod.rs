@@ -7,7 +7,7 @@ use adaptive_kernel::config::HistorySetting;
 use adaptive_kernel::{Backend, DecisionKind, Kernel, OpComplexity, Work};
 
 /// Keeps tests away from the user's history file (unless a test chose a file first).
-pub fn no_history() {
+pub(crate) fn no_history() {
     adaptive_kernel::set_history(HistorySetting::Off);
 }
 
@@ -15,7 +15,7 @@ pub fn no_history() {
 /// 100 µs launch, and a bus half as fast as memory. Tests that depend on the model's
 /// judgement install these, since calibration in a debug build measures unoptimised
 /// code (Scalar and SIMD alike) against a native-speed GPU driver.
-pub const FIGURES: adaptive_kernel::CostParams = adaptive_kernel::CostParams {
+pub(crate) const FIGURES: adaptive_kernel::CostParams = adaptive_kernel::CostParams {
     scalar_flops: 1e9,
     simd_flops: 1e10,
     mem_bandwidth: 2e10,
@@ -27,7 +27,7 @@ pub const FIGURES: adaptive_kernel::CostParams = adaptive_kernel::CostParams {
 };
 
 /// No history, and the cost model fixed at [`FIGURES`]; asserts the figures took (no kernel ran before).
-pub fn fixed_model() {
+pub(crate) fn fixed_model() {
     no_history();
     adaptive_kernel::cost::install_global(FIGURES);
     assert_eq!(adaptive_kernel::cost::global().params(), FIGURES, "installed before any kernel ran");
@@ -36,12 +36,12 @@ pub fn fixed_model() {
 /// Drives `kernel`'s bucket of `size` with injected timings until it settles;
 /// returns the backends it asked for, in order. The calls claim almost no work,
 /// so the cost model never rules a backend out: only the injected timings count.
-pub fn settle_with(kernel: &'static Kernel, size: usize, time: impl Fn(Backend) -> Duration) -> Vec<Backend> {
+pub(crate) fn settle_with(kernel: &'static Kernel, size: usize, time: impl Fn(Backend) -> Duration) -> Vec<Backend> {
     settle_with_work(kernel, size, Work { size, flops: 1, bytes: 1 }, time)
 }
 
 /// [`settle_with`] for calls that claim `work`.
-pub fn settle_with_work(
+pub(crate) fn settle_with_work(
     kernel: &'static Kernel,
     size: usize,
     work: Work,
@@ -62,28 +62,28 @@ pub fn settle_with_work(
 }
 
 /// The settled backend of `size`'s bucket, if settled.
-pub fn settled(kernel: &'static Kernel, size: usize) -> Option<Backend> {
+pub(crate) fn settled(kernel: &'static Kernel, size: usize) -> Option<Backend> {
     kernel.table().row_for(size).and_then(|r| r.chosen)
 }
 
 /// How `size`'s bucket was decided.
-pub fn decided_by(kernel: &'static Kernel, size: usize) -> Option<DecisionKind> {
+pub(crate) fn decided_by(kernel: &'static Kernel, size: usize) -> Option<DecisionKind> {
     kernel.table().row_for(size).map(|r| r.decided_by)
 }
 
 /// Microseconds.
-pub fn us(n: u64) -> Duration {
+pub(crate) fn us(n: u64) -> Duration {
     Duration::from_micros(n)
 }
 
 /// A kernel spec without a GPU variant.
-pub const fn cpu_spec(name: &'static str, complexity: OpComplexity) -> adaptive_kernel::KernelSpec {
+pub(crate) const fn cpu_spec(name: &'static str, complexity: OpComplexity) -> adaptive_kernel::KernelSpec {
     adaptive_kernel::KernelSpec { name, complexity, has_gpu: false, token_hash: 7 }
 }
 
 /// Runs this test binary's ignored test `entry` in a child process with `role` in
 /// `ADAPTIVE_KERNEL_TEST_ROLE` and the given environment; returns (success, stderr).
-pub fn run_child(entry: &str, role: &str, env: &[(&str, &str)]) -> (bool, String) {
+pub(crate) fn run_child(entry: &str, role: &str, env: &[(&str, &str)]) -> (bool, String) {
     let exe = std::env::current_exe().expect("test binary path");
     let mut cmd = std::process::Command::new(exe);
     cmd.args(["--ignored", "--exact", entry, "--nocapture", "--test-threads=1"])
@@ -99,6 +99,6 @@ pub fn run_child(entry: &str, role: &str, env: &[(&str, &str)]) -> (bool, String
 }
 
 /// The role this process was started with by [`run_child`], if any.
-pub fn child_role() -> Option<String> {
+pub(crate) fn child_role() -> Option<String> {
     std::env::var("ADAPTIVE_KERNEL_TEST_ROLE").ok()
 }

@@ -9,7 +9,7 @@ use adaptive_kernel::ops::{scalar, simd};
 
 /// One implementation of the op set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Impl {
+pub(crate) enum Impl {
     /// `ops::scalar`, the reference.
     Scalar,
     /// `ops::simd`'s free functions, at each op class's chosen level.
@@ -20,12 +20,12 @@ pub enum Impl {
 
 impl Impl {
     /// The SIMD implementations: the free functions and every level this CPU runs.
-    pub fn simd_all() -> Vec<Impl> {
+    pub(crate) fn simd_all() -> Vec<Impl> {
         std::iter::once(Impl::Simd).chain(At::available().into_iter().map(Impl::At)).collect()
     }
 
     /// Scalar and every SIMD implementation.
-    pub fn all() -> Vec<Impl> {
+    pub(crate) fn all() -> Vec<Impl> {
         std::iter::once(Impl::Scalar).chain(Impl::simd_all()).collect()
     }
 }
@@ -35,7 +35,7 @@ macro_rules! dispatch {
         impl Impl {$(
             /// The op of this name in this implementation.
             #[track_caller]
-            pub fn $name(self, $($arg: $ty),*) -> $ret {
+            pub(crate) fn $name(self, $($arg: $ty),*) -> $ret {
                 match self {
                     Impl::Scalar => scalar::$name($($arg),*),
                     Impl::Simd => simd::$name($($arg),*),

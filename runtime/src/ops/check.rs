@@ -7,7 +7,7 @@
 /// Panics unless `a` and `b` have the same length.
 #[inline]
 #[track_caller]
-pub fn same_len(op: &str, a: usize, b: usize) {
+pub(crate) fn same_len(op: &str, a: usize, b: usize) {
     if a != b {
         mismatch(format_args!("{op}: length mismatch: a has {a} elements, b has {b}"));
     }
@@ -16,14 +16,14 @@ pub fn same_len(op: &str, a: usize, b: usize) {
 /// The element count `rows × cols`, panicking with the op's name on overflow.
 #[inline]
 #[track_caller]
-pub fn elements(op: &str, what: &str, rows: usize, cols: usize) -> usize {
+pub(crate) fn elements(op: &str, what: &str, rows: usize, cols: usize) -> usize {
     rows.checked_mul(cols).unwrap_or_else(|| mismatch(format_args!("{op}: {what} shape {rows}×{cols} overflows usize")))
 }
 
 /// Panics unless `len == rows × cols`.
 #[inline]
 #[track_caller]
-pub fn matrix(op: &str, what: &str, len: usize, rows: usize, cols: usize) {
+pub(crate) fn matrix(op: &str, what: &str, len: usize, rows: usize, cols: usize) {
     let expected = elements(op, what, rows, cols);
     if len != expected {
         mismatch(format_args!("{op}: {what} is {rows}×{cols} = {expected} elements, but {len} were passed"));
@@ -33,7 +33,7 @@ pub fn matrix(op: &str, what: &str, len: usize, rows: usize, cols: usize) {
 /// Checks `matmul(a, b, m, n, k)`: A is m×k, B is k×n.
 #[inline]
 #[track_caller]
-pub fn matmul(a: usize, b: usize, m: usize, n: usize, k: usize) {
+pub(crate) fn matmul(a: usize, b: usize, m: usize, n: usize, k: usize) {
     matrix("matmul", "a (m×k)", a, m, k);
     matrix("matmul", "b (k×n)", b, k, n);
     elements("matmul", "c (m×n)", m, n);
@@ -42,7 +42,7 @@ pub fn matmul(a: usize, b: usize, m: usize, n: usize, k: usize) {
 /// Checks `matvec(a, x, m, n)`: A is m×n, x has n elements.
 #[inline]
 #[track_caller]
-pub fn matvec(a: usize, x: usize, m: usize, n: usize) {
+pub(crate) fn matvec(a: usize, x: usize, m: usize, n: usize) {
     matrix("matvec", "a (m×n)", a, m, n);
     if x != n {
         mismatch(format_args!("matvec: x has {x} elements, but a is {m}×{n} and needs {n}"));
@@ -55,7 +55,14 @@ pub fn matvec(a: usize, x: usize, m: usize, n: usize) {
 /// `(0, 0)`, as numpy's `convolve(mode="valid")` convention for empty results.
 #[inline]
 #[track_caller]
-pub fn conv2d(input: usize, kernel: usize, rows: usize, cols: usize, krows: usize, kcols: usize) -> (usize, usize) {
+pub(crate) fn conv2d(
+    input: usize,
+    kernel: usize,
+    rows: usize,
+    cols: usize,
+    krows: usize,
+    kcols: usize,
+) -> (usize, usize) {
     matrix("conv2d", "input (rows×cols)", input, rows, cols);
     matrix("conv2d", "kernel (krows×kcols)", kernel, krows, kcols);
     if krows == 0 || kcols == 0 {

@@ -19,7 +19,7 @@ use trueno::backends::gpu::wgpu;
 
 use super::buffers::Kind;
 use super::device::{Exec, GpuError, Limits};
-use super::pipelines::Kernel;
+use super::pipelines::EntryPoint;
 
 /// Threads per workgroup of the 1-D kernels (`WG` in the shaders).
 pub(super) const GROUP: usize = 256;
@@ -113,7 +113,7 @@ impl Buf {
 }
 
 struct Step {
-    kernel: Kernel,
+    kernel: EntryPoint,
     bindings: Vec<(u32, View)>,
     params: [u32; 16],
     groups: (u32, u32),
@@ -207,7 +207,13 @@ impl<'e, 'a> Call<'e, 'a> {
 
     /// Adds a dispatch of `kernel` over `groups` workgroups; `bindings` pairs
     /// binding numbers with views (the parameters' binding is added here).
-    pub(super) fn dispatch(&mut self, kernel: Kernel, bindings: &[(u32, View)], params: [u32; 16], groups: (u32, u32)) {
+    pub(super) fn dispatch(
+        &mut self,
+        kernel: EntryPoint,
+        bindings: &[(u32, View)],
+        params: [u32; 16],
+        groups: (u32, u32),
+    ) {
         self.steps.push(Step { kernel, bindings: bindings.to_vec(), params, groups });
     }
 

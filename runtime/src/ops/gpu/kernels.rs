@@ -28,7 +28,7 @@
 
 use super::call::{chunks, to_u32, Buf, Call, Params, Post, View, BLOCK, GROUP};
 use super::device::{Exec, GpuError};
-use super::pipelines::Kernel;
+use super::pipelines::EntryPoint;
 
 /// Tile edge of the matmul kernel (`TILE` in matrix.wgsl).
 const TILE: usize = 16;
@@ -37,7 +37,7 @@ const TILE: usize = 16;
 /// (`src_a`, `src_b`), with `alpha` for `scale` and `axpy`.
 pub(super) fn elementwise(
     exec: &mut Exec<'_>,
-    kernel: Kernel,
+    kernel: EntryPoint,
     inputs: &[&[f32]],
     alpha: f32,
     out: &mut [f32],
@@ -64,7 +64,7 @@ pub(super) fn elementwise(
 /// `Max` or `Min`), then `post`.
 pub(super) fn reduction(
     exec: &mut Exec<'_>,
-    first: Kernel,
+    first: EntryPoint,
     inputs: &[&[f32]],
     post: Post,
     divisor: f32,
@@ -93,7 +93,7 @@ fn bind_sources(sources: &[Buf], start: usize, len: usize) -> Vec<(u32, View)> {
 /// Encodes passes until `n` elements are one value in `result[0]`.
 fn reduce(
     call: &mut Call<'_, '_>,
-    first: Kernel,
+    first: EntryPoint,
     sources: &[Buf],
     n: usize,
     post: Post,
@@ -101,8 +101,8 @@ fn reduce(
     result: Buf,
 ) -> Result<(), GpuError> {
     let combine = match first {
-        Kernel::Max | Kernel::Min => first,
-        _ => Kernel::Sum,
+        EntryPoint::Max | EntryPoint::Min => first,
+        _ => EntryPoint::Sum,
     };
     let (mut kernel, mut sources, mut len) = (first, sources.to_vec(), n);
     loop {
@@ -138,7 +138,7 @@ pub(super) fn softmax(exec: &mut Exec<'_>, a: &[f32], out: &mut [f32]) -> Result
     let dst = call.scratch(n)?;
     let max = call.scratch(1)?;
     let total = call.scratch(1)?;
-    reduce(&mut call, Kernel::Max, &[src], n, Post::None, 0.0, max)?;
+    reduce(&mut call, EntryPoint::Max, &[src], n, Post::None, 0.0, max)?;
     let blocks = n.div_ceil(BLOCK);
     let partials = if blocks == 1 { total } else { call.scratch(blocks)? };
     let chunk = call.chunk_len();
@@ -151,16 +151,16 @@ pub(super) fn softmax(exec: &mut Exec<'_>, a: &[f32], out: &mut [f32]) -> Result
             ..Params::default()
         };
         let groups = call.grid(len.div_ceil(BLOCK))?;
-        call.dispatch(Kernel::SoftmaxExp, &bindings, params.words(), groups);
+        call.dispatch(EntryPoint::SoftmaxExp, &bindings, params.words(), groups);
     }
     if blocks > 1 {
-        reduce(&mut call, Kernel::Sum, &[partials], blocks, Post::None, 0.0, total)?;
+        reduce(&mut call, EntryPoint::Sum, &[partials], blocks, Post::None, 0.0, total)?;
     }
     for (start, len) in chunks(n, chunk) {
         let bindings = [(2, dst.view(start, len)), (4, total.view(0, 1))];
         let params = Params { len: to_u32(len, "chunk length")?, ..Params::default() };
         let groups = call.grid(len.div_ceil(GROUP))?;
-        call.dispatch(Kernel::SoftmaxNormalize, &bindings, params.words(), groups);
+        call.dispatch(EntryPoint::SoftmaxNormalize, &bindings, params.words(), groups);
     }
     call.read(dst.view(0, n), out)
 }
@@ -192,7 +192,7 @@ pub(super) fn matmul(
                 ..Params::default()
             };
             let bindings = [(0, ab.view(0, a.len())), (1, bb.view(0, b.len())), (2, c.view(0, out.len()))];
-            call.dispatch(Kernel::Matmul, &bindings, params.words(), (cols as u32, rows as u32));
+            call.dispatch(EntryPoint::Matmul, &bindings, params.words(), (cols as u32, rows as u32));
         }
     }
     call.read(c.view(0, out.len()), out)
@@ -213,7 +213,7 @@ pub(super) fn matvec(
     let params = Params { rows: to_u32(m, "m")?, cols: to_u32(n, "n")?, ..Params::default() };
     let groups = call.grid(m)?;
     call.dispatch(
-        Kernel::Matvec,
+        EntryPoint::Matvec,
         &[(0, ab.view(0, a.len())), (1, xb.view(0, n)), (2, y.view(0, m))],
         params.words(),
         groups,
@@ -234,7 +234,7 @@ pub(super) fn transpose(
     let dst = call.scratch(a.len())?;
     let params = Params::transpose_words(to_u32(rows, "rows")?, to_u32(cols, "cols")?);
     let groups = call.grid(a.len().div_ceil(GROUP))?;
-    call.dispatch(Kernel::Transpose, &[(0, src.view(0, a.len())), (1, dst.view(0, a.len()))], params, groups);
+    call.dispatch(EntryPoint::Transpose, &[(0, src.view(0, a.len())), (1, dst.view(0, a.len()))], params, groups);
     call.read(dst.view(0, a.len()), out)
 }
 
@@ -261,6 +261,6 @@ pub(super) fn conv2d(
     };
     let groups = call.grid(out.len().div_ceil(GROUP))?;
     let bindings = [(0, ib.view(0, input.len())), (1, kb.view(0, kernel.len())), (2, dst.view(0, out.len()))];
-    call.dispatch(Kernel::Conv2d, &bindings, params.words(), groups);
+    call.dispatch(EntryPoint::Conv2d, &bindings, params.words(), groups);
     call.read(dst.view(0, out.len()), out)
 }

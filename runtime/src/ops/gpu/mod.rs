@@ -66,7 +66,7 @@ mod pipelines;
 #[cfg(feature = "gpu")]
 use call::Post;
 #[cfg(feature = "gpu")]
-use pipelines::Kernel;
+use pipelines::EntryPoint;
 
 /// Runs `$gpu` on the device (with `$exec: &mut device::Exec`), or `$fallback`
 /// when there is no usable device or the call failed. Without the `gpu`
@@ -142,7 +142,7 @@ macro_rules! binary {
                 stringify!($name),
                 |exec| {
                     let mut out = vec![0.0; a.len()];
-                    kernels::elementwise(exec, Kernel::$kernel, &[a, b], 0.0, &mut out).map(|()| out)
+                    kernels::elementwise(exec, EntryPoint::$kernel, &[a, b], 0.0, &mut out).map(|()| out)
                 },
                 simd::$name(a, b)
             )
@@ -161,7 +161,7 @@ macro_rules! unary {
                 stringify!($name),
                 |exec| {
                     let mut out = vec![0.0; a.len()];
-                    kernels::elementwise(exec, Kernel::$kernel, &[a], 0.0, &mut out).map(|()| out)
+                    kernels::elementwise(exec, EntryPoint::$kernel, &[a], 0.0, &mut out).map(|()| out)
                 },
                 simd::$name(a)
             )
@@ -191,7 +191,7 @@ pub fn scale(a: &[f32], s: f32) -> Vec<f32> {
         "scale",
         |exec| {
             let mut out = vec![0.0; a.len()];
-            kernels::elementwise(exec, Kernel::Scale, &[a], s, &mut out).map(|()| out)
+            kernels::elementwise(exec, EntryPoint::Scale, &[a], s, &mut out).map(|()| out)
         },
         simd::scale(a, s)
     )
@@ -228,7 +228,7 @@ pub fn axpy(alpha: f32, x: &[f32], y: &mut [f32]) {
         "axpy",
         |exec| {
             let mut out = vec![0.0; y.len()];
-            kernels::elementwise(exec, Kernel::Axpy, &[x, y], alpha, &mut out).map(|()| y.copy_from_slice(&out))
+            kernels::elementwise(exec, EntryPoint::Axpy, &[x, y], alpha, &mut out).map(|()| y.copy_from_slice(&out))
         },
         simd::axpy(alpha, x, y)
     )
@@ -239,7 +239,7 @@ pub fn sum(a: &[f32]) -> f32 {
     if a.is_empty() {
         return 0.0;
     }
-    on_device!("sum", |exec| kernels::reduction(exec, Kernel::Sum, &[a], Post::None, 0.0), simd::sum(a))
+    on_device!("sum", |exec| kernels::reduction(exec, EntryPoint::Sum, &[a], Post::None, 0.0), simd::sum(a))
 }
 
 /// `Σ a[i]·b[i]` (0 when empty).
@@ -252,7 +252,7 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     if a.is_empty() {
         return 0.0;
     }
-    on_device!("dot", |exec| kernels::reduction(exec, Kernel::Dot, &[a, b], Post::None, 0.0), simd::dot(a, b))
+    on_device!("dot", |exec| kernels::reduction(exec, EntryPoint::Dot, &[a, b], Post::None, 0.0), simd::dot(a, b))
 }
 
 /// The largest element: −∞ when empty, NaN when any element is NaN.
@@ -260,7 +260,7 @@ pub fn max(a: &[f32]) -> f32 {
     if a.is_empty() {
         return f32::NEG_INFINITY;
     }
-    on_device!("max", |exec| kernels::reduction(exec, Kernel::Max, &[a], Post::None, 0.0), simd::max(a))
+    on_device!("max", |exec| kernels::reduction(exec, EntryPoint::Max, &[a], Post::None, 0.0), simd::max(a))
 }
 
 /// The smallest element: +∞ when empty, NaN when any element is NaN.
@@ -268,7 +268,7 @@ pub fn min(a: &[f32]) -> f32 {
     if a.is_empty() {
         return f32::INFINITY;
     }
-    on_device!("min", |exec| kernels::reduction(exec, Kernel::Min, &[a], Post::None, 0.0), simd::min(a))
+    on_device!("min", |exec| kernels::reduction(exec, EntryPoint::Min, &[a], Post::None, 0.0), simd::min(a))
 }
 
 /// The arithmetic mean: NaN when empty. The division by `a.len() as f32`
@@ -277,7 +277,11 @@ pub fn mean(a: &[f32]) -> f32 {
     if a.is_empty() {
         return f32::NAN;
     }
-    on_device!("mean", |exec| kernels::reduction(exec, Kernel::Sum, &[a], Post::Divide, a.len() as f32), simd::mean(a))
+    on_device!(
+        "mean",
+        |exec| kernels::reduction(exec, EntryPoint::Sum, &[a], Post::Divide, a.len() as f32),
+        simd::mean(a)
+    )
 }
 
 /// The Euclidean norm `√(Σ a[i]²)` (0 when empty).
@@ -285,7 +289,7 @@ pub fn norm_l2(a: &[f32]) -> f32 {
     if a.is_empty() {
         return 0.0;
     }
-    on_device!("norm_l2", |exec| kernels::reduction(exec, Kernel::SumSq, &[a], Post::Sqrt, 0.0), simd::norm_l2(a))
+    on_device!("norm_l2", |exec| kernels::reduction(exec, EntryPoint::SumSq, &[a], Post::Sqrt, 0.0), simd::norm_l2(a))
 }
 
 /// `e^(a[i] − max) / Σ e^(a[j] − max)`, stable for large inputs; empty in, empty out.

@@ -1,6 +1,6 @@
 //! The compute kernels of the GPU op backend and the cache of their pipelines.
 //!
-//! Every [`Kernel`] is one entry point of one WGSL module. A module is
+//! Every [`EntryPoint`] is one entry point of one WGSL module. A module is
 //! compiled to a shader module the first time one of its kernels is used, and
 //! each kernel's pipeline the first time it is dispatched; both are then kept
 //! for the life of the process (trueno's `GpuBackend` rebuilds them on every
@@ -50,79 +50,67 @@ impl Module {
     }
 }
 
-/// One compute kernel (a WGSL entry point).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Kernel {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Scale,
-    Axpy,
-    Relu,
-    Sigmoid,
-    Tanh,
-    Gelu,
-    Exp,
-    Sum,
-    SumSq,
-    Dot,
-    Max,
-    Min,
-    SoftmaxExp,
-    SoftmaxNormalize,
-    Matmul,
-    Matvec,
-    Conv2d,
-    Transpose,
+/// Declares [`EntryPoint`] from one table: each variant with its module and
+/// WGSL function name, so the list, its length and the lookups cannot drift apart.
+macro_rules! entry_points {
+    ($($name:ident => $module:ident :: $entry:literal,)*) => {
+        /// One compute kernel: an entry point of a WGSL module.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub(super) enum EntryPoint {
+            $($name,)*
+        }
+
+        impl EntryPoint {
+            /// Every entry point, in declaration order (`ALL[e as usize] == e`).
+            const ALL: &'static [EntryPoint] = &[$(EntryPoint::$name,)*];
+            const COUNT: usize = Self::ALL.len();
+
+            fn module(self) -> Module {
+                match self {
+                    $(EntryPoint::$name => Module::$module,)*
+                }
+            }
+
+            fn entry(self) -> &'static str {
+                match self {
+                    $(EntryPoint::$name => $entry,)*
+                }
+            }
+        }
+    };
 }
 
-impl Kernel {
-    const COUNT: usize = 22;
+entry_points! {
+    Add => Elementwise::"ew_add",
+    Sub => Elementwise::"ew_sub",
+    Mul => Elementwise::"ew_mul",
+    Div => Elementwise::"ew_div",
+    Scale => Elementwise::"ew_scale",
+    Axpy => Elementwise::"ew_axpy",
+    Relu => Elementwise::"ew_relu",
+    Sigmoid => Elementwise::"ew_sigmoid",
+    Tanh => Elementwise::"ew_tanh",
+    Gelu => Elementwise::"ew_gelu",
+    Exp => Elementwise::"ew_exp",
+    Sum => Reduce::"reduce_sum",
+    SumSq => Reduce::"reduce_sum_sq",
+    Dot => Reduce::"reduce_dot",
+    Max => Reduce::"reduce_max",
+    Min => Reduce::"reduce_min",
+    SoftmaxExp => Reduce::"softmax_exp",
+    SoftmaxNormalize => Reduce::"softmax_normalize",
+    Matmul => Matrix::"matmul",
+    Matvec => Matrix::"matvec",
+    Conv2d => Matrix::"conv2d",
+    Transpose => Transpose::"main",
+}
 
-    fn module(self) -> Module {
-        use Kernel::*;
-        match self {
-            Add | Sub | Mul | Div | Scale | Axpy | Relu | Sigmoid | Tanh | Gelu | Exp => Module::Elementwise,
-            Sum | SumSq | Dot | Max | Min | SoftmaxExp | SoftmaxNormalize => Module::Reduce,
-            Matmul | Matvec | Conv2d => Module::Matrix,
-            Transpose => Module::Transpose,
-        }
-    }
-
-    fn entry(self) -> &'static str {
-        use Kernel::*;
-        match self {
-            Add => "ew_add",
-            Sub => "ew_sub",
-            Mul => "ew_mul",
-            Div => "ew_div",
-            Scale => "ew_scale",
-            Axpy => "ew_axpy",
-            Relu => "ew_relu",
-            Sigmoid => "ew_sigmoid",
-            Tanh => "ew_tanh",
-            Gelu => "ew_gelu",
-            Exp => "ew_exp",
-            Sum => "reduce_sum",
-            SumSq => "reduce_sum_sq",
-            Dot => "reduce_dot",
-            Max => "reduce_max",
-            Min => "reduce_min",
-            SoftmaxExp => "softmax_exp",
-            SoftmaxNormalize => "softmax_normalize",
-            Matmul => "matmul",
-            Matvec => "matvec",
-            Conv2d => "conv2d",
-            Transpose => "main",
-        }
-    }
-
+impl EntryPoint {
     /// The binding of the kernel's uniform parameters (trueno's transpose
     /// shader has its own layout: src 0, dst 1, params 2).
     pub(super) fn params_binding(self) -> u32 {
         match self {
-            Kernel::Transpose => 2,
+            EntryPoint::Transpose => 2,
             _ => 3,
         }
     }
@@ -138,7 +126,7 @@ pub(super) struct Pipeline {
 /// Shader modules and pipelines, each created on first use and kept.
 pub(super) struct PipelineCache {
     modules: [Option<wgpu::ShaderModule>; Module::COUNT],
-    pipelines: [Option<Pipeline>; Kernel::COUNT],
+    pipelines: [Option<Pipeline>; EntryPoint::COUNT],
 }
 
 impl PipelineCache {
@@ -150,7 +138,7 @@ impl PipelineCache {
     /// The kernel's pipeline, compiling its module and itself if this is the
     /// first use. Compilation errors surface through the device's error
     /// scopes, which every op call holds open.
-    pub(super) fn get(&mut self, device: &wgpu::Device, kernel: Kernel) -> Pipeline {
+    pub(super) fn get(&mut self, device: &wgpu::Device, kernel: EntryPoint) -> Pipeline {
         if let Some(p) = &self.pipelines[kernel as usize] {
             return p.clone();
         }
@@ -182,37 +170,9 @@ impl PipelineCache {
 mod tests {
     use super::*;
 
-    const ALL: [Kernel; Kernel::COUNT] = {
-        use Kernel::*;
-        [
-            Add,
-            Sub,
-            Mul,
-            Div,
-            Scale,
-            Axpy,
-            Relu,
-            Sigmoid,
-            Tanh,
-            Gelu,
-            Exp,
-            Sum,
-            SumSq,
-            Dot,
-            Max,
-            Min,
-            SoftmaxExp,
-            SoftmaxNormalize,
-            Matmul,
-            Matvec,
-            Conv2d,
-            Transpose,
-        ]
-    };
-
     #[test]
     fn every_kernel_has_a_distinct_slot_and_its_entry_point_exists() {
-        for (i, k) in ALL.iter().enumerate() {
+        for (i, k) in EntryPoint::ALL.iter().enumerate() {
             assert_eq!(*k as usize, i);
             let source = k.module().source();
             assert!(source.contains(&format!("fn {}(", k.entry())), "{k:?}: no entry point {}", k.entry());

@@ -6,10 +6,9 @@
 use tracing::{debug, info, warn};
 use tracing_subscriber::prelude::*;
 
+use super::spec::{Decision, DecisionKind, KernelSpec};
 use crate::backend::Backend;
 use crate::config;
-use crate::router::{Decision, DecisionKind};
-use crate::site::KernelSpec;
 
 /// One routing decision: fields kernel, size, bucket, backend, decision, has_history.
 pub(crate) fn decision(spec: &KernelSpec, size: usize, bucket: usize, d: Decision, has_history: bool) {

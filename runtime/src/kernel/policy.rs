@@ -21,75 +21,30 @@
 //!   [`Policy::drift_band`] starts a new round. The centre is a median, so an
 //!   outlier alone never triggers this.
 
-use std::fmt;
-
+use super::spec::{Decision, DecisionKind, KernelSpec};
+use super::stats::{BucketState, Phase};
 use crate::backend::Backend;
-use crate::history::{BucketState, Phase};
-use crate::selector::moe;
-use crate::site::{KernelSpec, Work};
-
-/// How a decision was reached; the `decision` field of trace events.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DecisionKind {
-    /// An override (scope, `KERNEL.force`, `ADAPTIVE_KERNEL_BACKEND`) chose it.
-    Forced,
-    /// Settled from recorded timings.
-    Historical,
-    /// Being timed to learn which variant is fastest.
-    Exploring,
-    /// The cost model (or the lack of a usable GPU) vetoed the MoE table's GPU choice.
-    CostModel,
-    /// The MoE table's choice, unvetoed.
-    MoeThreshold,
-}
-
-impl DecisionKind {
-    /// The name used in traces and tables (`forced`, `historical`, `exploring`, `cost_model`, `moe_threshold`).
-    pub const fn name(self) -> &'static str {
-        match self {
-            DecisionKind::Forced => "forced",
-            DecisionKind::Historical => "historical",
-            DecisionKind::Exploring => "exploring",
-            DecisionKind::CostModel => "cost_model",
-            DecisionKind::MoeThreshold => "moe_threshold",
-        }
-    }
-}
-
-impl fmt::Display for DecisionKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.name())
-    }
-}
-
-/// A backend and why it was chosen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Decision {
-    /// The chosen backend.
-    pub backend: Backend,
-    /// Why.
-    pub kind: DecisionKind,
-}
+use crate::cost::Work;
+use crate::moe::moe;
 
 /// The router's tuning constants.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Policy {
+pub(crate) struct Policy {
     /// Kept samples each candidate needs before a bucket settles.
-    pub samples: u64,
+    pub(crate) samples: u64,
     /// A candidate estimated slower than this multiple of the best measured centre is skipped.
-    pub prune_factor: f64,
+    pub(crate) prune_factor: f64,
     /// Centres within this fraction of the best tie (and the tie-break decides).
-    pub tolerance: f64,
+    pub(crate) tolerance: f64,
     /// A settled choice slower than another measured backend by more than this fraction re-explores.
-    pub drift_band: f64,
+    pub(crate) drift_band: f64,
     /// Samples of the chosen backend needed since settling before drift is judged.
-    pub drift_samples: u64,
+    pub(crate) drift_samples: u64,
 }
 
 impl Policy {
     /// The defaults: 3 samples, prune at 4×, 5% tolerance, 25% drift band judged on 9 samples.
-    pub const DEFAULT: Policy =
+    pub(crate) const DEFAULT: Policy =
         Policy { samples: 3, prune_factor: 4.0, tolerance: 0.05, drift_band: 0.25, drift_samples: 9 };
 }
 
@@ -123,9 +78,9 @@ fn best_centre(state: &BucketState, except: Option<Backend>) -> Option<(Backend,
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Predictions {
     /// From the nearest bucket where the backend was measured, scaled by the complexity's growth.
-    pub neighbours: [Option<f64>; 3],
+    pub(crate) neighbours: [Option<f64>; 3],
     /// From the cost model.
-    pub model: [f64; 3],
+    pub(crate) model: [f64; 3],
 }
 
 impl Predictions {

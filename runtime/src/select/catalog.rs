@@ -17,8 +17,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::selector::BackendSelector;
 use crate::backend::{Backend, OpComplexity};
-use crate::selector::BackendSelector;
 
 /// Declares an operation enum whose every variant maps to a complexity.
 macro_rules! op_catalog {

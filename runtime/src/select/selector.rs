@@ -1,13 +1,14 @@
 //! The stateless selection rules: the per-complexity size thresholds (the "MoE"
-//! table) and the 5× dispatch rule of Gregg & Hazelwood (2011), with the seed's
+//! table) and the 5× dispatch rule of Gregg & Hazelwood (2011), with
 //! trueno-backed convenience helpers.
 //!
-//! These are the *cold-start* rules. The router (`crate::router`) starts from
-//! them and then learns from timings; the calibrated, per-machine
-//! `crate::CostModel` lives beside this and leaves these defaults untouched.
+//! These are stateless: the learning router (`crate::kernel`) starts from the
+//! same MoE table ([`crate::moe`]) and then learns from timings.
 
 use crate::backend::{Backend, OpComplexity};
 use crate::error::Error;
+use crate::moe::{self, moe};
+use crate::numeric::is_positive_finite;
 use crate::ops;
 
 /// Default host↔device bandwidth: 32 GB/s (PCIe 4.0 x16), in bytes per second.
@@ -35,8 +36,7 @@ pub const DEFAULT_MIN_DISPATCH_RATIO: f64 = 5.0;
 /// GPU when `flops / gpu_flops > ratio × bytes / pcie_bandwidth`, else SIMD.
 /// With the defaults (32 GB/s, 20 TFLOP/s, ratio 5) a square matmul of side `n`
 /// moves `12·n²` bytes and does `2·n³` FLOPs, so it crosses over at
-/// `n = 5·12·20e12 / (2·32e9) = 18,750`: a 1024³ matmul is **SIMD**. (The seed's
-/// prose said GPU for 1024³; the formula is the specification and the prose was wrong.)
+/// `n = 5·12·20e12 / (2·32e9) = 18,750`: a 1024³ matmul is **SIMD**.
 ///
 /// ```
 /// # use adaptive_kernel_runtime as adaptive_kernel;
@@ -60,7 +60,7 @@ impl Default for BackendSelector {
 }
 
 fn validate(name: &'static str, value: f64) -> Result<f64, Error> {
-    if value.is_finite() && value > 0.0 {
+    if is_positive_finite(value) {
         Ok(value)
     } else {
         Err(Error::InvalidParameter { name, value })
@@ -104,7 +104,7 @@ impl BackendSelector {
         Self { pcie_bandwidth: validated_or_panic("pcie_bandwidth", bytes_per_sec), ..self }
     }
 
-    /// Sets the GPU throughput, in FLOP per second (as the seed did, despite the name).
+    /// Sets the GPU throughput, in FLOP per second (despite the name, in FLOP/s, not GFLOP/s).
     ///
     /// # Panics
     /// If `flops` is zero, negative, NaN or infinite; see [`try_with_gpu_gflops`](Self::try_with_gpu_gflops).
@@ -166,9 +166,10 @@ impl BackendSelector {
         self.dispatch(bytes as f64, flops as f64)
     }
 
-    /// Element-wise work never pays for a GPU transfer: SIMD above 1,000,000 elements, else Scalar.
+    /// Element-wise work never pays for a GPU transfer: the MoE table's Low row
+    /// (SIMD above 1,000,000 elements, else Scalar).
     pub const fn select_for_elementwise(&self, n: usize) -> Backend {
-        if n > 1_000_000 {
+        if n > moe::thresholds(OpComplexity::Low).simd_above {
             Backend::Simd
         } else {
             Backend::Scalar
@@ -231,21 +232,5 @@ impl BackendSelector {
         } else {
             Backend::Simd
         }
-    }
-}
-
-/// The MoE table as a free function, for `const` use by the router.
-pub(crate) const fn moe(complexity: OpComplexity, size: usize) -> Backend {
-    let (simd_above, gpu_above) = match complexity {
-        OpComplexity::Low => (1_000_000, usize::MAX),
-        OpComplexity::Medium => (10_000, 100_000),
-        OpComplexity::High => (1_000, 10_000),
-    };
-    if size > gpu_above {
-        Backend::Gpu
-    } else if size > simd_above {
-        Backend::Simd
-    } else {
-        Backend::Scalar
     }
 }

@@ -1,11 +1,11 @@
-//! [`AdaptiveBackend`]: the seed's string-keyed selector, for code that routes
+//! [`AdaptiveBackend`]: a string-keyed selector, for code that routes
 //! calls by hand instead of through `#[adaptive_kernel]`.
 //!
 //! The caller names an operation, asks [`AdaptiveBackend::select`] for a
 //! backend, runs it, and reports the time with
 //! [`AdaptiveBackend::record_performance`]; later calls of the same op and size
 //! bucket go to the backend with the lowest average. Before any timing exists
-//! the seed's name-and-size heuristic decides.
+//! a name-and-size heuristic decides.
 //!
 //! It is shaped for clarity, not for a hot path: state sits behind a `Mutex`
 //! and an `RwLock` around `HashMap`s keyed by op name, so one `select` costs two
@@ -35,7 +35,7 @@ const SLOTS: usize = 100;
 /// # Buckets, not sizes
 ///
 /// Timings are kept per size *bucket* ([`crate::bucket_of`]: ranges at most 2×
-/// wide, split at the MoE thresholds), where the seed kept them per exact size:
+/// wide, split at the MoE thresholds), not per exact size:
 /// sizes 1500 and 1600 share one average, so a timing of one informs the other,
 /// while 1000 and 1001 do not (1,000 is a threshold).
 ///
@@ -43,13 +43,13 @@ const SLOTS: usize = 100;
 ///
 /// 1. The backend with the lowest average time recorded for this op and bucket
 ///    ([`get_best_backend`](Self::get_best_backend)).
-/// 2. Otherwise the seed's rules ([`select_heuristic`](Self::select_heuristic)).
+/// 2. Otherwise the name-and-size rules ([`select_heuristic`](Self::select_heuristic)).
 ///
-/// Unlike the seed, `select` never returns [`Backend::Gpu`] when
+/// `select` never returns [`Backend::Gpu`] when
 /// [`ops::gpu::is_available`] is false: GPU timings are then ignored, and a GPU
 /// heuristic choice becomes [`Backend::Simd`] (what the GPU ops would fall back
 /// to anyway). `get_best_backend` and `select_heuristic` stay pure and report
-/// what was recorded and what the seed's rules say.
+/// what was recorded and what the rules say.
 ///
 /// ```
 /// # use adaptive_kernel_runtime as adaptive_kernel;
@@ -177,15 +177,14 @@ impl AdaptiveBackend {
         )
     }
 
-    /// The seed's rules, first match wins:
+    /// The name-and-size rules, first match wins:
     ///
     /// 1. `op` contains `random` → Scalar (keeps random streams reproducible);
     /// 2. `input_size < 1000` → Scalar;
     /// 3. `op` contains `matrix` and `input_size > 10_000` → GPU;
-    /// 4. otherwise SIMD (the seed listed `dot_product`, `vector_add` and
-    ///    `vector_scale` here by name; every other op gets SIMD too).
+    /// 4. otherwise SIMD.
     ///
-    /// Names match case-sensitively, as in the seed. The rule is pure: it says GPU
+    /// Names match case-sensitively. The rule is pure: it says GPU
     /// even when no GPU is available ([`select`](Self::select) applies that veto).
     pub fn select_heuristic(&self, op: &str, input_size: usize) -> Backend {
         if op.contains("random") || input_size < 1000 {

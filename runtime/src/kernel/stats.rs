@@ -5,28 +5,28 @@
 //! their median and the *spread* their median absolute deviation, so a single
 //! preempted sample 100× the others moves neither. This module is plain data:
 //! no locks, clocks or I/O, which is what lets the router be tested with
-//! injected timings and the history be saved as JSON.
+//! injected timings. (The history file has record types of its own, in
+//! `crate::persist`; `kernel::snapshot` converts between the two.)
 
-use serde::{Deserialize, Serialize};
-
+use super::spec::DecisionKind;
 use crate::backend::Backend;
-use crate::router::DecisionKind;
+use crate::numeric::median;
 
 /// How many recent samples per (bucket, backend) the statistics are computed from.
-pub const WINDOW: usize = 16;
+pub(crate) const WINDOW: usize = 16;
 
 /// Samples of one backend in one bucket.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BackendStats {
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct BackendStats {
     /// Samples kept over this entry's whole life (warm-ups excluded).
-    pub count: u64,
+    pub(crate) count: u64,
     /// The most recent samples in nanoseconds, oldest first, at most [`WINDOW`].
-    pub recent_ns: Vec<u64>,
+    pub(crate) recent_ns: Vec<u64>,
 }
 
 impl BackendStats {
     /// Adds one sample.
-    pub fn record(&mut self, ns: u64) {
+    pub(crate) fn record(&mut self, ns: u64) {
         self.count = self.count.saturating_add(1);
         if self.recent_ns.len() >= WINDOW {
             self.recent_ns.remove(0);
@@ -35,23 +35,23 @@ impl BackendStats {
     }
 
     /// Whether any sample is held.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.recent_ns.is_empty()
     }
 
     /// Median of the recent samples, in nanoseconds.
-    pub fn centre(&self) -> Option<f64> {
-        median(self.recent_ns.iter().map(|&x| x as f64).collect())
+    pub(crate) fn centre(&self) -> Option<f64> {
+        median(&mut self.recent_ns.iter().map(|&x| x as f64).collect::<Vec<_>>())
     }
 
     /// Median absolute deviation of the recent samples from their median, in nanoseconds.
-    pub fn spread(&self) -> Option<f64> {
+    pub(crate) fn spread(&self) -> Option<f64> {
         let c = self.centre()?;
-        median(self.recent_ns.iter().map(|&x| (x as f64 - c).abs()).collect())
+        median(&mut self.recent_ns.iter().map(|&x| (x as f64 - c).abs()).collect::<Vec<_>>())
     }
 
     /// Drops all but the most recent `keep` samples (used when a bucket re-explores).
-    pub fn keep_recent(&mut self, keep: usize) {
+    pub(crate) fn keep_recent(&mut self, keep: usize) {
         let drop = self.recent_ns.len().saturating_sub(keep);
         self.recent_ns.drain(..drop);
     }
@@ -63,19 +63,9 @@ impl BackendStats {
     }
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let mid = v.len() / 2;
-    Some(if v.len() % 2 == 1 { v[mid] } else { (v[mid - 1] + v[mid]) / 2.0 })
-}
-
 /// Where a bucket stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum Phase {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
     /// Still measuring candidates.
     Exploring,
     /// Decided; calls go to `backend` and only a sample is timed.
@@ -88,25 +78,23 @@ pub enum Phase {
 }
 
 /// Everything known about one size bucket of one kernel.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BucketState {
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct BucketState {
     /// Per-backend samples, indexed by [`Backend::index`].
-    pub stats: [BackendStats; 3],
+    pub(crate) stats: [BackendStats; 3],
     /// Exploring or settled.
-    pub phase: Phase,
+    pub(crate) phase: Phase,
     /// A size seen in this bucket (the first), to scale predictions between buckets.
-    pub typical_size: usize,
+    pub(crate) typical_size: usize,
     /// Backends ruled out in the current exploration round (predicted or measured too slow).
-    #[serde(default)]
-    pub pruned: [bool; 3],
+    pub(crate) pruned: [bool; 3],
     /// `stats[i].count` when the current exploration round began.
-    #[serde(default)]
-    pub round_base: [u64; 3],
+    pub(crate) round_base: [u64; 3],
 }
 
 impl BucketState {
     /// A bucket nothing is known about yet.
-    pub fn new(typical_size: usize) -> Self {
+    pub(crate) fn new(typical_size: usize) -> Self {
         BucketState {
             stats: Default::default(),
             phase: Phase::Exploring,
@@ -117,19 +105,19 @@ impl BucketState {
     }
 
     /// Samples of `backend` in this bucket.
-    pub fn of(&self, backend: Backend) -> &BackendStats {
+    pub(crate) fn of(&self, backend: Backend) -> &BackendStats {
         &self.stats[backend.index()]
     }
 
     /// Samples of `backend` taken since the current exploration round began.
-    pub fn round_samples(&self, backend: Backend) -> u64 {
+    pub(crate) fn round_samples(&self, backend: Backend) -> u64 {
         let i = backend.index();
         self.stats[i].count.saturating_sub(self.round_base[i])
     }
 
     /// Starts a new exploration round: every backend must be measured afresh, and
     /// only the newest few old samples are kept so stale figures fade quickly.
-    pub fn restart_round(&mut self, keep: usize) {
+    pub(crate) fn restart_round(&mut self, keep: usize) {
         for s in &mut self.stats {
             s.keep_recent(keep);
         }
@@ -139,7 +127,7 @@ impl BucketState {
     }
 
     /// The settled backend, if any.
-    pub fn settled(&self) -> Option<Backend> {
+    pub(crate) fn settled(&self) -> Option<Backend> {
         match self.phase {
             Phase::Settled { backend, .. } => Some(backend),
             Phase::Exploring => None,
@@ -147,7 +135,7 @@ impl BucketState {
     }
 
     /// Whether any backend has any sample here.
-    pub fn has_history(&self) -> bool {
+    pub(crate) fn has_history(&self) -> bool {
         self.stats.iter().any(|s| !s.is_empty())
     }
 }

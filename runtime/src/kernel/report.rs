@@ -5,8 +5,9 @@ use std::fmt;
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
+use super::spec::DecisionKind;
 use crate::backend::{Backend, OpComplexity};
-use crate::router::DecisionKind;
+use crate::bucket::bucket_of;
 
 /// One backend's measurements in one bucket.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,7 +62,7 @@ pub struct KernelTable {
 impl KernelTable {
     /// The row of the bucket that holds `size`, if that bucket has been seen.
     pub fn row_for(&self, size: usize) -> Option<&BucketReport> {
-        let b = crate::bucket::bucket_of(size);
+        let b = bucket_of(size);
         self.rows.iter().find(|r| r.bucket == b)
     }
 }

@@ -1,132 +1,36 @@
-//! A kernel's static call site: what the `#[adaptive_kernel]` macro puts in
-//! `k::KERNEL`, the per-call fast path, and the cold path that decides.
+//! A kernel's static handle ([`Kernel`], what the `#[adaptive_kernel]` macro
+//! puts in `k::KERNEL`) and its cold path: deciding, recording timings,
+//! forcing, reporting.
 //!
 //! Shaped after tracing-core's callsites: a `static` with a `const fn new`; per
-//! size bucket one byte holding the cached decision, read with one relaxed load;
-//! and a `#[cold] #[inline(never)]` slow path that may lock, allocate, log and
-//! touch files. A settled call costs that load, a check that no scoped override
-//! is active and a thread-local countdown that picks every Nth call for timing
-//! (N adapts to the call rate: see [`Kernel::route`]).
+//! size bucket one byte holding the cached decision ([`super::decision_byte`]),
+//! read by the fast path ([`super::route`]) with one relaxed load; and
+//! `#[cold] #[inline(never)]` functions here that may lock, allocate, log and
+//! touch files.
 
-use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use super::decision_byte::{encode, CACHED, MAX_SHIFT, MIN_SHIFT, UNDECIDED};
+use super::policy::{self, Policy};
+use super::report::{BackendReport, BucketReport, KernelTable};
+use super::spec::{Decision, DecisionKind, KernelSpec};
+use super::stats::{BucketState, Phase, WINDOW};
+use super::{overrides, snapshot, telemetry};
 use crate::backend::{Backend, OpComplexity};
-use crate::bucket::{bucket_of, BUCKETS};
-use crate::history::{BucketState, Phase};
-use crate::overrides;
-use crate::report::{BackendReport, BucketReport, KernelTable};
-use crate::router::{self, Decision, DecisionKind, Policy};
-use crate::{config, cost, persist, registry, telemetry};
+use crate::bucket::{bucket_range, BUCKETS};
+use crate::config;
+use crate::cost::{self, Work};
+use crate::persist::{self, merge::KernelSnapshot};
 
-/// What the macro knows about a kernel at compile time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KernelSpec {
-    /// Identity in history and traces: `module_path!()::fn_name`, or the attribute's `name`.
-    pub name: &'static str,
-    /// The complexity class from the attribute.
-    pub complexity: OpComplexity,
-    /// Whether the kernel has a real GPU variant (its body calls `ops::` or `gpu = path` was given).
-    pub has_gpu: bool,
-    /// A hash of the function's tokens: an edited kernel does not trust old timings.
-    pub token_hash: u64,
-}
-
-/// The work one call does, for the cost model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Work {
-    /// The size the call is bucketed by (elements, by default).
-    pub size: usize,
-    /// Floating-point operations the call performs.
-    pub flops: u64,
-    /// Bytes the call reads and writes (what a GPU variant must transfer).
-    pub bytes: u64,
-}
-
-impl Work {
-    /// The work of a call of `size` elements, with explicit `flops`/`bytes` where the
-    /// attribute gave them and estimates from the complexity otherwise:
-    ///
-    /// | complexity | default flops | default bytes |
-    /// | --- | --- | --- |
-    /// | Low | `size` | `8 · size` (f32 in and out) |
-    /// | Medium | `4 · size` | `4 · size` |
-    /// | High | `2 · size^1.5` (a square matmul with `size = 2n²` does `2n³ ≈ 0.7 · size^1.5`; rounded up) | `6 · size` |
-    ///
-    /// All arithmetic saturates.
-    pub fn estimate(complexity: OpComplexity, size: usize, flops: Option<u64>, bytes: Option<u64>) -> Work {
-        let s = size as u64;
-        let flops = flops.unwrap_or_else(|| match complexity {
-            OpComplexity::Low => s,
-            OpComplexity::Medium => s.saturating_mul(4),
-            // `as` saturates for floats out of range.
-            OpComplexity::High => (2.0 * (s as f64).powf(1.5)) as u64,
-        });
-        let bytes = bytes.unwrap_or_else(|| match complexity {
-            OpComplexity::Low => s.saturating_mul(8),
-            OpComplexity::Medium => s.saturating_mul(4),
-            OpComplexity::High => s.saturating_mul(6),
-        });
-        Work { size, flops, bytes }
-    }
-}
-
-// The decision byte of a bucket:
-// bit 7: a decision is cached (the fast path may use it)
-// bit 6: wrap calls in a tracing span (slow calls on a site that is not hot)
-// bits 2..=5: log2 of the sampling interval N
-// bits 0..=1: 1 + backend index
-const UNDECIDED: u8 = 0;
-const CACHED: u8 = 0x80;
-const SPAN: u8 = 0x40;
-const SHIFT_MASK: u8 = 0x3c;
-const BACKEND_MASK: u8 = 0x03;
-
-/// Sampling interval bounds, as powers of two: every 2^4 = 16th call at most, every 2^15 = 32,768th at least.
-const MIN_SHIFT: u8 = 4;
-const MAX_SHIFT: u8 = 15;
 /// How many timed samples per second a settled bucket aims for.
 const TARGET_SAMPLES_PER_SEC: f64 = 50.0;
 /// Calls slower than this many nanoseconds get a span, on sites that are not hot (default 100 µs).
 static SPAN_THRESHOLD_NS: AtomicU64 = AtomicU64::new(100_000);
 /// A site above this many calls per second is hot: no per-call spans.
 const HOT_CALLS_PER_SEC: f64 = 10_000.0;
-
-fn encode(backend: Backend, shift: u8, span: bool) -> u8 {
-    CACHED | if span { SPAN } else { 0 } | (shift.min(MAX_SHIFT) << 2) | (1 + backend.index() as u8)
-}
-
-#[inline]
-fn decode_backend(byte: u8) -> Backend {
-    match byte & BACKEND_MASK {
-        1 => Backend::Scalar,
-        2 => Backend::Simd,
-        _ => Backend::Gpu,
-    }
-}
-
-thread_local! {
-    /// Calls left before this thread times one (shared by every kernel the thread calls).
-    static COUNTDOWN: Cell<u32> = const { Cell::new(0) };
-}
-
-/// Counts one settled call down; `true` when this call is to be timed.
-#[inline]
-fn sample_tick(byte: u8) -> bool {
-    COUNTDOWN.with(|c| match c.get() {
-        0 => {
-            c.set((1u32 << ((byte & SHIFT_MASK) >> 2)) - 1);
-            true
-        }
-        n => {
-            c.set(n - 1);
-            false
-        }
-    })
-}
 
 /// When a settled bucket was last sampled, to estimate its call rate.
 #[derive(Clone, Copy, Debug)]
@@ -138,11 +42,12 @@ struct SampleClock {
 
 /// The cold-path state of a kernel, behind its mutex.
 #[derive(Debug)]
-pub(crate) struct KernelState {
-    registered: bool,
-    pub(crate) buckets: BTreeMap<usize, BucketState>,
+pub(super) struct KernelState {
+    /// Whether saved history was looked up (on the first lock).
+    loaded: bool,
+    pub(super) buckets: BTreeMap<usize, BucketState>,
     /// Buckets with data recorded by this process (what a save must not drop).
-    pub(crate) touched: BTreeSet<usize>,
+    pub(super) touched: BTreeSet<usize>,
     warmed: [bool; 3],
     clocks: BTreeMap<usize, SampleClock>,
     forced: Option<Backend>,
@@ -152,7 +57,7 @@ pub(crate) struct KernelState {
 impl KernelState {
     const fn new() -> Self {
         KernelState {
-            registered: false,
+            loaded: false,
             buckets: BTreeMap::new(),
             touched: BTreeSet::new(),
             warmed: [false; 3],
@@ -198,13 +103,19 @@ pub fn set_span_threshold(threshold: Duration) {
 pub struct Kernel {
     spec: KernelSpec,
     decisions: [AtomicU8; BUCKETS],
+    registered: AtomicBool,
     state: Mutex<KernelState>,
 }
 
 impl Kernel {
     /// A kernel with nothing decided yet. `const`, so it can initialise a `static`.
     pub const fn new(spec: KernelSpec) -> Kernel {
-        Kernel { spec, decisions: [const { AtomicU8::new(UNDECIDED) }; BUCKETS], state: Mutex::new(KernelState::new()) }
+        Kernel {
+            spec,
+            decisions: [const { AtomicU8::new(UNDECIDED) }; BUCKETS],
+            registered: AtomicBool::new(false),
+            state: Mutex::new(KernelState::new()),
+        }
     }
 
     /// What the macro recorded about this kernel.
@@ -227,36 +138,20 @@ impl Kernel {
         self.spec.has_gpu
     }
 
-    /// Routes one call of `size`; `work` is evaluated only when a decision must be made.
-    ///
-    /// A settled bucket returns its cached backend; one call in N (per thread) is
-    /// timed to keep the history current, with N a power of two between 16 and
-    /// 32,768 chosen so a bucket gets about 50 samples a second. Everything else
-    /// goes through the cold path.
+    /// The decision byte of `bucket`.
     #[inline]
-    pub fn route(&'static self, size: usize, work: impl FnOnce() -> Work) -> Route {
-        let bucket = bucket_of(size);
-        // Relaxed: the byte is the entire message (no other data is published with
-        // it); a stale read only sends this call through the cold path once more.
-        let byte = self.decisions[bucket].load(Ordering::Relaxed);
-        if byte & CACHED != 0 && !overrides::any_active() {
-            return self.cached_route(byte, size);
-        }
-        self.route_cold(bucket, work())
-    }
-
-    #[inline]
-    fn cached_route(&'static self, byte: u8, size: usize) -> Route {
-        let timed = if sample_tick(byte) { TIMED } else { 0 };
-        Route { kernel: self, size, flags: (byte & !CACHED) | timed }
+    pub(super) fn decision(&self, bucket: usize) -> &AtomicU8 {
+        &self.decisions[bucket]
     }
 
     fn lock(&'static self) -> MutexGuard<'static, KernelState> {
         let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        if !st.registered {
-            st.registered = true;
-            registry::register(self);
-            persist::load_into(&self.spec, &mut st);
+        if !st.loaded {
+            st.loaded = true;
+            if let Some(records) = persist::load(self.spec.name, self.spec.token_hash, self.spec.complexity) {
+                let gpu_usable = self.spec.has_gpu && crate::ops::gpu::is_available();
+                st.buckets.extend(snapshot::buckets_from(records, gpu_usable));
+            }
             // Buckets loaded settled are published now, so the first call takes the fast path.
             for (&b, bs) in &st.buckets {
                 if let Some(backend) = bs.settled() {
@@ -267,29 +162,31 @@ impl Kernel {
         st
     }
 
+    /// Decides a call the fast path could not: returns the backend and whether the call is timed.
     #[cold]
     #[inline(never)]
-    fn route_cold(&'static self, bucket: usize, work: Work) -> Route {
+    pub(super) fn route_cold(&'static self, bucket: usize, work: Work) -> (Backend, bool) {
         if let Some(b) = overrides::scoped() {
             let mut st = self.lock();
             let d = self.resolve_forced(&mut st, b);
             drop(st);
             telemetry::decision(&self.spec, work.size, bucket, d, false);
-            return Route::new(self, d.backend, work.size, false);
+            return (d.backend, false);
         }
         let mut st = self.lock();
         let byte = self.decisions[bucket].load(Ordering::Relaxed);
         if byte & CACHED != 0 {
             // Cached meanwhile, or we came here only because another thread holds a scoped override.
             drop(st);
-            return self.cached_route(byte, work.size);
+            let route = self.cached_route(byte, work.size);
+            return (route.backend(), route.is_timed());
         }
         if let Some(b) = st.forced.or_else(config::forced_backend) {
             let d = self.resolve_forced(&mut st, b);
             self.decisions[bucket].store(encode(d.backend, MIN_SHIFT, false), Ordering::Relaxed);
             drop(st);
             telemetry::decision(&self.spec, work.size, bucket, d, false);
-            return Route::new(self, d.backend, work.size, false);
+            return (d.backend, false);
         }
         let gpu_usable = self.spec.has_gpu && crate::ops::gpu::is_available();
         let mut guard = st;
@@ -301,13 +198,13 @@ impl Kernel {
         let d = match bs.settled() {
             Some(backend) => Decision { backend, kind: DecisionKind::Historical },
             None => {
-                let prior = router::prior(&self.spec, &work, gpu_usable, || cost::global().gpu_worth_it(&work));
+                let prior = policy::prior(&self.spec, &work, gpu_usable, || cost::global().gpu_worth_it(&work));
                 let candidates = [true, true, gpu_usable];
                 // The cost model is consulted only once something was measured to compare with.
                 let model =
                     if has_history { Backend::ALL.map(|b| cost::global().predict(b, &work) * 1e9) } else { [0.0; 3] };
-                let predicted = router::Predictions { neighbours, model };
-                router::explore(bs, candidates, prior, &predicted, &Policy::DEFAULT)
+                let predicted = policy::Predictions { neighbours, model };
+                policy::explore(bs, candidates, prior, &predicted, &Policy::DEFAULT)
             }
         };
         if bs.settled().is_some() {
@@ -321,7 +218,7 @@ impl Kernel {
         drop(guard);
         telemetry::decision(&self.spec, work.size, bucket, d, has_history);
         // Every exploring call is timed; a bucket that just settled starts sampling.
-        Route::new(self, d.backend, work.size, true)
+        (d.backend, true)
     }
 
     /// The backend a forced choice really runs on: GPU without a GPU variant or a
@@ -348,29 +245,21 @@ impl Kernel {
         }
     }
 
-    /// Records that a call of `size` on `backend` took `elapsed`: what [`Route::run`]
-    /// does for timed calls. Public so timings measured elsewhere can be fed in.
-    ///
-    /// The first sample of each backend after the process starts is a warm-up
-    /// and is not kept (it pays for page faults, pipeline compilation, caches).
-    pub fn observe(&'static self, size: usize, backend: Backend, elapsed: Duration) {
-        self.record(bucket_of(size), backend, size, elapsed);
-    }
-
+    /// Records one timed call (the cold part of [`Kernel::observe`]).
     #[cold]
     #[inline(never)]
-    fn record(&'static self, bucket: usize, backend: Backend, size: usize, elapsed: Duration) {
+    pub(super) fn record(&'static self, bucket: usize, backend: Backend, size: usize, elapsed: Duration) {
         let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
         let mut st = self.lock();
         let st = &mut *st;
         let warmup = !std::mem::replace(&mut st.warmed[backend.index()], true);
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(size));
-        let mut reexplore = router::record(bs, backend, ns, warmup, &Policy::DEFAULT);
+        let mut reexplore = policy::record(bs, backend, ns, warmup, &Policy::DEFAULT);
         if backend == Backend::Gpu && !crate::ops::gpu::is_available() {
             // The device failed: GPU calls now fall back inside the op; stop choosing it.
             bs.pruned[Backend::Gpu.index()] = true;
             if bs.settled() == Some(Backend::Gpu) {
-                bs.restart_round(crate::history::WINDOW);
+                bs.restart_round(WINDOW);
                 reexplore = true;
             }
         }
@@ -433,7 +322,7 @@ impl Kernel {
             .iter()
             .map(|(&bucket, bs)| BucketReport {
                 bucket,
-                sizes: crate::bucket::bucket_range(bucket).unwrap_or(0..=0),
+                sizes: bucket_range(bucket).unwrap_or(0..=0),
                 backends: Backend::ALL
                     .into_iter()
                     .filter(|&b| bs.of(b).count > 0)
@@ -469,9 +358,16 @@ impl Kernel {
         }
     }
 
-    /// Runs `f` on the locked cold-path state (persistence snapshots and merges).
-    pub(crate) fn with_state<R>(&'static self, f: impl FnOnce(&mut KernelState) -> R) -> R {
-        f(&mut self.lock())
+    /// `true` the first time it is called: the registry lists each kernel once.
+    pub(super) fn mark_registered(&self) -> bool {
+        // Relaxed: the flag guards nothing but itself; the registry has its own lock.
+        !self.registered.swap(true, Ordering::Relaxed)
+    }
+
+    /// This kernel's state as a snapshot for a save.
+    pub(super) fn snapshot(&'static self) -> KernelSnapshot {
+        let st = self.lock();
+        snapshot::snapshot(&self.spec, &st.buckets, &st.touched)
     }
 }
 
@@ -502,63 +398,4 @@ impl std::fmt::Debug for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Kernel").field("spec", &self.spec).finish_non_exhaustive()
     }
-}
-
-/// Where one call goes, handed from [`Kernel::route`] to the generated wrapper.
-///
-/// Kept to three words passed by value, so the fast path keeps it in registers:
-/// `flags` is the bucket's decision byte, with its "cached" bit reused to mean
-/// "time this call".
-#[derive(Debug)]
-#[must_use = "a route does nothing until `run` calls the chosen variant"]
-pub struct Route {
-    kernel: &'static Kernel,
-    size: usize,
-    flags: u8,
-}
-
-/// In a [`Route`]'s flags: this call is timed.
-const TIMED: u8 = CACHED;
-
-impl Route {
-    fn new(kernel: &'static Kernel, backend: Backend, size: usize, timed: bool) -> Route {
-        Route { kernel, size, flags: encode(backend, 0, false) & !CACHED | if timed { TIMED } else { 0 } }
-    }
-
-    /// The variant to call.
-    #[inline]
-    pub fn backend(&self) -> Backend {
-        decode_backend(self.flags)
-    }
-
-    /// Whether this call will be timed and recorded.
-    #[inline]
-    pub fn is_timed(&self) -> bool {
-        self.flags & TIMED != 0
-    }
-
-    /// Calls `variant` (the chosen backend's function) and returns its result,
-    /// timing it when this call was picked for measurement.
-    #[inline]
-    pub fn run<R>(self, variant: impl FnOnce() -> R) -> R {
-        if self.flags & (TIMED | SPAN) == 0 {
-            variant()
-        } else {
-            run_observed(self.kernel, self.size, self.flags, variant)
-        }
-    }
-}
-
-/// A call that is timed, spanned or both (fields by value: nothing forces the route into memory).
-#[inline(never)]
-fn run_observed<R>(kernel: &'static Kernel, size: usize, flags: u8, variant: impl FnOnce() -> R) -> R {
-    let backend = decode_backend(flags);
-    let _span = (flags & SPAN != 0).then(|| telemetry::call_span(kernel.name(), backend, size));
-    if flags & TIMED == 0 {
-        return variant();
-    }
-    let start = Instant::now();
-    let out = variant();
-    kernel.record(bucket_of(size), backend, size, start.elapsed());
-    out
 }

@@ -1,0 +1,56 @@
+//! The predictive cost model: how long one call would take on each backend,
+//! from a handful of throughput and latency figures measured on *this* machine.
+//!
+//! The MoE table and the 5× rule in `selector` use fixed constants (an A100 and
+//! PCIe 4.0); this model replaces them with [`CostParams`] calibrated at start-up
+//! by [`CostModel::calibrate`] (or loaded from the history file and installed with
+//! [`install_global`]). The router uses it as the cold-start prior and to prune
+//! hopeless exploration; it is never on the per-call path of a settled bucket.
+//!
+//! # The model
+//!
+//! For a call doing `F` floating-point operations and moving `B` bytes
+//! ([`Work::flops`], [`Work::bytes`]), in seconds:
+//!
+//! | backend | predicted time |
+//! | --- | --- |
+//! | Scalar | `cpu_call_latency + max(F / scalar_flops, B / mem_bandwidth)` |
+//! | SIMD | `cpu_call_latency + max(F / simd_flops, B / mem_bandwidth)` |
+//! | GPU | `gpu_latency + B / transfer_bandwidth + F / gpu_flops` (∞ when no GPU is available) |
+//!
+//! The CPU rows are a roofline: a call is bound either by arithmetic or by
+//! memory traffic. The GPU row adds its terms because the data crosses the bus
+//! before and after the kernel runs. The GPU beats SIMD once the work is large
+//! enough to pay for the launch and the transfer; [`CostModel::gpu_worth_it`] is
+//! that comparison.
+//!
+//! # Calibration
+//!
+//! [`CostModel::calibrate`] times a few realistic calls of the real ops, each a
+//! median of at most five repetitions after one dropped warm-up, stopping early
+//! once a probe has used its 25 ms budget (a probe whose single call is longer,
+//! as in a debug build, is timed once):
+//!
+//! | figure | probe |
+//! | --- | --- |
+//! | `cpu_call_latency` | `add` of one element, batches of 64 calls; the larger of Scalar and SIMD |
+//! | `scalar_flops` | `ops::scalar::matmul`, 64×64×64 |
+//! | `simd_flops` | `ops::simd::matmul`, 128×128×128 |
+//! | `mem_bandwidth` | `add` of 2²⁰ elements (4 MiB per array, 12 MiB moved, STREAM's count); the faster of Scalar and SIMD |
+//! | `gpu_latency` | `ops::gpu::add` of one element |
+//! | `transfer_bandwidth` | `ops::gpu::add` of 2²⁰ elements, net of `gpu_latency` |
+//! | `gpu_flops` | `ops::gpu::matmul` from 128³, doubling up to 1024³ until compute is at least a quarter of the call, net of latency and transfer |
+//!
+//! Every throughput is computed net of its fixed latency, so the model reproduces
+//! the probe's own time. A net time lost in timer noise is floored at a tenth of
+//! the call, which under-estimates that throughput (the conservative side). The
+//! budget bounds each probe to its warm-up, 25 ms and one more call; the GPU
+//! probes run only when [`crate::ops::gpu::is_available`] says a usable GPU exists.
+
+mod calibrate;
+mod global;
+mod model;
+
+pub use global::{calibrated, global, install_global};
+pub(crate) use model::cheapest;
+pub use model::{CostModel, CostParams, Work};

@@ -1,0 +1,40 @@
+//! The learning router: a kernel's static handle, its per-call fast path, and
+//! how it decides, learns and reports.
+//!
+//! | file | holds |
+//! | --- | --- |
+//! | `spec` | the vocabulary: [`KernelSpec`], [`Decision`], [`DecisionKind`] |
+//! | `stats` | per-bucket, per-backend timing statistics (window median and MAD) |
+//! | `policy` | pure decisions: prior, exploration, pruning, settling, drift |
+//! | `decision_byte` | the per-bucket cached decision the fast path reads |
+//! | `site` | [`Kernel`]: the static handle and its cold path |
+//! | `route` | [`Kernel::route`] and [`Route`]: the fast path and timed calls |
+//! | `snapshot` | conversion between bucket states and the history file's records |
+//! | `registry` | the kernels called so far ([`kernels`]), what a save snapshots |
+//! | `report` | [`KernelTable`], what [`Kernel::table`] returns |
+//! | `overrides` | [`with_backend`] |
+//! | `telemetry` | decision events and slow-call spans, [`init_logging`] |
+//!
+//! Dependencies point one way: `spec`, `stats`, `decision_byte`, `overrides`,
+//! `report` and `telemetry` import no behaviour module; `policy` reads `stats`;
+//! `site` uses `policy` and `snapshot`; `registry` lists sites; `route` sits on top.
+
+mod decision_byte;
+mod overrides;
+mod policy;
+mod registry;
+mod report;
+mod route;
+mod site;
+mod snapshot;
+mod spec;
+mod stats;
+mod telemetry;
+
+pub use overrides::with_backend;
+pub use registry::kernels;
+pub use report::{BackendReport, BucketReport, KernelTable};
+pub use route::Route;
+pub use site::{set_span_threshold, Kernel};
+pub use spec::{Decision, DecisionKind, KernelSpec};
+pub use telemetry::init_logging;

@@ -1,0 +1,28 @@
+//! Every kernel that has been called in this process, so history can be saved
+//! for all of them ([`crate::flush`]) and listed ([`kernels`]).
+
+use std::sync::{Mutex, PoisonError};
+
+use super::site::Kernel;
+use crate::persist::{self, merge::KernelSnapshot};
+
+static KERNELS: Mutex<Vec<&'static Kernel>> = Mutex::new(Vec::new());
+
+/// Adds `kernel` unless it is listed already (called from the cold paths of a
+/// call), and makes sure saves can ask for the kernels' state.
+pub(super) fn register(kernel: &'static Kernel) {
+    if kernel.mark_registered() {
+        persist::set_snapshot_source(snapshots);
+        KERNELS.lock().unwrap_or_else(PoisonError::into_inner).push(kernel);
+    }
+}
+
+/// The kernels called so far in this process, in the order of their first call.
+pub fn kernels() -> Vec<&'static Kernel> {
+    KERNELS.lock().unwrap_or_else(PoisonError::into_inner).clone()
+}
+
+/// Every registered kernel's state, for a save.
+fn snapshots() -> Vec<KernelSnapshot> {
+    kernels().into_iter().map(Kernel::snapshot).collect()
+}

@@ -1,0 +1,308 @@
+//! The history file's records: serde types of its own, versioned, independent
+//! of the router's in-memory state (`crate::kernel` converts at the boundary).
+//!
+//! # Format 2
+//!
+//! ```json
+//! {
+//!   "format": "adaptive-kernel-history",
+//!   "version": 2,
+//!   "machines": {
+//!     "<fingerprint key>": {
+//!       "fingerprint": { "cpu": "…", "cpu_features": ["avx2", …], "gpu": null, "crate_version": "0.1.0" },
+//!       "calibration": { "scalar_flops": 2.1e9, … },
+//!       "kernels": {
+//!         "my_crate::dot": {
+//!           "token_hash": "9f0c…",
+//!           "complexity": "Medium",
+//!           "buckets": [
+//!             { "sizes": [8193, 10000], "typical_size": 10000, "chosen": "Simd",
+//!               "timings": [ { "backend": "Scalar", "count": 3, "recent_ns": [5100, 5000, 5050] }, … ] }
+//!           ]
+//!         }
+//!       }
+//!     }
+//!   }
+//! }
+//! ```
+//!
+//! A bucket is keyed by the sizes it covers (`sizes`: first and last, inclusive),
+//! not by an index, so a record stays meaningful if bucket boundaries change; a
+//! backend is named, not numbered, so adding one keeps old files readable.
+//!
+//! # Format 1
+//!
+//! Read, never written: it serialised the router's bucket state keyed by bucket
+//! index. [`parse`] converts it to format 2 (the indices are those of the same
+//! bucketing, which has not changed since).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::fingerprint::Fingerprint;
+use crate::backend::{Backend, OpComplexity};
+use crate::bucket::bucket_range;
+use crate::cost::CostParams;
+
+/// The `format` field every history file starts with.
+pub(crate) const FORMAT: &str = "adaptive-kernel-history";
+/// The format version this build writes.
+pub(crate) const VERSION: u32 = 2;
+/// Files larger than this are not read, and a save that would exceed it drops the oldest data.
+pub(crate) const MAX_FILE_BYTES: u64 = 16 << 20;
+
+/// A whole history file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct HistoryFile {
+    pub(crate) format: String,
+    pub(crate) version: u32,
+    pub(crate) machines: BTreeMap<String, MachineRecord>,
+}
+
+impl HistoryFile {
+    /// A file with no machine entries.
+    pub(crate) fn empty() -> HistoryFile {
+        HistoryFile { format: FORMAT.to_owned(), version: VERSION, machines: BTreeMap::new() }
+    }
+}
+
+/// One machine's entry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct MachineRecord {
+    pub(crate) fingerprint: Fingerprint,
+    #[serde(default)]
+    pub(crate) calibration: Option<CostParams>,
+    #[serde(default)]
+    pub(crate) kernels: BTreeMap<String, KernelRecord>,
+}
+
+/// One kernel's learned table on one machine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct KernelRecord {
+    /// The macro's token hash, as 16 hex digits (JSON numbers lose precision above 2^53).
+    pub(crate) token_hash: String,
+    /// The kernel's complexity class.
+    pub(crate) complexity: OpComplexity,
+    /// Its buckets, smallest sizes first.
+    #[serde(default)]
+    pub(crate) buckets: Vec<BucketRecord>,
+}
+
+/// One size bucket of a kernel.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct BucketRecord {
+    /// The first and last size of the bucket, inclusive.
+    pub(crate) sizes: [usize; 2],
+    /// A size seen in this bucket, to scale predictions between buckets.
+    pub(crate) typical_size: usize,
+    /// The settled backend; `None` while it was still exploring.
+    #[serde(default)]
+    pub(crate) chosen: Option<Backend>,
+    /// Per-backend timings, for the backends that were measured.
+    #[serde(default)]
+    pub(crate) timings: Vec<TimingRecord>,
+}
+
+/// One backend's timings in one bucket.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct TimingRecord {
+    /// The backend.
+    pub(crate) backend: Backend,
+    /// Samples kept over the entry's whole life.
+    pub(crate) count: u64,
+    /// The most recent samples in nanoseconds, oldest first.
+    pub(crate) recent_ns: Vec<u64>,
+}
+
+/// The token hash as the file spells it.
+pub(crate) fn hex(h: u64) -> String {
+    format!("{h:016x}")
+}
+
+/// What reading a file found.
+pub(crate) enum Parsed {
+    /// A file of ours, converted to the current format if it was older.
+    Ours(HistoryFile),
+    /// Ours but unreadable: set aside at the next save.
+    Corrupt(String),
+    /// Not ours to touch.
+    Refused(String),
+}
+
+/// Classifies and reads the bytes of a history file.
+pub(crate) fn parse(bytes: &[u8]) -> Parsed {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Parsed::Corrupt("it is empty".to_owned());
+    }
+    #[derive(Deserialize)]
+    struct Header {
+        format: String,
+        version: u32,
+    }
+    match serde_json::from_slice::<Header>(bytes) {
+        Ok(h) if h.format != FORMAT => Parsed::Refused(format!("its format is `{}`, not `{FORMAT}`", h.format)),
+        Ok(h) if h.version > VERSION => {
+            Parsed::Refused(format!("it was written by a newer version (format {} > {VERSION})", h.version))
+        }
+        Ok(h) if h.version == 1 => match serde_json::from_slice::<v1::File>(bytes) {
+            Ok(f) => Parsed::Ours(f.upgrade()),
+            Err(e) => Parsed::Corrupt(format!("it is damaged: {e}")),
+        },
+        Ok(h) if h.version < VERSION => Parsed::Corrupt(format!("format version {} is obsolete", h.version)),
+        Ok(_) => match serde_json::from_slice::<HistoryFile>(bytes) {
+            Ok(f) => Parsed::Ours(f),
+            Err(e) => Parsed::Corrupt(format!("it is damaged: {e}")),
+        },
+        Err(_) if looks_like_ours(bytes) => Parsed::Corrupt("it is truncated or damaged".to_owned()),
+        Err(_) => Parsed::Refused("it is not an adaptive-kernel history file".to_owned()),
+    }
+}
+
+/// Whether the start of the file names our format (a truncated file of ours still does).
+fn looks_like_ours(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(256)];
+    String::from_utf8_lossy(head).contains(FORMAT)
+}
+
+/// Format 1, for reading only.
+mod v1 {
+    use super::*;
+
+    #[derive(Deserialize)]
+    pub(super) struct File {
+        machines: BTreeMap<String, Machine>,
+    }
+
+    #[derive(Deserialize)]
+    struct Machine {
+        fingerprint: Fingerprint,
+        #[serde(default)]
+        calibration: Option<CostParams>,
+        #[serde(default)]
+        kernels: BTreeMap<String, Kernel>,
+    }
+
+    #[derive(Deserialize)]
+    struct Kernel {
+        token_hash: String,
+        complexity: OpComplexity,
+        buckets: BTreeMap<usize, Bucket>,
+    }
+
+    #[derive(Deserialize)]
+    struct Bucket {
+        stats: [Stats; 3],
+        phase: Phase,
+        typical_size: usize,
+    }
+
+    #[derive(Deserialize)]
+    struct Stats {
+        count: u64,
+        recent_ns: Vec<u64>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(tag = "state", rename_all = "snake_case")]
+    enum Phase {
+        Exploring,
+        Settled { backend: Backend },
+    }
+
+    impl File {
+        pub(super) fn upgrade(self) -> HistoryFile {
+            let machines = self
+                .machines
+                .into_iter()
+                .map(|(key, m)| {
+                    let kernels = m
+                        .kernels
+                        .into_iter()
+                        .map(|(name, k)| {
+                            let buckets = k.buckets.into_iter().filter_map(|(i, b)| b.upgrade(i)).collect();
+                            (name, KernelRecord { token_hash: k.token_hash, complexity: k.complexity, buckets })
+                        })
+                        .collect();
+                    (key, MachineRecord { fingerprint: m.fingerprint, calibration: m.calibration, kernels })
+                })
+                .collect();
+            HistoryFile { format: FORMAT.to_owned(), version: VERSION, machines }
+        }
+    }
+
+    impl Bucket {
+        fn upgrade(self, index: usize) -> Option<BucketRecord> {
+            let range = bucket_range(index)?;
+            let timings = Backend::ALL
+                .into_iter()
+                .zip(self.stats)
+                .filter(|(_, s)| !s.recent_ns.is_empty())
+                .map(|(backend, s)| TimingRecord { backend, count: s.count, recent_ns: s.recent_ns })
+                .collect();
+            let chosen = match self.phase {
+                Phase::Settled { backend } => Some(backend),
+                Phase::Exploring => None,
+            };
+            Some(BucketRecord {
+                sizes: [*range.start(), *range.end()],
+                typical_size: self.typical_size,
+                chosen,
+                timings,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_files() {
+        assert!(matches!(parse(b""), Parsed::Corrupt(_)));
+        assert!(matches!(parse(b"{\"format\":\"adaptive-kernel-history\",\"vers"), Parsed::Corrupt(_)));
+        assert!(matches!(parse(b"{\"name\": \"my-app\", \"version\": 3}"), Parsed::Refused(_)));
+        assert!(matches!(parse(b"hello world"), Parsed::Refused(_)));
+        assert!(matches!(
+            parse(b"{\"format\":\"adaptive-kernel-history\",\"version\":99,\"machines\":{}}"),
+            Parsed::Refused(_)
+        ));
+        assert!(matches!(
+            parse(b"{\"format\":\"adaptive-kernel-history\",\"version\":2,\"machines\":{}}"),
+            Parsed::Ours(_)
+        ));
+        assert!(matches!(
+            parse(b"{\"format\":\"adaptive-kernel-history\",\"version\":2,\"machines\":7}"),
+            Parsed::Corrupt(_)
+        ));
+    }
+
+    #[test]
+    fn reads_format_one() {
+        let v1 = br#"{"format":"adaptive-kernel-history","version":1,"machines":{"abc":{
+            "fingerprint":{"cpu":"x","cpu_features":["avx2"],"gpu":null,"crate_version":"0.1.0"},
+            "kernels":{"k":{"token_hash":"00000000000000ff","complexity":"Medium","buckets":{
+              "BUCKET":{"stats":[{"count":3,"recent_ns":[10,11,12]},{"count":4,"recent_ns":[5,5,6,5]},{"count":0,"recent_ns":[]}],
+                    "phase":{"state":"settled","backend":"Simd","by":"historical"},"typical_size":9000,
+                    "pruned":[false,false,false],"round_base":[0,0,0]}}}}}}}"#;
+        let index = crate::bucket::bucket_of(9000);
+        let v1 = String::from_utf8_lossy(v1).replace("BUCKET", &index.to_string());
+        let Parsed::Ours(file) = parse(v1.as_bytes()) else { panic!("format 1 is ours") };
+        assert_eq!(file.version, VERSION);
+        let k = &file.machines["abc"].kernels["k"];
+        let range = bucket_range(index).unwrap();
+        assert_eq!(
+            k.buckets,
+            vec![BucketRecord {
+                sizes: [*range.start(), *range.end()],
+                typical_size: 9000,
+                chosen: Some(Backend::Simd),
+                timings: vec![
+                    TimingRecord { backend: Backend::Scalar, count: 3, recent_ns: vec![10, 11, 12] },
+                    TimingRecord { backend: Backend::Simd, count: 4, recent_ns: vec![5, 5, 6, 5] },
+                ],
+            }]
+        );
+    }
+}

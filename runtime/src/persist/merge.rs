@@ -1,0 +1,135 @@
+//! Merging what this process learned into the history file's contents: a pure
+//! function, so the rules are tested without files, locks or threads.
+//!
+//! - Other machines' entries are kept untouched.
+//! - Other kernels in this machine's entry are kept untouched.
+//! - A kernel whose token hash and complexity match the file's: each bucket this
+//!   process measured replaces the file's bucket of the same sizes; a bucket the
+//!   file lacks is added; every other bucket of the file is kept (another
+//!   process may have measured it).
+//! - A kernel that changed (another token hash or complexity), or that the file
+//!   lacks: ours replaces the file's.
+
+use super::fingerprint::Fingerprint;
+use super::format::{HistoryFile, KernelRecord, MachineRecord};
+use crate::cost::CostParams;
+
+/// One kernel's state handed to a save.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct KernelSnapshot {
+    /// The kernel's name in history.
+    pub(crate) name: String,
+    /// Everything this process knows of it (loaded and measured).
+    pub(crate) record: KernelRecord,
+    /// The sizes (first, last) of the buckets this process measured.
+    pub(crate) touched: Vec<[usize; 2]>,
+}
+
+/// Merges `snapshots` (and the calibration, when there is one) into `machine`'s entry of `file`.
+pub(crate) fn merge(
+    file: &mut HistoryFile,
+    machine: &str,
+    fingerprint: &Fingerprint,
+    calibration: Option<CostParams>,
+    snapshots: Vec<KernelSnapshot>,
+) {
+    let entry = file.machines.entry(machine.to_owned()).or_insert_with(|| MachineRecord {
+        fingerprint: fingerprint.clone(),
+        calibration: None,
+        kernels: Default::default(),
+    });
+    entry.fingerprint = fingerprint.clone();
+    if calibration.is_some() {
+        entry.calibration = calibration;
+    }
+    for snap in snapshots {
+        let ours = snap.record;
+        match entry.kernels.get_mut(&snap.name) {
+            Some(theirs) if theirs.token_hash == ours.token_hash && theirs.complexity == ours.complexity => {
+                for bucket in ours.buckets {
+                    let at = theirs.buckets.iter().position(|b| b.sizes == bucket.sizes);
+                    match at {
+                        Some(i) if snap.touched.contains(&bucket.sizes) => theirs.buckets[i] = bucket,
+                        Some(_) => {}
+                        None => theirs.buckets.push(bucket),
+                    }
+                }
+                theirs.buckets.sort_by_key(|b| b.sizes);
+            }
+            _ => {
+                entry.kernels.insert(snap.name, ours);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{Backend, OpComplexity};
+    use crate::persist::format::{BucketRecord, TimingRecord};
+
+    fn fp(cpu: &str) -> Fingerprint {
+        Fingerprint { cpu: cpu.into(), cpu_features: vec![], gpu: None, crate_version: "1".into() }
+    }
+
+    fn bucket(lo: usize, chosen: Backend, ns: u64) -> BucketRecord {
+        BucketRecord {
+            sizes: [lo, 2 * lo - 1],
+            typical_size: lo,
+            chosen: Some(chosen),
+            timings: vec![TimingRecord { backend: chosen, count: 1, recent_ns: vec![ns] }],
+        }
+    }
+
+    fn kernel(hash: &str, buckets: Vec<BucketRecord>) -> KernelRecord {
+        KernelRecord { token_hash: hash.into(), complexity: OpComplexity::Low, buckets }
+    }
+
+    fn file_with(k: &str, record: KernelRecord) -> HistoryFile {
+        let mut f = HistoryFile::empty();
+        let mut m = MachineRecord { fingerprint: fp("a"), calibration: None, kernels: Default::default() };
+        m.kernels.insert(k.into(), record);
+        f.machines.insert("a".into(), m.clone());
+        f.machines.insert("other".into(), MachineRecord { fingerprint: fp("b"), ..m });
+        f
+    }
+
+    #[test]
+    fn touched_buckets_replace_others_are_kept_and_new_ones_added() {
+        let mut f = file_with("k", kernel("h", vec![bucket(8, Backend::Scalar, 1), bucket(16, Backend::Simd, 2)]));
+        let ours =
+            kernel("h", vec![bucket(8, Backend::Simd, 9), bucket(16, Backend::Scalar, 9), bucket(32, Backend::Gpu, 3)]);
+        let snap = KernelSnapshot { name: "k".into(), record: ours, touched: vec![[8, 15], [32, 63]] };
+        merge(&mut f, "a", &fp("a"), None, vec![snap]);
+        let got = &f.machines["a"].kernels["k"].buckets;
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0].chosen, Some(Backend::Simd), "touched: ours wins");
+        assert_eq!(got[1].chosen, Some(Backend::Simd), "untouched: the file's is kept");
+        assert_eq!(got[2].chosen, Some(Backend::Gpu), "new: added");
+        assert_eq!(f.machines["other"].kernels["k"].buckets.len(), 2, "other machines untouched");
+    }
+
+    #[test]
+    fn an_edited_kernel_replaces_the_old_entry_and_other_kernels_stay() {
+        let mut f = file_with("k", kernel("old", vec![bucket(8, Backend::Scalar, 1)]));
+        f.machines.get_mut("a").unwrap().kernels.insert("j".into(), kernel("x", vec![]));
+        let snap = KernelSnapshot { name: "k".into(), record: kernel("new", vec![]), touched: vec![] };
+        let cal = CostParams::conservative();
+        merge(&mut f, "a", &fp("a"), Some(cal), vec![snap]);
+        let m = &f.machines["a"];
+        assert_eq!(m.kernels["k"].token_hash, "new");
+        assert!(m.kernels["k"].buckets.is_empty());
+        assert!(m.kernels.contains_key("j"));
+        assert_eq!(m.calibration, Some(cal));
+    }
+
+    #[test]
+    fn a_new_machine_gets_an_entry() {
+        let mut f = HistoryFile::empty();
+        let snap = KernelSnapshot { name: "k".into(), record: kernel("h", vec![]), touched: vec![] };
+        merge(&mut f, "m", &fp("m"), None, vec![snap]);
+        assert_eq!(f.machines["m"].fingerprint, fp("m"));
+        assert!(f.machines["m"].kernels.contains_key("k"));
+    }
+}

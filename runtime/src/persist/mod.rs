@@ -1,0 +1,42 @@
+//! Persistence ("wisdom"): learned timings saved as versioned JSON and loaded on
+//! first use, so a second run of a program starts settled.
+//!
+//! # The file
+//! `$XDG_CACHE_HOME/adaptive-kernel/history.json` (or `~/.cache/…`), or the path
+//! in `ADAPTIVE_KERNEL_HISTORY`, or nothing when that is `off`. One file holds an
+//! entry per machine (keyed by [`Fingerprint::key`]: CPU, GPU adapter and driver,
+//! crate version); inside it, per kernel name, the macro's token hash and the
+//! per-bucket statistics. A kernel whose token hash or complexity differs from
+//! the saved one (it was edited) starts fresh; other machines' and other kernels'
+//! entries are carried along untouched.
+//!
+//! # Saving
+//! Off the hot path: when a decision changes, a background thread (`saver`)
+//! saves after a short debounce; [`flush`] saves at once. The kernel layer hands
+//! snapshots in (it registers a snapshot source once): this layer never sees a
+//! live kernel. The file's records are its own (`format`, version 2; version-1
+//! files are read and converted), the merge is a pure function (`merge`), and
+//! `store` holds the open file and saves. A save takes an advisory lock on
+//! `<file>.lock`, re-reads the file, merges (buckets this process measured
+//! replace the file's, all else is kept), writes a temporary file beside it and
+//! renames it over, so readers never see a half-written file and two processes
+//! sharing a file do not lose each other's kernels.
+//!
+//! # Bad files
+//! Reported once (a `tracing` warning and a line on stderr) and never fatal:
+//! - a truncated or corrupt file of ours is ignored and, at the next save, moved
+//!   aside to `<file>.corrupt` before a fresh one is written;
+//! - a file that is not ours (foreign JSON, any other content), larger than
+//!   16 MiB, or written by a newer format version is ignored and never
+//!   overwritten: persistence is off for the process.
+
+mod fingerprint;
+pub(crate) mod format;
+pub(crate) mod merge;
+mod saver;
+mod store;
+
+pub use fingerprint::Fingerprint;
+pub(crate) use saver::note_changed;
+pub use store::{default_path, flush, history_file, set_history, HistoryError};
+pub(crate) use store::{load, set_snapshot_source};

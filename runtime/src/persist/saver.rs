@@ -1,0 +1,54 @@
+//! The background saver: a thread that saves history a moment after something
+//! worth saving changed, so no routed call ever waits for the file.
+//!
+//! [`note_changed`] marks the history dirty and wakes the thread (started on
+//! first use); the thread waits [`DEBOUNCE`] for more changes to accumulate,
+//! then saves ([`crate::flush`]). A failed save is logged, never retried in a
+//! loop: the next change (or an explicit `flush`) tries again.
+
+use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
+
+use super::store;
+
+/// How long after a change the background save waits for more to accumulate.
+const DEBOUNCE: Duration = Duration::from_millis(200);
+
+struct Saver {
+    dirty: Mutex<bool>,
+    wake: Condvar,
+}
+
+static SAVER: Saver = Saver { dirty: Mutex::new(false), wake: Condvar::new() };
+
+/// Notes that something worth saving changed; a background thread saves after a short debounce.
+pub(crate) fn note_changed() {
+    if !store::can_save() {
+        return;
+    }
+    *SAVER.dirty.lock().unwrap_or_else(PoisonError::into_inner) = true;
+    static THREAD: OnceLock<()> = OnceLock::new();
+    THREAD.get_or_init(|| {
+        let spawned = std::thread::Builder::new().name("adaptive-kernel-history".into()).spawn(run);
+        if let Err(e) = spawned {
+            tracing::warn!(target: "adaptive_kernel", "cannot start the history saver thread ({e}); call adaptive_kernel::flush() to save");
+        }
+    });
+    SAVER.wake.notify_one();
+}
+
+fn run() {
+    loop {
+        let mut dirty = SAVER.dirty.lock().unwrap_or_else(PoisonError::into_inner);
+        while !*dirty {
+            dirty = SAVER.wake.wait(dirty).unwrap_or_else(PoisonError::into_inner);
+        }
+        drop(dirty);
+        std::thread::sleep(DEBOUNCE);
+        // Cleared just before saving: a change made during the save marks it dirty again.
+        *SAVER.dirty.lock().unwrap_or_else(PoisonError::into_inner) = false;
+        if let Err(e) = store::flush() {
+            tracing::warn!(target: "adaptive_kernel", "saving history failed: {e}");
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! The process-wide store: which file is used, what was loaded from it for
+//! this machine, and saving (lock, re-read, merge, atomic rename).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+
+use super::fingerprint::Fingerprint;
+use super::format::{self, BucketRecord, HistoryFile, KernelRecord, Parsed, MAX_FILE_BYTES};
+use super::merge::{self, KernelSnapshot};
+use crate::backend::OpComplexity;
+use crate::config::{self, HistorySetting};
+use crate::cost;
+
+/// Why history could not be saved.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum HistoryError {
+    /// Reading, writing, locking or renaming the file failed.
+    Io {
+        /// The file involved.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// The file is not one this build may overwrite (foreign, oversized or newer); nothing was written.
+    Refused {
+        /// The file involved.
+        path: PathBuf,
+        /// Why it is left alone.
+        reason: String,
+    },
+}
+
+impl fmt::Display for HistoryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HistoryError::Io { path, source } => write!(f, "history file {}: {source}", path.display()),
+            HistoryError::Refused { path, reason } => {
+                write!(f, "history file {} is left alone: {reason}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for HistoryError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            HistoryError::Io { source, .. } => Some(source),
+            HistoryError::Refused { .. } => None,
+        }
+    }
+}
+
+/// What reading the file found.
+enum Loaded {
+    Missing,
+    Ours(HistoryFile),
+    /// Ours but unreadable: set aside at the next save.
+    Corrupt(String),
+    /// Not ours to touch.
+    Refused(String),
+}
+
+fn read_file(path: &Path) -> Loaded {
+    let mut file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Loaded::Missing,
+        Err(e) => return Loaded::Refused(format!("cannot be read: {e}")),
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if len > MAX_FILE_BYTES {
+        return Loaded::Refused(format!("it is {len} bytes, more than the {MAX_FILE_BYTES}-byte limit"));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    if let Err(e) = Read::by_ref(&mut file).take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes) {
+        return Loaded::Refused(format!("cannot be read: {e}"));
+    }
+    match format::parse(&bytes) {
+        Parsed::Ours(f) => Loaded::Ours(f),
+        Parsed::Corrupt(why) => Loaded::Corrupt(why),
+        Parsed::Refused(why) => Loaded::Refused(why),
+    }
+}
+
+/// The process-wide persistence state.
+struct Store {
+    path: Option<PathBuf>,
+    machine: String,
+    fingerprint: Option<Fingerprint>,
+    /// This machine's kernels as loaded at start-up.
+    loaded: BTreeMap<String, KernelRecord>,
+    /// Set when the file must not be written; with the reason.
+    refused: Option<String>,
+    /// Set when the file is ours but damaged: it is moved aside at the next save.
+    corrupt: bool,
+}
+
+static STORE: OnceLock<Mutex<Store>> = OnceLock::new();
+
+fn lock_store() -> MutexGuard<'static, Store> {
+    STORE
+        .get_or_init(|| Mutex::new(open(resolve(config::history_setting()))))
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Where snapshots of the live kernels come from (set by the kernel layer).
+static SNAPSHOTS: OnceLock<fn() -> Vec<KernelSnapshot>> = OnceLock::new();
+
+/// Registers the function a save asks for the kernels' state; the first registration wins.
+pub(crate) fn set_snapshot_source(source: fn() -> Vec<KernelSnapshot>) {
+    let _ = SNAPSHOTS.set(source);
+}
+
+/// Whether saving is possible at all (a file is configured and not refused).
+pub(super) fn can_save() -> bool {
+    let store = lock_store();
+    store.path.is_some() && store.refused.is_none()
+}
+
+fn resolve(setting: HistorySetting) -> Option<PathBuf> {
+    match setting {
+        HistorySetting::Off => None,
+        HistorySetting::Path(p) => Some(p),
+        HistorySetting::Default => default_path(),
+    }
+}
+
+/// Chooses where history is kept, in code, overriding `ADAPTIVE_KERNEL_HISTORY`.
+/// Must be called before the first adaptive kernel runs; the file is read now.
+///
+/// Returns `false`, changing nothing, when history was already opened with a
+/// different setting (it is opened once per process).
+///
+/// ```
+/// # use adaptive_kernel_runtime as adaptive_kernel;
+/// use adaptive_kernel::config::HistorySetting;
+/// assert!(adaptive_kernel::set_history(HistorySetting::Off));
+/// assert_eq!(adaptive_kernel::history_file(), None);
+/// ```
+pub fn set_history(setting: HistorySetting) -> bool {
+    let wanted = resolve(setting);
+    let mut fresh = false;
+    let store = STORE.get_or_init(|| {
+        fresh = true;
+        Mutex::new(open(wanted.clone()))
+    });
+    fresh || store.lock().unwrap_or_else(PoisonError::into_inner).path == wanted
+}
+
+/// `$XDG_CACHE_HOME/adaptive-kernel/history.json`, else `$HOME/.cache/adaptive-kernel/history.json`.
+pub fn default_path() -> Option<PathBuf> {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(cache.join("adaptive-kernel").join("history.json"))
+}
+
+fn report(path: &Path, what: &str) {
+    tracing::warn!(target: "adaptive_kernel", path = %path.display(), "history file ignored: {what}");
+    eprintln!("adaptive-kernel: history file {} ignored: {what}", path.display());
+}
+
+fn open(path: Option<PathBuf>) -> Store {
+    let mut store = Store {
+        path: None,
+        machine: String::new(),
+        fingerprint: None,
+        loaded: BTreeMap::new(),
+        refused: None,
+        corrupt: false,
+    };
+    let Some(path) = path else { return store };
+    let fp = Fingerprint::current();
+    store.machine = fp.key();
+    match read_file(&path) {
+        Loaded::Missing => {}
+        Loaded::Ours(mut file) => {
+            if let Some(entry) = file.machines.remove(&store.machine) {
+                if entry.fingerprint == fp {
+                    if let Some(params) = entry.calibration {
+                        cost::install_global(params);
+                    }
+                    store.loaded = entry.kernels;
+                }
+            }
+        }
+        Loaded::Corrupt(why) => {
+            report(&path, &format!("{why}; it will be replaced (the old one kept as .corrupt)"));
+            store.corrupt = true;
+        }
+        Loaded::Refused(why) => {
+            report(&path, &format!("{why}; it will not be written either"));
+            store.refused = Some(why);
+        }
+    }
+    store.fingerprint = Some(fp);
+    store.path = Some(path);
+    store
+}
+
+/// The saved buckets of a kernel, if this machine's entry holds one whose token
+/// hash and complexity match (an edited kernel starts fresh). Called once per
+/// kernel, from its first cold path.
+pub(crate) fn load(name: &str, token_hash: u64, complexity: OpComplexity) -> Option<Vec<BucketRecord>> {
+    let store = lock_store();
+    let entry = store.loaded.get(name)?;
+    if entry.token_hash != format::hex(token_hash) || entry.complexity != complexity {
+        tracing::info!(target: "adaptive_kernel", kernel = name, "kernel changed since its history was saved; starting fresh");
+        return None;
+    }
+    Some(entry.buckets.clone())
+}
+
+/// Saves the history of every kernel called in this process now, merging with
+/// what the file holds. Does nothing (and succeeds) when persistence is off.
+///
+/// Programs that end soon after their kernels settle should call this before
+/// exiting: the background save runs a moment after a bucket settles.
+///
+/// # Errors
+/// [`HistoryError::Io`] when the file or its directory cannot be written;
+/// [`HistoryError::Refused`] when the file is not ours to overwrite (see the module docs).
+pub fn flush() -> Result<(), HistoryError> {
+    let (path, machine, fingerprint, corrupt) = {
+        let mut store = lock_store();
+        let Some(path) = store.path.clone() else { return Ok(()) };
+        if let Some(reason) = &store.refused {
+            return Err(HistoryError::Refused { path, reason: reason.clone() });
+        }
+        (path, store.machine.clone(), store.fingerprint.clone(), std::mem::take(&mut store.corrupt))
+    };
+    let Some(fingerprint) = fingerprint else { return Ok(()) };
+    let snapshots = SNAPSHOTS.get().map_or_else(Vec::new, |source| source());
+    let io_err = |source| HistoryError::Io { path: path.clone(), source };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fs::create_dir_all(dir).map_err(io_err)?;
+    }
+    let lock_path = sibling(&path, ".lock");
+    let lock = OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(io_err)?;
+    lock.lock().map_err(io_err)?;
+    let mut file = match read_file(&path) {
+        Loaded::Ours(f) => f,
+        Loaded::Missing => HistoryFile::empty(),
+        Loaded::Corrupt(why) => {
+            if !corrupt {
+                report(&path, &format!("{why}; replacing it (the old one kept as .corrupt)"));
+            }
+            fs::rename(&path, sibling(&path, ".corrupt")).map_err(io_err)?;
+            HistoryFile::empty()
+        }
+        Loaded::Refused(reason) => {
+            let mut store = lock_store();
+            store.refused = Some(reason.clone());
+            report(&path, &format!("{reason}; it will not be written"));
+            return Err(HistoryError::Refused { path, reason });
+        }
+    };
+    merge::merge(&mut file, &machine, &fingerprint, cost::calibrated(), snapshots);
+    let json = serde_json::to_vec_pretty(&file).map_err(|e| io_err(io::Error::other(e)))?;
+    write_atomically(&path, &json).map_err(io_err)?;
+    drop(lock);
+    Ok(())
+}
+
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(suffix);
+    path.with_file_name(name)
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = sibling(path, &format!(".{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// The history file in use: `None` when persistence is off.
+pub fn history_file() -> Option<PathBuf> {
+    lock_store().path.clone()
+}

@@ -1,0 +1,337 @@
+//! The runtime's files import each other in one direction only: no import
+//! cycles between files of `runtime/src`.
+//!
+//! An edge `a → b` is a path in `a` (in a `use` or inline, outside comments and
+//! `#[cfg(test)]` modules) that names an item of file `b`: `crate::…`,
+//! `super::…`, `self::…` and `$crate::…` paths are resolved to the deepest
+//! module file they reach, and an item that a `mod.rs`/`lib.rs` re-exports
+//! (`pub use child::Item`) is followed to its defining file. Module
+//! declarations and re-exports themselves are structure, not dependencies.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/runtime/src");
+
+/// A module path (`["kernel", "site"]`) and the file that holds it.
+struct Module {
+    path: Vec<String>,
+    file: PathBuf,
+    code: String,
+}
+
+fn modules() -> Vec<Module> {
+    let mut out = Vec::new();
+    let mut stack = vec![PathBuf::from(SRC)];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                let rel = p.strip_prefix(SRC).unwrap();
+                let mut path: Vec<String> = rel.iter().map(|c| c.to_string_lossy().into_owned()).collect();
+                let last = path.pop().unwrap();
+                match last.as_str() {
+                    "lib.rs" | "mod.rs" => {}
+                    other => path.push(other.trim_end_matches(".rs").to_owned()),
+                }
+                let code = with_child_paths(&strip(&std::fs::read_to_string(&p).unwrap()));
+                out.push(Module { path, file: rel.to_owned(), code });
+            }
+        }
+    }
+    out
+}
+
+/// The code without comments and without the trailing `#[cfg(test)] mod …` block.
+fn strip(src: &str) -> String {
+    let src = match src.find("#[cfg(test)]\nmod ") {
+        Some(i) => &src[..i],
+        None => src,
+    };
+    src.lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Whether `line` re-exports (`pub use`, `pub(crate) use`, `pub(super) use`).
+fn is_reexport(line: &str) -> bool {
+    let l = line.trim_start();
+    ["pub use ", "pub(crate) use ", "pub(super) use "].iter().any(|p| l.starts_with(p))
+}
+
+/// `code` with paths through the file's own child modules (`mod x;` … `x::y`) spelled `self::x::y`.
+fn with_child_paths(code: &str) -> String {
+    let children: Vec<String> = code
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim_start().trim_start_matches("pub(crate) ").trim_start_matches("pub ");
+            let name = l.strip_prefix("mod ")?.strip_suffix(';')?;
+            Some(name.trim().to_owned())
+        })
+        .collect();
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = String::with_capacity(code.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let starts_word = i == 0 || !(is_ident(chars[i - 1]) || chars[i - 1] == ':' || chars[i - 1] == '$');
+        let child = children.iter().find(|c| {
+            let end = i + c.len();
+            starts_word
+                && chars.get(i..end).is_some_and(|w| w.iter().copied().eq(c.chars()))
+                && chars.get(end) == Some(&':')
+                && chars.get(end + 1) == Some(&':')
+        });
+        if let Some(c) = child {
+            out.push_str("self::");
+            out.push_str(c);
+            i += c.len();
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Every path in `code` that starts with `crate`, `super`, `self` or `$crate`,
+/// with `use` trees (`a::{b, c::d}`) expanded.
+fn paths(code: &str) -> Vec<Vec<String>> {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let starts_word = i == 0 || !(is_ident(chars[i - 1]) || chars[i - 1] == ':');
+        let rest: String = chars[i..chars.len().min(i + 8)].iter().collect();
+        let head = ["$crate::", "crate::", "super::", "self::"].into_iter().find(|h| rest.starts_with(h));
+        match head {
+            Some(h) if starts_word => {
+                let (trees, end) = tree(&chars, i + h.len() - 2);
+                let root = h.trim_start_matches('$').trim_end_matches("::").to_owned();
+                for mut t in trees {
+                    t.insert(0, root.clone());
+                    out.push(t);
+                }
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// Parses `::a::b::{c, d::e}` at `i` (pointing at the first `:`); returns the paths and where parsing stopped.
+fn tree(chars: &[char], mut i: usize) -> (Vec<Vec<String>>, usize) {
+    let mut prefix = Vec::new();
+    loop {
+        if chars.get(i) == Some(&':') && chars.get(i + 1) == Some(&':') {
+            i += 2;
+        } else {
+            return (vec![prefix], i);
+        }
+        if chars.get(i) == Some(&'{') {
+            i += 1;
+            let mut all = Vec::new();
+            loop {
+                while chars.get(i).is_some_and(|c| c.is_whitespace() || *c == ',') {
+                    i += 1;
+                }
+                if chars.get(i).is_none_or(|c| *c == '}') {
+                    return (all, i + 1);
+                }
+                let start = i;
+                while chars.get(i).is_some_and(|c| is_ident(*c) || *c == '*') {
+                    i += 1;
+                }
+                let name: String = chars[start..i].iter().collect();
+                let (subs, end) = tree(chars, i);
+                for mut s in subs {
+                    let mut p = prefix.clone();
+                    if !name.is_empty() {
+                        p.push(name.clone());
+                    }
+                    p.append(&mut s);
+                    all.push(p);
+                }
+                i = end;
+                // Skip `as alias` and anything else up to the next separator.
+                while chars.get(i).is_some_and(|c| *c != ',' && *c != '}') {
+                    i += 1;
+                }
+            }
+        }
+        let start = i;
+        while chars.get(i).is_some_and(|c| is_ident(*c) || *c == '*') {
+            i += 1;
+        }
+        if i == start {
+            return (vec![prefix], i);
+        }
+        prefix.push(chars[start..i].iter().collect());
+    }
+}
+
+/// The module path a path starting at `from` names, and the rest of it.
+fn absolute(from: &Module, path: &[String]) -> Vec<String> {
+    let mut base: Vec<String> = from.path.clone();
+    let mut rest = path;
+    match rest.first().map(String::as_str) {
+        Some("crate") => {
+            base.clear();
+            rest = &rest[1..];
+        }
+        Some("self") => rest = &rest[1..],
+        _ => {}
+    }
+    while rest.first().map(String::as_str) == Some("super") {
+        // `a/b.rs` is module `a::b` and `a/mod.rs` is `a`: either way `super` drops one segment.
+        base.pop();
+        rest = &rest[1..];
+    }
+    base.extend(rest.iter().cloned());
+    base
+}
+
+fn resolve(mods: &BTreeMap<Vec<String>, &Module>, full: &[String], depth: usize) -> Option<PathBuf> {
+    // The deepest module the path reaches.
+    let n = (0..=full.len()).rev().find(|&n| mods.contains_key(&full[..n]))?;
+    let module = mods[&full[..n]];
+    let is_mod_file = matches!(module.file.file_name().and_then(|f| f.to_str()), Some("mod.rs" | "lib.rs"));
+    if is_mod_file && n < full.len() && depth < 8 {
+        // A re-exported item: follow `pub use x::…::Item` (or `… as Item`, or a glob) in that file.
+        let item = &full[n];
+        let reexports: Vec<&str> = module.code.lines().filter(|l| is_reexport(l)).collect();
+        for p in paths(&reexports.join("\n")) {
+            let names_item = p.last() == Some(item) || p.last().is_some_and(|l| l == "*");
+            if p.first().map(String::as_str) == Some("self") && names_item {
+                let mut target = absolute(module, &p);
+                if target.last().is_some_and(|l| l == "*") {
+                    target.pop();
+                    target.push(item.clone());
+                }
+                if let Some(f) = resolve(mods, &target, depth + 1) {
+                    return Some(f);
+                }
+            }
+        }
+    }
+    Some(module.file.clone())
+}
+
+fn graph() -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
+    let all = modules();
+    let mods: BTreeMap<Vec<String>, &Module> = all.iter().map(|m| (m.path.clone(), m)).collect();
+    let mut edges = BTreeMap::new();
+    for m in &all {
+        let is_mod_file = matches!(m.file.file_name().and_then(|n| n.to_str()), Some("mod.rs" | "lib.rs"));
+        let code: String = if is_mod_file {
+            // Declarations and re-exports are the folder's structure, not its dependencies.
+            m.code.lines().filter(|l| !is_reexport(l)).collect::<Vec<_>>().join("\n")
+        } else {
+            m.code.clone()
+        };
+        let mut to = BTreeSet::new();
+        for p in paths(&code) {
+            if p.last().is_some_and(|l| l == "*") && p.len() == 2 && p[0] == "super" {
+                continue; // `use super::*` in an inline module
+            }
+            let full = absolute(m, &p);
+            if let Some(f) = resolve(&mods, &full, 0) {
+                if f != m.file {
+                    to.insert(f);
+                }
+            }
+        }
+        edges.insert(m.file.clone(), to);
+    }
+    edges
+}
+
+/// A cycle in `edges`, if any (depth-first search).
+fn find_cycle(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Option<Vec<PathBuf>> {
+    fn visit(
+        n: &Path,
+        edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+        state: &mut BTreeMap<PathBuf, u8>,
+        stack: &mut Vec<PathBuf>,
+    ) -> Option<Vec<PathBuf>> {
+        state.insert(n.to_owned(), 1);
+        stack.push(n.to_owned());
+        for m in edges.get(n).into_iter().flatten() {
+            match state.get(m).copied().unwrap_or(0) {
+                1 => {
+                    let at = stack.iter().position(|s| s == m).unwrap();
+                    let mut cycle = stack[at..].to_vec();
+                    cycle.push(m.clone());
+                    return Some(cycle);
+                }
+                0 => {
+                    if let Some(c) = visit(m, edges, state, stack) {
+                        return Some(c);
+                    }
+                }
+                _ => {}
+            }
+        }
+        stack.pop();
+        state.insert(n.to_owned(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for n in edges.keys() {
+        if state.get(n).copied().unwrap_or(0) == 0 {
+            if let Some(c) = visit(n, edges, &mut state, &mut Vec::new()) {
+                return Some(c);
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn runtime_files_import_each_other_in_one_direction() {
+    let edges = graph();
+    assert!(edges.len() > 30, "found only {} files under {SRC}", edges.len());
+    let site = PathBuf::from("kernel/site.rs");
+    assert!(edges[&site].contains(&PathBuf::from("kernel/policy.rs")), "the resolver must see site → policy");
+    if let Some(cycle) = find_cycle(&edges) {
+        let shown: Vec<String> = cycle.iter().map(|p| p.display().to_string()).collect();
+        panic!("import cycle between runtime files: {}", shown.join(" → "));
+    }
+}
+
+#[test]
+#[ignore = "prints the graph, for eyes"]
+fn print_graph() {
+    for (from, to) in graph() {
+        println!("{} -> {:?}", from.display(), to);
+    }
+}
+
+#[test]
+fn the_cycle_finder_finds_cycles() {
+    let p = |s: &str| PathBuf::from(s);
+    let mut edges = BTreeMap::new();
+    edges.insert(p("a.rs"), BTreeSet::from([p("b.rs")]));
+    edges.insert(p("b.rs"), BTreeSet::from([p("c.rs")]));
+    edges.insert(p("c.rs"), BTreeSet::from([p("a.rs")]));
+    assert_eq!(find_cycle(&edges).map(|c| c.len()), Some(4));
+    edges.insert(p("c.rs"), BTreeSet::new());
+    assert_eq!(find_cycle(&edges), None);
+}
+
+#[test]
+fn use_trees_are_expanded() {
+    let got = paths("use super::{a, b::{c, d as e}};\nlet x = crate::ops::gpu::is_available();");
+    let s: Vec<String> = got.iter().map(|p| p.join("::")).collect();
+    assert_eq!(s, ["super::a", "super::b::c", "super::b::d", "crate::ops::gpu::is_available"]);
+}
