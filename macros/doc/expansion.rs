@@ -37,6 +37,9 @@ pub mod matmul {
             complexity: ::adaptive_kernel::__private::OpComplexity::High,
             has_gpu: true,
             token_hash: 1105060712515755893u64,
+            // One `LoopRewrite { line, idiom, rewritten, reason }` per float reduction of the body
+            // (see "Reductions" above); this body has none.
+            loops: &[],
         });
     // The bodies live one module further down, where the only names besides the user's module
     // (the glob) are `__adaptive_*`: a body calling a helper named `simd` gets the helper.
@@ -54,7 +57,8 @@ pub mod matmul {
         #[inline]
         #[allow(unsafe_code)]
         pub fn __adaptive_simd(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
-            // The body, once; each clone below compiles its own copy with its features.
+            // The body, once; each clone below compiles its own copy with its features. A body with
+            // float reductions has them reassociated into lanes here (see "Reductions" above).
             #[inline(always)]
             fn __adaptive_simd_body(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
                 #[allow(unused_imports)]

@@ -12,7 +12,7 @@ use quote::{quote, ToTokens};
 use syn::meta::ParseNestedMeta;
 use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
-use syn::{Expr, ExprLit, ExprPath, Ident, LitStr, Token};
+use syn::{Expr, ExprLit, ExprPath, Ident, LitBool, LitStr, Token};
 
 /// Declares the attribute's keys in one place: the [`Key`] enum, the list the
 /// "unknown key" message prints (in this order) and an example value for each,
@@ -62,12 +62,19 @@ keys! {
     Gpu = "gpu", e.g. "my_gpu_kernel";
     /// `name = "…"`.
     Name = "name", e.g. "\"my_crate::my_kernel\"";
+    /// `exact`, `exact = true` or `exact = false`: a flag, so it may stand alone.
+    Exact = "exact", e.g. "true";
 }
 
 impl Key {
     fn from_path(path: &syn::Path) -> Option<Key> {
         let ident = path.get_ident()?;
         Key::ALL.iter().copied().find(|key| ident == key.name())
+    }
+
+    /// Whether the key may stand alone, meaning `key = true`.
+    fn is_flag(self) -> bool {
+        self == Key::Exact
     }
 }
 
@@ -125,6 +132,9 @@ pub(crate) struct Args {
     pub gpu: Option<ExprPath>,
     /// `name = "…"`: the kernel's identity in history and traces.
     pub name: Option<LitStr>,
+    /// `exact`: the SIMD variant keeps the body's order of float operations
+    /// (no reassociated reductions, see `crate::reduce`).
+    pub exact: bool,
     /// `false` when a syntax error stopped parsing early: keys after it are unknown,
     /// so nothing may be reported as missing.
     pub complete: bool,
@@ -157,6 +167,7 @@ struct Builder<'e> {
     simd: Option<ExprPath>,
     gpu: Option<ExprPath>,
     name: Option<LitStr>,
+    exact: bool,
     errors: &'e mut Errors,
 }
 
@@ -171,6 +182,7 @@ impl<'e> Builder<'e> {
             simd: None,
             gpu: None,
             name: None,
+            exact: false,
             errors,
         }
     }
@@ -194,6 +206,9 @@ impl<'e> Builder<'e> {
         if !meta.input.peek(Token![=]) {
             if duplicate {
                 self.errors.error(span, format!("duplicate key `{}`", key.name()));
+            } else if key.is_flag() {
+                self.exact = true;
+                return Ok(());
             } else {
                 self.errors.error(span, format!("`{0}` needs a value, e.g. `{0} = {1}`", key.name(), key.example()));
             }
@@ -221,6 +236,11 @@ impl<'e> Builder<'e> {
                 Ok(lit) => self.name = Some(lit),
                 Err(e) => self.errors.push(e),
             },
+            Key::Exact => {
+                if let Some(lit) = self.errors.take(literal::<LitBool>(key, &value)) {
+                    self.exact = lit.value;
+                }
+            }
         }
         Ok(())
     }
@@ -258,6 +278,7 @@ impl<'e> Builder<'e> {
             simd: self.simd,
             gpu: self.gpu,
             name: self.name,
+            exact: self.exact,
             complete,
         }
     }
@@ -294,6 +315,10 @@ trait LitKind {
 
 impl LitKind for LitStr {
     const WHAT: &'static str = "a string literal";
+}
+
+impl LitKind for LitBool {
+    const WHAT: &'static str = "`true` or `false`";
 }
 
 /// Consumes an unknown key's value (`= expr`, a parenthesised list, or nothing) up to
@@ -336,9 +361,11 @@ mod tests {
             bytes = 4 * n,
             simd = a::b,
             gpu = c,
-            name = "k"
+            name = "k",
+            exact = true
         ))
         .unwrap();
+        assert!(args.exact);
         assert_eq!(args.complexity, Complexity::High);
         assert!(args.size.is_some() && args.flops.is_some() && args.bytes.is_some());
         assert_eq!(args.simd.unwrap().to_token_stream().to_string(), "a :: b");
@@ -369,7 +396,8 @@ mod tests {
             messages(e),
             [
                 "unknown complexity `Hgh`; expected one of `Low`, `Medium`, `High`",
-                "unknown key `foo`; expected one of `complexity`, `size`, `flops`, `bytes`, `simd`, `gpu`, `name`",
+                "unknown key `foo`; expected one of `complexity`, `size`, `flops`, `bytes`, `simd`, `gpu`, `name`, \
+                 `exact`",
                 "duplicate key `size`",
             ]
         );
@@ -399,6 +427,16 @@ mod tests {
     }
 
     #[test]
+    fn exact_is_a_flag_or_a_bool() {
+        assert!(!parse(quote!(complexity = "Low")).unwrap().exact);
+        assert!(parse(quote!(complexity = "Low", exact)).unwrap().exact);
+        assert!(parse(quote!(exact = true, complexity = "Low")).unwrap().exact);
+        assert!(!parse(quote!(complexity = "Low", exact = false)).unwrap().exact);
+        let e = parse(quote!(complexity = "Low", exact = 1, exact)).err().unwrap();
+        assert_eq!(messages(e), ["`exact` expects `true` or `false`, e.g. `exact = true`", "duplicate key `exact`"]);
+    }
+
+    #[test]
     fn every_key_is_parsed_and_listed() {
         // The message lists `Key::ALL`; each of them must be accepted as a key.
         for key in Key::ALL {
@@ -406,6 +444,7 @@ mod tests {
             let value = match key {
                 Key::Complexity => quote!("Low"),
                 Key::Name => quote!("k"),
+                Key::Exact => quote!(true),
                 _ => quote!(f),
             };
             let tokens = if *key == Key::Complexity {

@@ -14,6 +14,7 @@ use crate::args::Args;
 use crate::attrs::Attrs;
 use crate::errors::Errors;
 use crate::hash::token_hash;
+use crate::reduce::{self, LoopReport};
 use crate::relocate::relocate;
 use crate::signature::{self, Param};
 use crate::size::default_size;
@@ -38,6 +39,10 @@ pub(crate) struct KernelDef {
     pub func: ItemFn,
     /// Its signature and body with module-relative paths moved to where the variants live.
     pub relocated: ItemFn,
+    /// The relocated body with its float reductions reassociated: the SIMD variant's body.
+    pub simd_body: syn::Block,
+    /// What was done to each reduction of the body in `simd_body`.
+    pub loops: Vec<LoopReport>,
     pub attrs: Attrs,
     pub params: Vec<Param>,
     pub args: Args,
@@ -86,12 +91,19 @@ impl KernelDef {
             let (sig, block) = (&func.sig, &func.block);
             syn::parse2::<ItemFn>(relocate(quote!(#sig #block)))?
         };
+        let (simd_body, loops) = match parsed_args.simd {
+            // A hand-written SIMD variant: the body is not the SIMD variant's.
+            Some(_) => ((*relocated.block).clone(), Vec::new()),
+            None => reduce::reassociate(&relocated.block, &relocated.sig, !parsed_args.exact),
+        };
         let token_hash = token_hash([&args, &func.sig.to_token_stream(), &func.block.to_token_stream()]);
         let ops_use = first_ops_path(func.block.to_token_stream());
         let has_gpu = parsed_args.gpu.is_some() || ops_use.is_some();
         Ok(KernelDef {
             func: func.clone(),
             relocated,
+            simd_body,
+            loops,
             attrs: Attrs::sort(&func.attrs),
             params,
             args: parsed_args,

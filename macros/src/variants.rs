@@ -30,7 +30,7 @@
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
-use syn::{ExprPath, FnArg, Ident, Pat, Signature};
+use syn::{Block, ExprPath, FnArg, Ident, Pat, Signature};
 
 use crate::expand::KernelDef;
 use crate::relocate::relocate;
@@ -87,6 +87,15 @@ impl Variants<'_> {
         let complexity = k.args.complexity;
         let has_gpu = k.has_gpu;
         let token_hash = proc_macro2::Literal::u64_suffixed(k.token_hash);
+        let loops = k.loops.iter().map(|r| {
+            let (line, idiom, rewritten, reason) =
+                (proc_macro2::Literal::u32_unsuffixed(r.line), &r.idiom, r.rewritten, r.reason);
+            quote! {
+                ::adaptive_kernel::__private::LoopRewrite {
+                    line: #line, idiom: #idiom, rewritten: #rewritten, reason: #reason,
+                }
+            }
+        });
         let doc = Doc(format!(
             "The static routing handle of `{}`: its spec and its learned decision per size bucket.",
             k.func.sig.ident
@@ -99,6 +108,7 @@ impl Variants<'_> {
                     complexity: #complexity,
                     has_gpu: #has_gpu,
                     token_hash: #token_hash,
+                    loops: &[#(#loops),*],
                 });
         }
     }
@@ -113,7 +123,7 @@ impl Variants<'_> {
         ));
         let expect = &k.attrs.expect;
         let attrs = quote!(#doc #(#expect)* #[inline]);
-        self.body_fn(attrs, quote!(pub), "__adaptive_scalar", quote!(ops_scalar))
+        self.body_fn(attrs, quote!(pub), "__adaptive_scalar", quote!(ops_scalar), &k.relocated.block)
     }
 
     /// `__adaptive_simd`: the user's `simd = path`, or the body in an `#[inline(always)]`
@@ -130,7 +140,8 @@ impl Variants<'_> {
              AVX2+FMA clones on x86_64, picked at run time), with `ops` bound to SIMD kernels. Bypasses the router."
         ));
         let sig = self.forwarding_sig("__adaptive_simd");
-        let body = self.body_fn(quote!(#[inline(always)]), quote!(), "__adaptive_simd_body", quote!(ops_simd));
+        let body =
+            self.body_fn(quote!(#[inline(always)]), quote!(), "__adaptive_simd_body", quote!(ops_simd), &k.simd_body);
         let (generics, inputs, output, where_clause) =
             (&sig.generics, &sig.inputs, &sig.output, &sig.generics.where_clause);
         let unsafety = &sig.unsafety;
@@ -171,12 +182,13 @@ impl Variants<'_> {
             "The GPU variant of `{name}`: its body with `ops` bound to GPU compute shaders. Bypasses the router."
         ));
         let attrs = quote!(#doc #[inline]);
-        self.body_fn(attrs, quote!(pub), "__adaptive_gpu", quote!(ops_gpu))
+        self.body_fn(attrs, quote!(pub), "__adaptive_gpu", quote!(ops_gpu), &k.relocated.block)
     }
 
-    /// A function named `name` holding a copy of the body, with `ops` bound to
-    /// `__private::#ops`. Public ones also get `#[must_use]`; all get the shared attributes.
-    fn body_fn(&self, attrs: TokenStream, vis: TokenStream, name: &str, ops: TokenStream) -> TokenStream {
+    /// A function named `name` holding a copy of `body` (the body, or its SIMD form), with
+    /// `ops` bound to `__private::#ops`. Public ones also get `#[must_use]`; all get the shared
+    /// attributes.
+    fn body_fn(&self, attrs: TokenStream, vis: TokenStream, name: &str, ops: TokenStream, body: &Block) -> TokenStream {
         let k = self.0;
         let mut sig = k.relocated.sig.clone();
         sig.ident = Ident::new(name, Span::call_site());
@@ -189,7 +201,7 @@ impl Variants<'_> {
         // body keeps the meaning of its tail expression. The braces are ours: rustc then counts
         // the variant as generated code (no "never used" warning of its own when the kernel is
         // unused), while lints inside the body, which carry the user's spans, still fire.
-        let stmts = &k.relocated.block.stmts;
+        let stmts = &body.stmts;
         quote! {
             #(#shared)*
             #must_use
