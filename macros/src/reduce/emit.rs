@@ -18,7 +18,7 @@
 //!         }
 //!         k += LANES;
 //!     }
-//!     acc = sum(acc, lanes0);               // acc + pairwise sum of the lanes
+//!     acc = sum(acc, &lanes0);              // acc + pairwise sum of the lanes
 //!     for i in k..end { acc += w[BASE + i] * x[i]; }   // the rest, as written
 //! }
 //! ```
@@ -47,6 +47,12 @@ fn helper(name: &str) -> TokenStream {
 }
 
 /// The rewritten `for` loop: a block expression of type `()`.
+///
+/// The chunk loop's condition is `end.saturating_sub(k) >= LANES` in both forms, though over
+/// a slice `end - k` cannot underflow: with a computable trip count LLVM's loop vectoriser
+/// also vectorises the chunk loop itself when the lanes are `max`/`min` reductions (which it
+/// may reorder), 8 chunks of 32 lanes at a time, and spills them all (measured: 5× slower
+/// than the chunk loop alone at 100K elements).
 pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
     let lanes = Literal::usize_unsuffixed(plan.lanes);
     let (k, l, end) = (hidden("__adaptive_k"), hidden("__adaptive_l"), hidden("__adaptive_end"));
@@ -62,7 +68,8 @@ pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
         };
         let (identity, fold, acc) = (helper(identity), helper(fold), &acc.ident);
         init.extend(quote!(let mut #var = #identity::<_, #lanes>(&#acc);));
-        combine.extend(quote!(#acc = #fold(#acc, #var);));
+        // A copy is what escapes to the out-of-line fold, so the loop keeps the lanes in registers.
+        combine.extend(quote!(#acc = #fold(#acc, &{ #var });));
     }
     let chunk = helper("chunk");
     let pat = &plan.pat;
@@ -145,7 +152,7 @@ pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
                 let #end: usize = #len;
                 #init
                 let mut #k: usize = 0;
-                while #end - #k >= #lanes {
+                while #end.saturating_sub(#k) >= #lanes {
                     let (#(::core::option::Option::Some(#chunks),)*) =
                         (#(#chunk::<_, #lanes>(#slices, 0, #k),)*) else { break; };
                     for #l in 0..#lanes {
