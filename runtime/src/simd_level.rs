@@ -224,6 +224,7 @@ mod tests {
     /// A function compiled by `__simd_clones!` at every level this CPU has computes what its
     /// body computes, with a lifetime, a `mut`-free forwarding signature and an `unsafe fn`.
     #[test]
+    #[allow(clippy::needless_lifetimes, reason = "a named lifetime is what the `sig:` tokens must carry through")]
     fn clones_dispatch_to_the_body_at_every_level() {
         #[inline(always)]
         fn body<'a>(x: &'a [f32], k: usize) -> &'a f32 {

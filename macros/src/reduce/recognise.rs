@@ -60,7 +60,7 @@ pub(crate) struct Acc {
 /// Where a reduction's elements come from.
 pub(crate) enum Source {
     /// `start..end` over `usize`.
-    Range { start: Expr, end: Expr },
+    Range { start: Box<Expr>, end: Box<Expr> },
     /// One slice (`x.iter()`), or two zipped (`a.iter().zip(b)`), truncated to the shorter.
     Slices(Vec<SliceItem>),
 }
@@ -110,15 +110,9 @@ pub(crate) enum Verdict {
     /// No accumulation in sight: not a reduction, not reported.
     NotAReduction,
     /// A reduction left as written: its idiom and why, in a word.
-    LeftAlone {
-        idiom: String,
-        reason: &'static str,
-    },
-    Rewrite {
-        idiom: String,
-        plan: Plan,
-        init: Option<Init>,
-    },
+    LeftAlone { idiom: String, reason: &'static str },
+    /// A reduction to rewrite as `plan` says; `init`: the hidden accumulator of an iterator chain.
+    Rewrite { idiom: String, plan: Box<Plan>, init: Option<Init> },
 }
 
 /// The hidden accumulator an iterator reduction starts from.
@@ -128,7 +122,7 @@ pub(crate) enum Init {
     /// `.product::<T>()`: `Product::product` of nothing (`1.0`), typed.
     Product(Width),
     /// `.fold(init, ..)`: the user's `init`, typed when the width is known.
-    Fold(Expr, Width),
+    Fold(Box<Expr>, Width),
 }
 
 /// An accumulation statement: `acc += t`, `acc -= t`, `acc *= t`, `acc = acc.max(t)`,
@@ -278,7 +272,7 @@ fn source(e: &Expr, env: &Env, into_iter: bool) -> Option<Source> {
                 (Ty::Int(a), Ty::Int(b))
                     if (a == Int::Usize || b == Int::Usize) && a != Int::Other && b != Int::Other =>
                 {
-                    Some(Source::Range { start: start.clone(), end: end.clone() })
+                    Some(Source::Range { start: Box::new(start.clone()), end: Box::new(end.clone()) })
                 }
                 _ => None,
             }
@@ -454,7 +448,7 @@ pub(crate) fn analyse_loop(f: &ExprForLoop, env: &Env) -> Verdict {
         }
     }
     match plan(source, f.pat.as_ref().clone(), f.body.clone(), accs, env) {
-        Ok(plan) => Verdict::Rewrite { idiom, plan, init: None },
+        Ok(plan) => Verdict::Rewrite { idiom, plan: Box::new(plan), init: None },
         Err(reason) => left(reason),
     }
 }
@@ -539,11 +533,12 @@ pub(crate) fn analyse_call(m: &ExprMethodCall, env: &Env, expected: Option<Width
                     (pat, syn::parse_quote!({ #update; }))
                 }
             };
-            plan(source, pat, body, vec![(acc.clone(), op, width)], env).map(|p| (p, Init::Fold(init.clone(), width)))
+            plan(source, pat, body, vec![(acc.clone(), op, width)], env)
+                .map(|p| (p, Init::Fold(Box::new(init.clone()), width)))
         }
     };
     match planned {
-        Ok((plan, init)) => Verdict::Rewrite { idiom, plan, init: Some(init) },
+        Ok((plan, init)) => Verdict::Rewrite { idiom, plan: Box::new(plan), init: Some(init) },
         Err(reason) => left(reason),
     }
 }
