@@ -82,6 +82,7 @@ fn calls_to_settle(_: &mut Criterion) {
             complexity: OpComplexity::Medium,
             has_gpu: true,
             token_hash: n as u64,
+            loops: &[],
         })));
         let x = vec![1.0f32; n];
         let start = Instant::now();

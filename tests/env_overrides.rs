@@ -7,8 +7,13 @@ use adaptive_kernel::config::{self, GpuPolicy, HistorySetting};
 use adaptive_kernel::{Backend, Kernel, KernelSpec, OpComplexity, Work};
 use common::*;
 
-static K: Kernel =
-    Kernel::new(KernelSpec { name: "env::k", complexity: OpComplexity::Low, has_gpu: false, token_hash: 1 });
+static K: Kernel = Kernel::new(KernelSpec {
+    name: "env::k",
+    complexity: OpComplexity::Low,
+    has_gpu: false,
+    token_hash: 1,
+    loops: &[],
+});
 
 fn first_backend(size: usize) -> Backend {
     K.route(size, || Work::estimate(OpComplexity::Low, size, None, None)).backend()

@@ -37,6 +37,9 @@ pub mod matmul {
             complexity: ::adaptive_kernel::__private::OpComplexity::High,
             has_gpu: true,
             token_hash: 1105060712515755893u64,
+            // One `LoopRewrite { line, idiom, rewritten, reason }` per float reduction of the body
+            // (see "Reductions" above); this body has none.
+            loops: &[],
         });
     // The bodies live one module further down, where the only names besides the user's module
     // (the glob) are `__adaptive_*`: a body calling a helper named `simd` gets the helper.
@@ -54,35 +57,26 @@ pub mod matmul {
         #[inline]
         #[allow(unsafe_code)]
         pub fn __adaptive_simd(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
-            // `simd_level()` is one relaxed load of a byte detected once; the clones are compiled
-            // with those features, so calling one after the check is sound.
-            #[cfg(target_arch = "x86_64")]
-            match ::adaptive_kernel::__private::simd_level() {
-                ::adaptive_kernel::__private::SimdLevel::Avx512 => return unsafe { __adaptive_simd_avx512(a, b, m, n, k) },
-                ::adaptive_kernel::__private::SimdLevel::Avx2 => return unsafe { __adaptive_simd_avx2(a, b, m, n, k) },
-                ::adaptive_kernel::__private::SimdLevel::Baseline => {}
+            // The body, once; each clone below compiles its own copy with its features. A body with
+            // float reductions has them reassociated into lanes here (see "Reductions" above).
+            #[inline(always)]
+            fn __adaptive_simd_body(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
+                #[allow(unused_imports)]
+                use ::adaptive_kernel::__private::ops_simd as ops;
+                ops::matmul(a, b, m, n, k)
             }
-            __adaptive_simd_baseline(a, b, m, n, k)
-        }
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")]
-        fn __adaptive_simd_avx512(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
-            #[allow(unused_imports)]
-            use ::adaptive_kernel::__private::ops_simd as ops;
-            ops::matmul(a, b, m, n, k)
-        }
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2,fma")]
-        fn __adaptive_simd_avx2(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
-            #[allow(unused_imports)]
-            use ::adaptive_kernel::__private::ops_simd as ops;
-            ops::matmul(a, b, m, n, k)
-        }
-        #[inline]
-        fn __adaptive_simd_baseline(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
-            #[allow(unused_imports)]
-            use ::adaptive_kernel::__private::ops_simd as ops;
-            ops::matmul(a, b, m, n, k)
+            // The runtime's macro, which owns the feature sets, expands to a block holding one
+            // `#[target_feature(enable = "…")]` clone per level (`avx512f,avx512bw,avx512vl,avx512dq,avx2,fma`,
+            // `avx2,fma`) that calls the body, and a `match` on the pick: one relaxed load of a byte
+            // detected once, so calling the clone it names is sound; below every level, the body itself.
+            ::adaptive_kernel::__private::simd_clones! {
+                pick: ::adaptive_kernel::__private::simd_level(),
+                sig: { (a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> },
+                unsafety: {},
+                args: (a, b, m, n, k),
+                simd: (__adaptive_simd_body),
+                baseline: (__adaptive_simd_body),
+            }
         }
         // Only because the body calls `ops::` (or `gpu = path` is given); otherwise there is no `matmul::gpu`.
         /// The GPU variant of `matmul`: its body with `ops` bound to GPU compute shaders. Bypasses the router.

@@ -7,10 +7,10 @@
 //!     mod __adaptive {
 //!         use super::super::*;          // the user's module: types, imports, helpers
 //!         pub fn __adaptive_scalar(..)  // body, `ops` = ops_scalar
-//!         pub fn __adaptive_simd(..)    // picks a clone with simd_level()
-//!         fn __adaptive_simd_avx512(..) // #[target_feature] clones of the body, `ops` = ops_simd
-//!         fn __adaptive_simd_avx2(..)
-//!         fn __adaptive_simd_baseline(..)
+//!         pub fn __adaptive_simd(..) {  // picks a clone with simd_level()
+//!             #[inline(always)] fn __adaptive_simd_body(..) // body, `ops` = ops_simd
+//!             simd_clones! { .. }       // the runtime's #[target_feature] clones of it, and the pick
+//!         }
 //!         pub fn __adaptive_gpu(..)     // body, `ops` = ops_gpu (only when the kernel has a GPU variant)
 //!     }
 //! }
@@ -28,21 +28,15 @@
 //! be rewritten for visibility.
 
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
-use quote::{format_ident, quote, quote_spanned, ToTokens};
+use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
-use syn::{ExprPath, FnArg, Ident, Pat, Signature};
+use syn::{Block, ExprPath, FnArg, Ident, Pat, Signature};
 
-use crate::expand::Kernel;
+use crate::expand::KernelDef;
 use crate::relocate::relocate;
 
-/// The features of the x86_64 clones, widest first, with the [`SimdLevel`] that selects each.
-///
-/// [`SimdLevel`]: https://docs.rs/adaptive-kernel/latest/adaptive_kernel/enum.SimdLevel.html
-const X86_CLONES: [(&str, &str, &str); 2] =
-    [("avx512", "Avx512", "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma"), ("avx2", "Avx2", "avx2,fma")];
-
 /// Prints `mod k`.
-pub(crate) struct Variants<'a>(pub &'a Kernel);
+pub(crate) struct Variants<'a>(pub &'a KernelDef);
 
 impl ToTokens for Variants<'_> {
     fn to_tokens(&self, tokens: &mut TokenStream) {
@@ -93,6 +87,15 @@ impl Variants<'_> {
         let complexity = k.args.complexity;
         let has_gpu = k.has_gpu;
         let token_hash = proc_macro2::Literal::u64_suffixed(k.token_hash);
+        let loops = k.loops.iter().map(|r| {
+            let (line, idiom, rewritten, reason) =
+                (proc_macro2::Literal::u32_unsuffixed(r.line), &r.idiom, r.rewritten, r.reason);
+            quote! {
+                ::adaptive_kernel::__private::LoopRewrite {
+                    line: #line, idiom: #idiom, rewritten: #rewritten, reason: #reason,
+                }
+            }
+        });
         let doc = Doc(format!(
             "The static routing handle of `{}`: its spec and its learned decision per size bucket.",
             k.func.sig.ident
@@ -105,6 +108,7 @@ impl Variants<'_> {
                     complexity: #complexity,
                     has_gpu: #has_gpu,
                     token_hash: #token_hash,
+                    loops: &[#(#loops),*],
                 });
         }
     }
@@ -119,11 +123,12 @@ impl Variants<'_> {
         ));
         let expect = &k.attrs.expect;
         let attrs = quote!(#doc #(#expect)* #[inline]);
-        self.body_fn(attrs, quote!(pub), "__adaptive_scalar", quote!(ops_scalar))
+        self.body_fn(attrs, quote!(pub), "__adaptive_scalar", quote!(ops_scalar), &k.relocated.block)
     }
 
-    /// `__adaptive_simd`: the user's `simd = path`, or the body compiled as
-    /// `#[target_feature]` clones picked at run time, with `ops` bound to SIMD kernels.
+    /// `__adaptive_simd`: the user's `simd = path`, or the body in an `#[inline(always)]`
+    /// function compiled into `#[target_feature]` clones picked at run time (the runtime's
+    /// `__simd_clones!`, which owns the feature sets), with `ops` bound to SIMD kernels.
     fn simd(&self) -> TokenStream {
         let k = self.0;
         let name = &k.func.sig.ident;
@@ -135,20 +140,12 @@ impl Variants<'_> {
              AVX2+FMA clones on x86_64, picked at run time), with `ops` bound to SIMD kernels. Bypasses the router."
         ));
         let sig = self.forwarding_sig("__adaptive_simd");
+        let body =
+            self.body_fn(quote!(#[inline(always)]), quote!(), "__adaptive_simd_body", quote!(ops_simd), &k.simd_body);
+        let (generics, inputs, output, where_clause) =
+            (&sig.generics, &sig.inputs, &sig.output, &sig.generics.where_clause);
+        let unsafety = &sig.unsafety;
         let args = k.arg_names();
-        let call = |f: &Ident| self.call(quote!(#f(#(#args),*)), true);
-        let arms = X86_CLONES.map(|(suffix, level, _)| {
-            let level = Ident::new(level, Span::call_site());
-            let call = call(&format_ident!("__adaptive_simd_{suffix}"));
-            // SAFETY (of the `unsafe` in `call`): simd_level() reported every feature the clone is compiled for.
-            quote!(::adaptive_kernel::__private::SimdLevel::#level => return #call,)
-        });
-        let clones = X86_CLONES.map(|(suffix, _, features)| {
-            let attrs = quote!(#[cfg(target_arch = "x86_64")] #[target_feature(enable = #features)]);
-            self.body_fn(attrs, quote!(), &format!("__adaptive_simd_{suffix}"), quote!(ops_simd))
-        });
-        let baseline = self.body_fn(quote!(#[inline]), quote!(), "__adaptive_simd_baseline", quote!(ops_simd));
-        let call_baseline = self.call(quote!(__adaptive_simd_baseline(#(#args),*)), false);
         let (shared, must_use) = (&k.attrs.shared, &k.attrs.must_use);
         quote! {
             #(#shared)*
@@ -157,15 +154,16 @@ impl Variants<'_> {
             #[inline]
             #[allow(unsafe_code)]
             pub #sig {
-                #[cfg(target_arch = "x86_64")]
-                match ::adaptive_kernel::__private::simd_level() {
-                    #(#arms)*
-                    ::adaptive_kernel::__private::SimdLevel::Baseline => {}
+                #body
+                ::adaptive_kernel::__private::simd_clones! {
+                    pick: ::adaptive_kernel::__private::simd_level(),
+                    sig: { #generics (#inputs) #output #where_clause },
+                    unsafety: { #unsafety },
+                    args: (#(#args),*),
+                    simd: (__adaptive_simd_body),
+                    baseline: (__adaptive_simd_body),
                 }
-                #call_baseline
             }
-            #(#clones)*
-            #baseline
         }
     }
 
@@ -184,12 +182,13 @@ impl Variants<'_> {
             "The GPU variant of `{name}`: its body with `ops` bound to GPU compute shaders. Bypasses the router."
         ));
         let attrs = quote!(#doc #[inline]);
-        self.body_fn(attrs, quote!(pub), "__adaptive_gpu", quote!(ops_gpu))
+        self.body_fn(attrs, quote!(pub), "__adaptive_gpu", quote!(ops_gpu), &k.relocated.block)
     }
 
-    /// A function named `name` holding a copy of the body, with `ops` bound to
-    /// `__private::#ops`. Public ones also get `#[must_use]`; all get the shared attributes.
-    fn body_fn(&self, attrs: TokenStream, vis: TokenStream, name: &str, ops: TokenStream) -> TokenStream {
+    /// A function named `name` holding a copy of `body` (the body, or its SIMD form), with
+    /// `ops` bound to `__private::#ops`. Public ones also get `#[must_use]`; all get the shared
+    /// attributes.
+    fn body_fn(&self, attrs: TokenStream, vis: TokenStream, name: &str, ops: TokenStream, body: &Block) -> TokenStream {
         let k = self.0;
         let mut sig = k.relocated.sig.clone();
         sig.ident = Ident::new(name, Span::call_site());
@@ -202,7 +201,7 @@ impl Variants<'_> {
         // body keeps the meaning of its tail expression. The braces are ours: rustc then counts
         // the variant as generated code (no "never used" warning of its own when the kernel is
         // unused), while lints inside the body, which carry the user's spans, still fire.
-        let stmts = &k.relocated.block.stmts;
+        let stmts = &body.stmts;
         quote! {
             #(#shared)*
             #must_use
@@ -233,13 +232,13 @@ impl Variants<'_> {
             FnArg::Receiver(_) => unreachable!("receivers are rejected"),
         });
         let output = &sig.output;
-        let variant = Kernel::hidden("__adaptive_variant");
+        let variant = KernelDef::hidden("__adaptive_variant");
         // Every token of the pointer type is spanned at `path`, so both the mismatch and its
         // "expected due to this" label point at the path the user wrote.
         let pointer = respan(quote!(#unsafety fn(#(#tys),*) #output), span);
         let binding = quote_spanned!(span=> let #variant: #pointer = #path;);
         let args = k.arg_names();
-        let call = self.call(quote!(#variant(#(#args),*)), false);
+        let call = self.call(quote!(#variant(#(#args),*)));
         let (shared, must_use) = (&k.attrs.shared, &k.attrs.must_use);
         quote! {
             #(#shared)*
@@ -259,10 +258,9 @@ impl Variants<'_> {
         forwarding(&self.0.relocated.sig, Ident::new(name, Span::call_site()))
     }
 
-    /// `call`, inside `unsafe { }` when the kernel is an `unsafe fn` or `always_unsafe`
-    /// (the call of a `#[target_feature]` clone).
-    fn call(&self, call: TokenStream, always_unsafe: bool) -> TokenStream {
-        if always_unsafe || self.0.func.sig.unsafety.is_some() {
+    /// `call`, inside `unsafe { }` when the kernel is an `unsafe fn`.
+    fn call(&self, call: TokenStream) -> TokenStream {
+        if self.0.func.sig.unsafety.is_some() {
             quote!(unsafe { #call })
         } else {
             call

@@ -24,11 +24,11 @@ use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::Expr;
 
-use crate::expand::Kernel;
+use crate::expand::KernelDef;
 use crate::variants::forwarding;
 
 /// Prints the routed function.
-pub(crate) struct Wrapper<'a>(pub &'a Kernel);
+pub(crate) struct Wrapper<'a>(pub &'a KernelDef);
 
 impl ToTokens for Wrapper<'_> {
     fn to_tokens(&self, tokens: &mut TokenStream) {
@@ -39,10 +39,10 @@ impl ToTokens for Wrapper<'_> {
         let attrs = &k.attrs.wrapper;
         let inline = (!k.attrs.has_inline).then(|| quote!(#[inline]));
 
-        let size_var = Kernel::hidden("__adaptive_size");
+        let size_var = KernelDef::hidden("__adaptive_size");
         // `usize` spanned at the user's expression: a mistyped `size` is reported there, label and all.
         let usize_ty = quote_spanned!(k.size.span()=> usize);
-        let route = Kernel::hidden("__adaptive_route");
+        let route = KernelDef::hidden("__adaptive_route");
         let size = &k.size;
         let complexity = k.args.complexity;
         let (flops, bytes) = (estimate(k.args.flops.as_ref()), estimate(k.args.bytes.as_ref()));

@@ -7,7 +7,7 @@
 //!
 //! | layer | holds |
 //! | --- | --- |
-//! | leaves: `backend`, `error`, [`config`], `simd_level`, [`moe`], `bucket`, `numeric` | [`Backend`], [`OpComplexity`], [`Error`], the `ADAPTIVE_KERNEL_*` variables, [`SimdLevel`], the one MoE threshold table, size buckets, the shared median |
+//! | leaves: `backend`, `error`, [`config`], `simd_level`, [`moe`], `bucket`, `numeric`, [`tolerance`] | [`Backend`], [`OpComplexity`], [`Error`], the `ADAPTIVE_KERNEL_*` variables, [`SimdLevel`] and the one table of SIMD feature sets, the one MoE threshold table, size buckets, the shared median, the agreement a reassociated reduction promises |
 //! | [`ops`] | the op set in three backends: [`ops::scalar`], [`ops::simd`], [`ops::gpu`] |
 //! | [`cost`] | [`CostModel`]: predicted time per backend from figures calibrated on this machine; [`Work`] |
 //! | `select` | the stateless selection API: [`BackendSelector`] (MoE table, 5× rule), [`catalog`], [`AdaptiveBackend`] |
@@ -32,6 +32,7 @@ pub mod ops;
 mod persist;
 mod select;
 mod simd_level;
+pub mod tolerance;
 
 pub use backend::{Backend, OpComplexity, ParseEnumError};
 pub use bucket::{bucket_of, bucket_range, BUCKETS};
@@ -39,7 +40,7 @@ pub use cost::{CostModel, CostParams, Work};
 pub use error::Error;
 pub use kernel::{
     init_logging, kernels, set_span_threshold, with_backend, BackendReport, BucketReport, Decision, DecisionKind,
-    Kernel, KernelSpec, KernelTable, Route,
+    Kernel, KernelSpec, KernelTable, LoopRewrite, Route,
 };
 pub use persist::{default_path, flush, history_file, set_history, Fingerprint, HistoryError};
 pub use select::{

@@ -78,7 +78,7 @@ pub(crate) fn us(n: u64) -> Duration {
 
 /// A kernel spec without a GPU variant.
 pub(crate) const fn cpu_spec(name: &'static str, complexity: OpComplexity) -> adaptive_kernel::KernelSpec {
-    adaptive_kernel::KernelSpec { name, complexity, has_gpu: false, token_hash: 7 }
+    adaptive_kernel::KernelSpec { name, complexity, has_gpu: false, token_hash: 7, loops: &[] }
 }
 
 /// Runs this test binary's ignored test `entry` in a child process with `role` in

@@ -522,7 +522,8 @@ mod tests {
 
     #[test]
     fn prior_vetoes_gpu_without_a_variant_a_device_or_a_case() {
-        let spec = |has_gpu| KernelSpec { name: "k", complexity: OpComplexity::High, has_gpu, token_hash: 0 };
+        let spec =
+            |has_gpu| KernelSpec { name: "k", complexity: OpComplexity::High, has_gpu, token_hash: 0, loops: &[] };
         let w = Work { size: 20_000, flops: 1, bytes: 1 };
         assert_eq!(prior(&spec(true), &w, true, || true).backend, Backend::Gpu);
         assert_eq!(prior(&spec(false), &w, true, || true).kind, DecisionKind::CostModel);

@@ -95,6 +95,7 @@ pub fn set_span_threshold(threshold: Duration) {
 ///     complexity: OpComplexity::Medium,
 ///     has_gpu: false,
 ///     token_hash: 1,
+///     loops: &[],
 /// });
 ///
 /// let x = vec![1.0f32; 4096];
