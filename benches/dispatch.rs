@@ -81,6 +81,7 @@ fn calls_to_settle(_: &mut Criterion) {
             name: "bench::sum",
             complexity: OpComplexity::Medium,
             has_gpu: true,
+            has_parallel: false,
             token_hash: n as u64,
             loops: &[],
         })));
@@ -92,6 +93,7 @@ fn calls_to_settle(_: &mut Criterion) {
             black_box(match r.backend() {
                 Backend::Scalar => r.run(|| ops::scalar::sum(&x)),
                 Backend::Simd => r.run(|| ops::simd::sum(&x)),
+                Backend::Parallel => r.run(|| ops::par::sum(&x)),
                 Backend::Gpu => r.run(|| ops::gpu::sum(&x)),
             });
             calls += 1;

@@ -59,7 +59,7 @@ pub use adaptive_kernel_runtime::trueno;
 pub mod __private {
     /// The `#[target_feature]` clones and their run-time pick, for the SIMD variant.
     pub use adaptive_kernel_runtime::__simd_clones as simd_clones;
-    pub use adaptive_kernel_runtime::ops::{gpu as ops_gpu, scalar as ops_scalar, simd as ops_simd};
+    pub use adaptive_kernel_runtime::ops::{gpu as ops_gpu, par as ops_par, scalar as ops_scalar, simd as ops_simd};
     pub use adaptive_kernel_runtime::{
         simd_level, Backend, Kernel, KernelSpec, LoopRewrite, OpComplexity, Route, SimdLevel, Work,
     };

@@ -11,6 +11,7 @@ static K: Kernel = Kernel::new(KernelSpec {
     name: "env::k",
     complexity: OpComplexity::Low,
     has_gpu: false,
+    has_parallel: false,
     token_hash: 1,
     loops: &[],
 });
@@ -60,7 +61,7 @@ fn a_bad_backend_value_is_reported_and_ignored() {
     let (ok, out) = run_child("child", "not_forced", &[("ADAPTIVE_KERNEL_BACKEND", "cuda")]);
     assert!(ok, "{out}");
     assert_eq!(out.matches("ADAPTIVE_KERNEL_BACKEND=\"cuda\" is not understood").count(), 1, "{out}");
-    assert!(out.contains("`scalar`, `simd` or `gpu`"), "{out}");
+    assert!(out.contains("`scalar`, `simd`, `parallel` or `gpu`"), "{out}");
 }
 
 #[test]

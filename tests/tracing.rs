@@ -43,6 +43,7 @@ static K: Kernel = Kernel::new(KernelSpec {
     name: "tracing::k",
     complexity: OpComplexity::High,
     has_gpu: false,
+    has_parallel: false,
     token_hash: 1,
     loops: &[],
 });
@@ -82,6 +83,7 @@ static SLOW: Kernel = Kernel::new(KernelSpec {
     name: "tracing::slow",
     complexity: OpComplexity::Low,
     has_gpu: false,
+    has_parallel: false,
     token_hash: 1,
     loops: &[],
 });
@@ -89,6 +91,7 @@ static FAST: Kernel = Kernel::new(KernelSpec {
     name: "tracing::fast",
     complexity: OpComplexity::Low,
     has_gpu: false,
+    has_parallel: false,
     token_hash: 1,
     loops: &[],
 });

@@ -58,6 +58,8 @@ keys! {
     Bytes = "bytes", e.g. "12 * n * n";
     /// `simd = PATH`.
     Simd = "simd", e.g. "my_simd_kernel";
+    /// `parallel = PATH`.
+    Parallel = "parallel", e.g. "my_parallel_kernel";
     /// `gpu = PATH`.
     Gpu = "gpu", e.g. "my_gpu_kernel";
     /// `name = "…"`.
@@ -128,6 +130,8 @@ pub(crate) struct Args {
     pub bytes: Option<Expr>,
     /// `simd = PATH`: a hand-written SIMD variant.
     pub simd: Option<ExprPath>,
+    /// `parallel = PATH`: a hand-written multi-core variant.
+    pub parallel: Option<ExprPath>,
     /// `gpu = PATH`: a hand-written GPU variant.
     pub gpu: Option<ExprPath>,
     /// `name = "…"`: the kernel's identity in history and traces.
@@ -165,6 +169,7 @@ struct Builder<'e> {
     flops: Option<Expr>,
     bytes: Option<Expr>,
     simd: Option<ExprPath>,
+    parallel: Option<ExprPath>,
     gpu: Option<ExprPath>,
     name: Option<LitStr>,
     exact: bool,
@@ -180,6 +185,7 @@ impl<'e> Builder<'e> {
             flops: None,
             bytes: None,
             simd: None,
+            parallel: None,
             gpu: None,
             name: None,
             exact: false,
@@ -228,6 +234,7 @@ impl<'e> Builder<'e> {
             Key::Flops => self.flops = Some(value),
             Key::Bytes => self.bytes = Some(value),
             Key::Simd => self.simd = self.path(key, value),
+            Key::Parallel => self.parallel = self.path(key, value),
             Key::Gpu => self.gpu = self.path(key, value),
             Key::Name => match literal::<LitStr>(key, &value) {
                 Ok(lit) if lit.value().trim().is_empty() => {
@@ -276,6 +283,7 @@ impl<'e> Builder<'e> {
             flops: self.flops,
             bytes: self.bytes,
             simd: self.simd,
+            parallel: self.parallel,
             gpu: self.gpu,
             name: self.name,
             exact: self.exact,
@@ -396,8 +404,8 @@ mod tests {
             messages(e),
             [
                 "unknown complexity `Hgh`; expected one of `Low`, `Medium`, `High`",
-                "unknown key `foo`; expected one of `complexity`, `size`, `flops`, `bytes`, `simd`, `gpu`, `name`, \
-                 `exact`",
+                "unknown key `foo`; expected one of `complexity`, `size`, `flops`, `bytes`, `simd`, `parallel`, \
+                 `gpu`, `name`, `exact`",
                 "duplicate key `size`",
             ]
         );

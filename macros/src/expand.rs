@@ -52,6 +52,8 @@ pub(crate) struct KernelDef {
     pub ops_use: Option<syn::Ident>,
     /// Whether the kernel has a GPU variant: `gpu = path`, or a body that calls `ops::`.
     pub has_gpu: bool,
+    /// Whether the kernel has a Parallel variant: `parallel = path`, or a body that calls `ops::`.
+    pub has_parallel: bool,
     pub token_hash: u64,
 }
 
@@ -99,6 +101,7 @@ impl KernelDef {
         let token_hash = token_hash([&args, &func.sig.to_token_stream(), &func.block.to_token_stream()]);
         let ops_use = first_ops_path(func.block.to_token_stream());
         let has_gpu = parsed_args.gpu.is_some() || ops_use.is_some();
+        let has_parallel = parsed_args.parallel.is_some() || ops_use.is_some();
         Ok(KernelDef {
             func: func.clone(),
             relocated,
@@ -110,6 +113,7 @@ impl KernelDef {
             size,
             ops_use,
             has_gpu,
+            has_parallel,
             token_hash,
         })
     }

@@ -58,6 +58,8 @@ impl ToTokens for Wrapper<'_> {
         // Without a GPU variant the router never picks GPU (`has_gpu` is false in the spec);
         // should it ever, SIMD is the right fallback, as for a failed GPU call.
         let gpu = if k.has_gpu { call("gpu") } else { simd.clone() };
+        // Likewise for Parallel (`has_parallel` is false in the spec without the variant).
+        let parallel = if k.has_parallel { call("parallel") } else { simd.clone() };
 
         // The variants bind `ops` themselves, so the body's `ops::…` never resolves through the
         // user's `use adaptive_kernel::ops;`, which would then be reported unused. Naming it here,
@@ -76,6 +78,7 @@ impl ToTokens for Wrapper<'_> {
             match #route.backend() {
                 ::adaptive_kernel::__private::Backend::Scalar => #scalar,
                 ::adaptive_kernel::__private::Backend::Simd => #simd,
+                ::adaptive_kernel::__private::Backend::Parallel => #parallel,
                 ::adaptive_kernel::__private::Backend::Gpu => #gpu,
             }
         };

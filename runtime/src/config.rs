@@ -2,7 +2,7 @@
 //!
 //! | variable | meaning |
 //! | --- | --- |
-//! | `ADAPTIVE_KERNEL_BACKEND` | force `scalar`, `simd` or `gpu` for every kernel |
+//! | `ADAPTIVE_KERNEL_BACKEND` | force `scalar`, `simd`, `parallel` or `gpu` for every kernel |
 //! | `ADAPTIVE_KERNEL_GPU` | `off`, `on` (hardware adapters only, the default), `software` (also lavapipe/llvmpipe) |
 //! | `ADAPTIVE_KERNEL_HISTORY` | history file path; `off` disables persistence |
 //! | `ADAPTIVE_KERNEL_LOG` | decision log level for [`crate::init_logging`] |
@@ -82,7 +82,7 @@ pub fn parse_backend(value: &str) -> Result<Option<Backend>, ConfigError> {
     value.parse().map(Some).map_err(|_| ConfigError {
         variable: ENV_BACKEND,
         value: value.to_owned(),
-        expected: "`scalar`, `simd` or `gpu`",
+        expected: "`scalar`, `simd`, `parallel` or `gpu`",
     })
 }
 

@@ -94,6 +94,7 @@ pub fn set_span_threshold(threshold: Duration) {
 ///     name: "docs::sum",
 ///     complexity: OpComplexity::Medium,
 ///     has_gpu: false,
+///     has_parallel: false,
 ///     token_hash: 1,
 ///     loops: &[],
 /// });
@@ -142,6 +143,11 @@ impl Kernel {
     /// Whether the kernel has a real GPU variant.
     pub const fn has_gpu(&self) -> bool {
         self.spec.has_gpu
+    }
+
+    /// Whether the kernel has a real Parallel (multi-core) variant.
+    pub const fn has_parallel(&self) -> bool {
+        self.spec.has_parallel
     }
 
     /// The decision byte of `bucket`.
@@ -206,8 +212,8 @@ impl Kernel {
         let d = match bs.settled() {
             Some(backend) => Decision { backend, kind: DecisionKind::Historical },
             None => {
-                let prior = policy::prior(&self.spec, &work, gpu_usable, || cost::global().gpu_worth_it(&work));
-                let candidates = Backend::ALL.map(|b| b != Backend::Gpu || gpu_usable);
+                let candidates = self.candidates(gpu_usable);
+                let prior = policy::prior(&self.spec, &work, candidates, |b| cost::global().predict(b, &work));
                 // The cost model is consulted only once something was measured to compare with.
                 let model = if has_history {
                     Backend::ALL.map(|b| cost::global().predict(b, &work) * 1e9)
@@ -284,7 +290,7 @@ impl Kernel {
             ((rate / TARGET_SAMPLES_PER_SEC).max(1.0).log2().floor() as u8).clamp(MIN_SHIFT, MAX_SHIFT)
         };
         let gpu_usable = self.gpu_usable();
-        let candidates = Backend::ALL.map(|b| b != Backend::Gpu || gpu_usable);
+        let candidates = self.candidates(gpu_usable);
         // Predictions for alternatives never measured here (a GPU that started after the
         // bucket settled); from the complexity's defaults, so a settled call needs no `work`.
         let model = cost::global();
@@ -302,6 +308,17 @@ impl Kernel {
     /// Whether this kernel's GPU variant can take calls now (never waits for GPU start-up).
     fn gpu_usable(&self) -> bool {
         self.spec.has_gpu && crate::ops::gpu::is_available()
+    }
+
+    /// The backends the router may call now: Scalar and SIMD always; Parallel when
+    /// the kernel has that variant and it computes on two or more threads; the GPU
+    /// when [`gpu_usable`](Self::gpu_usable).
+    fn candidates(&self, gpu_usable: bool) -> [bool; Backend::COUNT] {
+        Backend::ALL.map(|b| match b {
+            Backend::Scalar | Backend::Simd => true,
+            Backend::Parallel => self.spec.has_parallel && crate::ops::par::threads() > 1,
+            Backend::Gpu => gpu_usable,
+        })
     }
 
     /// Records one timed call (the cold part of [`Kernel::observe`]).

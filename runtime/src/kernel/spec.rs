@@ -16,6 +16,9 @@ pub struct KernelSpec {
     pub complexity: OpComplexity,
     /// Whether the kernel has a real GPU variant (its body calls `ops::` or `gpu = path` was given).
     pub has_gpu: bool,
+    /// Whether the kernel has a real Parallel variant (its body calls `ops::` or
+    /// `parallel = path` was given). The router offers it only on two or more threads.
+    pub has_parallel: bool,
     /// A hash of the function's tokens: an edited kernel does not trust old timings.
     pub token_hash: u64,
     /// What the SIMD variant did to each float reduction of the body, in source

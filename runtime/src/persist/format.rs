@@ -234,7 +234,8 @@ mod v1 {
     impl Bucket {
         fn upgrade(self, index: usize) -> Option<BucketRecord> {
             let range = bucket_range(index)?;
-            let timings = Backend::ALL
+            // Format 1 had three backends, in this order.
+            let timings = [Backend::Scalar, Backend::Simd, Backend::Gpu]
                 .into_iter()
                 .zip(self.stats)
                 .filter(|(_, s)| !s.recent_ns.is_empty())
