@@ -11,7 +11,7 @@
 //! | [`ops`] | the op set in three backends: [`ops::scalar`], [`ops::simd`], [`ops::gpu`] |
 //! | [`cost`] | [`CostModel`]: predicted time per backend from figures calibrated on this machine; [`Work`] |
 //! | `select` | the stateless selection API: [`BackendSelector`] (MoE table, 5× rule), [`catalog`], [`AdaptiveBackend`] |
-//! | `persist` | the history file: its own versioned records, a pure merge, the background saver, [`Fingerprint`], [`flush`] |
+//! | `persist` | the history file: its own versioned records ([`HistoryFile`]), a pure merge, the background saver, [`Fingerprint`], [`flush`], and reading and editing a file by path ([`read_history`], [`clear_history`], [`save_calibration`]) |
 //! | `kernel` | the learning router: [`KernelSpec`], [`Kernel`] (static handle, cold path), [`Route`] (fast path), policy, statistics, [`KernelTable`], [`with_backend`], telemetry |
 //!
 //! `select` and `kernel` are siblings: the stateless API never reaches the
@@ -42,7 +42,10 @@ pub use kernel::{
     init_logging, kernels, set_span_threshold, with_backend, BackendReport, BucketReport, Decision, DecisionKind,
     Kernel, KernelSpec, KernelTable, LoopRewrite, Route,
 };
-pub use persist::{default_path, flush, history_file, set_history, Fingerprint, HistoryError};
+pub use persist::{
+    clear_history, default_path, flush, history_file, history_status, read_history, save_calibration, set_history,
+    BucketRecord, Fingerprint, HistoryError, HistoryFile, HistoryStatus, KernelRecord, MachineRecord, TimingRecord,
+};
 pub use select::{
     catalog, AdaptiveBackend, BackendSelector, PerfStats, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO,
     DEFAULT_PCIE_BANDWIDTH,
