@@ -5,8 +5,10 @@
 //! # When it forks
 //! An input is cut into chunks of at least a *grain* of work, per kind of op
 //! (`split.rs`, `Grain`): the work a single-threaded SIMD op needs to
-//! outlast several fork–joins (one fork–join measured ~NN µs on the 2-vCPU
-//! benchmark VM; BENCHMARKS.md, "ops::par"). An input of fewer than two
+//! outlast several fork–joins. One fork–join (waking a pool thread and
+//! joining it) measured 7–11 µs on idle cores and 16–29 µs on the 2-vCPU
+//! benchmark VM while other jobs ran (BENCHMARKS.md, "ops::par"), so a grain
+//! is 40–100 µs of SIMD work there. An input of fewer than two
 //! grains, a call on a rayon worker thread, and a call when [`threads`] is 1
 //! run the [`simd`](super::simd) op on the whole input, at SIMD's cost plus a few
 //! nanoseconds (except the reductions and `softmax`, which then run their
