@@ -8,11 +8,11 @@
 //! outlast several fork–joins. One fork–join (waking a pool thread and
 //! joining it) measured 7–11 µs on idle cores and 16–29 µs on the 2-vCPU
 //! benchmark VM while other jobs ran (BENCHMARKS.md, "ops::par"), so a grain
-//! is 40–100 µs of SIMD work there. An input of fewer than two
-//! grains, a call on a rayon worker thread, and a call when [`threads`] is 1
-//! run the [`simd`](super::simd) op on the whole input, at SIMD's cost plus a few
-//! nanoseconds (except the reductions and `softmax`, which then run their
-//! chunks one after another so that their result does not change).
+//! is 40–100 µs of SIMD work there. An input of fewer than two grains (one
+//! for `matmul`) runs the [`simd`](super::simd) op on the whole input, at
+//! SIMD's cost plus a few nanoseconds; so do larger inputs on a rayon worker
+//! thread or when [`threads`] is 1, except that reductions and `softmax` then
+//! run their chunks one after another, so that their result does not change.
 //!
 //! # Results
 //! - Element-wise ops, `matvec`, `transpose`, `conv2d`: bit-identical to
