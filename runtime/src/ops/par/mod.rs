@@ -22,9 +22,9 @@
 //!   length, so a result depends only on the input, never on the thread
 //!   count or on which thread ran which chunk; it differs from Scalar's
 //!   left-to-right sum within the same bound as SIMD's (tests/ops_par.rs).
-//! - `matmul`: one band of rows per thread (each a call of the GEMM kernel
-//!   SIMD uses), so a result depends on the input and the thread count, and
-//!   each element stays within SIMD's bound of Scalar.
+//! - `matmul`: one or two bands of rows per thread (each a call of the GEMM
+//!   kernel SIMD uses), so a result depends on the input and the thread
+//!   count, and each element stays within SIMD's bound of Scalar.
 //!
 //! # Threads
 //! [`threads`] says how many threads a call made here uses; [`with_threads`]
