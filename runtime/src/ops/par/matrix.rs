@@ -1,9 +1,12 @@
 //! Matrix ops, split by rows.
 //!
-//! - `matmul`: one band of rows of A and C per thread, each band a call of
-//!   trueno's `gemm_blis` (the kernel `ops::simd::matmul` runs) writing its
-//!   rows of C in place. One band per thread, not the grid: every
-//!   `gemm_blis` call packs all of B, so more bands would pack B more often.
+//! - `matmul`: bands of rows of A and C, each a call of trueno's `gemm_blis`
+//!   (the kernel `ops::simd::matmul` runs) writing its rows of C in place.
+//!   Two bands per thread where each still has `MATMUL_BAND_ROWS` (128) rows,
+//!   else one: every `gemm_blis` call packs all of B, so bands are few, but
+//!   a second one per thread lets work stealing even out a core that another
+//!   process takes part of the time (on the loaded VM, 1024³ ran 34.0 rather
+//!   than 29.0 GFLOP/s; on two idle cores 4 and 2 bands were within 3%).
 //!   The bands depend on the thread count, and `gemm_blis` picks its inner
 //!   kernel by shape, so a `matmul` result depends on the input and the
 //!   thread count (each element stays within SIMD's summation bound of
@@ -26,6 +29,11 @@ use crate::ops::{check, simd};
 /// Rows per `matmul` band are a multiple of this: the height of trueno's
 /// AVX2 micro-kernel (`blis::MR`), so no band ends in a partial tile.
 const MATMUL_ROW_ALIGN: usize = trueno::blis::MR;
+
+/// The fewest rows that make a `matmul` band worth a second one per thread:
+/// trueno's L2 block height (`blis::MC`), so that no band is a fraction of
+/// one block.
+const MATMUL_BAND_ROWS: usize = trueno::blis::MC;
 
 /// The team for a matrix op, or `None` when it has one thread (run SIMD).
 fn team() -> Option<Team> {
@@ -50,7 +58,8 @@ pub fn matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
     let Some(team) = big.then(team).flatten() else {
         return simd::matmul(a, b, m, n, k);
     };
-    let bands = team.threads().min(m / MATMUL_ROW_ALIGN);
+    let threads = team.threads();
+    let bands = (2 * threads).min(m / MATMUL_BAND_ROWS).max(threads).min(m / MATMUL_ROW_ALIGN);
     let rows = m.div_ceil(bands).next_multiple_of(MATMUL_ROW_ALIGN);
     let mut c = zeroed(m * n);
     let parts: Vec<_> = c.chunks_mut(rows * n).zip(a.chunks(rows * k)).collect();

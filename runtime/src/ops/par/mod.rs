@@ -5,12 +5,14 @@
 //! # When it forks
 //! An input is cut into chunks of at least a *grain* of work, per kind of op
 //! (`split.rs`, `Grain`): the work a single-threaded SIMD op needs to
-//! outlast several fork–joins (one fork–join measured ~NN µs on the 2-vCPU
-//! benchmark VM; BENCHMARKS.md, "ops::par"). An input of fewer than two
-//! grains, a call on a rayon worker thread, and a call when [`threads`] is 1
-//! run the [`simd`](super::simd) op on the whole input, at SIMD's cost plus a few
-//! nanoseconds (except the reductions and `softmax`, which then run their
-//! chunks one after another so that their result does not change).
+//! outlast several fork–joins. One fork–join (waking a pool thread and
+//! joining it) measured 7–11 µs on idle cores and 16–29 µs on the 2-vCPU
+//! benchmark VM while other jobs ran (BENCHMARKS.md, "ops::par"), so a grain
+//! is 40–100 µs of SIMD work there. An input of fewer than two grains (one
+//! for `matmul`) runs the [`simd`](super::simd) op on the whole input, at
+//! SIMD's cost plus a few nanoseconds; so do larger inputs on a rayon worker
+//! thread or when [`threads`] is 1, except that reductions and `softmax` then
+//! run their chunks one after another, so that their result does not change.
 //!
 //! # Results
 //! - Element-wise ops, `matvec`, `transpose`, `conv2d`: bit-identical to
@@ -20,9 +22,9 @@
 //!   length, so a result depends only on the input, never on the thread
 //!   count or on which thread ran which chunk; it differs from Scalar's
 //!   left-to-right sum within the same bound as SIMD's (tests/ops_par.rs).
-//! - `matmul`: one band of rows per thread (each a call of the GEMM kernel
-//!   SIMD uses), so a result depends on the input and the thread count, and
-//!   each element stays within SIMD's bound of Scalar.
+//! - `matmul`: one or two bands of rows per thread (each a call of the GEMM
+//!   kernel SIMD uses), so a result depends on the input and the thread
+//!   count, and each element stays within SIMD's bound of Scalar.
 //!
 //! # Threads
 //! [`threads`] says how many threads a call made here uses; [`with_threads`]

@@ -43,10 +43,14 @@ const HUGE_PAGE_MIN_BYTES: usize = 16 << 20;
 /// The least work per chunk, per kind of op: below twice this an op runs
 /// `ops::simd` directly (`matmul`: below this).
 ///
-/// Chosen from the fork–join cost and the SIMD ops' speed measured on the
-/// benchmark VM (AMD EPYC Zen 3, 2 shared vCPUs; BENCHMARKS.md, "ops::par"):
-/// a grain is the input a single-threaded SIMD op takes several fork–joins'
-/// time to finish, so that splitting in two already gains.
+/// Chosen from the fork–join cost (16–29 µs on the benchmark VM, an AMD EPYC
+/// Zen 3 with 2 shared vCPUs, under load; 7–11 µs on idle cores) and the
+/// SIMD ops' speed there (BENCHMARKS.md): a grain is 40–100 µs of
+/// single-threaded SIMD work, at least four fork–joins, so that two chunks on
+/// two free cores already gain. The `par` bench's `grain` group checks it
+/// (par/simd time at 2, 4 and 16 grains; figures in BENCHMARKS.md). With no
+/// free core (the VM under load) splitting cannot gain at any size, and a
+/// router that times both keeps SIMD.
 pub struct Grain;
 
 impl Grain {
@@ -59,11 +63,14 @@ impl Grain {
     /// `matvec`, in elements of the matrix.
     pub const MATVEC: usize = 1 << 18;
     /// `transpose`, in elements.
-    pub const TRANSPOSE: usize = 1 << 16;
+    pub const TRANSPOSE: usize = 1 << 18;
     /// `conv2d`, in multiply-adds (output elements × kernel elements).
     pub const CONV2D: usize = 1 << 18;
-    /// `matmul`, in multiply-adds (m·n·k).
-    pub const MATMUL: usize = 1 << 21;
+    /// `matmul`, in multiply-adds (m·n·k): from about 203³. Below it the
+    /// bands gained nothing measurable on two cores (192³: 0.71–1.12× SIMD's
+    /// time across runs, 128³–160³: 0.78–1.25×), and a band under ~100 rows
+    /// drops trueno's GEMM into its small-matrix paths.
+    pub const MATMUL: usize = 1 << 23;
 
     /// A grain of `work` units expressed in rows that cost `per_row` units each (at least one row).
     pub(super) fn rows(work: usize, per_row: usize) -> usize {
