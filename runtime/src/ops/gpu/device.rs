@@ -34,6 +34,7 @@ use trueno::backends::gpu::wgpu;
 
 use super::buffers::BufferPool;
 use super::health::{AdapterSummary, GpuApi, GpuDeviceType, GpuHealth};
+use super::instance;
 use super::pipelines::PipelineCache;
 use crate::config::{self, GpuPolicy};
 
@@ -280,14 +281,9 @@ fn create() -> Init {
 
 fn create_inner() -> Init {
     let policy = config::gpu_policy();
-    let instance = wgpu::Instance::new(&wgpu::InstanceDescriptor {
-        backends: wgpu::Backends::PRIMARY,
-        // No validation layers unless asked for (WGPU_VALIDATION=1 and friends).
-        flags: wgpu::InstanceFlags::empty().with_env(),
-        ..Default::default()
-    });
+    let instance = instance::create();
     let mut adapters: Vec<(wgpu::Adapter, AdapterSummary)> = instance
-        .enumerate_adapters(wgpu::Backends::PRIMARY)
+        .enumerate_adapters(instance::BACKENDS)
         .into_iter()
         .filter(|a| a.get_downlevel_capabilities().flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS))
         .map(|a| {

@@ -43,9 +43,11 @@
 //! through `max`/`min`: WGSL's built-ins may drop it (lavapipe's do), so the
 //! shaders test the bits.
 //!
-//! Files: `device.rs` (adapter, device, health, error scopes), `pipelines.rs`
-//! (kernels and their cache), `buffers.rs` (pool), `call.rs` (one submission),
-//! `kernels.rs` (how each op is laid out), `shaders/*.wgsl`.
+//! Files: `device.rs` (adapter, device, health, error scopes), `instance.rs`
+//! (the compute-only Vulkan instance, so start-up stays silent on machines
+//! without a display session), `pipelines.rs` (kernels and their cache),
+//! `buffers.rs` (pool), `call.rs` (one submission), `kernels.rs` (how each op
+//! is laid out), `shaders/*.wgsl`.
 
 use super::{check, simd};
 
@@ -58,6 +60,8 @@ mod buffers;
 mod call;
 #[cfg(feature = "gpu")]
 mod device;
+#[cfg(feature = "gpu")]
+mod instance;
 #[cfg(feature = "gpu")]
 mod kernels;
 #[cfg(feature = "gpu")]
