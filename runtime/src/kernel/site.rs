@@ -246,6 +246,7 @@ impl Kernel {
         let why = if !self.spec.has_gpu {
             Some("the kernel has no GPU variant (its body calls no `ops::` function and no `gpu = path` was given)")
         } else if !crate::ops::gpu::is_available() {
+            // A forced GPU waits for start-up: the caller asked for it.
             Some("no usable GPU adapter (see `ops::gpu::health()` and ADAPTIVE_KERNEL_GPU)")
         } else {
             None
@@ -307,7 +308,8 @@ impl Kernel {
 
     /// Whether this kernel's GPU variant can take calls now (never waits for GPU start-up).
     fn gpu_usable(&self) -> bool {
-        self.spec.has_gpu && crate::ops::gpu::is_available()
+        // `is_ready` starts the device in the background on first use and never waits.
+        self.spec.has_gpu && crate::ops::gpu::is_ready()
     }
 
     /// The backends the router may call now: Scalar and SIMD always; Parallel when
