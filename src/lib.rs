@@ -44,8 +44,8 @@ pub use adaptive_kernel_runtime::{
     init_logging, kernels, moe, ops, read_history, save_calibration, set_history, set_span_threshold, simd_level,
     with_backend, AdaptiveBackend, Backend, BackendReport, BackendSelector, BucketRecord, BucketReport, CostModel,
     CostParams, Decision, DecisionKind, Error, Fingerprint, HistoryError, HistoryFile, HistoryStatus, Kernel,
-    KernelRecord, KernelSpec, KernelTable, LoopRewrite, MachineRecord, OpComplexity, ParseEnumError, PerfStats, Route, SimdLevel,
-    TimingRecord, Work, BUCKETS, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH,
+    KernelRecord, KernelSpec, KernelTable, LoopRewrite, MachineRecord, OpComplexity, ParseEnumError, PerfStats, Route,
+    SimdLevel, TimingRecord, Work, BUCKETS, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH,
 };
 
 /// How far a SIMD variant's reassociated reductions may be from the Scalar variant's.

@@ -15,7 +15,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_adaptive-kernel");
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/history");
 
 /// The plot's colour per backend name, as `report --plot` documents them.
-const COLOURS: [(&str, &str); 3] = [("Scalar", "#1F77B4"), ("Simd", "#FF7F0E"), ("Gpu", "#2CA02C")];
+const COLOURS: [(&str, &str); 4] =
+    [("Scalar", "#1F77B4"), ("Simd", "#FF7F0E"), ("Parallel", "#D62728"), ("Gpu", "#2CA02C")];
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(FIXTURES).join(name)
@@ -74,8 +75,8 @@ fn report_prints_each_machine_and_kernel_as_a_table() {
     assert!(out.contains("calibration  none saved"), "machine B has none:\n{out}");
     let row = out.lines().find(|l| l.contains("4,096..=8,191")).expect("a row per bucket");
     let cells: Vec<&str> = row.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
-    // Medians: Scalar [4000, 4100] → 4050, SIMD [2000, 2100, 2050] → 2050, GPU → 91000.
-    assert_eq!(cells, ["4,096..=8,191", "4.05 µs", "2.05 µs", "91.00 µs", "SIMD"], "{row}");
+    // Medians: Scalar [4000, 4100] → 4050, SIMD [2000, 2100, 2050] → 2050, Parallel unmeasured, GPU → 91000.
+    assert_eq!(cells, ["4,096..=8,191", "4.05 µs", "2.05 µs", "-", "91.00 µs", "SIMD"], "{row}");
     let exploring = out.lines().find(|l| l.contains("8,192..=10,000")).unwrap();
     assert!(exploring.trim_end().ends_with("exploring") && exploring.contains(" - "), "{exploring}");
     assert!(out.contains("SIMD beats Scalar from 4,096 elements (Scalar was chosen up to 4,095)."), "{out}");

@@ -4,9 +4,8 @@
 //! In each panel: one line per measured backend through its median time in
 //! each bucket (at the bucket's typical size); every settled bucket's size
 //! range shaded in the colour of its chosen backend; a dashed black marker at
-//! each crossover. Colours, by the backend's place in `Backend::ALL`: Scalar
-//! `#1F77B4`, SIMD `#FF7F0E`, GPU `#2CA02C`, then `#D62728`, `#9467BD` (the
-//! legend is coloured text, so every coloured line is a series).
+//! each crossover. Colours: Scalar `#1F77B4`, SIMD `#FF7F0E`, GPU `#2CA02C`,
+//! Parallel `#D62728` (the legend is coloured text, so every coloured line is a series).
 
 use adaptive_kernel::Backend;
 use plotters::coord::Shift;
@@ -15,22 +14,19 @@ use plotters::prelude::*;
 use crate::model::{Kernel, Report};
 use crate::units::{duration, thousands};
 
-/// The colour of each backend, in [`Backend::ALL`] order (room for backends to come).
-const COLOURS: [RGBColor; 5] = [
-    RGBColor(0x1f, 0x77, 0xb4),
-    RGBColor(0xff, 0x7f, 0x0e),
-    RGBColor(0x2c, 0xa0, 0x2c),
-    RGBColor(0xd6, 0x27, 0x28),
-    RGBColor(0x94, 0x67, 0xbd),
-];
+/// The colour of each backend (a name's colour never changes when backends are added).
+fn colour(b: Backend) -> RGBColor {
+    match b {
+        Backend::Scalar => RGBColor(0x1f, 0x77, 0xb4),
+        Backend::Simd => RGBColor(0xff, 0x7f, 0x0e),
+        Backend::Gpu => RGBColor(0x2c, 0xa0, 0x2c),
+        Backend::Parallel => RGBColor(0xd6, 0x27, 0x28),
+    }
+}
 /// Opacity of a chosen backend's shaded size range.
 const SHADE: f64 = 0.15;
 const WIDTH: u32 = 960;
 const PANEL_HEIGHT: u32 = 360;
-
-fn colour(b: Backend) -> RGBColor {
-    COLOURS[b.index() % COLOURS.len()]
-}
 
 /// The SVG document of `report`'s kernels; an error when no kernel has a timing to plot.
 pub(crate) fn svg(report: &Report) -> Result<String, String> {
