@@ -35,7 +35,10 @@ pub enum Backend {
 
 impl Backend {
     /// Every backend, in the order used for deterministic tie-breaks (cheapest to launch first).
-    pub const ALL: [Backend; 3] = [Backend::Scalar, Backend::Simd, Backend::Gpu];
+    pub const ALL: [Backend; Backend::COUNT] = [Backend::Scalar, Backend::Simd, Backend::Gpu];
+
+    /// How many backends there are (the length of per-backend arrays).
+    pub const COUNT: usize = 3;
 
     /// The printed name (`Scalar`, `SIMD`, `GPU`).
     pub const fn name(self) -> &'static str {

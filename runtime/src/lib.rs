@@ -21,6 +21,7 @@
 
 mod backend;
 mod bucket;
+mod clock;
 pub mod config;
 pub mod cost;
 mod error;

@@ -102,3 +102,23 @@ pub(crate) fn run_child(entry: &str, role: &str, env: &[(&str, &str)]) -> (bool,
 pub(crate) fn child_role() -> Option<String> {
     std::env::var("ADAPTIVE_KERNEL_TEST_ROLE").ok()
 }
+
+/// Busy-waits `d` (a variant with a known cost, immune to sleep granularity).
+pub(crate) fn spin(d: Duration) {
+    let start = std::time::Instant::now();
+    while start.elapsed() < d {
+        std::hint::spin_loop();
+    }
+}
+
+/// Routes one call of `size` and runs it as a variant taking `cost(backend)`; returns the route's backend and whether it was timed.
+pub(crate) fn call_spinning(
+    kernel: &'static Kernel,
+    size: usize,
+    cost: impl Fn(Backend) -> Duration,
+) -> (Backend, bool) {
+    let route = kernel.route(size, || Work { size, flops: 1, bytes: 1 });
+    let (b, timed) = (route.backend(), route.is_timed());
+    route.run(|| spin(cost(b)));
+    (b, timed)
+}

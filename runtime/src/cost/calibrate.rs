@@ -11,30 +11,47 @@ use crate::numeric;
 use crate::ops;
 
 impl CostModel {
-    /// Measures this machine (see the [`cost`](crate::cost) module docs) and builds a model over
-    /// the result: six CPU probes, plus three or more GPU probes when a GPU is
-    /// available, each bounded by its budget. Emits a `debug` event (target
+    /// Measures this machine (see the [`cost`](crate::cost) module docs) and builds a
+    /// model over the result: the CPU probes, then the GPU probes when a usable GPU
+    /// exists (this waits for GPU start-up). Emits a `debug` event (target
     /// `adaptive_kernel`) with the figures and the time calibration took.
     pub fn calibrate() -> CostModel {
         let started = Instant::now();
-        let params = measure(&Probes::ops());
-        let model = CostModel::from_params(params);
-        let p = model.params();
-        tracing::debug!(
-            target: "adaptive_kernel",
-            scalar_flops = p.scalar_flops,
-            simd_flops = p.simd_flops,
-            mem_bandwidth = p.mem_bandwidth,
-            gpu_flops = p.gpu_flops,
-            transfer_bandwidth = p.transfer_bandwidth,
-            gpu_latency = p.gpu_latency,
-            cpu_call_latency = p.cpu_call_latency,
-            gpu_available = p.gpu_available,
-            elapsed_ms = started.elapsed().as_secs_f64() * 1e3,
-            "calibrated cost model"
-        );
+        let model = CostModel::from_params(with_gpu(cpu()));
+        log(&model, started, "calibrated cost model");
         model
     }
+}
+
+/// The CPU figures, measured now within a few milliseconds; GPU figures conservative and unavailable.
+pub(super) fn cpu() -> CostParams {
+    measure_cpu(&Probes::cpu_ops())
+}
+
+/// `params` with GPU figures measured now, when a usable GPU exists (waits for GPU start-up).
+pub(super) fn with_gpu(params: CostParams) -> CostParams {
+    match Probes::ops().gpu {
+        Some(gpu) => add_gpu(params, &gpu),
+        None => params,
+    }
+}
+
+/// Emits the figures of `model` as a `debug` event.
+pub(super) fn log(model: &CostModel, started: Instant, what: &'static str) {
+    let p = model.params();
+    tracing::debug!(
+        target: "adaptive_kernel",
+        scalar_flops = p.scalar_flops,
+        simd_flops = p.simd_flops,
+        mem_bandwidth = p.mem_bandwidth,
+        gpu_flops = p.gpu_flops,
+        transfer_bandwidth = p.transfer_bandwidth,
+        gpu_latency = p.gpu_latency,
+        cpu_call_latency = p.cpu_call_latency,
+        gpu_available = p.gpu_available,
+        elapsed_ms = started.elapsed().as_secs_f64() * 1e3,
+        "{what}"
+    );
 }
 
 type BinaryOp = fn(&[f32], &[f32]) -> Vec<f32>;
@@ -58,17 +75,26 @@ struct GpuProbes {
 }
 
 impl Probes {
-    fn ops() -> Probes {
+    /// The real CPU ops, no GPU probes (asking whether a GPU exists waits for its start-up).
+    fn cpu_ops() -> Probes {
         Probes {
             scalar_add: ops::scalar::add,
             simd_add: ops::simd::add,
             scalar_matmul: ops::scalar::matmul,
             simd_matmul: ops::simd::matmul,
+            gpu: None,
+        }
+    }
+
+    /// The real ops, with the GPU's when a usable GPU exists.
+    fn ops() -> Probes {
+        Probes {
             gpu: ops::gpu::is_available().then_some(GpuProbes {
                 add: ops::gpu::add,
                 matmul: ops::gpu::matmul,
                 still_available: ops::gpu::is_available,
             }),
+            ..Probes::cpu_ops()
         }
     }
 }
@@ -77,10 +103,16 @@ impl Probes {
 const REPS: usize = 5;
 /// A probe stops repeating once it has spent this long (but times at least one call).
 const PROBE_BUDGET: Duration = Duration::from_millis(25);
+/// The budget of each CPU probe: the CPU figures are taken on the first routed
+/// call's thread, so all of them together stay within a few milliseconds.
+const CPU_PROBE_BUDGET: Duration = Duration::from_millis(1);
 /// Calls per timed batch when measuring a per-call latency (amortises `Instant::now`).
 const LATENCY_BATCH: usize = 64;
 /// Elements per array of the bandwidth probes: 4 MiB of f32.
 const STREAM_LEN: usize = 1 << 20;
+/// Elements per array of the CPU bandwidth probe: 1 MiB of f32 (3 MiB moved),
+/// past the per-core caches, small enough to time in well under a millisecond.
+const CPU_STREAM_LEN: usize = 1 << 18;
 /// Side of the Scalar matmul probe.
 const SCALAR_MATMUL_N: usize = 64;
 /// Side of the SIMD matmul probe.
@@ -93,8 +125,8 @@ const GPU_COMPUTE_SHARE: f64 = 0.25;
 const MIN_NET_SHARE: f64 = 0.1;
 
 /// Median seconds of one `f()` call: a dropped warm-up, then up to [`REPS`] timed
-/// calls, fewer once [`PROBE_BUDGET`] is spent.
-fn median_secs(mut f: impl FnMut()) -> f64 {
+/// calls, fewer once `budget` is spent.
+fn median_secs(budget: Duration, mut f: impl FnMut()) -> f64 {
     f();
     let mut times = Vec::with_capacity(REPS);
     let started = Instant::now();
@@ -102,7 +134,7 @@ fn median_secs(mut f: impl FnMut()) -> f64 {
         let t = Instant::now();
         f();
         times.push(t.elapsed().as_secs_f64());
-        if started.elapsed() >= PROBE_BUDGET {
+        if started.elapsed() >= budget {
             break;
         }
     }
@@ -125,18 +157,18 @@ fn add_bytes(len: usize) -> f64 {
     12.0 * len as f64
 }
 
-fn time_add(op: BinaryOp, len: usize) -> f64 {
+fn time_add(op: BinaryOp, len: usize, budget: Duration) -> f64 {
     let a = vec![1.0f32; len];
     let b = vec![2.0f32; len];
-    median_secs(|| {
+    median_secs(budget, || {
         black_box(op(black_box(&a), black_box(&b)));
     })
 }
 
-fn time_matmul(op: MatmulOp, n: usize) -> f64 {
+fn time_matmul(op: MatmulOp, n: usize, budget: Duration) -> f64 {
     let a = vec![0.5f32; n * n];
     let b = vec![0.25f32; n * n];
-    median_secs(|| {
+    median_secs(budget, || {
         black_box(op(black_box(&a), black_box(&b), n, n, n));
     })
 }
@@ -144,7 +176,7 @@ fn time_matmul(op: MatmulOp, n: usize) -> f64 {
 /// Seconds per call of `op` on one element, from batches of [`LATENCY_BATCH`] calls.
 fn time_call(op: BinaryOp) -> f64 {
     let (a, b) = ([1.0f32], [2.0f32]);
-    median_secs(|| {
+    median_secs(CPU_PROBE_BUDGET, || {
         for _ in 0..LATENCY_BATCH {
             black_box(op(black_box(&a), black_box(&b)));
         }
@@ -170,22 +202,34 @@ struct GpuTimings {
     matmul_n: usize,
 }
 
+#[cfg(test)]
 fn measure(probes: &Probes) -> CostParams {
+    let params = measure_cpu(probes);
+    match &probes.gpu {
+        Some(gpu) => add_gpu(params, gpu),
+        None => params,
+    }
+}
+
+fn measure_cpu(probes: &Probes) -> CostParams {
     let cpu = CpuTimings {
         call: time_call(probes.scalar_add).max(time_call(probes.simd_add)),
-        scalar_matmul: time_matmul(probes.scalar_matmul, SCALAR_MATMUL_N),
-        simd_matmul: time_matmul(probes.simd_matmul, SIMD_MATMUL_N),
-        scalar_add: time_add(probes.scalar_add, STREAM_LEN),
-        simd_add: time_add(probes.simd_add, STREAM_LEN),
+        scalar_matmul: time_matmul(probes.scalar_matmul, SCALAR_MATMUL_N, CPU_PROBE_BUDGET),
+        simd_matmul: time_matmul(probes.simd_matmul, SIMD_MATMUL_N, CPU_PROBE_BUDGET),
+        scalar_add: time_add(probes.scalar_add, CPU_STREAM_LEN, CPU_PROBE_BUDGET),
+        simd_add: time_add(probes.simd_add, CPU_STREAM_LEN, CPU_PROBE_BUDGET),
     };
-    let mut params = cpu_params(&cpu);
-    if let Some(gpu) = &probes.gpu {
-        let timings = measure_gpu(gpu);
-        if (gpu.still_available)() {
-            params = with_gpu_params(params, &timings);
-        }
+    cpu_params(&cpu)
+}
+
+/// `params` with the GPU figures `gpu` measures, unless the GPU failed meanwhile.
+fn add_gpu(params: CostParams, gpu: &GpuProbes) -> CostParams {
+    let timings = measure_gpu(gpu);
+    if (gpu.still_available)() {
+        with_gpu_params(params, &timings)
+    } else {
+        params
     }
-    params
 }
 
 /// The CPU figures from `t`; GPU figures stay [`CostParams::conservative`], unavailable.
@@ -193,7 +237,7 @@ fn cpu_params(t: &CpuTimings) -> CostParams {
     let lat = t.call.max(1e-9);
     let (scalar_mm_flops, _) = matmul_work(SCALAR_MATMUL_N);
     let (simd_mm_flops, _) = matmul_work(SIMD_MATMUL_N);
-    let stream = add_bytes(STREAM_LEN);
+    let stream = add_bytes(CPU_STREAM_LEN);
     CostParams {
         scalar_flops: scalar_mm_flops / net(t.scalar_matmul, lat),
         simd_flops: simd_mm_flops / net(t.simd_matmul, lat),
@@ -204,11 +248,11 @@ fn cpu_params(t: &CpuTimings) -> CostParams {
 }
 
 fn measure_gpu(gpu: &GpuProbes) -> GpuTimings {
-    let call = time_add(gpu.add, 1);
-    let add = time_add(gpu.add, STREAM_LEN);
+    let call = time_add(gpu.add, 1, PROBE_BUDGET);
+    let add = time_add(gpu.add, STREAM_LEN, PROBE_BUDGET);
     let mut timings = GpuTimings { call, add, matmul: 0.0, matmul_n: 0 };
     for n in GPU_MATMUL_N {
-        let t = time_matmul(gpu.matmul, n);
+        let t = time_matmul(gpu.matmul, n, PROBE_BUDGET);
         timings.matmul = t;
         timings.matmul_n = n;
         if t - timings.matmul_overhead() >= GPU_COMPUTE_SHARE * t || t >= PROBE_BUDGET.as_secs_f64() {
@@ -280,8 +324,8 @@ mod tests {
             scalar_matmul: m.predict(Backend::Scalar, &matmul(SCALAR_MATMUL_N)),
             simd_matmul: m.predict(Backend::Simd, &matmul(SIMD_MATMUL_N)),
             // Both adds are memory-bound under these figures.
-            scalar_add: m.predict(Backend::Scalar, &add(STREAM_LEN)),
-            simd_add: m.predict(Backend::Simd, &add(STREAM_LEN)),
+            scalar_add: m.predict(Backend::Scalar, &add(CPU_STREAM_LEN)),
+            simd_add: m.predict(Backend::Simd, &add(CPU_STREAM_LEN)),
         };
         let got = cpu_params(&cpu);
         assert!(close(got.scalar_flops, p.scalar_flops), "{got:?}");

@@ -1,35 +1,82 @@
-//! The process-wide model the router consults: figures installed by the
-//! caller or loaded from history, else calibrated on first use.
+//! The process-wide model the router consults. Its CPU figures are measured on
+//! first use (a few milliseconds, on the calling thread) unless they were
+//! installed or loaded from history; its GPU figures are measured on a
+//! background thread once the GPU has started, so no routed call waits for GPU
+//! start-up or GPU probes. Until they arrive the GPU is predicted unavailable.
 
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Once, OnceLock};
+use std::time::Instant;
 
+use super::calibrate;
 use super::model::{CostModel, CostParams};
+use crate::ops;
 
-static GLOBAL: OnceLock<CostModel> = OnceLock::new();
+/// The model before GPU figures: installed, loaded, or CPU-calibrated.
+static BASE: OnceLock<CostModel> = OnceLock::new();
+/// The model with GPU figures, once measured.
+static WITH_GPU: OnceLock<CostModel> = OnceLock::new();
+/// Set by [`install_global`]: the figures are used as they are, never re-measured.
+static FIXED: AtomicBool = AtomicBool::new(false);
+static GPU_PROBES: Once = Once::new();
 
-/// The process-wide model: the one [`install_global`] put there, or else one
-/// calibrated ([`CostModel::calibrate`]) on first use. Racing first calls
-/// calibrate once; the others wait for it.
-pub fn global() -> &'static CostModel {
-    global_in(&GLOBAL)
+/// The process-wide model: the figures [`install_global`] put there; else figures
+/// loaded from history or, on first use, the CPU figures measured on this thread
+/// (racing first calls measure once; the others wait). GPU figures are added by a
+/// background thread once the GPU has started; this call never waits for them.
+pub fn global() -> CostModel {
+    if let Some(model) = WITH_GPU.get() {
+        return *model;
+    }
+    let base = *BASE.get_or_init(calibrate_cpu);
+    if !base.params().gpu_available && !FIXED.load(Ordering::Relaxed) && ops::gpu::is_ready() {
+        GPU_PROBES.call_once(|| spawn_gpu_probes(base.params()));
+    }
+    base
 }
 
-/// Makes `params` the process-wide model, so [`global`] does not calibrate (the
-/// history file's cached figures, installed at load). Returns false, changing
-/// nothing, when the model was already set, by an earlier install or a first
-/// [`global`] call. Invalid figures are replaced as in [`CostModel::from_params`].
+/// Makes `params` the process-wide model, used as it is (no calibration, no GPU
+/// probes): for reproducible routing, or figures measured elsewhere. Returns
+/// false, changing nothing, when the model was already set by an earlier install,
+/// by loaded history or by a first [`global`] call. Invalid figures are replaced
+/// as in [`CostModel::from_params`].
 pub fn install_global(params: CostParams) -> bool {
-    install_in(&GLOBAL, params)
+    let installed = install_in(&BASE, params);
+    if installed {
+        FIXED.store(true, Ordering::Relaxed);
+    }
+    installed
 }
 
-/// The process-wide model's figures if it has been calibrated or installed; `None`
-/// before first use (never calibrates). What the history file caches.
+/// Seeds the model with figures saved by an earlier run; GPU figures are still
+/// measured in the background when these have none and a GPU starts.
+pub(crate) fn seed(params: CostParams) -> bool {
+    install_in(&BASE, params)
+}
+
+/// The process-wide model's figures if they have been measured, loaded or
+/// installed; `None` before first use (never calibrates). What history caches.
 pub fn calibrated() -> Option<CostParams> {
-    GLOBAL.get().map(CostModel::params)
+    WITH_GPU.get().or_else(|| BASE.get()).map(CostModel::params)
 }
 
-fn global_in(cell: &OnceLock<CostModel>) -> &CostModel {
-    cell.get_or_init(CostModel::calibrate)
+fn calibrate_cpu() -> CostModel {
+    let started = Instant::now();
+    let model = CostModel::from_params(calibrate::cpu());
+    calibrate::log(&model, started, "calibrated the CPU figures of the cost model");
+    model
+}
+
+fn spawn_gpu_probes(base: CostParams) {
+    let run = move || {
+        let started = Instant::now();
+        let model = CostModel::from_params(calibrate::with_gpu(base));
+        calibrate::log(&model, started, "calibrated the GPU figures of the cost model");
+        let _ = WITH_GPU.set(model);
+    };
+    if let Err(e) = std::thread::Builder::new().name("adaptive-kernel-gpu-probes".into()).spawn(run) {
+        tracing::warn!(target: "adaptive_kernel", "cannot start the GPU calibration thread ({e}); the GPU stays unpredicted");
+    }
 }
 
 fn install_in(cell: &OnceLock<CostModel>, params: CostParams) -> bool {
@@ -44,21 +91,12 @@ fn install_in(cell: &OnceLock<CostModel>, params: CostParams) -> bool {
 mod tests {
     use super::*;
 
-    fn params() -> CostParams {
-        super::super::model::TEST_FIGURES
-    }
-
     #[test]
-    fn global_calibrates_once_unless_figures_were_installed() {
+    fn a_cell_takes_figures_once() {
+        let params = super::super::model::TEST_FIGURES;
         let cell = OnceLock::new();
-        let first = global_in(&cell) as *const CostModel;
-        assert_eq!(global_in(&cell) as *const CostModel, first, "calibrated once");
-        assert!(!install_in(&cell, params()), "too late to install");
-        assert_ne!(global_in(&cell).params(), params());
-
-        let cell = OnceLock::new();
-        assert!(install_in(&cell, params()));
-        assert!(!install_in(&cell, CostParams::conservative()));
-        assert_eq!(global_in(&cell).params(), params());
+        assert!(install_in(&cell, params));
+        assert!(!install_in(&cell, CostParams::conservative()), "too late to install");
+        assert_eq!(cell.get().map(CostModel::params), Some(params));
     }
 }

@@ -28,7 +28,7 @@
 //!
 //! [`CostModel::calibrate`] times a few realistic calls of the real ops, each a
 //! median of at most five repetitions after one dropped warm-up, stopping early
-//! once a probe has used its 25 ms budget (a probe whose single call is longer,
+//! once a probe has used its budget (1 ms for a CPU probe, 25 ms for a GPU probe) (a probe whose single call is longer,
 //! as in a debug build, is timed once):
 //!
 //! | figure | probe |
@@ -36,7 +36,7 @@
 //! | `cpu_call_latency` | `add` of one element, batches of 64 calls; the larger of Scalar and SIMD |
 //! | `scalar_flops` | `ops::scalar::matmul`, 64×64×64 |
 //! | `simd_flops` | `ops::simd::matmul`, 128×128×128 |
-//! | `mem_bandwidth` | `add` of 2²⁰ elements (4 MiB per array, 12 MiB moved, STREAM's count); the faster of Scalar and SIMD |
+//! | `mem_bandwidth` | `add` of 2¹⁸ elements (1 MiB per array, 3 MiB moved, STREAM's count); the faster of Scalar and SIMD |
 //! | `gpu_latency` | `ops::gpu::add` of one element |
 //! | `transfer_bandwidth` | `ops::gpu::add` of 2²⁰ elements, net of `gpu_latency` |
 //! | `gpu_flops` | `ops::gpu::matmul` from 128³, doubling up to 1024³ until compute is at least a quarter of the call, net of latency and transfer |
@@ -44,13 +44,19 @@
 //! Every throughput is computed net of its fixed latency, so the model reproduces
 //! the probe's own time. A net time lost in timer noise is floored at a tenth of
 //! the call, which under-estimates that throughput (the conservative side). The
-//! budget bounds each probe to its warm-up, 25 ms and one more call; the GPU
-//! probes run only when [`crate::ops::gpu::is_available`] says a usable GPU exists.
+//! budget bounds each probe to its warm-up, its budget and one more call.
+//!
+//! The process-wide model ([`global`]) takes the CPU figures on first use, on
+//! the calling thread (a few milliseconds), and the GPU figures on a background
+//! thread once the GPU has started ([`crate::ops::gpu`]); until then the GPU is
+//! predicted unavailable. Figures loaded from history are reused, and figures
+//! installed with [`install_global`] are used as they are, never re-measured.
 
 mod calibrate;
 mod global;
 mod model;
 
+pub(crate) use global::seed;
 pub use global::{calibrated, global, install_global};
 pub(crate) use model::cheapest;
 pub use model::{CostModel, CostParams, Work};

@@ -20,8 +20,24 @@
 //!   settling, a chosen backend whose centre exceeds another's by more than
 //!   [`Policy::drift_band`] starts a new round. The centre is a median, so an
 //!   outlier alone never triggers this.
+//! - **Self-correction** ([`probe`]): a settled bucket's sampled calls
+//!   alternate between timing the chosen backend and, within an explicit budget
+//!   ([`Policy::probe_budget`] of the bucket's time, counted as what the
+//!   alternative took *beyond* the chosen backend), re-timing an alternative that
+//!   is not hopeless and whose figures are few ([`Policy::confident`]), old
+//!   ([`Policy::stale_ns`], or from another run) or whose confidence interval
+//!   still overlaps the chosen one's. As intervals separate, probing stops: the
+//!   cost decays with confidence. An alternative with [`Policy::switch_after`]
+//!   fresh samples whose centre beats the chosen one by more than
+//!   [`Policy::tolerance`] takes over (no new exploration round).
+//! - **Warm start** ([`Verify`]): a decision loaded from history is re-timed on
+//!   its first sampled calls; once [`Policy::verify_samples`] fresh samples
+//!   exist, a centre off the saved one by more than [`Policy::verify_factor`]
+//!   (either way) starts a new exploration round.
 
 use super::spec::{Decision, DecisionKind, KernelSpec};
+#[cfg(test)]
+use super::stats::Verify;
 use super::stats::{BucketState, Phase};
 use crate::backend::Backend;
 use crate::cost::Work;
@@ -40,12 +56,38 @@ pub(crate) struct Policy {
     pub(crate) drift_band: f64,
     /// Samples of the chosen backend needed since settling before drift is judged.
     pub(crate) drift_samples: u64,
+    /// Share of a settled bucket's time that re-timing alternatives may cost on top.
+    pub(crate) probe_budget: f64,
+    /// Fresh samples of an alternative after which only an overlapping interval or age re-times it.
+    pub(crate) confident: u32,
+    /// Figures older than this (nanoseconds) are re-timed.
+    pub(crate) stale_ns: u64,
+    /// Fresh samples an alternative needs before it can replace the chosen backend.
+    pub(crate) switch_after: u32,
+    /// Fresh samples of a loaded decision's backend before it is judged.
+    pub(crate) verify_samples: u32,
+    /// A loaded decision whose fresh centre is off the saved one by more than this factor re-explores.
+    pub(crate) verify_factor: f64,
 }
 
 impl Policy {
-    /// The defaults: 3 samples, prune at 4×, 5% tolerance, 25% drift band judged on 9 samples.
-    pub(crate) const DEFAULT: Policy =
-        Policy { samples: 3, prune_factor: 4.0, tolerance: 0.05, drift_band: 0.25, drift_samples: 9 };
+    /// The defaults: 3 samples, prune at 4×, 5% tolerance, 25% drift band judged on 9
+    /// samples; probes cost at most 1% of a bucket's time, an alternative is trusted
+    /// after 8 fresh samples and re-timed after 30 s, takes over after 3; a loaded
+    /// decision is judged on 3 fresh samples and re-explored when 2× off.
+    pub(crate) const DEFAULT: Policy = Policy {
+        samples: 3,
+        prune_factor: 4.0,
+        tolerance: 0.05,
+        drift_band: 0.25,
+        drift_samples: 9,
+        probe_budget: 0.01,
+        confident: 8,
+        stale_ns: 30_000_000_000,
+        switch_after: 3,
+        verify_samples: 3,
+        verify_factor: 2.0,
+    };
 }
 
 impl Default for Policy {
@@ -78,9 +120,9 @@ fn best_centre(state: &BucketState, except: Option<Backend>) -> Option<(Backend,
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Predictions {
     /// From the nearest bucket where the backend was measured, scaled by the complexity's growth.
-    pub(crate) neighbours: [Option<f64>; 3],
+    pub(crate) neighbours: [Option<f64>; Backend::COUNT],
     /// From the cost model.
-    pub(crate) model: [f64; 3],
+    pub(crate) model: [f64; Backend::COUNT],
 }
 
 impl Predictions {
@@ -119,7 +161,7 @@ impl Predictions {
 /// neighbouring bucket, those measurements order them and the prior is not special.
 pub(crate) fn explore(
     state: &mut BucketState,
-    candidates: [bool; 3],
+    candidates: [bool; Backend::COUNT],
     prior: Decision,
     predicted: &Predictions,
     policy: &Policy,
@@ -153,7 +195,7 @@ pub(crate) fn explore(
 }
 
 /// Settles the bucket on the best measured candidate (see the module docs for the band and tie-break).
-fn settle(state: &mut BucketState, candidates: [bool; 3], policy: &Policy) -> Decision {
+fn settle(state: &mut BucketState, candidates: [bool; Backend::COUNT], policy: &Policy) -> Decision {
     let incumbent = state.settled();
     let measured: Vec<(Backend, f64)> = Backend::ALL
         .into_iter()
@@ -172,16 +214,39 @@ fn settle(state: &mut BucketState, candidates: [bool; 3], policy: &Policy) -> De
             .or_else(|| Backend::ALL.into_iter().find(|b| candidates[b.index()]))
             .unwrap_or(Backend::Scalar),
     };
-    state.phase = Phase::Settled { backend, by: DecisionKind::Historical };
-    state.round_base = [state.stats[0].count, state.stats[1].count, state.stats[2].count];
+    state.settle_on(backend, DecisionKind::Historical);
     Decision { backend, kind: DecisionKind::Historical }
 }
 
-/// Records one sample of `backend` taking `ns`. A `warmup` sample is not kept, but a
-/// warm-up already far slower than the best measured prunes its backend for the round.
-///
-/// Returns `true` when the bucket's phase changed (it settled earlier and now re-explores).
-pub(crate) fn record(state: &mut BucketState, backend: Backend, ns: u64, warmup: bool, policy: &Policy) -> bool {
+/// What a recorded sample changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Change {
+    /// Nothing about the decision.
+    None,
+    /// The bucket was settled and explores again (drift, or a loaded decision far off).
+    Reexplore,
+    /// A re-timed alternative beat the chosen backend and is now chosen.
+    Switched(Backend),
+}
+
+/// One timed call: `ns` on `backend`, taken at `now_ns` on the process clock;
+/// `interval` is how many calls this sample stands for (the sampling interval
+/// of a settled bucket, 1 while exploring).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Sample {
+    pub(crate) backend: Backend,
+    pub(crate) ns: u64,
+    pub(crate) now_ns: u64,
+    pub(crate) interval: f64,
+    /// The first sample of this backend in this process: not kept (page faults,
+    /// pipeline compilation, caches), but a warm-up already far slower than the
+    /// best measured prunes its backend for the round.
+    pub(crate) warmup: bool,
+}
+
+/// Records one sample (see the module docs for what it may change).
+pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -> Change {
+    let Sample { backend, ns, now_ns, interval, warmup } = sample;
     let i = backend.index();
     if warmup {
         if matches!(state.phase, Phase::Exploring) {
@@ -191,21 +256,94 @@ pub(crate) fn record(state: &mut BucketState, backend: Backend, ns: u64, warmup:
                 }
             }
         }
-        return false;
+        return Change::None;
     }
-    state.stats[i].record(ns);
-    match state.phase {
+    let chosen = match state.phase {
         Phase::Exploring => {
+            state.stats[i].record(ns, now_ns);
             if let (Some((_, best)), Some(mine)) = (best_centre(state, Some(backend)), state.of(backend).centre()) {
                 if mine > policy.prune_factor * best {
                     state.pruned[i] = true;
                 }
             }
-            false
+            return Change::None;
         }
-        Phase::Settled { backend: chosen, .. } if chosen == backend => drifted(state, backend, policy),
-        Phase::Settled { .. } => false,
+        Phase::Settled { backend: chosen, .. } => chosen,
+    };
+    // Figures from another run or long ago describe another moment: a fresh sample replaces them.
+    if state.stats[i].is_stale(now_ns, policy.stale_ns) {
+        state.stats[i].keep_recent(0);
     }
+    if backend == chosen {
+        state.stats[i].record(ns, now_ns);
+        state.budget.calls_ns += ns as f64 * interval.max(1.0);
+        if let Some(v) = state.verify {
+            if state.stats[i].fresh >= policy.verify_samples {
+                state.verify = None;
+                let now = state.of(chosen).centre().unwrap_or(v.saved_centre);
+                let ratio = now / v.saved_centre.max(1.0);
+                if ratio > policy.verify_factor || ratio < 1.0 / policy.verify_factor {
+                    state.restart_round(0);
+                    return Change::Reexplore;
+                }
+            }
+        }
+        return if drifted(state, chosen, policy) { Change::Reexplore } else { Change::None };
+    }
+    // A re-timed alternative.
+    let chosen_centre = state.of(chosen).centre();
+    state.stats[i].record(ns, now_ns);
+    if let Some(c) = chosen_centre {
+        state.budget.extra_ns += (ns as f64 - c).max(0.0);
+        let alt = &state.stats[i];
+        if alt.fresh >= policy.switch_after && alt.centre().is_some_and(|a| a < c * (1.0 - policy.tolerance)) {
+            state.settle_on(backend, DecisionKind::Historical);
+            return Change::Switched(backend);
+        }
+    }
+    Change::None
+}
+
+/// Which backend a settled bucket's sampled call should time: an alternative to
+/// re-time (see the module docs), or `None` for the chosen backend.
+///
+/// `candidates[i]`: backend `i` may run now; `predicted[i]`: its predicted time
+/// in nanoseconds (for a backend never measured here, e.g. a GPU that became
+/// ready after the bucket settled).
+pub(crate) fn probe(
+    state: &mut BucketState,
+    candidates: [bool; Backend::COUNT],
+    predicted: [f64; Backend::COUNT],
+    now_ns: u64,
+    policy: &Policy,
+) -> Option<Backend> {
+    let Phase::Settled { backend: chosen, .. } = state.phase else { return None };
+    if std::mem::take(&mut state.budget.last_was_probe) || state.verify.is_some() {
+        return None;
+    }
+    let chosen_stats = state.of(chosen);
+    let c = chosen_stats.centre()?;
+    let c_hi = c + chosen_stats.half_width();
+    let budget_left = policy.probe_budget * state.budget.calls_ns - state.budget.extra_ns;
+    let pick = Backend::ALL
+        .into_iter()
+        .filter(|&b| b != chosen && candidates[b.index()])
+        .filter_map(|b| {
+            let s = state.of(b);
+            let estimate = s.centre().unwrap_or(predicted[b.index()]);
+            if !estimate.is_finite() || estimate > policy.prune_factor * c {
+                return None; // hopeless
+            }
+            let few = s.fresh < policy.confident;
+            let old = s.is_empty() || s.is_stale(now_ns, policy.stale_ns);
+            let overlaps = estimate - s.half_width() <= c_hi;
+            let extra = (estimate - c).max(0.0);
+            ((few || old || overlaps) && extra <= budget_left).then_some((s.fresh, b))
+        })
+        .min();
+    let (_, b) = pick?;
+    state.budget.last_was_probe = true;
+    Some(b)
 }
 
 /// Whether the settled `chosen` backend has degraded past the drift band; if so the bucket re-explores.
@@ -234,6 +372,12 @@ mod tests {
     const P: Policy = Policy::DEFAULT;
     const NONE: Predictions = Predictions { neighbours: [None; 3], model: [0.0; 3] };
 
+    /// Records a sample at t = 1 s standing for one call; whether the decision changed.
+    fn rec(state: &mut BucketState, backend: Backend, ns: u64, warmup: bool) -> bool {
+        let sample = Sample { backend, ns, now_ns: 1_000_000_000, interval: 1.0, warmup };
+        record(state, sample, &P) != Change::None
+    }
+
     fn simd_prior() -> Decision {
         Decision { backend: Backend::Simd, kind: DecisionKind::MoeThreshold }
     }
@@ -247,7 +391,7 @@ mod tests {
                 return calls;
             }
             calls.push(d.backend);
-            record(state, d.backend, time(d.backend), false, &P);
+            rec(state, d.backend, time(d.backend), false);
         }
         panic!("never settled: {calls:?}");
     }
@@ -289,7 +433,7 @@ mod tests {
                 break;
             }
             calls.push(d.backend);
-            record(&mut s, d.backend, 1_000_000, false, &P);
+            rec(&mut s, d.backend, 1_000_000, false);
         }
         assert!(!calls.contains(&Backend::Scalar), "{calls:?}");
     }
@@ -317,13 +461,13 @@ mod tests {
         let mut s = BucketState::new(5000);
         run_to_settle(&mut s, simd_prior(), |b| if b == Backend::Simd { 100 } else { 200 });
         for _ in 0..20 {
-            assert!(!record(&mut s, Backend::Simd, 100, false, &P));
+            assert!(!rec(&mut s, Backend::Simd, 100, false));
         }
-        assert!(!record(&mut s, Backend::Simd, 10_000, false, &P), "one preempted sample");
+        assert!(!rec(&mut s, Backend::Simd, 10_000, false), "one preempted sample");
         assert_eq!(s.settled(), Some(Backend::Simd));
         let mut changed = false;
         for _ in 0..20 {
-            changed |= record(&mut s, Backend::Simd, 400, false, &P);
+            changed |= rec(&mut s, Backend::Simd, 400, false);
         }
         assert!(changed);
         assert_eq!(s.phase, Phase::Exploring);
@@ -349,7 +493,7 @@ mod tests {
         for _ in 0..3 {
             let d = explore(&mut s, two, scalar_prior, &p, &P);
             assert_eq!(d.backend, Backend::Scalar);
-            record(&mut s, Backend::Scalar, 300, false, &P);
+            rec(&mut s, Backend::Scalar, 300, false);
         }
         assert_eq!(explore(&mut s, two, scalar_prior, &p, &P).backend, Backend::Simd);
     }
@@ -363,7 +507,7 @@ mod tests {
         for _ in 0..3 {
             let d = explore(&mut s, [true, true, false], simd_prior, &p, &P);
             assert_eq!(d.backend, Backend::Simd);
-            record(&mut s, Backend::Simd, 1_000_000, false, &P);
+            rec(&mut s, Backend::Simd, 1_000_000, false);
         }
         assert_eq!(explore(&mut s, [true, true, false], simd_prior, &p, &P).kind, DecisionKind::Historical);
         assert!(s.pruned[Backend::Scalar.index()]);
@@ -372,7 +516,7 @@ mod tests {
     #[test]
     fn warmup_is_not_kept() {
         let mut s = BucketState::new(5000);
-        record(&mut s, Backend::Simd, 999, true, &P);
+        rec(&mut s, Backend::Simd, 999, true);
         assert!(s.of(Backend::Simd).is_empty());
     }
 
@@ -390,5 +534,111 @@ mod tests {
             prior(&spec(true), &small, true, || true),
             Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold }
         );
+    }
+
+    /// A bucket settled on `chosen` after exploration measured these times (ns).
+    fn settled_on(times: [u64; 3]) -> BucketState {
+        let mut s = BucketState::new(5000);
+        run_to_settle(&mut s, simd_prior(), |b| times[b.index()]);
+        s
+    }
+
+    fn sample(backend: Backend, ns: u64, at_s: u64, interval: f64) -> Sample {
+        Sample { backend, ns, now_ns: at_s * 1_000_000_000, interval, warmup: false }
+    }
+
+    /// Runs `calls` sampled calls through `probe` and `record` with the true times `truth`.
+    fn run_settled(s: &mut BucketState, truth: [u64; 3], calls: usize, at_s: u64) -> (usize, Option<Backend>) {
+        let mut probes = 0;
+        for _ in 0..calls {
+            let chosen = s.settled().unwrap();
+            let b = probe(s, ALL, [f64::INFINITY; 3], at_s * 1_000_000_000, &P).unwrap_or(chosen);
+            probes += usize::from(b != chosen);
+            if let Change::Switched(to) = record(s, sample(b, truth[b.index()], at_s, 16.0), &P) {
+                return (probes, Some(to));
+            }
+        }
+        (probes, None)
+    }
+
+    #[test]
+    fn a_decision_taken_under_load_is_corrected_by_probes() {
+        // Exploration saw Scalar at 160 (busy machine); it really takes 60, SIMD 100.
+        let mut s = settled_on([160, 100, 10_000]);
+        assert_eq!(s.settled(), Some(Backend::Simd));
+        let (probes, switched) = run_settled(&mut s, [60, 100, 10_000], 200, 2);
+        assert_eq!(switched, Some(Backend::Scalar));
+        assert!((3..=10).contains(&probes), "{probes} probes");
+        assert_eq!(s.settled(), Some(Backend::Scalar));
+    }
+
+    #[test]
+    fn a_right_decision_stays_and_probing_decays_within_budget() {
+        // SIMD 100 is right; Scalar 130 is close enough to be re-timed, GPU far off is never probed.
+        let mut s = settled_on([130, 100, 10_000]);
+        let (probes, switched) = run_settled(&mut s, [130, 100, 10_000], 4_000, 2);
+        assert_eq!(switched, None);
+        assert!(probes >= P.confident as usize, "{probes}: few figures are re-timed");
+        assert_eq!(s.of(Backend::Gpu).fresh, 0, "a hopeless alternative is never probed");
+        assert!(s.budget.extra_ns <= P.probe_budget * s.budget.calls_ns, "{:?}", s.budget);
+        // Once confident and apart, nothing more is probed.
+        let (later, _) = run_settled(&mut s, [130, 100, 10_000], 1_000, 3);
+        assert_eq!(later, 0);
+    }
+
+    #[test]
+    fn old_figures_are_re_timed() {
+        let mut s = settled_on([130, 100, 10_000]);
+        run_settled(&mut s, [130, 100, 10_000], 4_000, 2);
+        let (probes, _) = run_settled(&mut s, [130, 100, 10_000], 100, 2 + 31);
+        assert!(probes > 0, "figures older than stale_ns are re-timed");
+    }
+
+    #[test]
+    fn no_probe_without_budget() {
+        let mut s = settled_on([300, 100, 10_000]);
+        // Nothing was spent on the chosen backend yet: a 3× slower alternative costs more than 1% of nothing.
+        assert_eq!(probe(&mut s, ALL, [f64::INFINITY; 3], 1, &P), None);
+    }
+
+    #[test]
+    fn an_unmeasured_backend_is_probed_from_its_prediction() {
+        let mut s = BucketState::new(5000);
+        run_to_settle_on(&mut s, [true, true, false], |b| if b == Backend::Simd { 100 } else { 1_000 });
+        for _ in 0..50 {
+            record(&mut s, sample(Backend::Simd, 100, 1, 16.0), &P);
+        }
+        // The GPU joined after the bucket settled; predicted 90 ns, it is worth a look.
+        let got = (0..4).filter_map(|_| probe(&mut s, ALL, [f64::INFINITY, f64::INFINITY, 90.0], 1, &P)).next();
+        assert_eq!(got, Some(Backend::Gpu));
+    }
+
+    fn run_to_settle_on(s: &mut BucketState, candidates: [bool; 3], time: impl Fn(Backend) -> u64) {
+        for _ in 0..100 {
+            let d = explore(s, candidates, simd_prior(), &NONE, &P);
+            if d.kind == DecisionKind::Historical {
+                return;
+            }
+            rec(s, d.backend, time(d.backend), false);
+        }
+        panic!("never settled");
+    }
+
+    #[test]
+    fn a_loaded_decision_far_off_re_explores_and_a_close_one_stays() {
+        for (real, reexplores) in [(500, true), (120, false), (40, true)] {
+            let mut s = settled_on([300, 100, 10_000]);
+            s.verify = Some(Verify { saved_centre: 100.0 });
+            for st in &mut s.stats {
+                st.last_ns = 0; // as loaded: figures from another run
+            }
+            let mut changes = Vec::new();
+            for _ in 0..P.verify_samples {
+                assert_eq!(probe(&mut s, ALL, [f64::INFINITY; 3], 1, &P), None, "no probes before verification");
+                changes.push(record(&mut s, sample(Backend::Simd, real, 1, 1.0), &P));
+            }
+            assert_eq!(changes.contains(&Change::Reexplore), reexplores, "real {real}: {changes:?}");
+            assert_eq!(s.verify, None);
+        }
     }
 }

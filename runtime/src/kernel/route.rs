@@ -5,44 +5,65 @@
 //! `#[cold]` calls into [`super::site`].
 
 use std::cell::Cell;
-use std::time::Instant;
 
-use super::decision_byte::{self, CACHED, SPAN};
+use super::decision_byte::{self, CACHED, MAX_SHIFT, SPAN};
 use super::site::Kernel;
 use super::{registry, telemetry};
 use crate::backend::Backend;
 use crate::bucket::bucket_of;
+use crate::clock;
 use crate::cost::Work;
 
 use std::sync::atomic::Ordering;
 
 thread_local! {
-    /// Calls left before this thread times one (shared by every kernel the thread calls).
-    static COUNTDOWN: Cell<u32> = const { Cell::new(0) };
+    /// This thread's sampling allowance. Each settled call spends `2^(MAX_SHIFT - shift)`
+    /// of it (`shift` from its bucket's byte); the call that overdraws it is timed and
+    /// the allowance is refilled by a random amount averaging `2^MAX_SHIFT`. So a call
+    /// of a bucket with interval `2^shift` is timed with probability `2^-shift` whatever
+    /// other kernels, buckets or rates share the thread, and the random refill keeps
+    /// periodic call patterns from aliasing with the samples.
+    static ALLOWANCE: Cell<i32> = const { Cell::new(0) };
+    /// The refill's generator (xorshift32), touched only on timed calls.
+    static REFILL: Cell<u32> = const { Cell::new(0x9e37_79b9) };
 }
 
-/// Counts one settled call down; `true` when this call is to be timed.
+/// Whether a settled call is timed (see [`ALLOWANCE`]).
 #[inline]
-fn sample_tick(byte: u8) -> bool {
-    COUNTDOWN.with(|c| match c.get() {
-        0 => {
-            c.set((1u32 << decision_byte::shift(byte)) - 1);
-            true
-        }
-        n => {
-            c.set(n - 1);
-            false
-        }
+fn sample(byte: u8) -> bool {
+    ALLOWANCE.with(|a| {
+        let left = a.get() - (1 << (MAX_SHIFT - decision_byte::shift(byte)));
+        a.set(left);
+        left < 0 && refill(a, left)
     })
+}
+
+/// Refills an overdrawn allowance by a uniform amount in `1..=2^(MAX_SHIFT+1)`; always `true`.
+#[cold]
+#[inline(never)]
+fn refill(a: &Cell<i32>, left: i32) -> bool {
+    let r = REFILL.with(|g| {
+        let mut x = g.get();
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        g.set(x);
+        x
+    });
+    let span = 2u32 << MAX_SHIFT;
+    a.set(left + 1 + (r % span) as i32);
+    true
 }
 
 impl Kernel {
     /// Routes one call of `size`; `work` is evaluated only when a decision must be made.
     ///
-    /// A settled bucket returns its cached backend; one call in N (per thread) is
-    /// timed to keep the history current, with N a power of two between 16 and
-    /// 32,768 chosen so a bucket gets about 50 samples a second. Everything else
-    /// goes through the cold path.
+    /// A settled bucket returns its cached backend. Each call is timed with
+    /// probability 1/N, N a power of two per bucket between 16 and 32,768 that
+    /// follows the bucket's call rate so it gets about 50 samples a second (every
+    /// call is timed while a decision loaded from history is re-checked); a timed
+    /// call may re-time an alternative instead, within a small budget, so a wrong
+    /// decision corrects itself. Everything else goes through the cold path.
     #[inline]
     pub fn route(&'static self, size: usize, work: impl FnOnce() -> Work) -> Route {
         let bucket = bucket_of(size);
@@ -50,17 +71,24 @@ impl Kernel {
         // it); a stale read only sends this call through the cold path once more.
         let byte = self.decision(bucket).load(Ordering::Relaxed);
         if byte & CACHED != 0 && !super::overrides::any_active() {
-            return self.cached_route(byte, size);
+            if !sample(byte) {
+                return Route { kernel: self, size, flags: byte & !CACHED };
+            }
+            let backend = self.sampled(bucket, byte);
+            return Route::new(self, backend, size, true);
         }
         registry::register(self);
         let (backend, timed) = self.route_cold(bucket, work());
         Route::new(self, backend, size, timed)
     }
 
-    #[inline]
+    /// The route of a call that found `byte` cached (the cold path's view of the fast path).
     pub(super) fn cached_route(&'static self, byte: u8, size: usize) -> Route {
-        let timed = if sample_tick(byte) { TIMED } else { 0 };
-        Route { kernel: self, size, flags: (byte & !CACHED) | timed }
+        if !sample(byte) {
+            return Route { kernel: self, size, flags: byte & !CACHED };
+        }
+        let backend = self.sampled(bucket_of(size), byte);
+        Route::new(self, backend, size, true)
     }
 }
 
@@ -121,9 +149,9 @@ fn run_observed<R>(kernel: &'static Kernel, size: usize, flags: u8, variant: imp
     if flags & TIMED == 0 {
         return variant();
     }
-    let start = Instant::now();
+    let start = clock::now();
     let out = variant();
-    kernel.observe(size, backend, start.elapsed());
+    kernel.observe(size, backend, clock::since(start));
     out
 }
 

@@ -11,19 +11,19 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::decision_byte::{encode, CACHED, MAX_SHIFT, MIN_SHIFT, UNDECIDED};
-use super::policy::{self, Policy};
+use super::decision_byte::{self, encode, CACHED, MAX_SHIFT, MIN_SHIFT, UNDECIDED};
+use super::policy::{self, Change, Policy, Sample};
 use super::report::{BackendReport, BucketReport, KernelTable};
 use super::spec::{Decision, DecisionKind, KernelSpec};
 use super::stats::{BucketState, Phase, WINDOW};
 use super::{overrides, snapshot, telemetry};
 use crate::backend::{Backend, OpComplexity};
 use crate::bucket::{bucket_range, BUCKETS};
-use crate::config;
 use crate::cost::{self, Work};
 use crate::persist::{self, merge::KernelSnapshot};
+use crate::{clock, config};
 
 /// How many timed samples per second a settled bucket aims for.
 const TARGET_SAMPLES_PER_SEC: f64 = 50.0;
@@ -35,9 +35,14 @@ const HOT_CALLS_PER_SEC: f64 = 10_000.0;
 /// When a settled bucket was last sampled, to estimate its call rate.
 #[derive(Clone, Copy, Debug)]
 struct SampleClock {
-    last: Instant,
-    shift: u8,
-    calls_per_sec: f64,
+    last: clock::Stamp,
+    /// Smoothed seconds between calls (0 before the second sample).
+    secs_per_call: f64,
+}
+
+/// The backend a decision byte cached before a change.
+fn backend_before(byte: u8) -> Backend {
+    decision_byte::backend(byte)
 }
 
 /// The cold-path state of a kernel, behind its mutex.
@@ -48,7 +53,7 @@ pub(super) struct KernelState {
     pub(super) buckets: BTreeMap<usize, BucketState>,
     /// Buckets with data recorded by this process (what a save must not drop).
     pub(super) touched: BTreeSet<usize>,
-    warmed: [bool; 3],
+    warmed: [bool; Backend::COUNT],
     clocks: BTreeMap<usize, SampleClock>,
     forced: Option<Backend>,
     warned_unavailable: bool,
@@ -60,7 +65,7 @@ impl KernelState {
             loaded: false,
             buckets: BTreeMap::new(),
             touched: BTreeSet::new(),
-            warmed: [false; 3],
+            warmed: [false; Backend::COUNT],
             clocks: BTreeMap::new(),
             forced: None,
             warned_unavailable: false,
@@ -150,13 +155,15 @@ impl Kernel {
         if !st.loaded {
             st.loaded = true;
             if let Some(records) = persist::load(self.spec.name, self.spec.token_hash, self.spec.complexity) {
-                let gpu_usable = self.spec.has_gpu && crate::ops::gpu::is_available();
+                let gpu_usable = self.gpu_usable();
                 st.buckets.extend(snapshot::buckets_from(records, gpu_usable));
             }
-            // Buckets loaded settled are published now, so the first call takes the fast path.
+            // Buckets loaded settled are published now, so the first call takes the fast path;
+            // every call is timed until the loaded decision is confirmed.
             for (&b, bs) in &st.buckets {
                 if let Some(backend) = bs.settled() {
-                    self.decisions[b].store(encode(backend, MIN_SHIFT, false), Ordering::Relaxed);
+                    let shift = if bs.verify.is_some() { 0 } else { MIN_SHIFT };
+                    self.decisions[b].store(encode(backend, shift, false), Ordering::Relaxed);
                 }
             }
         }
@@ -189,7 +196,7 @@ impl Kernel {
             telemetry::decision(&self.spec, work.size, bucket, d, false);
             return (d.backend, false);
         }
-        let gpu_usable = self.spec.has_gpu && crate::ops::gpu::is_available();
+        let gpu_usable = self.gpu_usable();
         let mut guard = st;
         let st = &mut *guard;
         let neighbours = predict_from_neighbours(&st.buckets, bucket, self.spec.complexity, work.size);
@@ -200,17 +207,19 @@ impl Kernel {
             Some(backend) => Decision { backend, kind: DecisionKind::Historical },
             None => {
                 let prior = policy::prior(&self.spec, &work, gpu_usable, || cost::global().gpu_worth_it(&work));
-                let candidates = [true, true, gpu_usable];
+                let candidates = Backend::ALL.map(|b| b != Backend::Gpu || gpu_usable);
                 // The cost model is consulted only once something was measured to compare with.
-                let model =
-                    if has_history { Backend::ALL.map(|b| cost::global().predict(b, &work) * 1e9) } else { [0.0; 3] };
+                let model = if has_history {
+                    Backend::ALL.map(|b| cost::global().predict(b, &work) * 1e9)
+                } else {
+                    [0.0; Backend::COUNT]
+                };
                 let predicted = policy::Predictions { neighbours, model };
                 policy::explore(bs, candidates, prior, &predicted, &Policy::DEFAULT)
             }
         };
         if bs.settled().is_some() {
-            let shift = st.clocks.get(&bucket).map_or(MIN_SHIFT, |c| c.shift);
-            self.decisions[bucket].store(encode(d.backend, shift, false), Ordering::Relaxed);
+            self.decisions[bucket].store(encode(d.backend, MIN_SHIFT, false), Ordering::Relaxed);
             // Only a new decision is worth saving; re-caching a settled bucket changes nothing.
             if !was_settled {
                 persist::note_changed();
@@ -246,54 +255,98 @@ impl Kernel {
         }
     }
 
+    /// The backend a sampled call of a settled bucket times: the chosen one, or an
+    /// alternative to re-time (`policy::probe`). Also where the bucket's sampling
+    /// interval follows its call rate. Called for about 50 calls a second per bucket.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn sampled(&'static self, bucket: usize, byte: u8) -> Backend {
+        let cached = decision_byte::backend(byte);
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        let now = clock::now();
+        let clock = st.clocks.entry(bucket).or_insert(SampleClock { last: now, secs_per_call: 0.0 });
+        let dt = now.duration_since(clock.last).as_secs_f64();
+        clock.last = now;
+        // Each sampled call stands for 2^shift calls on average; smooth the noisy gaps.
+        let per_call = dt / f64::from(1u32 << decision_byte::shift(byte));
+        clock.secs_per_call =
+            if clock.secs_per_call == 0.0 { per_call } else { 0.8 * clock.secs_per_call + 0.2 * per_call };
+        let rate = if clock.secs_per_call > 0.0 { 1.0 / clock.secs_per_call } else { 0.0 };
+        if st.forced.is_some() {
+            return cached;
+        }
+        let Some(bs) = st.buckets.get_mut(&bucket) else { return cached };
+        let Some(chosen) = bs.settled() else { return cached };
+        let shift = if bs.verify.is_some() {
+            0 // a loaded decision is re-timed on its first calls
+        } else {
+            ((rate / TARGET_SAMPLES_PER_SEC).max(1.0).log2().floor() as u8).clamp(MIN_SHIFT, MAX_SHIFT)
+        };
+        let gpu_usable = self.gpu_usable();
+        let candidates = Backend::ALL.map(|b| b != Backend::Gpu || gpu_usable);
+        // Predictions for alternatives never measured here (a GPU that started after the
+        // bucket settled); from the complexity's defaults, so a settled call needs no `work`.
+        let model = cost::global();
+        let work = Work::estimate(self.spec.complexity, bs.typical_size, None, None);
+        let predicted = Backend::ALL.map(|b| model.predict(b, &work) * 1e9);
+        let probe = policy::probe(bs, candidates, predicted, clock::now_ns(), &Policy::DEFAULT);
+        let centre = bs.of(chosen).centre().unwrap_or(0.0);
+        let site_rate: f64 =
+            st.clocks.values().map(|c| if c.secs_per_call > 0.0 { 1.0 / c.secs_per_call } else { 0.0 }).sum();
+        let span = centre > SPAN_THRESHOLD_NS.load(Ordering::Relaxed) as f64 && site_rate <= HOT_CALLS_PER_SEC;
+        self.decisions[bucket].store(encode(chosen, shift, span), Ordering::Relaxed);
+        probe.unwrap_or(chosen)
+    }
+
+    /// Whether this kernel's GPU variant can take calls now (never waits for GPU start-up).
+    fn gpu_usable(&self) -> bool {
+        self.spec.has_gpu && crate::ops::gpu::is_available()
+    }
+
     /// Records one timed call (the cold part of [`Kernel::observe`]).
     #[cold]
     #[inline(never)]
     pub(super) fn record(&'static self, bucket: usize, backend: Backend, size: usize, elapsed: Duration) {
         let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
-        let mut st = self.lock();
-        let st = &mut *st;
+        let mut guard = self.lock();
+        let st = &mut *guard;
         let warmup = !std::mem::replace(&mut st.warmed[backend.index()], true);
+        let byte = self.decisions[bucket].load(Ordering::Relaxed);
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(size));
-        let mut reexplore = policy::record(bs, backend, ns, warmup, &Policy::DEFAULT);
+        // A settled bucket's timed call stands for the calls its sampling interval skips.
+        let interval = if bs.settled().is_some() { f64::from(1u32 << decision_byte::shift(byte)) } else { 1.0 };
+        let sample = Sample { backend, ns, now_ns: clock::now_ns(), interval, warmup };
+        let mut change = policy::record(bs, sample, &Policy::DEFAULT);
         if backend == Backend::Gpu && !crate::ops::gpu::is_available() {
             // The device failed: GPU calls now fall back inside the op; stop choosing it.
             bs.pruned[Backend::Gpu.index()] = true;
             if bs.settled() == Some(Backend::Gpu) {
                 bs.restart_round(WINDOW);
-                reexplore = true;
+                change = Change::Reexplore;
             }
         }
         if !warmup {
             st.touched.insert(bucket);
         }
-        let settled = st.buckets.get(&bucket).and_then(BucketState::settled);
-        match settled {
-            Some(chosen) if chosen == backend && !warmup => {
-                let now = Instant::now();
-                let clock =
-                    st.clocks.entry(bucket).or_insert(SampleClock { last: now, shift: MIN_SHIFT, calls_per_sec: 0.0 });
-                let dt = now.duration_since(clock.last).as_secs_f64();
-                if dt > 0.0 {
-                    clock.calls_per_sec = f64::from(1u32 << clock.shift) / dt;
-                    let wanted = (clock.calls_per_sec / TARGET_SAMPLES_PER_SEC).max(1.0).log2().floor() as u8;
-                    clock.shift = wanted.clamp(MIN_SHIFT, MAX_SHIFT);
+        let forced = st.forced.is_some();
+        drop(guard);
+        match change {
+            Change::None => {}
+            Change::Reexplore => {
+                if !forced {
+                    self.decisions[bucket].store(UNDECIDED, Ordering::Relaxed);
                 }
-                clock.last = now;
-                let shift = clock.shift;
-                let site_rate: f64 = st.clocks.values().map(|c| c.calls_per_sec).sum();
-                let centre = st.buckets[&bucket].of(chosen).centre().unwrap_or(0.0);
-                let threshold = SPAN_THRESHOLD_NS.load(Ordering::Relaxed) as f64;
-                let span = centre > threshold && site_rate <= HOT_CALLS_PER_SEC;
-                if st.forced.is_none() {
-                    self.decisions[bucket].store(encode(chosen, shift, span), Ordering::Relaxed);
-                }
-            }
-            None if reexplore => {
-                self.decisions[bucket].store(UNDECIDED, Ordering::Relaxed);
                 telemetry::reexplore(&self.spec, size, bucket);
+                persist::note_changed();
             }
-            _ => {}
+            Change::Switched(to) => {
+                if !forced {
+                    self.decisions[bucket].store(encode(to, decision_byte::shift(byte), false), Ordering::Relaxed);
+                }
+                telemetry::corrected(&self.spec, size, bucket, backend_before(byte), to);
+                persist::note_changed();
+            }
         }
     }
 
@@ -379,9 +432,9 @@ fn predict_from_neighbours(
     bucket: usize,
     complexity: OpComplexity,
     size: usize,
-) -> [Option<f64>; 3] {
+) -> [Option<f64>; Backend::COUNT] {
     let exponent = if complexity == OpComplexity::High { 1.5 } else { 1.0 };
-    let mut out = [None; 3];
+    let mut out = [None; Backend::COUNT];
     for b in Backend::ALL {
         let nearest = buckets
             .iter()

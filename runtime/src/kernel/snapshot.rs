@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::spec::{DecisionKind, KernelSpec};
-use super::stats::{BucketState, Phase};
+use super::stats::{BucketState, Verify};
 use crate::backend::Backend;
 use crate::bucket::{bucket_of, bucket_range};
 use crate::persist::format::{self, BucketRecord, KernelRecord, TimingRecord};
@@ -35,7 +35,11 @@ pub(super) fn buckets_from(records: Vec<BucketRecord>, gpu_usable: bool) -> Vec<
         }
         match record.chosen {
             Some(Backend::Gpu) if !gpu_usable => {}
-            Some(backend) => bs.phase = Phase::Settled { backend, by: DecisionKind::Historical },
+            Some(backend) => {
+                bs.settle_on(backend, DecisionKind::Historical);
+                // Confirmed by the first calls of this run (see `policy`'s warm start).
+                bs.verify = bs.of(backend).centre().map(|saved_centre| Verify { saved_centre });
+            }
             None => {}
         }
         out.push((bucket, bs));
@@ -78,20 +82,28 @@ fn record(sizes: [usize; 2], bs: &BucketState) -> BucketRecord {
 mod tests {
     use super::*;
     use crate::backend::OpComplexity;
+    use crate::kernel::stats::Phase;
 
     #[test]
     fn round_trips_decisions_and_timings() {
         let spec = KernelSpec { name: "k", complexity: OpComplexity::Low, has_gpu: true, token_hash: 7, loops: &[] };
         let mut bs = BucketState::new(5000);
-        bs.stats[1].record(40);
-        bs.stats[2].record(90);
+        bs.stats[1].record(40, 5);
+        bs.stats[2].record(90, 5);
         bs.phase = Phase::Settled { backend: Backend::Gpu, by: DecisionKind::Historical };
         let b = bucket_of(5000);
         let buckets = BTreeMap::from([(b, bs.clone())]);
         let snap = snapshot(&spec, &buckets, &BTreeSet::from([b]));
         assert_eq!(snap.touched.len(), 1);
         let back = buckets_from(snap.record.buckets.clone(), true);
-        assert_eq!(back, vec![(b, bs)]);
+        assert_eq!(back.len(), 1);
+        let (at, loaded) = &back[0];
+        assert_eq!((*at, loaded.settled(), loaded.typical_size), (b, Some(Backend::Gpu), 5000));
+        for x in Backend::ALL {
+            assert_eq!(loaded.of(x).recent_ns, bs.of(x).recent_ns);
+            assert_eq!(loaded.of(x).last_ns, 0, "loaded figures are from another run");
+        }
+        assert!(loaded.verify.is_some(), "a loaded decision awaits confirmation");
         let no_gpu = buckets_from(snap.record.buckets, false);
         assert_eq!(no_gpu[0].1.settled(), None, "a GPU decision without a GPU explores again");
     }

@@ -22,12 +22,19 @@ pub(crate) struct BackendStats {
     pub(crate) count: u64,
     /// The most recent samples in nanoseconds, oldest first, at most [`WINDOW`].
     pub(crate) recent_ns: Vec<u64>,
+    /// Samples kept since the bucket last settled (or was loaded): how much is known *now*.
+    pub(crate) fresh: u32,
+    /// When the newest sample was taken, on the process clock (`clock::now_ns`);
+    /// 0 for samples from another run (loaded history) or none.
+    pub(crate) last_ns: u64,
 }
 
 impl BackendStats {
-    /// Adds one sample.
-    pub(crate) fn record(&mut self, ns: u64) {
+    /// Adds one sample taken at `now_ns` (process clock).
+    pub(crate) fn record(&mut self, ns: u64, now_ns: u64) {
         self.count = self.count.saturating_add(1);
+        self.fresh = self.fresh.saturating_add(1);
+        self.last_ns = now_ns;
         if self.recent_ns.len() >= WINDOW {
             self.recent_ns.remove(0);
         }
@@ -56,6 +63,23 @@ impl BackendStats {
         self.recent_ns.drain(..drop);
     }
 
+    /// Half-width of an approximate 95% confidence interval of the centre, in
+    /// nanoseconds: `2 × 1.4826 × MAD × 1.253 / √n` (the MAD scaled to a standard
+    /// deviation, the median's efficiency, `n` samples). Infinite with fewer than
+    /// two samples: nothing is known yet.
+    pub(crate) fn half_width(&self) -> f64 {
+        let n = self.recent_ns.len();
+        match self.spread() {
+            Some(mad) if n >= 2 => 2.0 * 1.4826 * 1.253 * mad / (n as f64).sqrt(),
+            _ => f64::INFINITY,
+        }
+    }
+
+    /// Whether these figures are old: from another run, or not refreshed for `stale_ns`.
+    pub(crate) fn is_stale(&self, now_ns: u64, stale_ns: u64) -> bool {
+        self.last_ns == 0 || now_ns.saturating_sub(self.last_ns) > stale_ns
+    }
+
     /// Keeps only well-formed data: at most [`WINDOW`] samples (used on data read from disk).
     pub(crate) fn sanitize(&mut self) {
         self.keep_recent(WINDOW);
@@ -81,15 +105,38 @@ pub(crate) enum Phase {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct BucketState {
     /// Per-backend samples, indexed by [`Backend::index`].
-    pub(crate) stats: [BackendStats; 3],
+    pub(crate) stats: [BackendStats; Backend::COUNT],
     /// Exploring or settled.
     pub(crate) phase: Phase,
     /// A size seen in this bucket (the first), to scale predictions between buckets.
     pub(crate) typical_size: usize,
     /// Backends ruled out in the current exploration round (predicted or measured too slow).
-    pub(crate) pruned: [bool; 3],
+    pub(crate) pruned: [bool; Backend::COUNT],
     /// `stats[i].count` when the current exploration round began.
-    pub(crate) round_base: [u64; 3],
+    pub(crate) round_base: [u64; Backend::COUNT],
+    /// What self-correction spends while settled (see `policy::probe`).
+    pub(crate) budget: ProbeBudget,
+    /// Set for a decision loaded from history until its chosen backend has been re-timed.
+    pub(crate) verify: Option<Verify>,
+}
+
+/// The time a settled bucket's calls took and what re-timing alternatives cost on top.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct ProbeBudget {
+    /// Estimated time of all calls since the bucket settled, in nanoseconds
+    /// (each timed call of the chosen backend stands for the calls it samples).
+    pub(crate) calls_ns: f64,
+    /// Time re-timed alternatives took beyond what the chosen backend would have, in nanoseconds.
+    pub(crate) extra_ns: f64,
+    /// The last sampled call re-timed an alternative (the next one times the chosen backend).
+    pub(crate) last_was_probe: bool,
+}
+
+/// A loaded decision awaiting confirmation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Verify {
+    /// The chosen backend's centre as saved, in nanoseconds.
+    pub(crate) saved_centre: f64,
 }
 
 impl BucketState {
@@ -99,8 +146,10 @@ impl BucketState {
             stats: Default::default(),
             phase: Phase::Exploring,
             typical_size,
-            pruned: [false; 3],
-            round_base: [0; 3],
+            pruned: [false; Backend::COUNT],
+            round_base: [0; Backend::COUNT],
+            budget: ProbeBudget::default(),
+            verify: None,
         }
     }
 
@@ -121,9 +170,20 @@ impl BucketState {
         for s in &mut self.stats {
             s.keep_recent(keep);
         }
-        self.round_base = [self.stats[0].count, self.stats[1].count, self.stats[2].count];
-        self.pruned = [false; 3];
+        self.round_base = self.stats.each_ref().map(|s| s.count);
+        self.pruned = [false; Backend::COUNT];
         self.phase = Phase::Exploring;
+        self.verify = None;
+    }
+
+    /// Settles on `backend`: what is known from now on counts as fresh, and the probe budget starts over.
+    pub(crate) fn settle_on(&mut self, backend: Backend, by: DecisionKind) {
+        self.phase = Phase::Settled { backend, by };
+        self.round_base = self.stats.each_ref().map(|s| s.count);
+        for s in &mut self.stats {
+            s.fresh = 0;
+        }
+        self.budget = ProbeBudget::default();
     }
 
     /// The settled backend, if any.
@@ -148,9 +208,9 @@ mod tests {
     fn median_and_mad_resist_one_outlier() {
         let mut s = BackendStats::default();
         for x in [100, 102, 98, 101, 99] {
-            s.record(x);
+            s.record(x, 1);
         }
-        s.record(10_000);
+        s.record(10_000, 1);
         assert_eq!(s.centre(), Some(100.5));
         assert!(s.spread().unwrap() < 3.0);
     }
@@ -159,7 +219,7 @@ mod tests {
     fn window_keeps_the_most_recent() {
         let mut s = BackendStats::default();
         for x in 0..(WINDOW as u64 + 5) {
-            s.record(x);
+            s.record(x, 1);
         }
         assert_eq!(s.recent_ns.len(), WINDOW);
         assert_eq!(s.recent_ns[0], 5);

@@ -28,6 +28,11 @@ pub(crate) fn reexplore(spec: &KernelSpec, size: usize, bucket: usize) {
     info!(target: "adaptive_kernel", kernel = spec.name, size, bucket, decision = "exploring", "chosen backend degraded; re-exploring");
 }
 
+/// A settled bucket's re-timed alternative beat its choice and took over.
+pub(crate) fn corrected(spec: &KernelSpec, size: usize, bucket: usize, from: Backend, to: Backend) {
+    info!(target: "adaptive_kernel", kernel = spec.name, size, bucket, from = from.name(), backend = to.name(), decision = "historical", "re-timed alternative is faster; switched");
+}
+
 /// A forced backend cannot run; said once per kernel, as a warning and on stderr
 /// (like a bad environment value, it must be seen even without a subscriber).
 pub(crate) fn forced_fallback(kernel: &str, why: &str) {

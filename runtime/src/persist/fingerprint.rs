@@ -1,6 +1,13 @@
 //! The hardware fingerprint that keys saved history: timings learned on one
-//! machine (CPU model and features, GPU adapter and driver) or by another
-//! version of this crate are not trusted on another.
+//! machine (CPU model and features) or by another version of this crate are not
+//! trusted on another.
+//!
+//! The GPU adapter is recorded with each entry but is not part of the key: it
+//! is known only once the GPU has started, which happens in the background so
+//! that no call waits for it, while history is needed at the first call. GPU
+//! figures are never trusted blindly instead: a loaded decision is re-timed on
+//! its first calls and re-explored when its figure is off (see the router's
+//! warm start), and the GPU joins a bucket only after it has been measured.
 
 use serde::{Deserialize, Serialize};
 
@@ -11,29 +18,34 @@ pub struct Fingerprint {
     pub cpu: String,
     /// The SIMD features the SIMD variants may use.
     pub cpu_features: Vec<String>,
-    /// GPU adapter, driver and API, or `None` when no usable GPU exists under the current policy.
+    /// GPU adapter, driver and API when the GPU had started (`None` when it had
+    /// not, or no usable GPU exists under the current policy). Not part of [`key`](Self::key).
     pub gpu: Option<String>,
     /// Version of the runtime crate.
     pub crate_version: String,
 }
 
 impl Fingerprint {
-    /// The fingerprint of this process. May initialise the GPU device (once) to read its adapter.
+    /// The fingerprint of this process. Never waits for the GPU: its adapter is
+    /// included when the GPU has started.
     pub fn current() -> Fingerprint {
+        let gpu = match crate::ops::gpu::health() {
+            crate::ops::gpu::GpuHealth::Ready(a) => Some(format!(
+                "{} | {} | {} | {} | {:04x}:{:04x}",
+                a.name, a.driver, a.driver_info, a.backend, a.vendor, a.device
+            )),
+            _ => None,
+        };
         Fingerprint {
             cpu: format!("{} {}", std::env::consts::ARCH, cpu_model()),
             cpu_features: cpu_features(),
-            gpu: crate::ops::gpu::adapter().map(|a| {
-                format!(
-                    "{} | {} | {} | {} | {:04x}:{:04x}",
-                    a.name, a.driver, a.driver_info, a.backend, a.vendor, a.device
-                )
-            }),
+            gpu,
             crate_version: env!("CARGO_PKG_VERSION").to_owned(),
         }
     }
 
-    /// A short stable key for this fingerprint (hex of a 64-bit FNV-1a over its fields).
+    /// A short stable key for this fingerprint: hex of a 64-bit FNV-1a over the
+    /// CPU, its features and the crate version (not the GPU: see the module docs).
     pub fn key(&self) -> String {
         let mut h = Fnv::default();
         h.write(self.cpu.as_bytes());
@@ -41,8 +53,6 @@ impl Fingerprint {
             h.write(b"\0");
             h.write(f.as_bytes());
         }
-        h.write(b"\x01");
-        h.write(self.gpu.as_deref().unwrap_or("").as_bytes());
         h.write(b"\x01");
         h.write(self.crate_version.as_bytes());
         format!("{:016x}", h.0)
@@ -112,7 +122,9 @@ mod tests {
             Fingerprint { cpu: "x".into(), cpu_features: vec!["avx2".into()], gpu: None, crate_version: "1".into() };
         assert_eq!(a.key(), a.clone().key());
         let b = Fingerprint { gpu: Some("lavapipe".into()), ..a.clone() };
-        assert_ne!(a.key(), b.key());
+        assert_eq!(a.key(), b.key(), "the GPU is recorded, not keyed");
+        let d = Fingerprint { cpu_features: vec!["avx2".into(), "avx512f".into()], ..a.clone() };
+        assert_ne!(a.key(), d.key());
         let c = Fingerprint { crate_version: "2".into(), ..a.clone() };
         assert_ne!(a.key(), c.key());
     }

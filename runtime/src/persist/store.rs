@@ -182,12 +182,10 @@ fn open(path: Option<PathBuf>) -> Store {
         Loaded::Missing => {}
         Loaded::Ours(mut file) => {
             if let Some(entry) = file.machines.remove(&store.machine) {
-                if entry.fingerprint == fp {
-                    if let Some(params) = entry.calibration {
-                        cost::install_global(params);
-                    }
-                    store.loaded = entry.kernels;
+                if let Some(params) = entry.calibration {
+                    cost::seed(params);
                 }
+                store.loaded = entry.kernels;
             }
         }
         Loaded::Corrupt(why) => {
@@ -233,9 +231,13 @@ pub fn flush() -> Result<(), HistoryError> {
         if let Some(reason) = &store.refused {
             return Err(HistoryError::Refused { path, reason: reason.clone() });
         }
-        (path, store.machine.clone(), store.fingerprint.clone(), std::mem::take(&mut store.corrupt))
+        (path, store.machine.clone(), store.fingerprint.is_some(), std::mem::take(&mut store.corrupt))
     };
-    let Some(fingerprint) = fingerprint else { return Ok(()) };
+    if !fingerprint {
+        return Ok(());
+    }
+    // Taken now, not at start-up: by now the GPU may have started and its adapter can be recorded.
+    let fingerprint = Fingerprint::current();
     let snapshots = SNAPSHOTS.get().map_or_else(Vec::new, |source| source());
     let io_err = |source| HistoryError::Io { path: path.clone(), source };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

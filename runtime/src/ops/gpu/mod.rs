@@ -96,6 +96,11 @@ pub fn is_available() -> bool {
     return false;
 }
 
+/// Whether GPU ops run on a device now; never waits for the device.
+pub fn is_ready() -> bool {
+    health().is_ready()
+}
+
 /// The GPU backend's state: [`GpuHealth::Uninitialized`] until the device is
 /// first needed, then `Ready`, `Unavailable` (with the reason) or, after a
 /// failure, `Failed`. Never creates the device.

@@ -1,0 +1,53 @@
+//! Settled buckets are sampled per bucket: interleaved kernels each get timed
+//! calls at their own rate, none starves another.
+
+mod common;
+
+use adaptive_kernel::{Backend, Kernel, OpComplexity};
+use common::{cpu_spec, no_history, settle_with, us};
+
+static A: Kernel = Kernel::new(cpu_spec("sampling::a", OpComplexity::Medium));
+static B: Kernel = Kernel::new(cpu_spec("sampling::b", OpComplexity::Medium));
+static C: Kernel = Kernel::new(cpu_spec("sampling::c", OpComplexity::Medium));
+
+const SIZE: usize = 5_000;
+
+fn settle(k: &'static Kernel) {
+    settle_with(k, SIZE, |b| if b == Backend::Simd { us(10) } else { us(50) });
+}
+
+/// Timed calls per kernel when `pattern` is called round-robin `rounds` times.
+fn timed_calls(pattern: &[&'static Kernel], rounds: usize) -> Vec<usize> {
+    let mut timed = vec![0; pattern.len()];
+    for _ in 0..rounds {
+        for (i, k) in pattern.iter().enumerate() {
+            let route = k.route(SIZE, || unreachable!("settled"));
+            timed[i] += usize::from(route.is_timed());
+            route.run(|| ());
+        }
+    }
+    timed
+}
+
+#[test]
+fn two_kernels_alternating_on_one_thread_are_sampled_alike() {
+    no_history();
+    settle(&A);
+    settle(&B);
+    let timed = timed_calls(&[&A, &B], 200_000);
+    let (lo, hi) = (timed[0].min(timed[1]), timed[0].max(timed[1]));
+    // At the longest interval (2^15) 200,000 calls still give ~6 samples each.
+    assert!(lo >= 3, "a kernel was starved: {timed:?}");
+    assert!(hi <= 2 * lo + 8, "sampling is not per bucket: {timed:?}");
+}
+
+#[test]
+fn kernels_called_from_several_threads_are_each_sampled() {
+    no_history();
+    settle(&C);
+    let per_thread: Vec<usize> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..3).map(|_| s.spawn(|| timed_calls(&[&C], 100_000)[0])).collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(per_thread.iter().all(|&n| n > 0), "a thread never timed a call: {per_thread:?}");
+}
