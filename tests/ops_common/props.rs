@@ -73,7 +73,10 @@ pub(crate) fn one_of_len(len: impl Strategy<Value = usize>, max_exp: i32) -> imp
 }
 
 /// Two vectors of the same length, which `len` draws.
-pub(crate) fn two_of_len(len: impl Strategy<Value = usize>, max_exp: i32) -> impl Strategy<Value = (Vec<f32>, Vec<f32>)> {
+pub(crate) fn two_of_len(
+    len: impl Strategy<Value = usize>,
+    max_exp: i32,
+) -> impl Strategy<Value = (Vec<f32>, Vec<f32>)> {
     len.prop_flat_map(move |n| (vector(n, max_exp), vector(n, max_exp)))
 }
 
