@@ -16,10 +16,13 @@
 #![allow(missing_docs)]
 #![allow(clippy::needless_range_loop)]
 
+mod common;
+
 use std::hint::black_box;
 use std::time::Duration;
 
 use adaptive_kernel::adaptive_kernel;
+use common::Xorshift;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 #[adaptive_kernel(complexity = "Medium")]
@@ -63,15 +66,7 @@ fn peak(x: &[f32]) -> f32 {
 
 /// `n` pseudo-random values in [−1, 1).
 fn data(n: usize, seed: u32) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-        })
-        .collect()
+    Xorshift::new(seed).uniform(n, -1.0, 1.0)
 }
 
 fn settings<'a>(c: &'a mut Criterion, name: &str) -> criterion::BenchmarkGroup<'a, criterion::measurement::WallTime> {

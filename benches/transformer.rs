@@ -31,7 +31,11 @@
 // The kernels are written as index loops on purpose: that is the code under test.
 #![allow(clippy::needless_range_loop)]
 
+mod common;
+
 use std::time::{Duration, Instant};
+
+use common::Xorshift;
 
 const DIM: usize = 288;
 const HIDDEN: usize = 768;
@@ -41,7 +45,7 @@ const HEAD_SIZE: usize = DIM / HEADS;
 const VOCAB: usize = 32_000;
 const SEQ: usize = 64;
 const TOKENS: usize = 32;
-const ROUNDS: usize = 7;
+const ROUNDS: usize = 11;
 
 /// The three kernels as index loops, each preceded by the given attribute (or none).
 macro_rules! loop_kernels {
@@ -148,74 +152,32 @@ trait Build {
     fn reset() {}
 }
 
-struct Plain;
-struct Annotated;
-struct Ops;
+/// A [`Build`] named `$name` whose kernels are `$module`'s; `reset` forgets their routing.
+macro_rules! build {
+    ($build:ident, $name:literal, $module:ident $(, reset: $($kernel:ident),*)?) => {
+        struct $build;
 
-impl Build for Plain {
-    const NAME: &'static str = "plain";
-    fn rmsnorm(o: &mut [f32], x: &[f32], weight: &[f32]) {
-        plain::rmsnorm(o, x, weight)
-    }
-    fn softmax(x: &mut [f32]) {
-        plain::softmax(x)
-    }
-    fn matmul(xout: &mut [f32], x: &[f32], w: &[f32], n: usize, d: usize) {
-        plain::matmul(xout, x, w, n, d)
-    }
+        impl Build for $build {
+            const NAME: &'static str = $name;
+            fn rmsnorm(o: &mut [f32], x: &[f32], weight: &[f32]) {
+                $module::rmsnorm(o, x, weight)
+            }
+            fn softmax(x: &mut [f32]) {
+                $module::softmax(x)
+            }
+            fn matmul(xout: &mut [f32], x: &[f32], w: &[f32], n: usize, d: usize) {
+                $module::matmul(xout, x, w, n, d)
+            }
+            $(fn reset() {
+                $($module::$kernel::KERNEL.reset();)*
+            })?
+        }
+    };
 }
 
-impl Build for Annotated {
-    const NAME: &'static str = "annotated";
-    fn rmsnorm(o: &mut [f32], x: &[f32], weight: &[f32]) {
-        annotated::rmsnorm(o, x, weight)
-    }
-    fn softmax(x: &mut [f32]) {
-        annotated::softmax(x)
-    }
-    fn matmul(xout: &mut [f32], x: &[f32], w: &[f32], n: usize, d: usize) {
-        annotated::matmul(xout, x, w, n, d)
-    }
-    fn reset() {
-        annotated::rmsnorm::KERNEL.reset();
-        annotated::softmax::KERNEL.reset();
-        annotated::matmul::KERNEL.reset();
-    }
-}
-
-impl Build for Ops {
-    const NAME: &'static str = "ops";
-    fn rmsnorm(o: &mut [f32], x: &[f32], weight: &[f32]) {
-        with_ops::rmsnorm(o, x, weight)
-    }
-    fn softmax(x: &mut [f32]) {
-        with_ops::softmax(x)
-    }
-    fn matmul(xout: &mut [f32], x: &[f32], w: &[f32], n: usize, d: usize) {
-        with_ops::matmul(xout, x, w, n, d)
-    }
-    fn reset() {
-        with_ops::rmsnorm::KERNEL.reset();
-        with_ops::softmax::KERNEL.reset();
-        with_ops::matmul::KERNEL.reset();
-    }
-}
-
-/// A xorshift32 stream of values in [−scale, scale).
-struct Rng(u32);
-
-impl Rng {
-    fn fill(&mut self, n: usize, scale: f32) -> Vec<f32> {
-        (0..n)
-            .map(|_| {
-                self.0 ^= self.0 << 13;
-                self.0 ^= self.0 >> 17;
-                self.0 ^= self.0 << 5;
-                ((self.0 >> 8) as f32 / (1u32 << 23) as f32 - 1.0) * scale
-            })
-            .collect()
-    }
-}
+build!(Plain, "plain", plain);
+build!(Annotated, "annotated", annotated, reset: rmsnorm, softmax, matmul);
+build!(Ops, "ops", with_ops, reset: rmsnorm, softmax, matmul);
 
 /// The model: the classifier shares the token embedding, as in stories15M.
 struct Weights {
@@ -234,19 +196,19 @@ struct Weights {
 
 impl Weights {
     fn random(seed: u32) -> Weights {
-        let mut rng = Rng(seed);
+        let mut rng = Xorshift::new(seed);
         let (d, h) = (1.0 / (DIM as f32).sqrt(), 1.0 / (HIDDEN as f32).sqrt());
         Weights {
-            embedding: rng.fill(VOCAB * DIM, 1.0),
+            embedding: rng.uniform(VOCAB * DIM, -1.0, 1.0),
             rms_att: vec![1.0; LAYERS * DIM],
             rms_ffn: vec![1.0; LAYERS * DIM],
-            wq: rng.fill(LAYERS * DIM * DIM, d),
-            wk: rng.fill(LAYERS * DIM * DIM, d),
-            wv: rng.fill(LAYERS * DIM * DIM, d),
-            wo: rng.fill(LAYERS * DIM * DIM, d),
-            w1: rng.fill(LAYERS * HIDDEN * DIM, d),
-            w2: rng.fill(LAYERS * DIM * HIDDEN, h),
-            w3: rng.fill(LAYERS * HIDDEN * DIM, d),
+            wq: rng.uniform(LAYERS * DIM * DIM, -d, d),
+            wk: rng.uniform(LAYERS * DIM * DIM, -d, d),
+            wv: rng.uniform(LAYERS * DIM * DIM, -d, d),
+            wo: rng.uniform(LAYERS * DIM * DIM, -d, d),
+            w1: rng.uniform(LAYERS * HIDDEN * DIM, -d, d),
+            w2: rng.uniform(LAYERS * DIM * HIDDEN, -h, h),
+            w3: rng.uniform(LAYERS * HIDDEN * DIM, -d, d),
             rms_final: vec![1.0; DIM],
         }
     }

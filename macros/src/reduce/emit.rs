@@ -6,19 +6,21 @@
 //! have been out of bounds) run by the body exactly as written.
 //!
 //! ```text
-//! {
-//!     let mut k: usize = START;             // or 0 over slices, whose length is END
+//! {                                          // for i in START..END { acc += w[BASE + i] * x[i]; }
+//!     let mut k: usize = START;              // (over slices: 0, and END is the length)
 //!     let end: usize = END;
 //!     let mut lanes0 = sum_lanes::<_, LANES>(&acc);  // the operator's identity: -0.0, 1.0 or NaN
 //!     while end.saturating_sub(k) >= LANES {
-//!         let (Some(h0),) = (chunk::<_, LANES>(&w[..], BASE, k),) else { break };  // w[BASE + i], checked once
+//!         // w[BASE + i] and x[i] for the whole chunk, bounds-checked once
+//!         let (Some(h0), Some(h1)) = (chunk::<_, LANES>(&w[..], BASE, k), chunk::<_, LANES>(&x[..], 0, k))
+//!             else { break };
 //!         for l in 0..LANES {
 //!             let i: usize = k + l;
-//!             lanes0[l] += h0[l] * x[i];    // the body, `acc` → `lanes0[l]`, `w[BASE + i]` → `h0[l]`
+//!             lanes0[l] += h0[l] * h1[l];        // the body: `acc` → `lanes0[l]`, reads → chunk elements
 //!         }
 //!         k += LANES;
 //!     }
-//!     acc = sum(acc, &lanes0);              // acc + pairwise sum of the lanes
+//!     acc = sum(acc, &{ lanes0 });           // acc + pairwise sum of the lanes (out of line)
 //!     for i in k..end { acc += w[BASE + i] * x[i]; }   // the rest, as written
 //! }
 //! ```

@@ -509,30 +509,25 @@ pub(crate) fn analyse_call(m: &ExprMethodCall, env: &Env, expected: Option<Width
         _ => {
             let init = &m.args[0];
             let Some(init_width) = env.ty(init).float_width() else { return left("type") };
-            let (op, width, fold_pat, term) = match &m.args[1] {
+            // The update of the hidden accumulator: a closure's element pattern is bound to `value`
+            // first (`let x = value; acc += t(x);`), a path (`f32::max`) takes `value` itself.
+            let (op, width, body): (Op, Width, Block) = match &m.args[1] {
                 Expr::Closure(c) => {
                     let Some((params, body)) = closure(c, 2) else { return left("effect") };
                     let Some(a) = pat_ident(&params[0]) else { return left("effect") };
                     let Some((op, term)) = fold_body(&body, &a) else { return left("op") };
-                    (op, Width::Any, Some(params[1].clone()), term.clone())
+                    let (element, update) = (&params[1], update(acc, op, term));
+                    (op, Width::Any, syn::parse_quote!({ let #element = #value; #update; }))
                 }
                 f => match path_extremum(f) {
-                    Some((op, width)) => (op, width, None, syn::parse_quote!(#acc)),
+                    Some((op, width)) => {
+                        let update = update(acc, op, &value);
+                        (op, width, syn::parse_quote!({ #update; }))
+                    }
                     None => return left("op"),
                 },
             };
             let Some(width) = init_width.unify(width) else { return left("type") };
-            // `let fold_pat = value;` binds the fold closure's element; the path forms take `value` itself.
-            let (pat, body): (Pat, Block) = match (fold_pat, op) {
-                (Some(fold_pat), _) => {
-                    let update = update(acc, op, &term);
-                    (pat, syn::parse_quote!({ let #fold_pat = #value; #update; }))
-                }
-                (None, _) => {
-                    let update = update(acc, op, &value);
-                    (pat, syn::parse_quote!({ #update; }))
-                }
-            };
             plan(source, pat, body, vec![(acc.clone(), op, width)], env)
                 .map(|p| (p, Init::Fold(Box::new(init.clone()), width)))
         }
