@@ -51,6 +51,8 @@ fn parallel_fastest(b: Backend) -> std::time::Duration {
 
 #[test]
 fn every_variant_of_an_ops_kernel_agrees() {
+    // Every test of this binary installs the fixed model first: a routed call would calibrate one.
+    fixed_model();
     let x: Vec<f32> = (0..10_000).map(|i| (i % 7) as f32).collect();
     let want = dot::scalar(&x, &x);
     assert!(dot::KERNEL.has_parallel());

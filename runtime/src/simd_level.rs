@@ -147,6 +147,20 @@ fn detect() -> SimdLevel {
         .map_or(SimdLevel::Baseline, |&(level, _)| level)
 }
 
+/// The features named in [`FEATURE_SETS`] that this CPU has, each once, widest
+/// set first: what the SIMD variants may use, and what a hardware fingerprint records.
+pub(crate) fn detected_features() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for (_, features) in FEATURE_SETS {
+        for f in features.split(',') {
+            if has_feature(f) == Some(true) && !out.contains(&f) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
 /// Whether this CPU has the x86_64 feature `name`; `None` for a name this
 /// function does not know (`is_x86_feature_detected!` takes only literals).
 #[cfg(target_arch = "x86_64")]
