@@ -41,10 +41,11 @@ mod reduce;
 mod split;
 mod threads;
 
+pub use crate::config::{parse_threads, ENV_THREADS};
 pub use elementwise::{add, axpy, div, exp, gelu, mul, relu, scale, sigmoid, softmax, sub, tanh};
 pub use matrix::{conv2d, matmul, matvec, transpose};
 pub use reduce::{dot, max, mean, min, norm_l2, sum};
-pub use threads::{parse_threads, threads, with_threads, ENV_THREADS};
+pub use threads::{threads, with_threads};
 
 /// The grains, for tests and benches that must size inputs across them.
 #[doc(hidden)]

@@ -25,53 +25,15 @@
 //! it waits. Calls from many ordinary threads at once queue their chunks on
 //! the one pool, whose size bounds the threads that compute.
 //!
-//! The variable is parsed here (as `config.rs` parses the others, with its
-//! [`ConfigError`]) so that `ENV_THREADS` and [`parse_threads`] can move into
-//! `config` unchanged.
+//! The variable itself is read and checked in [`crate::config`], with the
+//! others.
 
 use std::cell::RefCell;
-use std::num::NonZeroUsize;
 use std::sync::{Arc, OnceLock};
 
 use rayon::{ThreadPool, ThreadPoolBuilder};
 
-use crate::config::ConfigError;
-
-/// Name of the variable that sets the Parallel backend's thread count.
-pub const ENV_THREADS: &str = "ADAPTIVE_KERNEL_THREADS";
-
-/// The values `ADAPTIVE_KERNEL_THREADS` accepts, as error messages list them.
-const ACCEPTED: &str = "a positive whole number of threads such as `4`, or unset for the default \
-                        (rayon's global pool: `RAYON_NUM_THREADS`, else the available parallelism)";
-
-/// Parses a value of `ADAPTIVE_KERNEL_THREADS`: a positive integer, or empty
-/// for the default (`None`).
-pub fn parse_threads(value: &str) -> Result<Option<NonZeroUsize>, ConfigError> {
-    let trimmed = value.trim();
-    if trimmed.is_empty() {
-        return Ok(None);
-    }
-    trimmed.parse::<NonZeroUsize>().map(Some).map_err(|_| ConfigError {
-        variable: ENV_THREADS,
-        value: value.to_owned(),
-        expected: ACCEPTED,
-    })
-}
-
-/// The thread count set by `ADAPTIVE_KERNEL_THREADS`, read once per process;
-/// a bad value is reported once (a `tracing` warning and a line on stderr) and
-/// then treated as unset.
-fn configured_threads() -> Option<NonZeroUsize> {
-    static CACHE: OnceLock<Option<NonZeroUsize>> = OnceLock::new();
-    *CACHE.get_or_init(|| {
-        let raw = std::env::var(ENV_THREADS).ok()?;
-        parse_threads(&raw).unwrap_or_else(|err| {
-            tracing::warn!(target: "adaptive_kernel", variable = err.variable, value = %err.value, "{err}");
-            eprintln!("adaptive-kernel: {err}");
-            None
-        })
-    })
-}
+use crate::config::configured_threads;
 
 /// The dedicated pool `ADAPTIVE_KERNEL_THREADS` asks for, built on first use;
 /// `None` when the variable is unset (the global pool is used).
