@@ -81,7 +81,9 @@ fn calls_to_settle(_: &mut Criterion) {
             name: "bench::sum",
             complexity: OpComplexity::Medium,
             has_gpu: true,
+            has_parallel: false,
             token_hash: n as u64,
+            loops: &[],
         })));
         let x = vec![1.0f32; n];
         let start = Instant::now();
@@ -91,6 +93,7 @@ fn calls_to_settle(_: &mut Criterion) {
             black_box(match r.backend() {
                 Backend::Scalar => r.run(|| ops::scalar::sum(&x)),
                 Backend::Simd => r.run(|| ops::simd::sum(&x)),
+                Backend::Parallel => r.run(|| ops::par::sum(&x)),
                 Backend::Gpu => r.run(|| ops::gpu::sum(&x)),
             });
             calls += 1;

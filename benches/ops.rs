@@ -23,10 +23,13 @@
 // `criterion_group!` defines an undocumented public function.
 #![allow(missing_docs)]
 
+mod common;
+
 use std::hint::black_box;
 use std::time::Duration;
 
 use adaptive_kernel::ops::simd::{At, OpClass};
+use common::Xorshift;
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
 
@@ -35,15 +38,7 @@ const N16M: usize = 1 << 24;
 
 /// `n` pseudo-random values in [−2, 2): finite, no denormals, fine for `exp`.
 fn data(n: usize, seed: u32) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            (s >> 8) as f32 / (1u32 << 24) as f32 * 4.0 - 2.0
-        })
-        .collect()
+    Xorshift::new(seed).uniform(n, -2.0, 2.0)
 }
 
 /// A group whose sampling suits `n`-element inputs: flat sampling and the

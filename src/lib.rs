@@ -40,12 +40,16 @@
 /// ```
 pub use adaptive_kernel_macros::adaptive_kernel;
 pub use adaptive_kernel_runtime::{
-    bucket_of, bucket_range, catalog, config, cost, default_path, flush, history_file, init_logging, kernels, moe, ops,
-    set_history, set_span_threshold, simd_level, with_backend, AdaptiveBackend, Backend, BackendReport,
-    BackendSelector, BucketReport, CostModel, CostParams, Decision, DecisionKind, Error, Fingerprint, HistoryError,
-    Kernel, KernelSpec, KernelTable, OpComplexity, ParseEnumError, PerfStats, Route, SimdLevel, Work, BUCKETS,
-    DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH,
+    bucket_of, bucket_range, catalog, clear_history, config, cost, default_path, flush, history_file, history_status,
+    init_logging, kernels, moe, ops, read_history, save_calibration, set_history, set_span_threshold, simd_level,
+    with_backend, AdaptiveBackend, Backend, BackendReport, BackendSelector, BucketRecord, BucketReport, CostModel,
+    CostParams, Decision, DecisionKind, Error, Fingerprint, HistoryError, HistoryFile, HistoryStatus, Kernel,
+    KernelRecord, KernelSpec, KernelTable, LoopRewrite, MachineRecord, OpComplexity, ParseEnumError, PerfStats, Route,
+    SimdLevel, TimingRecord, Work, BUCKETS, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH,
 };
+
+/// How far a SIMD variant's reassociated reductions may be from the Scalar variant's.
+pub use adaptive_kernel_runtime::tolerance;
 
 /// The trueno compute library the backends are built on (package `aprender-compute`).
 pub use adaptive_kernel_runtime::trueno;
@@ -54,6 +58,13 @@ pub use adaptive_kernel_runtime::trueno;
 /// anything here may change in any release.
 #[doc(hidden)]
 pub mod __private {
-    pub use adaptive_kernel_runtime::ops::{gpu as ops_gpu, scalar as ops_scalar, simd as ops_simd};
-    pub use adaptive_kernel_runtime::{simd_level, Backend, Kernel, KernelSpec, OpComplexity, Route, SimdLevel, Work};
+    /// The `#[target_feature]` clones and their run-time pick, for the SIMD variant.
+    pub use adaptive_kernel_runtime::__simd_clones as simd_clones;
+    pub use adaptive_kernel_runtime::ops::{gpu as ops_gpu, par as ops_par, scalar as ops_scalar, simd as ops_simd};
+    pub use adaptive_kernel_runtime::{
+        simd_level, Backend, Kernel, KernelSpec, LoopRewrite, OpComplexity, Route, SimdLevel, Work,
+    };
+
+    /// Lanes and chunked reads for the SIMD variant's reassociated reductions.
+    pub mod reduce;
 }

@@ -233,7 +233,7 @@ fn concurrent_recording_loses_no_update() {
                     // Thread t records durations t·PER_THREAD + i on its own backend and on a shared one.
                     let us = t * PER_THREAD + i;
                     ab.record_performance("shared", 5000, Simd, us);
-                    ab.record_performance("shared", 5000, Backend::ALL[(t % 3) as usize], us);
+                    ab.record_performance("shared", 5000, [Scalar, Simd, Gpu][(t % 3) as usize], us);
                     ab.select_at("shared", 5000, t0);
                 }
             })

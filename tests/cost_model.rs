@@ -16,6 +16,8 @@ fn params() -> CostParams {
         gpu_latency: 47e-6,
         cpu_call_latency: 80e-9,
         gpu_available: true,
+        parallel_threads: 1.0,
+        fork_join_latency: 50e-6,
     }
 }
 

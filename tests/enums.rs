@@ -15,7 +15,7 @@ fn backend_prints_and_parses_its_names_in_any_case() {
 #[test]
 fn bad_names_are_clear_errors() {
     let e = "cuda".parse::<Backend>().unwrap_err();
-    assert_eq!(e.to_string(), "unknown backend `cuda`; expected one of `Scalar`, `SIMD`, `GPU`");
+    assert_eq!(e.to_string(), "unknown backend `cuda`; expected one of `Scalar`, `SIMD`, `Parallel`, `GPU`");
     let e = "Hgh".parse::<OpComplexity>().unwrap_err();
     assert_eq!(e.to_string(), "unknown complexity `Hgh`; expected one of `Low`, `Medium`, `High`");
     assert!("".parse::<Backend>().is_err());
@@ -45,8 +45,17 @@ fn serde_round_trips() {
 #[test]
 fn backend_is_hashable_and_copy() {
     let set: std::collections::HashSet<Backend> = Backend::ALL.into_iter().collect();
-    assert_eq!(set.len(), 3);
+    assert_eq!(set.len(), 4);
+    assert_eq!(Backend::COUNT, 4);
     let b = Backend::Gpu;
     let c = b;
     assert_eq!(b, c);
+}
+
+#[test]
+fn parallel_prints_and_parses_like_the_others() {
+    assert_eq!(Backend::Parallel.to_string(), "Parallel");
+    assert_eq!("parallel".parse::<Backend>().unwrap(), Backend::Parallel);
+    assert_eq!(serde_json::to_string(&Backend::Parallel).unwrap(), "\"Parallel\"");
+    assert_eq!(adaptive_kernel::config::parse_backend("parallel").unwrap(), Some(Backend::Parallel));
 }

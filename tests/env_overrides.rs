@@ -7,8 +7,14 @@ use adaptive_kernel::config::{self, GpuPolicy, HistorySetting};
 use adaptive_kernel::{Backend, Kernel, KernelSpec, OpComplexity, Work};
 use common::*;
 
-static K: Kernel =
-    Kernel::new(KernelSpec { name: "env::k", complexity: OpComplexity::Low, has_gpu: false, token_hash: 1 });
+static K: Kernel = Kernel::new(KernelSpec {
+    name: "env::k",
+    complexity: OpComplexity::Low,
+    has_gpu: false,
+    has_parallel: false,
+    token_hash: 1,
+    loops: &[],
+});
 
 fn first_backend(size: usize) -> Backend {
     K.route(size, || Work::estimate(OpComplexity::Low, size, None, None)).backend()
@@ -55,7 +61,7 @@ fn a_bad_backend_value_is_reported_and_ignored() {
     let (ok, out) = run_child("child", "not_forced", &[("ADAPTIVE_KERNEL_BACKEND", "cuda")]);
     assert!(ok, "{out}");
     assert_eq!(out.matches("ADAPTIVE_KERNEL_BACKEND=\"cuda\" is not understood").count(), 1, "{out}");
-    assert!(out.contains("`scalar`, `simd` or `gpu`"), "{out}");
+    assert!(out.contains("`scalar`, `simd`, `parallel` or `gpu`"), "{out}");
 }
 
 #[test]

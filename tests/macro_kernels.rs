@@ -5,7 +5,9 @@
 //! Plain-loop bodies perform the same IEEE operations in the same order in
 //! every variant (Rust never contracts `a * b + c` into an FMA, nor reorders a
 //! float sum), so their variants agree bit for bit, NaN and infinities
-//! included. Bodies that call `ops::`, and hand-written `simd =`/`gpu =`
+//! included; the one exception, float reductions that the SIMD variant
+//! reassociates, is `tests/reductions.rs`, and `dot` here opts out of it with
+//! `exact`. Bodies that call `ops::`, and hand-written `simd =`/`gpu =`
 //! variants, sum in other orders and agree within a relative tolerance.
 
 use adaptive_kernel::{adaptive_kernel, ops};
@@ -32,8 +34,8 @@ fn saxpy(alpha: f32, x: &[f32], y: &mut [f32]) {
     }
 }
 
-/// A scalar result with an early exit.
-#[adaptive_kernel(complexity = "Medium")]
+/// A scalar result with an early exit; `exact`: summed in source order by every variant.
+#[adaptive_kernel(complexity = "Medium", exact)]
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     if a.is_empty() {
         return 0.0;

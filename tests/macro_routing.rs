@@ -51,7 +51,7 @@ probe!(high_without_gpu_variant(n), "High", flops = n as u64 * 1_000_000, bytes 
 
 /// What the first call above a GPU boundary must run when the cost model says yes.
 fn gpu_if_usable() -> Backend {
-    if adaptive_kernel::ops::gpu::is_available() {
+    if adaptive_kernel::ops::gpu::is_ready() {
         Backend::Gpu
     } else {
         Backend::Simd
@@ -60,6 +60,9 @@ fn gpu_if_usable() -> Backend {
 
 fn setup() {
     common::fixed_model();
+    // The GPU starts in the background and joins the candidates when ready; these
+    // tests are about the rules once it has (or has not, without a usable GPU).
+    adaptive_kernel::ops::gpu::wait_ready(std::time::Duration::from_secs(60));
     assert_eq!(
         adaptive_kernel::config::forced_backend(),
         None,

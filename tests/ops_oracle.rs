@@ -1,5 +1,5 @@
 //! Closed-form checks that do not trust any of our code: each op, in Scalar
-//! and in every SIMD variant, against a value known independently (integer
+//! and in every SIMD and Parallel variant, against a value known independently (integer
 //! sums, hand-computed products, identities, known function values).
 
 mod ops_common;

@@ -4,422 +4,122 @@
 //! sometimes ±∞ or NaN. Every SIMD call is checked through the free function
 //! and through each instruction set this CPU offers.
 //!
-//! Tolerances, |simd − scalar| ≤ …:
-//! - `add`, `sub`, `mul`, `div`, `scale`, `relu`, `axpy`, `transpose`,
-//!   `conv2d`: 0 (bit-identical; NaN matches any NaN);
-//! - `max`, `min`: 0 as numbers (the sign of a zero result is unspecified, as
-//!   for `f32::max`);
-//! - `exp`, `sigmoid`, `tanh`: 1e-6·|scalar| + 1e-44 (a few ulp, and a few
-//!   denormal steps); `gelu`: that plus 1e-7·|x|, because `1 + tanh(u)` cancels
-//!   for negative x and turns tanh's absolute error into gelu's;
-//! - `sum`, `dot`, `mean`, `matvec` and `matmul` elements: (n + 8)·ε·Σ|terms|
-//!   (+ n·3e-45 for denormal terms), the sum of the worst-case error bounds of
-//!   the two summation orders, with n the number of terms and ε = f32::EPSILON;
-//!   `norm_l2`: (n + 10)·ε·norm + √(n·3e-45); `softmax`: (4e-6 + (n + 8)·ε) relative;
-//! - NaN where Scalar gives NaN, and the same infinity where it gives one.
-//!
-//! Value ranges keep sums from overflowing (an overflow depends on summation
-//! order): up to 1e34 for `sum`/`mean`, 1e17 for products, 1e38 elsewhere.
-//!
-//! Shape mismatches panic with Scalar's message in every SIMD variant.
+//! The properties and their tolerances are in `ops_common/props.rs`, shared
+//! with the other backends. Shape mismatches panic with Scalar's message in
+//! every SIMD variant.
 
 mod ops_common;
 
+use ops_common::props::{self, agree, mismatch};
 use ops_common::Impl;
 use proptest::prelude::*;
-use proptest::sample::Index;
-
-const EPS: f64 = f32::EPSILON as f64;
 
 fn config() -> ProptestConfig {
     ProptestConfig { failure_persistence: None, ..ProptestConfig::with_cases(48) }
 }
 
-/// A finite value: mostly O(1) and O(100), else log-uniform from 1e-45 to
-/// below 10^(max_exp+1), with either sign; zeros of both signs.
-fn finite(max_exp: i32) -> impl Strategy<Value = f32> {
-    prop_oneof![
-        8 => -4.0f32..4.0,
-        4 => -100.0f32..100.0,
-        6 => (any::<bool>(), -45..=max_exp, 1.0f64..10.0).prop_map(|(neg, e, m)| {
-            let v = (m * 10f64.powi(e)) as f32;
-            if neg { -v } else { v }
-        }),
-        1 => Just(0.0f32),
-        1 => Just(-0.0f32),
-    ]
-}
-
-fn special() -> impl Strategy<Value = f32> {
-    prop_oneof![Just(f32::NAN), Just(f32::INFINITY), Just(f32::NEG_INFINITY)]
-}
-
-/// Lengths 0..=300 (0, 1 and 2 weighted up) and a few thousands.
-fn length() -> impl Strategy<Value = usize> {
-    prop_oneof![2 => 0usize..=2, 12 => 0usize..=300, 2 => 1000usize..=4000]
-}
-
-/// `n` finite values; in one vector of five, one or two of them replaced by ±∞ or NaN.
-fn vector(n: usize, max_exp: i32) -> impl Strategy<Value = Vec<f32>> {
-    (
-        proptest::collection::vec(finite(max_exp), n),
-        proptest::bool::weighted(0.2),
-        proptest::collection::vec((any::<Index>(), special()), 1..=2),
-    )
-        .prop_map(move |(mut v, inject, specials)| {
-            if inject && n > 0 {
-                for (i, s) in specials {
-                    v[i.index(n)] = s;
-                }
-            }
-            v
-        })
-}
-
-fn one(max_exp: i32) -> impl Strategy<Value = Vec<f32>> {
-    length().prop_flat_map(move |n| vector(n, max_exp))
-}
-
-fn two(max_exp: i32) -> impl Strategy<Value = (Vec<f32>, Vec<f32>)> {
-    length().prop_flat_map(move |n| (vector(n, max_exp), vector(n, max_exp)))
-}
-
-/// Bit-identical, except that any NaN matches any NaN.
-fn same(want: f32, got: f32) -> bool {
-    (want.is_nan() && got.is_nan()) || want.to_bits() == got.to_bits()
-}
-
-/// Within `tol` of `want`; NaN only with NaN, an infinity only with the same infinity.
-fn close(want: f32, got: f32, tol: f64) -> bool {
-    if want.is_nan() || got.is_nan() {
-        return want.is_nan() && got.is_nan();
-    }
-    if want.is_infinite() || got.is_infinite() {
-        return want == got;
-    }
-    (want as f64 - got as f64).abs() <= tol
-}
-
-/// Worst-case |difference| of two summations of `n` terms whose magnitudes sum to `abs_sum`.
-fn sum_tol(n: usize, abs_sum: f64) -> f64 {
-    (n as f64 + 8.0) * EPS * abs_sum + n as f64 * 3e-45
-}
-
-fn exact_vec(op: &str, imp: Impl, want: &[f32], got: &[f32]) -> Result<(), TestCaseError> {
-    prop_assert_eq!(want.len(), got.len(), "{} {:?}: length", op, imp);
-    for (i, (&w, &g)) in want.iter().zip(got).enumerate() {
-        prop_assert!(same(w, g), "{} {:?}: [{}] scalar {:e} simd {:e}", op, imp, i, w, g);
-    }
-    Ok(())
-}
-
-fn close_vec(op: &str, imp: Impl, want: &[f32], got: &[f32], tol: impl Fn(usize) -> f64) -> Result<(), TestCaseError> {
-    prop_assert_eq!(want.len(), got.len(), "{} {:?}: length", op, imp);
-    for (i, (&w, &g)) in want.iter().zip(got).enumerate() {
-        prop_assert!(close(w, g, tol(i)), "{} {:?}: [{}] scalar {:e} simd {:e} tol {:e}", op, imp, i, w, g, tol(i));
-    }
-    Ok(())
-}
-
-fn close_one(op: &str, imp: Impl, want: f32, got: f32, tol: f64) -> Result<(), TestCaseError> {
-    prop_assert!(close(want, got, tol), "{} {:?}: scalar {:e} simd {:e} tol {:e}", op, imp, want, got, tol);
-    Ok(())
-}
-
-fn abs_sum(terms: impl Iterator<Item = f32>) -> f64 {
-    terms.map(|t| (t as f64).abs()).sum()
-}
-
-type Binary = fn(Impl, &[f32], &[f32]) -> Vec<f32>;
-type Unary = fn(Impl, &[f32]) -> Vec<f32>;
-
 proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn binary_elementwise_is_exact((a, b) in two(37)) {
-        let ops: [(&str, Binary); 4] = [("add", Impl::add), ("sub", Impl::sub), ("mul", Impl::mul), ("div", Impl::div)];
-        for (name, op) in ops {
-            let want = op(Impl::Scalar, &a, &b);
-            for imp in Impl::simd_all() {
-                exact_vec(name, imp, &want, &op(imp, &a, &b))?;
-            }
-        }
+    fn binary_elementwise_is_exact((a, b) in props::two(37)) {
+        agree::binary_elementwise_is_exact(&Impl::simd_all(), &a, &b)?;
     }
 
     #[test]
-    fn scale_is_exact(a in one(37), s in prop_oneof![finite(37), special()]) {
-        let want = Impl::Scalar.scale(&a, s);
-        for imp in Impl::simd_all() {
-            exact_vec("scale", imp, &want, &imp.scale(&a, s))?;
-        }
+    fn scale_is_exact(a in props::one(37), s in prop_oneof![props::finite(37), props::special()]) {
+        agree::scale_is_exact(&Impl::simd_all(), &a, s)?;
     }
 
     #[test]
-    fn relu_is_exact(a in one(37)) {
-        let want = Impl::Scalar.relu(&a);
-        for imp in Impl::simd_all() {
-            exact_vec("relu", imp, &want, &imp.relu(&a))?;
-        }
+    fn relu_is_exact(a in props::one(37)) {
+        agree::relu_is_exact(&Impl::simd_all(), &a)?;
     }
 
     #[test]
-    fn axpy_is_exact((x, y) in two(37), alpha in prop_oneof![finite(37), special()]) {
-        let mut want = y.clone();
-        Impl::Scalar.axpy(alpha, &x, &mut want);
-        for imp in Impl::simd_all() {
-            let mut got = y.clone();
-            imp.axpy(alpha, &x, &mut got);
-            exact_vec("axpy", imp, &want, &got)?;
-        }
+    fn axpy_is_exact((x, y) in props::two(37), alpha in prop_oneof![props::finite(37), props::special()]) {
+        agree::axpy_is_exact(&Impl::simd_all(), alpha, &x, &y)?;
     }
 
     #[test]
-    fn exp_sigmoid_tanh_within_a_few_ulp(a in one(37)) {
-        let ops: [(&str, Unary); 3] = [("exp", Impl::exp), ("sigmoid", Impl::sigmoid), ("tanh", Impl::tanh)];
-        for (name, op) in ops {
-            let want = op(Impl::Scalar, &a);
-            for imp in Impl::simd_all() {
-                close_vec(name, imp, &want, &op(imp, &a), |i| 1e-6 * (want[i] as f64).abs() + 1e-44)?;
-            }
-        }
+    fn exp_sigmoid_tanh_within_a_few_ulp(a in props::one(37)) {
+        agree::exp_sigmoid_tanh_within_a_few_ulp(&Impl::simd_all(), &a)?;
     }
 
     #[test]
-    fn gelu_within_tanh_error(a in one(37)) {
-        let want = Impl::Scalar.gelu(&a);
-        for imp in Impl::simd_all() {
-            close_vec("gelu", imp, &want, &imp.gelu(&a), |i| {
-                1e-6 * (want[i] as f64).abs() + 1e-7 * (a[i] as f64).abs() + 1e-44
-            })?;
-        }
+    fn gelu_within_tanh_error(a in props::one(37)) {
+        agree::gelu_within_tanh_error(&Impl::simd_all(), &a)?;
     }
 
     #[test]
-    fn softmax_within_relative_tolerance(a in one(37)) {
-        let want = Impl::Scalar.softmax(&a);
-        let rel = 4e-6 + (a.len() as f64 + 8.0) * EPS;
-        for imp in Impl::simd_all() {
-            close_vec("softmax", imp, &want, &imp.softmax(&a), |i| rel * (want[i] as f64).abs() + 1e-44)?;
-        }
+    fn softmax_within_relative_tolerance(a in props::one(37)) {
+        agree::softmax_within_relative_tolerance(&Impl::simd_all(), &a)?;
     }
 
     #[test]
-    fn sum_and_mean_within_summation_bound(a in one(33)) {
-        let tol = sum_tol(a.len(), abs_sum(a.iter().copied()));
-        let (sum, mean) = (Impl::Scalar.sum(&a), Impl::Scalar.mean(&a));
-        for imp in Impl::simd_all() {
-            close_one("sum", imp, sum, imp.sum(&a), tol)?;
-            close_one("mean", imp, mean, imp.mean(&a), tol / a.len().max(1) as f64)?;
-        }
+    fn sum_and_mean_within_summation_bound(a in props::one(33)) {
+        agree::sum_and_mean_within_summation_bound(&Impl::simd_all(), &a)?;
     }
 
     #[test]
-    fn dot_within_summation_bound((a, b) in two(16)) {
-        let tol = sum_tol(a.len(), abs_sum(a.iter().zip(&b).map(|(x, y)| x * y)));
-        let want = Impl::Scalar.dot(&a, &b);
-        for imp in Impl::simd_all() {
-            close_one("dot", imp, want, imp.dot(&a, &b), tol)?;
-        }
+    fn dot_within_summation_bound((a, b) in props::two(16)) {
+        agree::dot_within_summation_bound(&Impl::simd_all(), &a, &b)?;
     }
 
     #[test]
-    fn norm_l2_within_summation_bound(a in one(16)) {
-        let want = Impl::Scalar.norm_l2(&a);
-        let tol = (a.len() as f64 + 10.0) * EPS * want as f64 + (a.len() as f64 * 3e-45).sqrt();
-        for imp in Impl::simd_all() {
-            close_one("norm_l2", imp, want, imp.norm_l2(&a), tol)?;
-        }
+    fn norm_l2_within_summation_bound(a in props::one(16)) {
+        agree::norm_l2_within_summation_bound(&Impl::simd_all(), &a)?;
     }
 
     #[test]
-    fn max_and_min_are_exact(a in one(37)) {
-        let (max, min) = (Impl::Scalar.max(&a), Impl::Scalar.min(&a));
-        for imp in Impl::simd_all() {
-            let (got_max, got_min) = (imp.max(&a), imp.min(&a));
-            prop_assert!(max == got_max || (max.is_nan() && got_max.is_nan()), "max {:?}: scalar {} simd {}", imp, max, got_max);
-            prop_assert!(min == got_min || (min.is_nan() && got_min.is_nan()), "min {:?}: scalar {} simd {}", imp, min, got_min);
-        }
+    fn max_and_min_are_exact(a in props::one(37)) {
+        agree::max_and_min_are_exact(&Impl::simd_all(), &a)?;
     }
-}
-
-/// Matrix dimensions that reach each of trueno's GEMM paths: tiny (its
-/// reference loop), multiples of 8 up to 128 (its direct kernels), odd sizes,
-/// and one dimension past 256 (its blocked BLIS path).
-fn dim() -> impl Strategy<Value = usize> {
-    prop_oneof![4 => 0usize..=20, 2 => (1usize..=16).prop_map(|d| d * 8), 1 => 100usize..=140, 1 => 250usize..=300]
-}
-
-/// (m, n, k) with m·n·k ≤ 300,000 and at most 12,000 elements per operand,
-/// so generating inputs and running Scalar stay quick in debug builds.
-fn mnk() -> impl Strategy<Value = (usize, usize, usize)> {
-    (dim(), dim(), dim())
-        .prop_filter("debug-build budget", |&(m, n, k)| m * n * k <= 300_000 && m * k <= 12_000 && k * n <= 12_000)
-}
-
-/// (rows, cols) with at most 12,000 elements.
-fn rc() -> impl Strategy<Value = (usize, usize)> {
-    (dim(), dim()).prop_filter("debug-build budget", |&(r, c)| r * c <= 12_000)
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::with_cases(32) })]
 
     #[test]
-    fn matmul_within_summation_bound((a, b, m, n, k) in mnk().prop_flat_map(|(m, n, k)| {
-        (vector(m * k, 16), vector(k * n, 16), Just(m), Just(n), Just(k))
-    })) {
-        let want = Impl::Scalar.matmul(&a, &b, m, n, k);
-        let tol = |idx: usize| {
-            let (i, j) = (idx / n, idx % n);
-            sum_tol(k, abs_sum((0..k).map(|p| a[i * k + p] * b[p * n + j])))
-        };
-        for imp in Impl::simd_all() {
-            close_vec("matmul", imp, &want, &imp.matmul(&a, &b, m, n, k), tol)?;
-        }
+    fn matmul_within_summation_bound((a, b, m, n, k) in props::matmul_case()) {
+        agree::matmul_within_summation_bound(&Impl::simd_all(), (&a, &b, m, n, k))?;
     }
 
     #[test]
-    fn matvec_within_summation_bound((a, x, m, n) in rc().prop_flat_map(|(m, n)| {
-        (vector(m * n, 16), vector(n, 16), Just(m), Just(n))
-    })) {
-        let want = Impl::Scalar.matvec(&a, &x, m, n);
-        let tol = |i: usize| sum_tol(n, abs_sum((0..n).map(|j| a[i * n + j] * x[j])));
-        for imp in Impl::simd_all() {
-            close_vec("matvec", imp, &want, &imp.matvec(&a, &x, m, n), tol)?;
-        }
+    fn matvec_within_summation_bound((a, x, m, n) in props::matvec_case()) {
+        agree::matvec_within_summation_bound(&Impl::simd_all(), (&a, &x, m, n))?;
     }
 
     #[test]
-    fn transpose_is_exact((a, rows, cols) in rc().prop_flat_map(|(r, c)| (vector(r * c, 37), Just(r), Just(c)))) {
-        let want = Impl::Scalar.transpose(&a, rows, cols);
-        for imp in Impl::simd_all() {
-            exact_vec("transpose", imp, &want, &imp.transpose(&a, rows, cols))?;
-        }
+    fn transpose_is_exact((a, rows, cols) in props::transpose_case()) {
+        agree::transpose_is_exact(&Impl::simd_all(), &a, rows, cols)?;
     }
 
     #[test]
-    fn conv2d_is_exact((input, kernel, rows, cols, krows, kcols) in
-        (0usize..=40, 0usize..=70, 1usize..=6, 1usize..=6).prop_flat_map(|(r, c, kr, kc)| {
-            (vector(r * c, 16), vector(kr * kc, 16), Just(r), Just(c), Just(kr), Just(kc))
-        })
-    ) {
-        let want = Impl::Scalar.conv2d(&input, &kernel, rows, cols, krows, kcols);
-        for imp in Impl::simd_all() {
-            exact_vec("conv2d", imp, &want, &imp.conv2d(&input, &kernel, rows, cols, krows, kcols))?;
-        }
+    fn conv2d_is_exact((input, kernel, rows, cols, krows, kcols) in props::conv2d_case()) {
+        agree::conv2d_is_exact(&Impl::simd_all(), (&input, &kernel, rows, cols, krows, kcols))?;
     }
-}
-
-/// The message of the panic `f` raises, or `None`.
-fn panic_message(f: impl FnOnce()) -> Option<String> {
-    let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).err()?;
-    Some(
-        payload
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default(),
-    )
-}
-
-/// `call` panics in Scalar, and with the same message in every SIMD variant.
-fn same_panic(op: &str, call: impl Fn(Impl)) -> Result<(), TestCaseError> {
-    let want = panic_message(|| call(Impl::Scalar));
-    prop_assert!(want.is_some(), "{}: Scalar did not panic", op);
-    for imp in Impl::simd_all() {
-        prop_assert_eq!(&want, &panic_message(|| call(imp)), "{} {:?}", op, imp);
-    }
-    Ok(())
-}
-
-/// A length that is not `right`.
-fn wrong(right: usize) -> impl Strategy<Value = usize> {
-    (0usize..=2 * right + 3).prop_filter("must differ", move |&l| l != right)
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::with_cases(24) })]
 
     #[test]
-    fn length_mismatches_panic_like_scalar((la, lb) in (0usize..40).prop_flat_map(|la| (Just(la), wrong(la)))) {
-        let (a, b) = (vec![1.0f32; la], vec![2.0f32; lb]);
-        let ops: [(&str, Binary); 4] = [("add", Impl::add), ("sub", Impl::sub), ("mul", Impl::mul), ("div", Impl::div)];
-        for (name, op) in ops {
-            same_panic(name, |imp| {
-                op(imp, &a, &b);
-            })?;
-        }
-        same_panic("dot", |imp| {
-            imp.dot(&a, &b);
-        })?;
-        same_panic("axpy", |imp| imp.axpy(2.0, &a, &mut b.clone()))?;
+    fn length_mismatches_panic_like_scalar((la, lb) in (0usize..40).prop_flat_map(|la| (Just(la), props::wrong(la)))) {
+        mismatch::lengths_panic_like_scalar(&Impl::simd_all(), la, lb)?;
     }
 
     #[test]
     fn matrix_shape_mismatches_panic_like_scalar(
-        (m, n, k) in (0usize..6, 0usize..6, 0usize..6),
+        mnk in (0usize..6, 0usize..6, 0usize..6),
         which in 0usize..3,
         extra in 1usize..4,
     ) {
-        // One operand `extra` elements too long or too short (when it can be).
-        let off = |right: usize, bad: bool| if !bad { right } else if right >= extra && extra % 2 == 0 { right - extra } else { right + extra };
-        let a = vec![1.0f32; off(m * k, which == 0)];
-        let b = vec![1.0f32; off(k * n, which != 0)];
-        same_panic("matmul", |imp| {
-            imp.matmul(&a, &b, m, n, k);
-        })?;
-        let a = vec![1.0f32; off(m * n, which == 0)];
-        let x = vec![1.0f32; off(n, which != 0)];
-        same_panic("matvec", |imp| {
-            imp.matvec(&a, &x, m, n);
-        })?;
-        let t = vec![1.0f32; off(m * n, true)];
-        same_panic("transpose", |imp| {
-            imp.transpose(&t, m, n);
-        })?;
-        let (krows, kcols) = (k.max(1), (n % 3).max(1));
-        let input = vec![1.0f32; off(m * n, which == 0)];
-        let kernel = vec![1.0f32; off(krows * kcols, which != 0)];
-        same_panic("conv2d", |imp| {
-            imp.conv2d(&input, &kernel, m, n, krows, kcols);
-        })?;
+        mismatch::matrix_shapes_panic_like_scalar(&Impl::simd_all(), mnk, which, extra)?;
     }
 }
 
 #[test]
 fn empty_conv2d_kernel_and_overflowing_shapes_panic_like_scalar() {
-    type Call = Box<dyn Fn(Impl)>;
-    let cases: [(&str, Call); 4] = [
-        (
-            "conv2d with a 0×3 kernel",
-            Box::new(|imp| {
-                imp.conv2d(&[1.0; 9], &[], 3, 3, 0, 3);
-            }),
-        ),
-        (
-            "matmul with m·k overflowing",
-            Box::new(|imp| {
-                imp.matmul(&[], &[], usize::MAX / 2 + 1, 1, 2);
-            }),
-        ),
-        (
-            "matmul with m·n overflowing",
-            Box::new(|imp| {
-                imp.matmul(&[], &[], usize::MAX / 2 + 1, 2, 0);
-            }),
-        ),
-        (
-            "transpose with rows·cols overflowing",
-            Box::new(|imp| {
-                imp.transpose(&[], usize::MAX, 3);
-            }),
-        ),
-    ];
-    for (what, call) in cases {
-        let want = panic_message(|| call(Impl::Scalar)).unwrap_or_else(|| panic!("{what}: Scalar did not panic"));
-        for imp in Impl::simd_all() {
-            assert_eq!(panic_message(|| call(imp)).as_deref(), Some(want.as_str()), "{what}: {imp:?}");
-        }
-    }
+    mismatch::degenerate_shapes_panic_like_scalar(&Impl::simd_all());
 }

@@ -13,7 +13,7 @@ use adaptive_kernel::{Backend, DecisionKind, HistoryError, Kernel, KernelSpec, O
 use common::*;
 
 const fn spec(name: &'static str, token_hash: u64) -> KernelSpec {
-    KernelSpec { name, complexity: OpComplexity::High, has_gpu: false, token_hash }
+    KernelSpec { name, complexity: OpComplexity::High, has_gpu: false, has_parallel: false, token_hash, loops: &[] }
 }
 
 static K: Kernel = Kernel::new(spec("persist::k", 1));

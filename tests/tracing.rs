@@ -39,8 +39,14 @@ impl<S: tracing::Subscriber> Layer<S> for Capture {
     }
 }
 
-static K: Kernel =
-    Kernel::new(KernelSpec { name: "tracing::k", complexity: OpComplexity::High, has_gpu: false, token_hash: 1 });
+static K: Kernel = Kernel::new(KernelSpec {
+    name: "tracing::k",
+    complexity: OpComplexity::High,
+    has_gpu: false,
+    has_parallel: false,
+    token_hash: 1,
+    loops: &[],
+});
 
 #[test]
 fn decisions_are_events_with_the_documented_fields_and_settled_calls_are_silent() {
@@ -73,10 +79,22 @@ fn decisions_are_events_with_the_documented_fields_and_settled_calls_are_silent(
     assert_eq!(kinds.last(), Some(&"historical"), "{kinds:?}");
 }
 
-static SLOW: Kernel =
-    Kernel::new(KernelSpec { name: "tracing::slow", complexity: OpComplexity::Low, has_gpu: false, token_hash: 1 });
-static FAST: Kernel =
-    Kernel::new(KernelSpec { name: "tracing::fast", complexity: OpComplexity::Low, has_gpu: false, token_hash: 1 });
+static SLOW: Kernel = Kernel::new(KernelSpec {
+    name: "tracing::slow",
+    complexity: OpComplexity::Low,
+    has_gpu: false,
+    has_parallel: false,
+    token_hash: 1,
+    loops: &[],
+});
+static FAST: Kernel = Kernel::new(KernelSpec {
+    name: "tracing::fast",
+    complexity: OpComplexity::Low,
+    has_gpu: false,
+    has_parallel: false,
+    token_hash: 1,
+    loops: &[],
+});
 
 fn call(k: &'static Kernel, pause: std::time::Duration) {
     let r = k.route(10, || Work { size: 10, flops: 1, bytes: 1 });

@@ -11,10 +11,74 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{quote, ToTokens};
 use syn::meta::ParseNestedMeta;
 use syn::parse::{ParseStream, Parser};
-use syn::{Expr, ExprLit, ExprPath, Ident, Lit, LitStr, Token};
+use syn::spanned::Spanned;
+use syn::{Expr, ExprLit, ExprPath, Ident, LitBool, LitStr, Token};
 
-/// Every key the attribute accepts, in the order the messages list them.
-const KEYS: [&str; 7] = ["complexity", "size", "flops", "bytes", "simd", "gpu", "name"];
+/// Declares the attribute's keys in one place: the [`Key`] enum, the list the
+/// "unknown key" message prints (in this order) and an example value for each,
+/// so parsing, the duplicate check and the messages cannot drift apart
+/// (tracing-attributes' `custom_keyword!`, serde's `Symbol` constants).
+macro_rules! keys {
+    ($($(#[$doc:meta])* $key:ident = $name:literal, e.g. $example:literal;)*) => {
+        /// One key of the attribute.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub(crate) enum Key {
+            $($(#[$doc])* $key,)*
+        }
+
+        impl Key {
+            /// Every key, in the order messages list them.
+            pub(crate) const ALL: &'static [Key] = &[$(Key::$key),*];
+
+            /// The key as written in the attribute.
+            pub(crate) fn name(self) -> &'static str {
+                match self {
+                    $(Key::$key => $name,)*
+                }
+            }
+
+            /// A value for the key, for messages.
+            fn example(self) -> &'static str {
+                match self {
+                    $(Key::$key => $example,)*
+                }
+            }
+        }
+    };
+}
+
+keys! {
+    /// `complexity = "Low" | "Medium" | "High"`.
+    Complexity = "complexity", e.g. "\"High\"";
+    /// `size = EXPR`.
+    Size = "size", e.g. "n * n";
+    /// `flops = EXPR`.
+    Flops = "flops", e.g. "2 * n * n * n";
+    /// `bytes = EXPR`.
+    Bytes = "bytes", e.g. "12 * n * n";
+    /// `simd = PATH`.
+    Simd = "simd", e.g. "my_simd_kernel";
+    /// `parallel = PATH`.
+    Parallel = "parallel", e.g. "my_parallel_kernel";
+    /// `gpu = PATH`.
+    Gpu = "gpu", e.g. "my_gpu_kernel";
+    /// `name = "…"`.
+    Name = "name", e.g. "\"my_crate::my_kernel\"";
+    /// `exact`, `exact = true` or `exact = false`: a flag, so it may stand alone.
+    Exact = "exact", e.g. "true";
+}
+
+impl Key {
+    fn from_path(path: &syn::Path) -> Option<Key> {
+        let ident = path.get_ident()?;
+        Key::ALL.iter().copied().find(|key| ident == key.name())
+    }
+
+    /// Whether the key may stand alone, meaning `key = true`.
+    fn is_flag(self) -> bool {
+        self == Key::Exact
+    }
+}
 
 /// The kernel's complexity class: the row of the MoE table it is routed by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,10 +130,15 @@ pub(crate) struct Args {
     pub bytes: Option<Expr>,
     /// `simd = PATH`: a hand-written SIMD variant.
     pub simd: Option<ExprPath>,
+    /// `parallel = PATH`: a hand-written multi-core variant.
+    pub parallel: Option<ExprPath>,
     /// `gpu = PATH`: a hand-written GPU variant.
     pub gpu: Option<ExprPath>,
     /// `name = "…"`: the kernel's identity in history and traces.
     pub name: Option<LitStr>,
+    /// `exact`: the SIMD variant keeps the body's order of float operations
+    /// (no reassociated reductions, see `crate::reduce`).
+    pub exact: bool,
     /// `false` when a syntax error stopped parsing early: keys after it are unknown,
     /// so nothing may be reported as missing.
     pub complete: bool,
@@ -77,112 +146,122 @@ pub(crate) struct Args {
 
 impl Args {
     /// Parses the attribute's tokens, recording every problem found in `errors`, not
-    /// only the first. The result is meaningful only when no error was recorded.
+    /// only the first. The result is meaningful only when no error was recorded
+    /// (a bad value is replaced by a stand-in, as serde's attribute parser does).
     pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> Args {
-        let mut builder = Builder::default();
+        let mut builder = Builder::new(errors);
         let syntax = syn::meta::parser(|meta| builder.key(meta)).parse2(tokens);
         let complete = syntax.is_ok();
         if let Err(e) = syntax {
             builder.errors.push(e);
         }
-        builder.finish(complete, errors)
+        builder.finish(complete)
     }
 }
 
 /// Collects keys and problems while the parser walks the attribute.
-#[derive(Default)]
-struct Builder {
-    /// `Some` once a `complexity` key was seen, even one with a bad value
-    /// (that value has its own error; "missing" would be wrong).
-    complexity: Option<Option<Complexity>>,
+struct Builder<'e> {
+    /// Every key seen so far, even one with a bad value (that value has its
+    /// own error; "missing" or a second "bad value" would be wrong).
+    seen: Vec<Key>,
+    complexity: Option<Complexity>,
     size: Option<Expr>,
     flops: Option<Expr>,
     bytes: Option<Expr>,
     simd: Option<ExprPath>,
+    parallel: Option<ExprPath>,
     gpu: Option<ExprPath>,
     name: Option<LitStr>,
-    errors: Errors,
+    exact: bool,
+    errors: &'e mut Errors,
 }
 
-impl Builder {
+impl<'e> Builder<'e> {
+    fn new(errors: &'e mut Errors) -> Builder<'e> {
+        Builder {
+            seen: Vec::new(),
+            complexity: None,
+            size: None,
+            flops: None,
+            bytes: None,
+            simd: None,
+            parallel: None,
+            gpu: None,
+            name: None,
+            exact: false,
+            errors,
+        }
+    }
+
     /// Handles one `key = value`. Returns `Err` only for syntax errors, after
     /// which the rest of the attribute cannot be read; everything else is
     /// recorded and parsing goes on.
     fn key(&mut self, meta: ParseNestedMeta) -> syn::Result<()> {
-        let key = match meta.path.get_ident() {
-            Some(ident) if KEYS.contains(&ident.to_string().as_str()) => ident.clone(),
-            _ => {
-                let shown = meta.path.to_token_stream().to_string().replace(' ', "");
-                let expected = KEYS.map(|k| format!("`{k}`")).join(", ");
-                self.errors.push(syn::Error::new_spanned(
-                    &meta.path,
-                    format!("unknown key `{shown}`; expected one of {expected}"),
-                ));
-                return skip_value(meta.input);
-            }
-        };
-        if !meta.input.peek(Token![=]) {
-            if key == "complexity" {
-                // Given, if badly: "missing `complexity`" would be wrong.
-                self.complexity = Some(None);
-            }
-            self.errors.push(syn::Error::new(
-                key.span(),
-                format!("`{key}` needs a value, e.g. `{key} = {}`", example(&key.to_string())),
+        let Some(key) = Key::from_path(&meta.path) else {
+            let shown = meta.path.to_token_stream().to_string().replace(' ', "");
+            let expected = Key::ALL.iter().map(|k| format!("`{}`", k.name())).collect::<Vec<_>>().join(", ");
+            self.errors.push(syn::Error::new_spanned(
+                &meta.path,
+                format!("unknown key `{shown}`; expected one of {expected}"),
             ));
+            return skip_value(meta.input);
+        };
+        let span = meta.path.span();
+        let duplicate = self.seen.contains(&key);
+        self.seen.push(key);
+        if !meta.input.peek(Token![=]) {
+            if duplicate {
+                self.errors.error(span, format!("duplicate key `{}`", key.name()));
+            } else if key.is_flag() {
+                self.exact = true;
+                return Ok(());
+            } else {
+                self.errors.error(span, format!("`{0}` needs a value, e.g. `{0} = {1}`", key.name(), key.example()));
+            }
             return skip_value(meta.input);
         }
         let value = ungroup(meta.value()?.parse()?);
-        if self.is_set(&key) {
-            self.errors.push(syn::Error::new(key.span(), format!("duplicate key `{key}`")));
+        if duplicate {
+            self.errors.error(span, format!("duplicate key `{}`", key.name()));
             return Ok(());
         }
-        match key.to_string().as_str() {
-            "complexity" => {
-                let parsed = string_literal(&key, &value).and_then(|lit| Complexity::parse(&lit));
-                self.complexity = Some(self.errors.take(parsed));
+        match key {
+            Key::Complexity => {
+                let parsed = literal::<LitStr>(key, &value).and_then(|lit| Complexity::parse(&lit));
+                self.complexity = self.errors.take(parsed);
             }
-            "size" => self.size = Some(value),
-            "flops" => self.flops = Some(value),
-            "bytes" => self.bytes = Some(value),
-            "simd" => self.simd = self.path(&key, value),
-            "gpu" => self.gpu = self.path(&key, value),
-            "name" => match string_literal(&key, &value) {
+            Key::Size => self.size = Some(value),
+            Key::Flops => self.flops = Some(value),
+            Key::Bytes => self.bytes = Some(value),
+            Key::Simd => self.simd = self.path(key, value),
+            Key::Parallel => self.parallel = self.path(key, value),
+            Key::Gpu => self.gpu = self.path(key, value),
+            Key::Name => match literal::<LitStr>(key, &value) {
                 Ok(lit) if lit.value().trim().is_empty() => {
-                    self.errors.push(syn::Error::new(lit.span(), "kernel `name` must not be empty"));
-                    // Recorded, so a second `name` is still reported as a duplicate.
-                    self.name = Some(lit);
+                    self.errors.push(syn::Error::new(lit.span(), "kernel `name` must not be empty"))
                 }
                 Ok(lit) => self.name = Some(lit),
                 Err(e) => self.errors.push(e),
             },
-            other => unreachable!("key `{other}` is in KEYS but not handled"),
+            Key::Exact => {
+                if let Some(lit) = self.errors.take(literal::<LitBool>(key, &value)) {
+                    self.exact = lit.value;
+                }
+            }
         }
         Ok(())
     }
 
-    fn is_set(&self, key: &Ident) -> bool {
-        match key.to_string().as_str() {
-            "complexity" => self.complexity.is_some(),
-            "size" => self.size.is_some(),
-            "flops" => self.flops.is_some(),
-            "bytes" => self.bytes.is_some(),
-            "simd" => self.simd.is_some(),
-            "gpu" => self.gpu.is_some(),
-            "name" => self.name.is_some(),
-            _ => false,
-        }
-    }
-
-    fn path(&mut self, key: &Ident, value: Expr) -> Option<ExprPath> {
+    fn path(&mut self, key: Key, value: Expr) -> Option<ExprPath> {
         match value {
             Expr::Path(path) if path.attrs.is_empty() => Some(path),
             other => {
                 self.errors.push(syn::Error::new_spanned(
                     other,
                     format!(
-                        "`{key}` expects the path of a function with the kernel's signature, e.g. `{key} = {}`",
-                        example(&key.to_string())
+                        "`{0}` expects the path of a function with the kernel's signature, e.g. `{0} = {1}`",
+                        key.name(),
+                        key.example()
                     ),
                 ));
                 None
@@ -190,26 +269,24 @@ impl Builder {
         }
     }
 
-    fn finish(self, complete: bool, errors: &mut Errors) -> Args {
-        let mut own = self.errors;
-        if self.complexity.is_none() && complete {
-            own.error(
+    fn finish(self, complete: bool) -> Args {
+        if !self.seen.contains(&Key::Complexity) && complete {
+            self.errors.error(
                 Span::call_site(),
                 "missing `complexity`; add `complexity = \"Low\"`, `\"Medium\"` or `\"High\"` to the attribute",
             );
         }
-        if let Err(e) = own.finish() {
-            errors.push(e);
-        }
         Args {
-            // `Low` stands in only when an error was recorded above; then nothing is generated.
-            complexity: self.complexity.flatten().unwrap_or(Complexity::Low),
+            // `Low` stands in only when an error was recorded; then nothing is generated.
+            complexity: self.complexity.unwrap_or(Complexity::Low),
             size: self.size,
             flops: self.flops,
             bytes: self.bytes,
             simd: self.simd,
+            parallel: self.parallel,
             gpu: self.gpu,
             name: self.name,
+            exact: self.exact,
             complete,
         }
     }
@@ -223,28 +300,33 @@ fn ungroup(expr: Expr) -> Expr {
     }
 }
 
-/// A value for `key`, for messages.
-fn example(key: &str) -> &'static str {
-    match key {
-        "complexity" => "\"High\"",
-        "size" => "n * n",
-        "flops" => "2 * n * n * n",
-        "bytes" => "12 * n * n",
-        "simd" => "my_simd_kernel",
-        "gpu" => "my_gpu_kernel",
-        _ => "\"my_crate::my_kernel\"",
+/// The literal of type `L` (a string, a bool) that `key`'s value must be.
+fn literal<L: syn::parse::Parse + LitKind>(key: Key, value: &Expr) -> syn::Result<L> {
+    match value {
+        Expr::Lit(ExprLit { lit, attrs }) if attrs.is_empty() => {
+            if let Ok(lit) = syn::parse2::<L>(lit.to_token_stream()) {
+                return Ok(lit);
+            }
+        }
+        _ => {}
     }
+    Err(syn::Error::new_spanned(
+        value,
+        format!("`{0}` expects {1}, e.g. `{0} = {2}`", key.name(), L::WHAT, key.example()),
+    ))
 }
 
-/// The string literal a key's value must be.
-fn string_literal(key: &Ident, value: &Expr) -> syn::Result<LitStr> {
-    match value {
-        Expr::Lit(ExprLit { lit: Lit::Str(lit), attrs }) if attrs.is_empty() => Ok(lit.clone()),
-        other => Err(syn::Error::new_spanned(
-            other,
-            format!("`{key}` expects a string literal, e.g. `{key} = {}`", example(&key.to_string())),
-        )),
-    }
+/// What a literal type is called in messages.
+trait LitKind {
+    const WHAT: &'static str;
+}
+
+impl LitKind for LitStr {
+    const WHAT: &'static str = "a string literal";
+}
+
+impl LitKind for LitBool {
+    const WHAT: &'static str = "`true` or `false`";
 }
 
 /// Consumes an unknown key's value (`= expr`, a parenthesised list, or nothing) up to
@@ -269,7 +351,7 @@ mod tests {
     use super::*;
 
     fn parse(tokens: TokenStream) -> syn::Result<Args> {
-        let mut errors = Errors::default();
+        let mut errors = Errors::new();
         let args = Args::parse(tokens, &mut errors);
         errors.finish().map(|()| args)
     }
@@ -287,9 +369,11 @@ mod tests {
             bytes = 4 * n,
             simd = a::b,
             gpu = c,
-            name = "k"
+            name = "k",
+            exact = true
         ))
         .unwrap();
+        assert!(args.exact);
         assert_eq!(args.complexity, Complexity::High);
         assert!(args.size.is_some() && args.flops.is_some() && args.bytes.is_some());
         assert_eq!(args.simd.unwrap().to_token_stream().to_string(), "a :: b");
@@ -320,7 +404,8 @@ mod tests {
             messages(e),
             [
                 "unknown complexity `Hgh`; expected one of `Low`, `Medium`, `High`",
-                "unknown key `foo`; expected one of `complexity`, `size`, `flops`, `bytes`, `simd`, `gpu`, `name`",
+                "unknown key `foo`; expected one of `complexity`, `size`, `flops`, `bytes`, `simd`, `parallel`, \
+                 `gpu`, `name`, `exact`",
                 "duplicate key `size`",
             ]
         );
@@ -347,5 +432,35 @@ mod tests {
         assert_eq!(m.len(), 2, "{m:?}");
         assert!(m[0].starts_with("unknown key `bogus`"));
         assert!(m[1].starts_with("missing `complexity`"));
+    }
+
+    #[test]
+    fn exact_is_a_flag_or_a_bool() {
+        assert!(!parse(quote!(complexity = "Low")).unwrap().exact);
+        assert!(parse(quote!(complexity = "Low", exact)).unwrap().exact);
+        assert!(parse(quote!(exact = true, complexity = "Low")).unwrap().exact);
+        assert!(!parse(quote!(complexity = "Low", exact = false)).unwrap().exact);
+        let e = parse(quote!(complexity = "Low", exact = 1, exact)).err().unwrap();
+        assert_eq!(messages(e), ["`exact` expects `true` or `false`, e.g. `exact = true`", "duplicate key `exact`"]);
+    }
+
+    #[test]
+    fn every_key_is_parsed_and_listed() {
+        // The message lists `Key::ALL`; each of them must be accepted as a key.
+        for key in Key::ALL {
+            let name = Ident::new(key.name(), Span::call_site());
+            let value = match key {
+                Key::Complexity => quote!("Low"),
+                Key::Name => quote!("k"),
+                Key::Exact => quote!(true),
+                _ => quote!(f),
+            };
+            let tokens = if *key == Key::Complexity {
+                quote!(#name = #value)
+            } else {
+                quote!(complexity = "Low", #name = #value)
+            };
+            assert!(parse(tokens).is_ok(), "key `{}`", key.name());
+        }
     }
 }

@@ -1,5 +1,5 @@
 //! From the attribute's input to its output: parse and check everything into
-//! one [`Kernel`], then print it as the wrapper ([`crate::wrapper`]) and the
+//! one [`KernelDef`], then print it as the wrapper ([`crate::wrapper`]) and the
 //! variants ([`crate::variants`]).
 //!
 //! On any error the user's item is emitted unchanged beside the errors (tokio's
@@ -14,6 +14,7 @@ use crate::args::Args;
 use crate::attrs::Attrs;
 use crate::errors::Errors;
 use crate::hash::token_hash;
+use crate::reduce::{self, LoopReport};
 use crate::relocate::relocate;
 use crate::signature::{self, Param};
 use crate::size::default_size;
@@ -23,7 +24,7 @@ use crate::wrapper::Wrapper;
 /// The expansion of `#[adaptive_kernel(args)] item`.
 pub(crate) fn adaptive_kernel(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let item: Item = syn::parse2(item)?;
-    Ok(match Kernel::new(args, &item) {
+    Ok(match KernelDef::new(args, &item) {
         Ok(kernel) => kernel.into_token_stream(),
         Err(errors) => {
             let errors = errors.into_compile_error();
@@ -33,11 +34,15 @@ pub(crate) fn adaptive_kernel(args: TokenStream, item: TokenStream) -> syn::Resu
 }
 
 /// Everything known about one kernel, checked; what the generators read.
-pub(crate) struct Kernel {
+pub(crate) struct KernelDef {
     /// The function as written (its attributes are read through `attrs`).
     pub func: ItemFn,
     /// Its signature and body with module-relative paths moved to where the variants live.
     pub relocated: ItemFn,
+    /// The relocated body with its float reductions reassociated: the SIMD variant's body.
+    pub simd_body: syn::Block,
+    /// What was done to each reduction of the body in `simd_body`.
+    pub loops: Vec<LoopReport>,
     pub attrs: Attrs,
     pub params: Vec<Param>,
     pub args: Args,
@@ -47,56 +52,68 @@ pub(crate) struct Kernel {
     pub ops_use: Option<syn::Ident>,
     /// Whether the kernel has a GPU variant: `gpu = path`, or a body that calls `ops::`.
     pub has_gpu: bool,
+    /// Whether the kernel has a Parallel variant: `parallel = path`, or a body that calls `ops::`.
+    pub has_parallel: bool,
     pub token_hash: u64,
 }
 
-impl Kernel {
-    fn new(args: TokenStream, item: &Item) -> syn::Result<Kernel> {
-        let mut errors = Errors::default();
+impl KernelDef {
+    fn new(args: TokenStream, item: &Item) -> syn::Result<KernelDef> {
+        let mut errors = Errors::new();
         let parsed_args = Args::parse(args.clone(), &mut errors);
         let func = match signature::function(item) {
             Ok(func) => func,
-            Err(e) => {
-                errors.push(e);
-                return Err(errors.finish().expect_err("an error was just pushed"));
-            }
+            Err(e) => return Err(errors.fail(e)),
         };
-        let params = errors.take(signature::check(&func.sig));
+        let params = signature::check(&func.sig);
+        // Stand-ins (empty) only where an error is recorded; then nothing is generated.
         let size = match (&parsed_args.size, &params) {
-            (Some(size), _) => Some(size.to_token_stream()),
-            (None, Some(params)) => default_size(params),
-            (None, None) => None,
+            (Some(size), _) => size.to_token_stream(),
+            (None, Ok(params)) => default_size(params).unwrap_or_else(|| {
+                // After a syntax error the attribute may hold a `size` past it: say nothing.
+                if parsed_args.complete {
+                    errors.error(
+                        func.sig.paren_token.span.join(),
+                        format!(
+                            "cannot infer the size of a call: `{}` has no slice-like parameter (`&[T]`, `&mut [T]`, \
+                             `&Vec<T>`, `Vec<T>`, `[T; N]`); add `size = <usize expression>` to the attribute, \
+                             e.g. `size = n * n`",
+                            func.sig.ident
+                        ),
+                    );
+                }
+                TokenStream::new()
+            }),
+            (None, Err(_)) => TokenStream::new(),
         };
-        if size.is_none() && params.is_some() && parsed_args.complete {
-            errors.error(
-                func.sig.paren_token.span.join(),
-                format!(
-                    "cannot infer the size of a call: `{}` has no slice-like parameter (`&[T]`, `&mut [T]`, \
-                     `&Vec<T>`, `Vec<T>`, `[T; N]`); add `size = <usize expression>` to the attribute, \
-                     e.g. `size = n * n`",
-                    func.sig.ident
-                ),
-            );
-        }
+        let params = errors.take(params).unwrap_or_default();
         errors.finish()?;
-        let (params, size) = (params.expect("checked"), size.expect("checked"));
 
         let relocated = {
             let (sig, block) = (&func.sig, &func.block);
             syn::parse2::<ItemFn>(relocate(quote!(#sig #block)))?
         };
+        let (simd_body, loops) = match parsed_args.simd {
+            // A hand-written SIMD variant: the body is not the SIMD variant's.
+            Some(_) => ((*relocated.block).clone(), Vec::new()),
+            None => reduce::reassociate(&relocated.block, &relocated.sig, !parsed_args.exact),
+        };
         let token_hash = token_hash([&args, &func.sig.to_token_stream(), &func.block.to_token_stream()]);
         let ops_use = first_ops_path(func.block.to_token_stream());
         let has_gpu = parsed_args.gpu.is_some() || ops_use.is_some();
-        Ok(Kernel {
+        let has_parallel = parsed_args.parallel.is_some() || ops_use.is_some();
+        Ok(KernelDef {
             func: func.clone(),
             relocated,
+            simd_body,
+            loops,
             attrs: Attrs::sort(&func.attrs),
             params,
             args: parsed_args,
             size,
             ops_use,
             has_gpu,
+            has_parallel,
             token_hash,
         })
     }
@@ -112,7 +129,7 @@ impl Kernel {
     }
 }
 
-impl ToTokens for Kernel {
+impl ToTokens for KernelDef {
     fn to_tokens(&self, tokens: &mut TokenStream) {
         Wrapper(self).to_tokens(tokens);
         Variants(self).to_tokens(tokens);

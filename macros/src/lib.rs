@@ -22,7 +22,7 @@
 //!
 //! | module | concern |
 //! | --- | --- |
-//! | `expand` | input to output: parse and check everything into one `Kernel`, print it; the user's item plus the errors on failure |
+//! | `expand` | input to output: parse and check everything into one `KernelDef` (named apart from the runtime's `Kernel`), print it; the user's item plus the errors on failure |
 //! | `args` | the attribute's keys, parsed with `syn::meta::parser`; strings become enums at once |
 //! | `signature` | which functions can be kernels, and the parameters to forward |
 //! | `errors` | collecting every problem before reporting (`syn::Error::combine`) |
@@ -30,6 +30,7 @@
 //! | `hash` | `token_hash`: FNV-1a over a layout-independent rendering of the tokens |
 //! | `attrs` | which user attribute goes on which generated item |
 //! | `relocate` | module-relative paths moved to where the variants live |
+//! | `reduce` | the SIMD body's float reductions reassociated into independent lanes, and what was done to each |
 //! | `variants` | `mod k`: the variants and `KERNEL` (a `ToTokens` printer, one method per piece) |
 //! | `wrapper` | the routed function |
 
@@ -38,6 +39,7 @@ mod attrs;
 mod errors;
 mod expand;
 mod hash;
+mod reduce;
 mod relocate;
 mod signature;
 mod size;

@@ -53,7 +53,7 @@ pub(crate) fn function(item: &Item) -> syn::Result<&ItemFn> {
 
 /// Checks `sig` and returns its parameters; every problem is reported, not only the first.
 pub(crate) fn check(sig: &Signature) -> syn::Result<Vec<Param>> {
-    let mut errors = Errors::default();
+    let mut errors = Errors::new();
     let name = &sig.ident;
     if let Some(t) = &sig.constness {
         errors.error(t.span, "`const fn` kernels are not supported: a kernel is routed at run time; remove `const`");

@@ -24,11 +24,11 @@ use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::Expr;
 
-use crate::expand::Kernel;
+use crate::expand::KernelDef;
 use crate::variants::forwarding;
 
 /// Prints the routed function.
-pub(crate) struct Wrapper<'a>(pub &'a Kernel);
+pub(crate) struct Wrapper<'a>(pub &'a KernelDef);
 
 impl ToTokens for Wrapper<'_> {
     fn to_tokens(&self, tokens: &mut TokenStream) {
@@ -39,10 +39,10 @@ impl ToTokens for Wrapper<'_> {
         let attrs = &k.attrs.wrapper;
         let inline = (!k.attrs.has_inline).then(|| quote!(#[inline]));
 
-        let size_var = Kernel::hidden("__adaptive_size");
+        let size_var = KernelDef::hidden("__adaptive_size");
         // `usize` spanned at the user's expression: a mistyped `size` is reported there, label and all.
         let usize_ty = quote_spanned!(k.size.span()=> usize);
-        let route = Kernel::hidden("__adaptive_route");
+        let route = KernelDef::hidden("__adaptive_route");
         let size = &k.size;
         let complexity = k.args.complexity;
         let (flops, bytes) = (estimate(k.args.flops.as_ref()), estimate(k.args.bytes.as_ref()));
@@ -58,6 +58,8 @@ impl ToTokens for Wrapper<'_> {
         // Without a GPU variant the router never picks GPU (`has_gpu` is false in the spec);
         // should it ever, SIMD is the right fallback, as for a failed GPU call.
         let gpu = if k.has_gpu { call("gpu") } else { simd.clone() };
+        // Likewise for Parallel (`has_parallel` is false in the spec without the variant).
+        let parallel = if k.has_parallel { call("parallel") } else { simd.clone() };
 
         // The variants bind `ops` themselves, so the body's `ops::…` never resolves through the
         // user's `use adaptive_kernel::ops;`, which would then be reported unused. Naming it here,
@@ -76,6 +78,7 @@ impl ToTokens for Wrapper<'_> {
             match #route.backend() {
                 ::adaptive_kernel::__private::Backend::Scalar => #scalar,
                 ::adaptive_kernel::__private::Backend::Simd => #simd,
+                ::adaptive_kernel::__private::Backend::Parallel => #parallel,
                 ::adaptive_kernel::__private::Backend::Gpu => #gpu,
             }
         };

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 /// One compiled variant of a kernel.
 ///
-/// `Display` prints `Scalar`, `SIMD` and `GPU`; `FromStr` accepts those names
+/// `Display` prints `Scalar`, `SIMD`, `Parallel` and `GPU`; `FromStr` accepts those names
 /// in any letter case.
 ///
 /// ```
@@ -29,19 +29,27 @@ pub enum Backend {
     Scalar,
     /// The body compiled for this CPU's widest instruction set, `ops` bound to trueno's SIMD kernels.
     Simd,
+    /// The body with `ops` bound to the SIMD kernels run on chunks across a thread
+    /// pool (`ops::par`). Only the learning router offers it, never the stateless
+    /// selection API.
+    Parallel,
     /// The body with `ops` bound to GPU compute shaders over wgpu.
     Gpu,
 }
 
 impl Backend {
     /// Every backend, in the order used for deterministic tie-breaks (cheapest to launch first).
-    pub const ALL: [Backend; 3] = [Backend::Scalar, Backend::Simd, Backend::Gpu];
+    pub const ALL: [Backend; Backend::COUNT] = [Backend::Scalar, Backend::Simd, Backend::Parallel, Backend::Gpu];
 
-    /// The printed name (`Scalar`, `SIMD`, `GPU`).
+    /// How many backends there are (the length of per-backend arrays).
+    pub const COUNT: usize = 4;
+
+    /// The printed name (`Scalar`, `SIMD`, `Parallel`, `GPU`).
     pub const fn name(self) -> &'static str {
         match self {
             Backend::Scalar => "Scalar",
             Backend::Simd => "SIMD",
+            Backend::Parallel => "Parallel",
             Backend::Gpu => "GPU",
         }
     }
@@ -56,7 +64,8 @@ impl Backend {
         match index {
             0 => Some(Backend::Scalar),
             1 => Some(Backend::Simd),
-            2 => Some(Backend::Gpu),
+            2 => Some(Backend::Parallel),
+            3 => Some(Backend::Gpu),
             _ => None,
         }
     }
@@ -75,7 +84,7 @@ impl FromStr for Backend {
         Backend::ALL
             .into_iter()
             .find(|b| b.name().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| ParseEnumError::new("backend", s, &["Scalar", "SIMD", "GPU"]))
+            .ok_or_else(|| ParseEnumError::new("backend", s, &["Scalar", "SIMD", "Parallel", "GPU"]))
     }
 }
 
@@ -135,7 +144,7 @@ impl FromStr for OpComplexity {
 /// A string that names no variant of one of this crate's enums.
 ///
 /// Its message names what was being parsed, the text given and every accepted
-/// value: ``unknown backend `cuda`; expected one of `Scalar`, `SIMD`, `GPU` ``.
+/// value: ``unknown backend `cuda`; expected one of `Scalar`, `SIMD`, `Parallel`, `GPU` ``.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseEnumError {
     what: &'static str,

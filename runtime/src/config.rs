@@ -2,10 +2,11 @@
 //!
 //! | variable | meaning |
 //! | --- | --- |
-//! | `ADAPTIVE_KERNEL_BACKEND` | force `scalar`, `simd` or `gpu` for every kernel |
+//! | `ADAPTIVE_KERNEL_BACKEND` | force `scalar`, `simd`, `parallel` or `gpu` for every kernel |
 //! | `ADAPTIVE_KERNEL_GPU` | `off`, `on` (hardware adapters only, the default), `software` (also lavapipe/llvmpipe) |
 //! | `ADAPTIVE_KERNEL_HISTORY` | history file path; `off` disables persistence |
 //! | `ADAPTIVE_KERNEL_LOG` | decision log level for [`crate::init_logging`] |
+//! | `ADAPTIVE_KERNEL_THREADS` | threads of the Parallel backend (a positive number; unset: rayon's global pool) |
 //!
 //! Each is read once, on the cold path, and cached. A bad value is reported
 //! once (a `tracing` warning and a line on stderr) with the accepted values and
@@ -13,6 +14,7 @@
 //! functions return the typed [`ConfigError`] for callers that want to fail hard.
 
 use std::fmt;
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -26,6 +28,8 @@ pub const ENV_GPU: &str = "ADAPTIVE_KERNEL_GPU";
 pub const ENV_HISTORY: &str = "ADAPTIVE_KERNEL_HISTORY";
 /// Name of the variable that sets the bundled subscriber's log level.
 pub const ENV_LOG: &str = "ADAPTIVE_KERNEL_LOG";
+/// Name of the variable that sets the Parallel backend's thread count.
+pub const ENV_THREADS: &str = "ADAPTIVE_KERNEL_THREADS";
 
 /// Which wgpu adapters count as a GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -82,7 +86,7 @@ pub fn parse_backend(value: &str) -> Result<Option<Backend>, ConfigError> {
     value.parse().map(Some).map_err(|_| ConfigError {
         variable: ENV_BACKEND,
         value: value.to_owned(),
-        expected: "`scalar`, `simd` or `gpu`",
+        expected: "`scalar`, `simd`, `parallel` or `gpu`",
     })
 }
 
@@ -143,6 +147,34 @@ pub fn gpu_policy() -> GpuPolicy {
 pub fn history_setting() -> HistorySetting {
     static CACHE: OnceLock<HistorySetting> = OnceLock::new();
     CACHE.get_or_init(|| read_env(ENV_HISTORY).map_or(HistorySetting::Default, |v| parse_history(&v))).clone()
+}
+
+/// Parses a value of `ADAPTIVE_KERNEL_THREADS`: a positive integer, or empty
+/// for the default (`None`: rayon's global pool).
+pub fn parse_threads(value: &str) -> Result<Option<NonZeroUsize>, ConfigError> {
+    let trimmed = value.trim();
+    if trimmed.is_empty() {
+        return Ok(None);
+    }
+    trimmed.parse::<NonZeroUsize>().map(Some).map_err(|_| ConfigError {
+        variable: ENV_THREADS,
+        value: value.to_owned(),
+        expected: "a positive whole number of threads such as `4`, or unset for the default \
+                   (rayon's global pool: `RAYON_NUM_THREADS`, else the available parallelism)",
+    })
+}
+
+/// The Parallel backend's thread count from `ADAPTIVE_KERNEL_THREADS`, read
+/// once per process; `None` when unset, empty or bad (reported once).
+pub fn configured_threads() -> Option<NonZeroUsize> {
+    static CACHE: OnceLock<Option<NonZeroUsize>> = OnceLock::new();
+    *CACHE.get_or_init(|| {
+        let raw = read_env(ENV_THREADS)?;
+        parse_threads(&raw).unwrap_or_else(|e| {
+            report(&e);
+            None
+        })
+    })
 }
 
 /// Parses a value of `ADAPTIVE_KERNEL_LOG`.

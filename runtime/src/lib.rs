@@ -7,11 +7,11 @@
 //!
 //! | layer | holds |
 //! | --- | --- |
-//! | leaves: `backend`, `error`, [`config`], `simd_level`, [`moe`], `bucket`, `numeric` | [`Backend`], [`OpComplexity`], [`Error`], the `ADAPTIVE_KERNEL_*` variables, [`SimdLevel`], the one MoE threshold table, size buckets, the shared median |
-//! | [`ops`] | the op set in three backends: [`ops::scalar`], [`ops::simd`], [`ops::gpu`] |
+//! | leaves: `backend`, `error`, [`config`], `simd_level`, [`moe`], `bucket`, `numeric`, [`tolerance`] | [`Backend`], [`OpComplexity`], [`Error`], the `ADAPTIVE_KERNEL_*` variables, [`SimdLevel`] and the one table of SIMD feature sets, the one MoE threshold table, size buckets, the shared median, the agreement a reassociated reduction promises |
+//! | [`ops`] | the op set in four backends: [`ops::scalar`], [`ops::simd`], [`ops::par`], [`ops::gpu`] |
 //! | [`cost`] | [`CostModel`]: predicted time per backend from figures calibrated on this machine; [`Work`] |
 //! | `select` | the stateless selection API: [`BackendSelector`] (MoE table, 5× rule), [`catalog`], [`AdaptiveBackend`] |
-//! | `persist` | the history file: its own versioned records, a pure merge, the background saver, [`Fingerprint`], [`flush`] |
+//! | `persist` | the history file: its own versioned records ([`HistoryFile`]), a pure merge, the background saver, [`Fingerprint`], [`flush`], and reading and editing a file by path ([`read_history`], [`clear_history`], [`save_calibration`]) |
 //! | `kernel` | the learning router: [`KernelSpec`], [`Kernel`] (static handle, cold path), [`Route`] (fast path), policy, statistics, [`KernelTable`], [`with_backend`], telemetry |
 //!
 //! `select` and `kernel` are siblings: the stateless API never reaches the
@@ -32,6 +32,7 @@ pub mod ops;
 mod persist;
 mod select;
 mod simd_level;
+pub mod tolerance;
 
 pub use backend::{Backend, OpComplexity, ParseEnumError};
 pub use bucket::{bucket_of, bucket_range, BUCKETS};
@@ -39,9 +40,12 @@ pub use cost::{CostModel, CostParams, Work};
 pub use error::Error;
 pub use kernel::{
     init_logging, kernels, set_span_threshold, with_backend, BackendReport, BucketReport, Decision, DecisionKind,
-    Kernel, KernelSpec, KernelTable, Route,
+    Kernel, KernelSpec, KernelTable, LoopRewrite, Route,
 };
-pub use persist::{default_path, flush, history_file, set_history, Fingerprint, HistoryError};
+pub use persist::{
+    clear_history, default_path, flush, history_file, history_status, read_history, save_calibration, set_history,
+    BucketRecord, Fingerprint, HistoryError, HistoryFile, HistoryStatus, KernelRecord, MachineRecord, TimingRecord,
+};
 pub use select::{
     catalog, AdaptiveBackend, BackendSelector, PerfStats, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO,
     DEFAULT_PCIE_BANDWIDTH,

@@ -1,8 +1,17 @@
-//! Which SIMD instruction set this CPU offers, detected once.
+//! Which SIMD instruction set this CPU offers, detected once, and the one
+//! definition of the CPU feature sets each level stands for.
 //!
-//! Generated SIMD variants are compiled as `#[target_feature]` clones (like the
-//! multiversion crate) and pick one with [`simd_level`] on each call: one
-//! relaxed load of a cached byte.
+//! Generated SIMD variants and the SIMD ops are compiled as `#[target_feature]`
+//! clones (like the multiversion crate) and pick one with [`simd_level`] (or an
+//! op class's cap of it) on each call: one relaxed load of a cached byte.
+//!
+//! The feature sets are spelled once, in [`__simd_feature_sets!`]. Everything
+//! else derives from that macro: [`FEATURE_SETS`] (what detection checks and
+//! what fingerprints read) and [`__simd_clones!`] (the `#[target_feature]`
+//! clones plus the run-time pick, used by `ops::simd` and by every kernel the
+//! attribute generates). `#[target_feature(enable = ..)]` takes only a string
+//! literal, never a macro call or a constant, so the literal is handed to each
+//! user by a callback macro rather than read from the table.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -16,6 +25,99 @@ pub enum SimdLevel {
     /// x86_64 with AVX-512 F/BW/VL/DQ (and AVX2, FMA).
     Avx512,
 }
+
+/// The x86_64 feature sets of the SIMD clones, widest first: the one place
+/// they are spelled. Not a public API.
+///
+/// `__simd_feature_sets!([path::to::callback] extra tokens)` expands to
+/// `path::to::callback! { extra tokens [(Level, clone_name, "features") …] }`,
+/// where `Level` is a [`SimdLevel`] variant.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __simd_feature_sets {
+    ([$($callback:tt)*] $($extra:tt)*) => {
+        $($callback)*! {
+            $($extra)*
+            [
+                (Avx512, avx512, "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")
+                (Avx2, avx2, "avx2,fma")
+            ]
+        }
+    };
+}
+
+/// The body of one function compiled once per [`FEATURE_SETS`] entry as a
+/// `#[target_feature]` clone, and the call of the clone `pick` names: the
+/// dispatch of `ops::simd` and of every generated SIMD variant. Not a public
+/// API.
+///
+/// ```text
+/// __simd_clones! {
+///     pick: <SimdLevel expression>,    // must not exceed simd_level(): the clones' safety rests on it
+///     sig: { <'a>(x: &'a [f32]) -> R }, // generics, parameters, return type, where clause
+///     unsafety: { },                  // or { unsafe } for an `unsafe fn`
+///     args: (x),                      // the parameter names, forwarded in order
+///     simd: (body::<true>),           // what a clone calls
+///     baseline: (body::<false>),      // what runs below every clone's level
+/// }
+/// ```
+///
+/// Expands to a block expression: the clones (named after the levels, in a
+/// block of their own so they cannot capture a name of the caller's) and a
+/// `match` that calls one. `simd` and `baseline` are usually an
+/// `#[inline(always)]` function, so each clone compiles its own copy of it
+/// with the clone's features.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __simd_clones {
+    (
+        pick: $pick:expr,
+        sig: $sig:tt,
+        unsafety: $unsafety:tt,
+        args: $args:tt,
+        simd: $simd:tt,
+        baseline: $baseline:tt $(,)?
+    ) => {
+        $crate::__simd_feature_sets!([$crate::__simd_clones] @clones ($pick) $sig $unsafety $args $simd $baseline)
+    };
+    (
+        @clones ($pick:expr) $sig:tt $unsafety:tt $args:tt $simd:tt $baseline:tt
+        [$(($level:ident, $clone:ident, $features:literal))*]
+    ) => {{
+        $($crate::__simd_clones!(@clone $clone $features $sig $unsafety $args $simd);)*
+        match $pick {
+            $(
+                // SAFETY: `pick` names a level no wider than `simd_level()` detected on this CPU
+                // (the macro's contract), and this clone enables exactly that level's features.
+                #[cfg(target_arch = "x86_64")]
+                $crate::SimdLevel::$level => unsafe { $clone $args },
+            )*
+            _ => $crate::__simd_clones!(@call $unsafety $baseline $args),
+        }
+    }};
+    (@call {$($unsafety:tt)*} $callee:tt $args:tt) => {
+        $($unsafety)* { $callee $args }
+    };
+    (@clone $clone:ident $features:literal {$($sig:tt)*} {$($unsafety:tt)*} $args:tt ($($simd:tt)*)) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        $($unsafety)* fn $clone $($sig)* {
+            $crate::__simd_clones!(@call {$($unsafety)*} ($($simd)*) $args)
+        }
+    };
+}
+
+/// Builds [`FEATURE_SETS`] from [`__simd_feature_sets!`].
+macro_rules! feature_table {
+    ([$(($level:ident, $clone:ident, $features:literal))*]) => {
+        /// Each [`SimdLevel`] above `Baseline` with the comma-separated x86_64
+        /// features its clones are compiled with, widest first. Detection picks
+        /// the first entry whose features this CPU has.
+        pub(crate) const FEATURE_SETS: &[(SimdLevel, &str)] = &[$((SimdLevel::$level, $features)),*];
+    };
+}
+
+crate::__simd_feature_sets!([feature_table]);
 
 static LEVEL: AtomicU8 = AtomicU8::new(u8::MAX);
 
@@ -39,20 +141,141 @@ fn detect_and_cache() -> SimdLevel {
 }
 
 fn detect() -> SimdLevel {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512vl")
-            && std::arch::is_x86_feature_detected!("avx512dq")
-            && std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("fma")
-        {
-            return SimdLevel::Avx512;
-        }
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            return SimdLevel::Avx2;
+    FEATURE_SETS
+        .iter()
+        .find(|(_, features)| features.split(',').all(|f| has_feature(f) == Some(true)))
+        .map_or(SimdLevel::Baseline, |&(level, _)| level)
+}
+
+/// The features named in [`FEATURE_SETS`] that this CPU has, each once, widest
+/// set first: what the SIMD variants may use, and what a hardware fingerprint records.
+pub(crate) fn detected_features() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for (_, features) in FEATURE_SETS {
+        for f in features.split(',') {
+            if has_feature(f) == Some(true) && !out.contains(&f) {
+                out.push(f);
+            }
         }
     }
-    SimdLevel::Baseline
+    out
+}
+
+/// Whether this CPU has the x86_64 feature `name`; `None` for a name this
+/// function does not know (`is_x86_feature_detected!` takes only literals).
+#[cfg(target_arch = "x86_64")]
+fn has_feature(name: &str) -> Option<bool> {
+    use std::arch::is_x86_feature_detected as has;
+    Some(match name {
+        "avx512f" => has!("avx512f"),
+        "avx512bw" => has!("avx512bw"),
+        "avx512vl" => has!("avx512vl"),
+        "avx512dq" => has!("avx512dq"),
+        "avx2" => has!("avx2"),
+        "fma" => has!("fma"),
+        _ => return None,
+    })
+}
+
+/// No x86_64 feature exists on other targets.
+#[cfg(not(target_arch = "x86_64"))]
+fn has_feature(_name: &str) -> Option<bool> {
+    Some(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_feature_in_the_table_is_detectable() {
+        for (level, features) in FEATURE_SETS {
+            for feature in features.split(',') {
+                assert!(has_feature(feature).is_some(), "{level:?}: `{feature}` is not known to has_feature");
+            }
+        }
+    }
+
+    #[test]
+    fn the_table_lists_every_level_above_baseline_widest_first() {
+        let levels: Vec<SimdLevel> = FEATURE_SETS.iter().map(|&(level, _)| level).collect();
+        assert_eq!(levels, [SimdLevel::Avx512, SimdLevel::Avx2]);
+    }
+
+    #[test]
+    fn a_wider_level_includes_the_features_of_the_narrower_ones() {
+        // A clone may be picked for any CPU at or above its level, so each set must contain the next.
+        for pair in FEATURE_SETS.windows(2) {
+            let (wide, narrow) = (pair[0].1, pair[1].1);
+            assert!(narrow.split(',').all(|f| wide.split(',').any(|w| w == f)), "{wide} lacks part of {narrow}");
+        }
+    }
+
+    #[test]
+    fn the_attribute_reference_names_the_same_feature_sets() {
+        let reference = include_str!("../../macros/doc/reference.md");
+        for (level, features) in FEATURE_SETS {
+            assert!(
+                reference.contains(&format!("`{features}`")),
+                "macros/doc/reference.md does not name {level:?}'s `{features}`"
+            );
+        }
+    }
+
+    #[test]
+    fn detection_agrees_with_the_table() {
+        let level = simd_level();
+        for &(candidate, features) in FEATURE_SETS {
+            let has_all = features.split(',').all(|f| has_feature(f) == Some(true));
+            if candidate > level {
+                assert!(!has_all, "the CPU has every feature of {candidate:?} but detection said {level:?}");
+            } else if candidate == level {
+                assert!(has_all);
+            }
+        }
+    }
+
+    /// A function compiled by `__simd_clones!` at every level this CPU has computes what its
+    /// body computes, with a lifetime, a `mut`-free forwarding signature and an `unsafe fn`.
+    #[test]
+    #[allow(clippy::needless_lifetimes, reason = "a named lifetime is what the `sig:` tokens must carry through")]
+    fn clones_dispatch_to_the_body_at_every_level() {
+        #[inline(always)]
+        fn body<'a>(x: &'a [f32], k: usize) -> &'a f32 {
+            &x[k]
+        }
+        fn picked<'a>(level: SimdLevel, x: &'a [f32], k: usize) -> &'a f32 {
+            crate::__simd_clones! {
+                pick: level,
+                sig: { <'a>(x: &'a [f32], k: usize) -> &'a f32 },
+                unsafety: {},
+                args: (x, k),
+                simd: (body),
+                baseline: (body),
+            }
+        }
+        #[inline(always)]
+        unsafe fn raw(p: *const f32) -> f32 {
+            // SAFETY: the caller passes a valid pointer.
+            unsafe { *p }
+        }
+        unsafe fn picked_unsafe(level: SimdLevel, p: *const f32) -> f32 {
+            crate::__simd_clones! {
+                pick: level,
+                sig: { (p: *const f32) -> f32 },
+                unsafety: { unsafe },
+                args: (p),
+                simd: (raw),
+                baseline: (raw),
+            }
+        }
+        let x = [1.0, 2.0, 3.0];
+        for level in [SimdLevel::Baseline, SimdLevel::Avx2, SimdLevel::Avx512] {
+            if level <= simd_level() {
+                assert_eq!(*picked(level, &x, 2), 3.0);
+                // SAFETY: `x` is alive and `level` is one this CPU has.
+                assert_eq!(unsafe { picked_unsafe(level, x.as_ptr()) }, 1.0);
+            }
+        }
+    }
 }

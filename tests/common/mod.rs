@@ -12,7 +12,8 @@ pub(crate) fn no_history() {
 }
 
 /// Fixed cost-model figures: SIMD 10× Scalar's throughput, a GPU 100× SIMD's behind a
-/// 100 µs launch, and a bus half as fast as memory. Tests that depend on the model's
+/// 100 µs launch, a bus half as fast as memory, and two threads behind a 20 µs
+/// fork–join. Tests that depend on the model's
 /// judgement install these, since calibration in a debug build measures unoptimised
 /// code (Scalar and SIMD alike) against a native-speed GPU driver.
 pub(crate) const FIGURES: adaptive_kernel::CostParams = adaptive_kernel::CostParams {
@@ -24,6 +25,8 @@ pub(crate) const FIGURES: adaptive_kernel::CostParams = adaptive_kernel::CostPar
     gpu_latency: 1e-4,
     cpu_call_latency: 1e-8,
     gpu_available: true,
+    parallel_threads: 2.0,
+    fork_join_latency: 20e-6,
 };
 
 /// No history, and the cost model fixed at [`FIGURES`]; asserts the figures took (no kernel ran before).
@@ -78,7 +81,7 @@ pub(crate) fn us(n: u64) -> Duration {
 
 /// A kernel spec without a GPU variant.
 pub(crate) const fn cpu_spec(name: &'static str, complexity: OpComplexity) -> adaptive_kernel::KernelSpec {
-    adaptive_kernel::KernelSpec { name, complexity, has_gpu: false, token_hash: 7 }
+    adaptive_kernel::KernelSpec { name, complexity, has_gpu: false, has_parallel: false, token_hash: 7, loops: &[] }
 }
 
 /// Runs this test binary's ignored test `entry` in a child process with `role` in

@@ -1,11 +1,15 @@
-//! Shared by the `ops_*` tests: every implementation of the op set behind one
-//! type, so a test runs the same call through Scalar, the SIMD free functions
-//! and the SIMD backend forced to each instruction set this CPU has.
+//! Shared by the `ops_*` tests: every CPU implementation of the op set behind
+//! one type, so a test runs the same call through Scalar, the SIMD free
+//! functions, the SIMD backend forced to each instruction set this CPU has,
+//! and the Parallel backend at a given thread count; and (`props`) the
+//! properties every backend must have against Scalar.
 
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub(crate) mod props;
+
 use adaptive_kernel::ops::simd::At;
-use adaptive_kernel::ops::{scalar, simd};
+use adaptive_kernel::ops::{par, scalar, simd};
 
 /// One implementation of the op set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,6 +20,8 @@ pub(crate) enum Impl {
     Simd,
     /// `ops::simd` forced to one instruction set.
     At(At),
+    /// `ops::par` on a pool of this many threads (`par::with_threads`).
+    Par(usize),
 }
 
 impl Impl {
@@ -24,14 +30,27 @@ impl Impl {
         std::iter::once(Impl::Simd).chain(At::available().into_iter().map(Impl::At)).collect()
     }
 
-    /// Scalar and every SIMD implementation.
+    /// `ops::par` at 1, 2 and 3 threads: one thread, as many as the benchmark
+    /// VM has, and an odd count that does not divide the chunk grids evenly.
+    pub(crate) fn par_all() -> Vec<Impl> {
+        vec![Impl::Par(1), Impl::Par(2), Impl::Par(3)]
+    }
+
+    /// Scalar and every SIMD and Parallel implementation.
     pub(crate) fn all() -> Vec<Impl> {
-        std::iter::once(Impl::Scalar).chain(Impl::simd_all()).collect()
+        std::iter::once(Impl::Scalar).chain(Impl::simd_all()).chain(Impl::par_all()).collect()
     }
 }
 
+/// Defines `Impl::$name` for every op, and proves at compile time that every
+/// backend's op has exactly Scalar's signature (a function pointer of Scalar's
+/// type is made from each; GPU's included).
 macro_rules! dispatch {
     ($(fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {
+        $(
+            const _: [fn($($ty),*) -> $ret; 4] =
+                [scalar::$name, simd::$name, par::$name, adaptive_kernel::ops::gpu::$name];
+        )*
         impl Impl {$(
             /// The op of this name in this implementation.
             #[track_caller]
@@ -40,6 +59,7 @@ macro_rules! dispatch {
                     Impl::Scalar => scalar::$name($($arg),*),
                     Impl::Simd => simd::$name($($arg),*),
                     Impl::At(at) => at.$name($($arg),*),
+                    Impl::Par(threads) => par::with_threads(threads, || par::$name($($arg),*)),
                 }
             }
         )*}

@@ -63,6 +63,8 @@ struct Probes {
     simd_add: BinaryOp,
     scalar_matmul: MatmulOp,
     simd_matmul: MatmulOp,
+    fork_join: fn(),
+    parallel_threads: fn() -> usize,
     gpu: Option<GpuProbes>,
 }
 
@@ -82,6 +84,8 @@ impl Probes {
             simd_add: ops::simd::add,
             scalar_matmul: ops::scalar::matmul,
             simd_matmul: ops::simd::matmul,
+            fork_join: ops::par::fork_join,
+            parallel_threads: ops::par::threads,
             gpu: None,
         }
     }
@@ -191,6 +195,10 @@ struct CpuTimings {
     simd_matmul: f64,
     scalar_add: f64,
     simd_add: f64,
+    /// One fork–join of the Parallel backend with no work.
+    fork_join: f64,
+    /// The threads it computes on (a count, not a time).
+    parallel_threads: f64,
 }
 
 /// Raw probe timings of the GPU backend, in seconds; `matmul` at side `matmul_n`.
@@ -218,6 +226,8 @@ fn measure_cpu(probes: &Probes) -> CostParams {
         simd_matmul: time_matmul(probes.simd_matmul, SIMD_MATMUL_N, CPU_PROBE_BUDGET),
         scalar_add: time_add(probes.scalar_add, CPU_STREAM_LEN, CPU_PROBE_BUDGET),
         simd_add: time_add(probes.simd_add, CPU_STREAM_LEN, CPU_PROBE_BUDGET),
+        fork_join: median_secs(CPU_PROBE_BUDGET, probes.fork_join),
+        parallel_threads: (probes.parallel_threads)() as f64,
     };
     cpu_params(&cpu)
 }
@@ -243,6 +253,8 @@ fn cpu_params(t: &CpuTimings) -> CostParams {
         simd_flops: simd_mm_flops / net(t.simd_matmul, lat),
         mem_bandwidth: (stream / net(t.scalar_add, lat)).max(stream / net(t.simd_add, lat)),
         cpu_call_latency: lat,
+        parallel_threads: t.parallel_threads,
+        fork_join_latency: t.fork_join.max(1e-9),
         ..CostParams::conservative()
     }
 }
@@ -326,6 +338,8 @@ mod tests {
             // Both adds are memory-bound under these figures.
             scalar_add: m.predict(Backend::Scalar, &add(CPU_STREAM_LEN)),
             simd_add: m.predict(Backend::Simd, &add(CPU_STREAM_LEN)),
+            fork_join: p.fork_join_latency,
+            parallel_threads: p.parallel_threads,
         };
         let got = cpu_params(&cpu);
         assert!(close(got.scalar_flops, p.scalar_flops), "{got:?}");

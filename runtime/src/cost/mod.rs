@@ -16,6 +16,7 @@
 //! | --- | --- |
 //! | Scalar | `cpu_call_latency + max(F / scalar_flops, B / mem_bandwidth)` |
 //! | SIMD | `cpu_call_latency + max(F / simd_flops, B / mem_bandwidth)` |
+//! | Parallel | `fork_join_latency + max(F / (simd_flops · (1 + 0.8 · (parallel_threads − 1))), B / mem_bandwidth)` |
 //! | GPU | `gpu_latency + B / transfer_bandwidth + F / gpu_flops` (∞ when no GPU is available) |
 //!
 //! The CPU rows are a roofline: a call is bound either by arithmetic or by
@@ -34,6 +35,8 @@
 //! | figure | probe |
 //! | --- | --- |
 //! | `cpu_call_latency` | `add` of one element, batches of 64 calls; the larger of Scalar and SIMD |
+//! | `parallel_threads` | `ops::par::threads()` |
+//! | `fork_join_latency` | `ops::par`'s fork–join with no work, one task per thread |
 //! | `scalar_flops` | `ops::scalar::matmul`, 64×64×64 |
 //! | `simd_flops` | `ops::simd::matmul`, 128×128×128 |
 //! | `mem_bandwidth` | `add` of 2¹⁸ elements (1 MiB per array, 3 MiB moved, STREAM's count); the faster of Scalar and SIMD |

@@ -70,7 +70,25 @@ pub struct CostParams {
     /// Whether a usable GPU existed when these figures were taken. When false, the
     /// GPU figures are not measurements and every GPU prediction is infinite.
     pub gpu_available: bool,
+    /// Threads the Parallel backend computes on (`ops::par::threads`); at 1 it is
+    /// SIMD plus a fork–join, predicted never to pay.
+    #[serde(default = "one")]
+    pub parallel_threads: f64,
+    /// Fixed cost of one fork–join of the Parallel backend, in seconds.
+    #[serde(default = "default_fork_join")]
+    pub fork_join_latency: f64,
 }
+
+fn one() -> f64 {
+    1.0
+}
+
+fn default_fork_join() -> f64 {
+    CostParams::conservative().fork_join_latency
+}
+
+/// The share of linear speed-up the Parallel backend is assumed to reach on compute-bound work.
+const PARALLEL_EFFICIENCY: f64 = 0.8;
 
 impl CostParams {
     /// Low-end figures for when calibration cannot run, GPU unavailable:
@@ -84,6 +102,8 @@ impl CostParams {
     /// | `transfer_bandwidth` | 8e9 B/s |
     /// | `gpu_latency` | 100 µs |
     /// | `cpu_call_latency` | 100 ns |
+    /// | `parallel_threads` | 1 |
+    /// | `fork_join_latency` | 50 µs |
     ///
     /// A single core of an old laptop beats these; the GPU figures only matter
     /// if a caller sets `gpu_available` itself.
@@ -97,6 +117,8 @@ impl CostParams {
             gpu_latency: 100e-6,
             cpu_call_latency: 100e-9,
             gpu_available: false,
+            parallel_threads: 1.0,
+            fork_join_latency: 50e-6,
         }
     }
 
@@ -113,7 +135,7 @@ impl CostParams {
     }
 
     /// The numeric fields with their names, in declaration order.
-    fn figures_mut(&mut self) -> [(&'static str, &mut f64); 7] {
+    fn figures_mut(&mut self) -> [(&'static str, &mut f64); 9] {
         [
             ("scalar_flops", &mut self.scalar_flops),
             ("simd_flops", &mut self.simd_flops),
@@ -122,6 +144,8 @@ impl CostParams {
             ("transfer_bandwidth", &mut self.transfer_bandwidth),
             ("gpu_latency", &mut self.gpu_latency),
             ("cpu_call_latency", &mut self.cpu_call_latency),
+            ("parallel_threads", &mut self.parallel_threads),
+            ("fork_join_latency", &mut self.fork_join_latency),
         ]
     }
 
@@ -184,7 +208,8 @@ impl CostModel {
     }
 
     /// Predicted seconds for `work` on `backend`; `f64::INFINITY` for the GPU when
-    /// none is available. Never NaN; non-decreasing in `work.flops` and `work.bytes`.
+    /// none is available. (Parallel on one thread is predicted as SIMD plus a fork–join:
+    /// never the faster.) Never NaN; non-decreasing in `work.flops` and `work.bytes`.
     pub fn predict(&self, backend: Backend, work: &Work) -> f64 {
         let p = &self.params;
         let flops = work.flops as f64;
@@ -192,6 +217,10 @@ impl CostModel {
         match backend {
             Backend::Scalar => p.cpu_call_latency + (flops / p.scalar_flops).max(bytes / p.mem_bandwidth),
             Backend::Simd => p.cpu_call_latency + (flops / p.simd_flops).max(bytes / p.mem_bandwidth),
+            Backend::Parallel => {
+                let speedup = 1.0 + (p.parallel_threads - 1.0) * PARALLEL_EFFICIENCY;
+                p.fork_join_latency + (flops / (p.simd_flops * speedup)).max(bytes / p.mem_bandwidth)
+            }
             Backend::Gpu if !p.gpu_available => f64::INFINITY,
             Backend::Gpu => p.gpu_latency + bytes / p.transfer_bandwidth + flops / p.gpu_flops,
         }
@@ -229,6 +258,8 @@ pub(crate) const TEST_FIGURES: CostParams = CostParams {
     gpu_latency: 40e-6,
     cpu_call_latency: 60e-9,
     gpu_available: true,
+    parallel_threads: 2.0,
+    fork_join_latency: 20e-6,
 };
 
 #[cfg(test)]

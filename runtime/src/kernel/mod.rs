@@ -3,7 +3,7 @@
 //!
 //! | file | holds |
 //! | --- | --- |
-//! | `spec` | the vocabulary: [`KernelSpec`], [`Decision`], [`DecisionKind`] |
+//! | `spec` | the vocabulary: [`KernelSpec`], [`LoopRewrite`], [`Decision`], [`DecisionKind`] |
 //! | `stats` | per-bucket, per-backend timing statistics (window median and MAD) |
 //! | `policy` | pure decisions: prior, exploration, pruning, settling, drift |
 //! | `decision_byte` | the per-bucket cached decision the fast path reads |
@@ -36,5 +36,5 @@ pub use registry::kernels;
 pub use report::{BackendReport, BucketReport, KernelTable};
 pub use route::Route;
 pub use site::{set_span_threshold, Kernel};
-pub use spec::{Decision, DecisionKind, KernelSpec};
+pub use spec::{Decision, DecisionKind, KernelSpec, LoopRewrite};
 pub use telemetry::init_logging;

@@ -8,7 +8,9 @@
 //!
 //! - **Prior**: the MoE table for the kernel's complexity and size; a GPU choice
 //!   is vetoed (→ SIMD) when the kernel has no GPU variant, no usable GPU exists,
-//!   or the cost model predicts SIMD to be faster.
+//!   or the cost model predicts SIMD to be faster; a SIMD choice becomes
+//!   Parallel where the kernel has that variant, two or more threads exist and
+//!   the cost model predicts it faster (the MoE table itself never says Parallel).
 //! - **Exploration**: candidates in order: the prior first, then by predicted
 //!   time. Each gets [`Policy::samples`] kept samples. A candidate whose estimate
 //!   (its own samples if any, else a prediction) exceeds [`Policy::prune_factor`]
@@ -96,14 +98,30 @@ impl Default for Policy {
     }
 }
 
-/// The cold-start prior for a call of `work` (see the module docs).
-pub(crate) fn prior(spec: &KernelSpec, work: &Work, gpu_usable: bool, model: impl FnOnce() -> bool) -> Decision {
-    match moe(spec.complexity, work.size) {
-        Backend::Gpu if spec.has_gpu && gpu_usable && model() => {
+/// The cold-start prior for a call of `work` (see the module docs): the MoE
+/// table's backend, its GPU choice vetoed when the GPU may not run
+/// (`candidates`) or `predict` (seconds per backend) says SIMD is faster; and a
+/// SIMD choice upgraded to Parallel where that may run and `predict` says it pays.
+pub(crate) fn prior(
+    spec: &KernelSpec,
+    work: &Work,
+    candidates: [bool; Backend::COUNT],
+    predict: impl Fn(Backend) -> f64,
+) -> Decision {
+    let table = match moe(spec.complexity, work.size) {
+        Backend::Gpu if candidates[Backend::Gpu.index()] && predict(Backend::Gpu) < predict(Backend::Simd) => {
             Decision { backend: Backend::Gpu, kind: DecisionKind::MoeThreshold }
         }
         Backend::Gpu => Decision { backend: Backend::Simd, kind: DecisionKind::CostModel },
         other => Decision { backend: other, kind: DecisionKind::MoeThreshold },
+    };
+    let parallel_pays = table.backend == Backend::Simd
+        && candidates[Backend::Parallel.index()]
+        && predict(Backend::Parallel) < predict(Backend::Simd);
+    if parallel_pays {
+        Decision { backend: Backend::Parallel, kind: DecisionKind::CostModel }
+    } else {
+        table
     }
 }
 
@@ -120,9 +138,9 @@ fn best_centre(state: &BucketState, except: Option<Backend>) -> Option<(Backend,
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Predictions {
     /// From the nearest bucket where the backend was measured, scaled by the complexity's growth.
-    pub(crate) neighbours: [Option<f64>; 3],
+    pub(crate) neighbours: [Option<f64>; Backend::COUNT],
     /// From the cost model.
-    pub(crate) model: [f64; 3],
+    pub(crate) model: [f64; Backend::COUNT],
 }
 
 impl Predictions {
@@ -161,7 +179,7 @@ impl Predictions {
 /// neighbouring bucket, those measurements order them and the prior is not special.
 pub(crate) fn explore(
     state: &mut BucketState,
-    candidates: [bool; 3],
+    candidates: [bool; Backend::COUNT],
     prior: Decision,
     predicted: &Predictions,
     policy: &Policy,
@@ -195,7 +213,7 @@ pub(crate) fn explore(
 }
 
 /// Settles the bucket on the best measured candidate (see the module docs for the band and tie-break).
-fn settle(state: &mut BucketState, candidates: [bool; 3], policy: &Policy) -> Decision {
+fn settle(state: &mut BucketState, candidates: [bool; Backend::COUNT], policy: &Policy) -> Decision {
     let incumbent = state.settled();
     let measured: Vec<(Backend, f64)> = Backend::ALL
         .into_iter()
@@ -312,8 +330,8 @@ pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -
 /// ready after the bucket settled).
 pub(crate) fn probe(
     state: &mut BucketState,
-    candidates: [bool; 3],
-    predicted: [f64; 3],
+    candidates: [bool; Backend::COUNT],
+    predicted: [f64; Backend::COUNT],
     now_ns: u64,
     policy: &Policy,
 ) -> Option<Backend> {
@@ -368,9 +386,10 @@ mod tests {
     use super::*;
     use crate::backend::OpComplexity;
 
-    const ALL: [bool; 3] = [true, true, true];
+    /// Scalar, SIMD and GPU; Parallel has its own tests.
+    const ALL: [bool; Backend::COUNT] = [true, true, false, true];
     const P: Policy = Policy::DEFAULT;
-    const NONE: Predictions = Predictions { neighbours: [None; 3], model: [0.0; 3] };
+    const NONE: Predictions = Predictions { neighbours: [None; Backend::COUNT], model: [0.0; Backend::COUNT] };
 
     /// Records a sample at t = 1 s standing for one call; whether the decision changed.
     fn rec(state: &mut BucketState, backend: Backend, ns: u64, warmup: bool) -> bool {
@@ -403,6 +422,7 @@ mod tests {
             Backend::Scalar => 300,
             Backend::Simd => 100,
             Backend::Gpu => 250,
+            Backend::Parallel => unreachable!("not a candidate here"),
         });
         assert_eq!(calls[0], Backend::Simd);
         assert_eq!(calls.iter().filter(|&&b| b == Backend::Simd).count(), 3);
@@ -416,6 +436,7 @@ mod tests {
             Backend::Scalar => 10_000,
             Backend::Simd => 100,
             Backend::Gpu => 150,
+            Backend::Parallel => unreachable!("not a candidate here"),
         });
         assert_eq!(calls.iter().filter(|&&b| b == Backend::Scalar).count(), 1, "{calls:?}");
         assert!(s.pruned[Backend::Scalar.index()]);
@@ -427,7 +448,7 @@ mod tests {
         let mut s = BucketState::new(1 << 25);
         let mut calls = Vec::new();
         loop {
-            let p = Predictions { neighbours: [None; 3], model: [1e12, 1e6, 1e6] };
+            let p = Predictions { neighbours: [None; Backend::COUNT], model: [1e12, 1e6, f64::INFINITY, 1e6] };
             let d = explore(&mut s, ALL, simd_prior(), &p, &P);
             if d.kind == DecisionKind::Historical {
                 break;
@@ -445,6 +466,7 @@ mod tests {
             Backend::Scalar => 103,
             Backend::Simd => 100,
             Backend::Gpu => 101,
+            Backend::Parallel => unreachable!("not a candidate here"),
         });
         assert_eq!(s.settled(), Some(Backend::Scalar), "3% slower is a tie; Scalar is cheapest to launch");
     }
@@ -476,7 +498,8 @@ mod tests {
     #[test]
     fn neighbour_measurements_outrank_the_prior() {
         let mut s = BucketState::new(64_000);
-        let p = Predictions { neighbours: [Some(3_200.0), Some(320.0), Some(300.0)], model: [0.0; 3] };
+        let p =
+            Predictions { neighbours: [Some(3_200.0), Some(320.0), None, Some(300.0)], model: [0.0; Backend::COUNT] };
         let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
         let d = explore(&mut s, ALL, scalar_prior, &p, &P);
         assert_eq!(d, Decision { backend: Backend::Gpu, kind: DecisionKind::Exploring });
@@ -487,9 +510,10 @@ mod tests {
         // The model predicts 1.6 µs for both CPU backends; Scalar measures 0.3 µs.
         // Absolutely, SIMD looks 5× slower than the best; relative to Scalar's error, it ties.
         let mut s = BucketState::new(2_000);
-        let p = Predictions { neighbours: [None; 3], model: [1_600.0, 1_600.0, f64::INFINITY] };
+        let p =
+            Predictions { neighbours: [None; Backend::COUNT], model: [1_600.0, 1_600.0, f64::INFINITY, f64::INFINITY] };
         let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
-        let two = [true, true, false];
+        let two = [true, true, false, false];
         for _ in 0..3 {
             let d = explore(&mut s, two, scalar_prior, &p, &P);
             assert_eq!(d.backend, Backend::Scalar);
@@ -502,14 +526,14 @@ mod tests {
     fn the_relative_model_still_prunes_what_it_can_tell_apart() {
         // Scalar is modelled at 10× SIMD; SIMD measures 1 ms, so Scalar is estimated at 10 ms.
         let mut s = BucketState::new(1 << 25);
-        let p = Predictions { neighbours: [None; 3], model: [1e8, 1e7, f64::INFINITY] };
+        let p = Predictions { neighbours: [None; Backend::COUNT], model: [1e8, 1e7, f64::INFINITY, f64::INFINITY] };
         let simd_prior = simd_prior();
         for _ in 0..3 {
-            let d = explore(&mut s, [true, true, false], simd_prior, &p, &P);
+            let d = explore(&mut s, [true, true, false, false], simd_prior, &p, &P);
             assert_eq!(d.backend, Backend::Simd);
             rec(&mut s, Backend::Simd, 1_000_000, false);
         }
-        assert_eq!(explore(&mut s, [true, true, false], simd_prior, &p, &P).kind, DecisionKind::Historical);
+        assert_eq!(explore(&mut s, [true, true, false, false], simd_prior, &p, &P).kind, DecisionKind::Historical);
         assert!(s.pruned[Backend::Scalar.index()]);
     }
 
@@ -522,21 +546,58 @@ mod tests {
 
     #[test]
     fn prior_vetoes_gpu_without_a_variant_a_device_or_a_case() {
-        let spec = |has_gpu| KernelSpec { name: "k", complexity: OpComplexity::High, has_gpu, token_hash: 0 };
+        let spec = KernelSpec {
+            name: "k",
+            complexity: OpComplexity::High,
+            has_gpu: true,
+            has_parallel: false,
+            token_hash: 0,
+            loops: &[],
+        };
         let w = Work { size: 20_000, flops: 1, bytes: 1 };
-        assert_eq!(prior(&spec(true), &w, true, || true).backend, Backend::Gpu);
-        assert_eq!(prior(&spec(false), &w, true, || true).kind, DecisionKind::CostModel);
-        assert_eq!(prior(&spec(true), &w, false, || true).backend, Backend::Simd);
-        assert_eq!(prior(&spec(true), &w, true, || false).kind, DecisionKind::CostModel);
+        let gpu_fast = |b: Backend| if b == Backend::Gpu { 1.0 } else { 2.0 };
+        let gpu_slow = |b: Backend| if b == Backend::Gpu { 3.0 } else { 2.0 };
+        let no_gpu = [true, true, false, false];
+        assert_eq!(prior(&spec, &w, ALL, gpu_fast).backend, Backend::Gpu);
+        assert_eq!(
+            prior(&spec, &w, no_gpu, gpu_fast),
+            Decision { backend: Backend::Simd, kind: DecisionKind::CostModel }
+        );
+        assert_eq!(prior(&spec, &w, ALL, gpu_slow).kind, DecisionKind::CostModel);
         let small = Work { size: 500, ..w };
         assert_eq!(
-            prior(&spec(true), &small, true, || true),
+            prior(&spec, &small, ALL, gpu_fast),
             Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold }
         );
     }
 
+    #[test]
+    fn prior_takes_parallel_only_where_the_model_says_it_pays() {
+        let spec = KernelSpec {
+            name: "k",
+            complexity: OpComplexity::Medium,
+            has_gpu: false,
+            has_parallel: true,
+            token_hash: 0,
+            loops: &[],
+        };
+        let w = Work { size: 50_000, flops: 1, bytes: 1 };
+        let cpu = [true, true, true, false];
+        let pays = |b: Backend| if b == Backend::Parallel { 1.0 } else { 2.0 };
+        let costs = |b: Backend| if b == Backend::Parallel { 3.0 } else { 2.0 };
+        assert_eq!(prior(&spec, &w, cpu, pays), Decision { backend: Backend::Parallel, kind: DecisionKind::CostModel });
+        assert_eq!(prior(&spec, &w, cpu, costs).backend, Backend::Simd);
+        assert_eq!(
+            prior(&spec, &w, [true, true, false, false], pays).backend,
+            Backend::Simd,
+            "one thread: not a candidate"
+        );
+        let small = Work { size: 5_000, ..w };
+        assert_eq!(prior(&spec, &small, cpu, pays).backend, Backend::Scalar, "the table says Scalar: kept");
+    }
+
     /// A bucket settled on `chosen` after exploration measured these times (ns).
-    fn settled_on(times: [u64; 3]) -> BucketState {
+    fn settled_on(times: [u64; Backend::COUNT]) -> BucketState {
         let mut s = BucketState::new(5000);
         run_to_settle(&mut s, simd_prior(), |b| times[b.index()]);
         s
@@ -547,11 +608,16 @@ mod tests {
     }
 
     /// Runs `calls` sampled calls through `probe` and `record` with the true times `truth`.
-    fn run_settled(s: &mut BucketState, truth: [u64; 3], calls: usize, at_s: u64) -> (usize, Option<Backend>) {
+    fn run_settled(
+        s: &mut BucketState,
+        truth: [u64; Backend::COUNT],
+        calls: usize,
+        at_s: u64,
+    ) -> (usize, Option<Backend>) {
         let mut probes = 0;
         for _ in 0..calls {
             let chosen = s.settled().unwrap();
-            let b = probe(s, ALL, [f64::INFINITY; 3], at_s * 1_000_000_000, &P).unwrap_or(chosen);
+            let b = probe(s, ALL, [f64::INFINITY; Backend::COUNT], at_s * 1_000_000_000, &P).unwrap_or(chosen);
             probes += usize::from(b != chosen);
             if let Change::Switched(to) = record(s, sample(b, truth[b.index()], at_s, 16.0), &P) {
                 return (probes, Some(to));
@@ -563,9 +629,9 @@ mod tests {
     #[test]
     fn a_decision_taken_under_load_is_corrected_by_probes() {
         // Exploration saw Scalar at 160 (busy machine); it really takes 60, SIMD 100.
-        let mut s = settled_on([160, 100, 10_000]);
+        let mut s = settled_on([160, 100, 1_000_000, 10_000]);
         assert_eq!(s.settled(), Some(Backend::Simd));
-        let (probes, switched) = run_settled(&mut s, [60, 100, 10_000], 200, 2);
+        let (probes, switched) = run_settled(&mut s, [60, 100, 1_000_000, 10_000], 200, 2);
         assert_eq!(switched, Some(Backend::Scalar));
         assert!((3..=10).contains(&probes), "{probes} probes");
         assert_eq!(s.settled(), Some(Backend::Scalar));
@@ -574,45 +640,47 @@ mod tests {
     #[test]
     fn a_right_decision_stays_and_probing_decays_within_budget() {
         // SIMD 100 is right; Scalar 130 is close enough to be re-timed, GPU far off is never probed.
-        let mut s = settled_on([130, 100, 10_000]);
-        let (probes, switched) = run_settled(&mut s, [130, 100, 10_000], 4_000, 2);
+        let mut s = settled_on([130, 100, 1_000_000, 10_000]);
+        let (probes, switched) = run_settled(&mut s, [130, 100, 1_000_000, 10_000], 4_000, 2);
         assert_eq!(switched, None);
         assert!(probes >= P.confident as usize, "{probes}: few figures are re-timed");
         assert_eq!(s.of(Backend::Gpu).fresh, 0, "a hopeless alternative is never probed");
         assert!(s.budget.extra_ns <= P.probe_budget * s.budget.calls_ns, "{:?}", s.budget);
         // Once confident and apart, nothing more is probed.
-        let (later, _) = run_settled(&mut s, [130, 100, 10_000], 1_000, 3);
+        let (later, _) = run_settled(&mut s, [130, 100, 1_000_000, 10_000], 1_000, 3);
         assert_eq!(later, 0);
     }
 
     #[test]
     fn old_figures_are_re_timed() {
-        let mut s = settled_on([130, 100, 10_000]);
-        run_settled(&mut s, [130, 100, 10_000], 4_000, 2);
-        let (probes, _) = run_settled(&mut s, [130, 100, 10_000], 100, 2 + 31);
+        let mut s = settled_on([130, 100, 1_000_000, 10_000]);
+        run_settled(&mut s, [130, 100, 1_000_000, 10_000], 4_000, 2);
+        let (probes, _) = run_settled(&mut s, [130, 100, 1_000_000, 10_000], 100, 2 + 31);
         assert!(probes > 0, "figures older than stale_ns are re-timed");
     }
 
     #[test]
     fn no_probe_without_budget() {
-        let mut s = settled_on([300, 100, 10_000]);
+        let mut s = settled_on([300, 100, 1_000_000, 10_000]);
         // Nothing was spent on the chosen backend yet: a 3× slower alternative costs more than 1% of nothing.
-        assert_eq!(probe(&mut s, ALL, [f64::INFINITY; 3], 1, &P), None);
+        assert_eq!(probe(&mut s, ALL, [f64::INFINITY; Backend::COUNT], 1, &P), None);
     }
 
     #[test]
     fn an_unmeasured_backend_is_probed_from_its_prediction() {
         let mut s = BucketState::new(5000);
-        run_to_settle_on(&mut s, [true, true, false], |b| if b == Backend::Simd { 100 } else { 1_000 });
+        run_to_settle_on(&mut s, [true, true, false, false], |b| if b == Backend::Simd { 100 } else { 1_000 });
         for _ in 0..50 {
             record(&mut s, sample(Backend::Simd, 100, 1, 16.0), &P);
         }
         // The GPU joined after the bucket settled; predicted 90 ns, it is worth a look.
-        let got = (0..4).filter_map(|_| probe(&mut s, ALL, [f64::INFINITY, f64::INFINITY, 90.0], 1, &P)).next();
+        let got = (0..4)
+            .filter_map(|_| probe(&mut s, ALL, [f64::INFINITY, f64::INFINITY, f64::INFINITY, 90.0], 1, &P))
+            .next();
         assert_eq!(got, Some(Backend::Gpu));
     }
 
-    fn run_to_settle_on(s: &mut BucketState, candidates: [bool; 3], time: impl Fn(Backend) -> u64) {
+    fn run_to_settle_on(s: &mut BucketState, candidates: [bool; Backend::COUNT], time: impl Fn(Backend) -> u64) {
         for _ in 0..100 {
             let d = explore(s, candidates, simd_prior(), &NONE, &P);
             if d.kind == DecisionKind::Historical {
@@ -626,14 +694,18 @@ mod tests {
     #[test]
     fn a_loaded_decision_far_off_re_explores_and_a_close_one_stays() {
         for (real, reexplores) in [(500, true), (120, false), (40, true)] {
-            let mut s = settled_on([300, 100, 10_000]);
+            let mut s = settled_on([300, 100, 1_000_000, 10_000]);
             s.verify = Some(Verify { saved_centre: 100.0 });
             for st in &mut s.stats {
                 st.last_ns = 0; // as loaded: figures from another run
             }
             let mut changes = Vec::new();
             for _ in 0..P.verify_samples {
-                assert_eq!(probe(&mut s, ALL, [f64::INFINITY; 3], 1, &P), None, "no probes before verification");
+                assert_eq!(
+                    probe(&mut s, ALL, [f64::INFINITY; Backend::COUNT], 1, &P),
+                    None,
+                    "no probes before verification"
+                );
                 changes.push(record(&mut s, sample(Backend::Simd, real, 1, 1.0), &P));
             }
             assert_eq!(changes.contains(&Change::Reexplore), reexplores, "real {real}: {changes:?}");

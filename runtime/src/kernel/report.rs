@@ -85,11 +85,11 @@ impl fmt::Display for KernelTable {
             write!(f, ", forced to {b}")?;
         }
         writeln!(f)?;
-        writeln!(
-            f,
-            "  {:>23}  {:>16}  {:>16}  {:>16}  {:<8} by",
-            "sizes", "Scalar µs (n)", "SIMD µs (n)", "GPU µs (n)", "chosen"
-        )?;
+        write!(f, "  {:>23}", "sizes")?;
+        for b in Backend::ALL {
+            write!(f, "  {:>16}", format!("{b} µs (n)"))?;
+        }
+        writeln!(f, "  {:<8} by", "chosen")?;
         for r in &self.rows {
             let sizes = format!("{}..={}", r.sizes.start(), r.sizes.end());
             write!(f, "  {sizes:>23}")?;

@@ -6,7 +6,7 @@
 
 use std::cell::Cell;
 
-use super::decision_byte::{self, CACHED, SPAN};
+use super::decision_byte::{self, CACHED, MAX_SHIFT, SPAN};
 use super::site::Kernel;
 use super::{registry, telemetry};
 use crate::backend::Backend;
@@ -17,21 +17,42 @@ use crate::cost::Work;
 use std::sync::atomic::Ordering;
 
 thread_local! {
-    /// This thread's sampling generator (a 64-bit LCG): whether a call is timed is
-    /// drawn per call, so every bucket is sampled at its own rate whatever the
-    /// interleaving of kernels, buckets and threads.
-    static DRAW: Cell<u64> = const { Cell::new(0x9e37_79b9_7f4a_7c15) };
+    /// This thread's sampling allowance. Each settled call spends `2^(MAX_SHIFT - shift)`
+    /// of it (`shift` from its bucket's byte); the call that overdraws it is timed and
+    /// the allowance is refilled by a random amount averaging `2^MAX_SHIFT`. So a call
+    /// of a bucket with interval `2^shift` is timed with probability `2^-shift` whatever
+    /// other kernels, buckets or rates share the thread, and the random refill keeps
+    /// periodic call patterns from aliasing with the samples.
+    static ALLOWANCE: Cell<i32> = const { Cell::new(0) };
+    /// The refill's generator (xorshift32), touched only on timed calls.
+    static REFILL: Cell<u32> = const { Cell::new(0x9e37_79b9) };
 }
 
-/// Whether a settled call is timed: with probability `2^-shift`, `shift` from the bucket's byte.
+/// Whether a settled call is timed (see [`ALLOWANCE`]).
 #[inline]
 fn sample(byte: u8) -> bool {
-    DRAW.with(|d| {
-        let x = d.get().wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-        d.set(x);
-        // The high bits of an LCG are the well-mixed ones.
-        ((x >> 40) as u32) & ((1u32 << decision_byte::shift(byte)) - 1) == 0
+    ALLOWANCE.with(|a| {
+        let left = a.get() - (1 << (MAX_SHIFT - decision_byte::shift(byte)));
+        a.set(left);
+        left < 0 && refill(a, left)
     })
+}
+
+/// Refills an overdrawn allowance by a uniform amount in `1..=2^(MAX_SHIFT+1)`; always `true`.
+#[cold]
+#[inline(never)]
+fn refill(a: &Cell<i32>, left: i32) -> bool {
+    let r = REFILL.with(|g| {
+        let mut x = g.get();
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        g.set(x);
+        x
+    });
+    let span = 2u32 << MAX_SHIFT;
+    a.set(left + 1 + (r % span) as i32);
+    true
 }
 
 impl Kernel {

@@ -53,7 +53,7 @@ pub(super) struct KernelState {
     pub(super) buckets: BTreeMap<usize, BucketState>,
     /// Buckets with data recorded by this process (what a save must not drop).
     pub(super) touched: BTreeSet<usize>,
-    warmed: [bool; 3],
+    warmed: [bool; Backend::COUNT],
     clocks: BTreeMap<usize, SampleClock>,
     forced: Option<Backend>,
     warned_unavailable: bool,
@@ -65,7 +65,7 @@ impl KernelState {
             loaded: false,
             buckets: BTreeMap::new(),
             touched: BTreeSet::new(),
-            warmed: [false; 3],
+            warmed: [false; Backend::COUNT],
             clocks: BTreeMap::new(),
             forced: None,
             warned_unavailable: false,
@@ -94,7 +94,9 @@ pub fn set_span_threshold(threshold: Duration) {
 ///     name: "docs::sum",
 ///     complexity: OpComplexity::Medium,
 ///     has_gpu: false,
+///     has_parallel: false,
 ///     token_hash: 1,
+///     loops: &[],
 /// });
 ///
 /// let x = vec![1.0f32; 4096];
@@ -141,6 +143,11 @@ impl Kernel {
     /// Whether the kernel has a real GPU variant.
     pub const fn has_gpu(&self) -> bool {
         self.spec.has_gpu
+    }
+
+    /// Whether the kernel has a real Parallel (multi-core) variant.
+    pub const fn has_parallel(&self) -> bool {
+        self.spec.has_parallel
     }
 
     /// The decision byte of `bucket`.
@@ -205,11 +212,14 @@ impl Kernel {
         let d = match bs.settled() {
             Some(backend) => Decision { backend, kind: DecisionKind::Historical },
             None => {
-                let prior = policy::prior(&self.spec, &work, gpu_usable, || cost::global().gpu_worth_it(&work));
-                let candidates = [true, true, gpu_usable];
+                let candidates = self.candidates(gpu_usable);
+                let prior = policy::prior(&self.spec, &work, candidates, |b| cost::global().predict(b, &work));
                 // The cost model is consulted only once something was measured to compare with.
-                let model =
-                    if has_history { Backend::ALL.map(|b| cost::global().predict(b, &work) * 1e9) } else { [0.0; 3] };
+                let model = if has_history {
+                    Backend::ALL.map(|b| cost::global().predict(b, &work) * 1e9)
+                } else {
+                    [0.0; Backend::COUNT]
+                };
                 let predicted = policy::Predictions { neighbours, model };
                 policy::explore(bs, candidates, prior, &predicted, &Policy::DEFAULT)
             }
@@ -236,6 +246,7 @@ impl Kernel {
         let why = if !self.spec.has_gpu {
             Some("the kernel has no GPU variant (its body calls no `ops::` function and no `gpu = path` was given)")
         } else if !crate::ops::gpu::is_available() {
+            // A forced GPU waits for start-up: the caller asked for it.
             Some("no usable GPU adapter (see `ops::gpu::health()` and ADAPTIVE_KERNEL_GPU)")
         } else {
             None
@@ -280,7 +291,7 @@ impl Kernel {
             ((rate / TARGET_SAMPLES_PER_SEC).max(1.0).log2().floor() as u8).clamp(MIN_SHIFT, MAX_SHIFT)
         };
         let gpu_usable = self.gpu_usable();
-        let candidates = [true, true, gpu_usable];
+        let candidates = self.candidates(gpu_usable);
         // Predictions for alternatives never measured here (a GPU that started after the
         // bucket settled); from the complexity's defaults, so a settled call needs no `work`.
         let model = cost::global();
@@ -297,7 +308,19 @@ impl Kernel {
 
     /// Whether this kernel's GPU variant can take calls now (never waits for GPU start-up).
     fn gpu_usable(&self) -> bool {
-        self.spec.has_gpu && crate::ops::gpu::is_available()
+        // `is_ready` starts the device in the background on first use and never waits.
+        self.spec.has_gpu && crate::ops::gpu::is_ready()
+    }
+
+    /// The backends the router may call now: Scalar and SIMD always; Parallel when
+    /// the kernel has that variant and it computes on two or more threads; the GPU
+    /// when [`gpu_usable`](Self::gpu_usable).
+    fn candidates(&self, gpu_usable: bool) -> [bool; Backend::COUNT] {
+        Backend::ALL.map(|b| match b {
+            Backend::Scalar | Backend::Simd => true,
+            Backend::Parallel => self.spec.has_parallel && crate::ops::par::threads() > 1,
+            Backend::Gpu => gpu_usable,
+        })
     }
 
     /// Records one timed call (the cold part of [`Kernel::observe`]).
@@ -428,9 +451,9 @@ fn predict_from_neighbours(
     bucket: usize,
     complexity: OpComplexity,
     size: usize,
-) -> [Option<f64>; 3] {
+) -> [Option<f64>; Backend::COUNT] {
     let exponent = if complexity == OpComplexity::High { 1.5 } else { 1.0 };
-    let mut out = [None; 3];
+    let mut out = [None; Backend::COUNT];
     for b in Backend::ALL {
         let nearest = buckets
             .iter()

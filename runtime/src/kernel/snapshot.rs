@@ -86,10 +86,17 @@ mod tests {
 
     #[test]
     fn round_trips_decisions_and_timings() {
-        let spec = KernelSpec { name: "k", complexity: OpComplexity::Low, has_gpu: true, token_hash: 7 };
+        let spec = KernelSpec {
+            name: "k",
+            complexity: OpComplexity::Low,
+            has_gpu: true,
+            has_parallel: false,
+            token_hash: 7,
+            loops: &[],
+        };
         let mut bs = BucketState::new(5000);
-        bs.stats[1].record(40, 5);
-        bs.stats[2].record(90, 5);
+        bs.stats[Backend::Simd.index()].record(40, 5);
+        bs.stats[Backend::Gpu.index()].record(90, 5);
         bs.phase = Phase::Settled { backend: Backend::Gpu, by: DecisionKind::Historical };
         let b = bucket_of(5000);
         let buckets = BTreeMap::from([(b, bs.clone())]);

@@ -1,5 +1,5 @@
 //! The kernel layer's vocabulary: what the macro records about a kernel
-//! ([`KernelSpec`]) and what routing decides ([`Decision`], [`DecisionKind`]).
+//! ([`KernelSpec`], [`LoopRewrite`]) and what routing decides ([`Decision`], [`DecisionKind`]).
 //! Behaviour modules (policy, site, report, telemetry) import these; this file
 //! imports none of them.
 
@@ -16,8 +16,43 @@ pub struct KernelSpec {
     pub complexity: OpComplexity,
     /// Whether the kernel has a real GPU variant (its body calls `ops::` or `gpu = path` was given).
     pub has_gpu: bool,
+    /// Whether the kernel has a real Parallel variant (its body calls `ops::` or
+    /// `parallel = path` was given). The router offers it only on two or more threads.
+    pub has_parallel: bool,
     /// A hash of the function's tokens: an edited kernel does not trust old timings.
     pub token_hash: u64,
+    /// What the SIMD variant did to each float reduction of the body, in source
+    /// order: reassociated into independent lanes, or left as written and why.
+    /// Empty when the body has none, or when `simd = path` names the SIMD variant.
+    pub loops: &'static [LoopRewrite],
+}
+
+/// One float reduction of a kernel's body (a `for` loop accumulating into a
+/// float, or an iterator chain ending in `.sum()`, `.product()` or `.fold(..)`)
+/// and what the attribute did to it in the SIMD variant.
+///
+/// A rewritten reduction is computed in independent lanes combined at the end:
+/// the same terms in another grouping, within the bound of
+/// [`tolerance`](crate::tolerance) of the Scalar variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopRewrite {
+    /// The source line of its `for`, or of its `sum`/`product`/`fold`.
+    pub line: u32,
+    /// Its shape: the form (`for`, `.sum()`, `.fold(max)`, …), the source it
+    /// walks (`range`, `iter`, `zip`, `?` when not recognised) and the
+    /// operator (`+=`, `*=`, `max`, `min`); e.g. `for range +=`, `zip.sum()`.
+    pub idiom: &'static str,
+    /// Whether the SIMD variant computes it in lanes.
+    pub rewritten: bool,
+    /// Why it was left as written, in one word; empty when rewritten. `exact`:
+    /// the kernel opted out; `break`, `continue`, `return`, `try` (`?`), `label`,
+    /// `await`, `yield`, `macro`: control flow or tokens the rewrite cannot see
+    /// through; `effect`: a statement or call that may have a side effect;
+    /// `reads`: the loop reads an accumulator; `type`: an accumulator or term
+    /// not provably `f32`/`f64`; `mixed`: two operators on one accumulator;
+    /// `shadow`: an accumulator rebound inside; `op`: a fold that is not `+`,
+    /// `*`, `max` or `min`; `source`: elements that cannot be taken in chunks.
+    pub reason: &'static str,
 }
 
 /// How a decision was reached; the `decision` field of trace events.

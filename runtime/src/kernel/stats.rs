@@ -105,15 +105,15 @@ pub(crate) enum Phase {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct BucketState {
     /// Per-backend samples, indexed by [`Backend::index`].
-    pub(crate) stats: [BackendStats; 3],
+    pub(crate) stats: [BackendStats; Backend::COUNT],
     /// Exploring or settled.
     pub(crate) phase: Phase,
     /// A size seen in this bucket (the first), to scale predictions between buckets.
     pub(crate) typical_size: usize,
     /// Backends ruled out in the current exploration round (predicted or measured too slow).
-    pub(crate) pruned: [bool; 3],
+    pub(crate) pruned: [bool; Backend::COUNT],
     /// `stats[i].count` when the current exploration round began.
-    pub(crate) round_base: [u64; 3],
+    pub(crate) round_base: [u64; Backend::COUNT],
     /// What self-correction spends while settled (see `policy::probe`).
     pub(crate) budget: ProbeBudget,
     /// Set for a decision loaded from history until its chosen backend has been re-timed.
@@ -146,8 +146,8 @@ impl BucketState {
             stats: Default::default(),
             phase: Phase::Exploring,
             typical_size,
-            pruned: [false; 3],
-            round_base: [0; 3],
+            pruned: [false; Backend::COUNT],
+            round_base: [0; Backend::COUNT],
             budget: ProbeBudget::default(),
             verify: None,
         }
@@ -170,8 +170,8 @@ impl BucketState {
         for s in &mut self.stats {
             s.keep_recent(keep);
         }
-        self.round_base = [self.stats[0].count, self.stats[1].count, self.stats[2].count];
-        self.pruned = [false; 3];
+        self.round_base = self.stats.each_ref().map(|s| s.count);
+        self.pruned = [false; Backend::COUNT];
         self.phase = Phase::Exploring;
         self.verify = None;
     }
@@ -179,7 +179,7 @@ impl BucketState {
     /// Settles on `backend`: what is known from now on counts as fresh, and the probe budget starts over.
     pub(crate) fn settle_on(&mut self, backend: Backend, by: DecisionKind) {
         self.phase = Phase::Settled { backend, by };
-        self.round_base = [self.stats[0].count, self.stats[1].count, self.stats[2].count];
+        self.round_base = self.stats.each_ref().map(|s| s.count);
         for s in &mut self.stats {
             s.fresh = 0;
         }

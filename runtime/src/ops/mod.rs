@@ -1,12 +1,13 @@
-//! The op set an annotated kernel body calls as `ops::…`, in three backends
+//! The op set an annotated kernel body calls as `ops::…`, in four backends
 //! with identical signatures: [`scalar`] (plain loops, the reference),
-//! [`simd`] (trueno's SIMD kernels) and [`gpu`] (compute shaders over wgpu).
+//! [`simd`] (trueno's SIMD kernels), [`par`] (the SIMD kernels on chunks
+//! across a rayon thread pool) and [`gpu`] (compute shaders over wgpu).
 //!
 //! The `#[adaptive_kernel]` macro binds `ops` to a different module in each
 //! generated variant, so one body runs on every backend. Outside a kernel,
 //! `ops::add` and friends are the scalar functions.
 //!
-//! # Conventions, the same in all three backends
+//! # Conventions, the same in all four backends
 //! - All data is `f32`; matrices are row-major.
 //! - Shape mismatches panic with a message naming the op and both shapes.
 //! - Empty inputs: `sum`, `dot`, `norm_l2` → 0; `max` → −∞; `min` → +∞;
@@ -16,6 +17,7 @@
 
 pub(crate) mod check;
 pub mod gpu;
+pub mod par;
 pub mod scalar;
 pub mod simd;
 

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 pub struct Fingerprint {
     /// CPU architecture and model name.
     pub cpu: String,
-    /// The SIMD features the SIMD variants may use.
+    /// The SIMD features the SIMD variants may use (those of the runtime's one table of feature sets).
     pub cpu_features: Vec<String>,
     /// GPU adapter, driver and API when the GPU had started (`None` when it had
     /// not, or no usable GPU exists under the current policy). Not part of [`key`](Self::key).
@@ -89,27 +89,9 @@ fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown".to_owned())
 }
 
+/// The SIMD features the variants may use, from the one table of feature sets.
 fn cpu_features() -> Vec<String> {
-    #[allow(unused_mut)]
-    let mut out: Vec<String> = Vec::new();
-    #[cfg(target_arch = "x86_64")]
-    {
-        macro_rules! probe {
-            ($($f:tt),*) => {$(
-                if std::arch::is_x86_feature_detected!($f) {
-                    out.push($f.to_owned());
-                }
-            )*};
-        }
-        probe!("sse4.2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq");
-    }
-    #[cfg(target_arch = "aarch64")]
-    {
-        if std::arch::is_aarch64_feature_detected!("neon") {
-            out.push("neon".to_owned());
-        }
-    }
-    out
+    crate::simd_level::detected_features().into_iter().map(str::to_owned).collect()
 }
 
 #[cfg(test)]

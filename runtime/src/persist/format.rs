@@ -44,6 +44,7 @@ use super::fingerprint::Fingerprint;
 use crate::backend::{Backend, OpComplexity};
 use crate::bucket::bucket_range;
 use crate::cost::CostParams;
+use crate::numeric::median;
 
 /// The `format` field every history file starts with.
 pub(crate) const FORMAT: &str = "adaptive-kernel-history";
@@ -52,12 +53,17 @@ pub(crate) const VERSION: u32 = 2;
 /// Files larger than this are not read, and a save that would exceed it drops the oldest data.
 pub(crate) const MAX_FILE_BYTES: u64 = 16 << 20;
 
-/// A whole history file.
+/// A whole history file, as [`read_history`](crate::read_history) returns it (JSON
+/// layout in the module docs of `persist::format`, shown in the crate's README).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct HistoryFile {
-    pub(crate) format: String,
-    pub(crate) version: u32,
-    pub(crate) machines: BTreeMap<String, MachineRecord>,
+#[non_exhaustive]
+pub struct HistoryFile {
+    /// Always `adaptive-kernel-history`.
+    pub format: String,
+    /// The format version (older versions are converted when read, so this is the current one).
+    pub version: u32,
+    /// One entry per machine, keyed by [`Fingerprint::key`].
+    pub machines: BTreeMap<String, MachineRecord>,
 }
 
 impl HistoryFile {
@@ -69,50 +75,66 @@ impl HistoryFile {
 
 /// One machine's entry.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct MachineRecord {
-    pub(crate) fingerprint: Fingerprint,
+#[non_exhaustive]
+pub struct MachineRecord {
+    /// The machine and build the entry was recorded on.
+    pub fingerprint: Fingerprint,
+    /// The cost model's figures measured on it, if saved.
     #[serde(default)]
-    pub(crate) calibration: Option<CostParams>,
+    pub calibration: Option<CostParams>,
+    /// Per kernel name, its learned table.
     #[serde(default)]
-    pub(crate) kernels: BTreeMap<String, KernelRecord>,
+    pub kernels: BTreeMap<String, KernelRecord>,
 }
 
 /// One kernel's learned table on one machine.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct KernelRecord {
+#[non_exhaustive]
+pub struct KernelRecord {
     /// The macro's token hash, as 16 hex digits (JSON numbers lose precision above 2^53).
-    pub(crate) token_hash: String,
+    pub token_hash: String,
     /// The kernel's complexity class.
-    pub(crate) complexity: OpComplexity,
+    pub complexity: OpComplexity,
     /// Its buckets, smallest sizes first.
     #[serde(default)]
-    pub(crate) buckets: Vec<BucketRecord>,
+    pub buckets: Vec<BucketRecord>,
 }
 
 /// One size bucket of a kernel.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct BucketRecord {
+#[non_exhaustive]
+pub struct BucketRecord {
     /// The first and last size of the bucket, inclusive.
-    pub(crate) sizes: [usize; 2],
+    pub sizes: [usize; 2],
     /// A size seen in this bucket, to scale predictions between buckets.
-    pub(crate) typical_size: usize,
+    pub typical_size: usize,
     /// The settled backend; `None` while it was still exploring.
     #[serde(default)]
-    pub(crate) chosen: Option<Backend>,
+    pub chosen: Option<Backend>,
     /// Per-backend timings, for the backends that were measured.
     #[serde(default)]
-    pub(crate) timings: Vec<TimingRecord>,
+    pub timings: Vec<TimingRecord>,
 }
 
 /// One backend's timings in one bucket.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct TimingRecord {
+#[non_exhaustive]
+pub struct TimingRecord {
     /// The backend.
-    pub(crate) backend: Backend,
+    pub backend: Backend,
     /// Samples kept over the entry's whole life.
-    pub(crate) count: u64,
+    pub count: u64,
     /// The most recent samples in nanoseconds, oldest first.
-    pub(crate) recent_ns: Vec<u64>,
+    pub recent_ns: Vec<u64>,
+}
+
+impl TimingRecord {
+    /// The median of [`recent_ns`](Self::recent_ns) in nanoseconds (the mean of the two
+    /// middle samples for an even count): the centre the router compares backends by.
+    /// `None` when no sample is kept.
+    pub fn median_ns(&self) -> Option<f64> {
+        median(&mut self.recent_ns.iter().map(|&x| x as f64).collect::<Vec<_>>())
+    }
 }
 
 /// The token hash as the file spells it.
@@ -234,7 +256,8 @@ mod v1 {
     impl Bucket {
         fn upgrade(self, index: usize) -> Option<BucketRecord> {
             let range = bucket_range(index)?;
-            let timings = Backend::ALL
+            // Format 1 had three backends, in this order.
+            let timings = [Backend::Scalar, Backend::Simd, Backend::Gpu]
                 .into_iter()
                 .zip(self.stats)
                 .filter(|(_, s)| !s.recent_ns.is_empty())

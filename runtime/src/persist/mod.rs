@@ -22,6 +22,13 @@
 //! renames it over, so readers never see a half-written file and two processes
 //! sharing a file do not lose each other's kernels.
 //!
+//! # Reading and editing a file
+//! [`read_history`], [`clear_history`] and [`save_calibration`] work on a file by
+//! its path, for tools (the `adaptive-kernel` binary): a bad file is an error
+//! there and is left untouched; writers take the same lock as saves. The records
+//! they hand out ([`HistoryFile`] and the types it holds) serialize to exactly
+//! the file's JSON. [`history_status`] says what this process found at start-up.
+//!
 //! # Bad files
 //! Reported once (a `tracing` warning and a line on stderr) and never fatal:
 //! - a truncated or corrupt file of ours is ignored and, at the next save, moved
@@ -30,13 +37,16 @@
 //!   16 MiB, or written by a newer format version is ignored and never
 //!   overwritten: persistence is off for the process.
 
+mod edit;
 mod fingerprint;
 pub(crate) mod format;
 pub(crate) mod merge;
 mod saver;
 mod store;
 
+pub use edit::{clear_history, read_history, save_calibration};
 pub use fingerprint::Fingerprint;
+pub use format::{BucketRecord, HistoryFile, KernelRecord, MachineRecord, TimingRecord};
 pub(crate) use saver::note_changed;
-pub use store::{default_path, flush, history_file, set_history, HistoryError};
+pub use store::{default_path, flush, history_file, history_status, set_history, HistoryError, HistoryStatus};
 pub(crate) use store::{load, set_snapshot_source};

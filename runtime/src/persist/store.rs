@@ -33,6 +33,16 @@ pub enum HistoryError {
         /// Why it is left alone.
         reason: String,
     },
+    /// The file is a history file but truncated or damaged. Only the explicit
+    /// file functions ([`crate::read_history`], [`crate::clear_history`],
+    /// [`crate::save_calibration`]) report this, leaving the file as it is; a
+    /// running program's saves set such a file aside and start afresh instead.
+    Corrupt {
+        /// The file involved.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 impl fmt::Display for HistoryError {
@@ -42,6 +52,7 @@ impl fmt::Display for HistoryError {
             HistoryError::Refused { path, reason } => {
                 write!(f, "history file {} is left alone: {reason}", path.display())
             }
+            HistoryError::Corrupt { path, reason } => write!(f, "history file {} is corrupt: {reason}", path.display()),
         }
     }
 }
@@ -50,13 +61,13 @@ impl std::error::Error for HistoryError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             HistoryError::Io { source, .. } => Some(source),
-            HistoryError::Refused { .. } => None,
+            HistoryError::Refused { .. } | HistoryError::Corrupt { .. } => None,
         }
     }
 }
 
 /// What reading the file found.
-enum Loaded {
+pub(super) enum Loaded {
     Missing,
     Ours(HistoryFile),
     /// Ours but unreadable: set aside at the next save.
@@ -65,7 +76,7 @@ enum Loaded {
     Refused(String),
 }
 
-fn read_file(path: &Path) -> Loaded {
+pub(super) fn read_file(path: &Path) -> Loaded {
     let mut file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Loaded::Missing,
@@ -97,6 +108,54 @@ struct Store {
     refused: Option<String>,
     /// Set when the file is ours but damaged: it is moved aside at the next save.
     corrupt: bool,
+    /// What opening the file found.
+    status: HistoryStatus,
+}
+
+/// What the history file held when this process opened it ([`history_status`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HistoryStatus {
+    /// Persistence is off (`ADAPTIVE_KERNEL_HISTORY=off`, or no home directory to keep it in).
+    Off,
+    /// There was no file: this process starts fresh and creates it at its first save.
+    Missing,
+    /// The file held no entry for this machine and build (other machines' entries are kept).
+    NoEntry,
+    /// This machine's entry was loaded: what it learned is used from the first call.
+    Loaded {
+        /// Kernels in the entry.
+        kernels: usize,
+        /// Whether it held the cost model's figures (so calibration was skipped).
+        calibration: bool,
+    },
+    /// The file is ours but damaged: ignored, and set aside at the next save.
+    Corrupt {
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The file is not ours (or from a newer version): ignored and never written.
+    Refused {
+        /// Why it is left alone.
+        reason: String,
+    },
+}
+
+impl fmt::Display for HistoryStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HistoryStatus::Off => f.write_str("off"),
+            HistoryStatus::Missing => f.write_str("not there yet: starting fresh"),
+            HistoryStatus::NoEntry => f.write_str("no entry for this machine: starting fresh"),
+            HistoryStatus::Loaded { kernels, calibration } => {
+                let s = if *kernels == 1 { "" } else { "s" };
+                write!(f, "loaded this machine's entry ({kernels} kernel{s}")?;
+                f.write_str(if *calibration { ", calibration)" } else { ")" })
+            }
+            HistoryStatus::Corrupt { reason } => write!(f, "ignored, corrupt: {reason}"),
+            HistoryStatus::Refused { reason } => write!(f, "ignored, not ours: {reason}"),
+        }
+    }
 }
 
 static STORE: OnceLock<Mutex<Store>> = OnceLock::new();
@@ -174,29 +233,35 @@ fn open(path: Option<PathBuf>) -> Store {
         loaded: BTreeMap::new(),
         refused: None,
         corrupt: false,
+        status: HistoryStatus::Off,
     };
     let Some(path) = path else { return store };
     let fp = Fingerprint::current();
     store.machine = fp.key();
-    match read_file(&path) {
-        Loaded::Missing => {}
-        Loaded::Ours(mut file) => {
-            if let Some(entry) = file.machines.remove(&store.machine) {
+    store.status = match read_file(&path) {
+        Loaded::Missing => HistoryStatus::Missing,
+        Loaded::Ours(mut file) => match file.machines.remove(&store.machine) {
+            Some(entry) => {
+                let calibration = entry.calibration.is_some();
                 if let Some(params) = entry.calibration {
                     cost::seed(params);
                 }
                 store.loaded = entry.kernels;
+                HistoryStatus::Loaded { kernels: store.loaded.len(), calibration }
             }
-        }
+            None => HistoryStatus::NoEntry,
+        },
         Loaded::Corrupt(why) => {
             report(&path, &format!("{why}; it will be replaced (the old one kept as .corrupt)"));
             store.corrupt = true;
+            HistoryStatus::Corrupt { reason: why }
         }
         Loaded::Refused(why) => {
             report(&path, &format!("{why}; it will not be written either"));
-            store.refused = Some(why);
+            store.refused = Some(why.clone());
+            HistoryStatus::Refused { reason: why }
         }
-    }
+    };
     store.fingerprint = Some(fp);
     store.path = Some(path);
     store
@@ -240,12 +305,7 @@ pub fn flush() -> Result<(), HistoryError> {
     let fingerprint = Fingerprint::current();
     let snapshots = SNAPSHOTS.get().map_or_else(Vec::new, |source| source());
     let io_err = |source| HistoryError::Io { path: path.clone(), source };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir).map_err(io_err)?;
-    }
-    let lock_path = sibling(&path, ".lock");
-    let lock = OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(io_err)?;
-    lock.lock().map_err(io_err)?;
+    let lock = lock_beside(&path)?;
     let mut file = match read_file(&path) {
         Loaded::Ours(f) => f,
         Loaded::Missing => HistoryFile::empty(),
@@ -270,13 +330,27 @@ pub fn flush() -> Result<(), HistoryError> {
     Ok(())
 }
 
+/// Takes the advisory lock every writer of `path` holds (`<file>.lock`, created with
+/// the file's directory when missing); released when the returned file is dropped.
+pub(super) fn lock_beside(path: &Path) -> Result<File, HistoryError> {
+    let io_err = |source| HistoryError::Io { path: path.to_owned(), source };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fs::create_dir_all(dir).map_err(io_err)?;
+    }
+    let lock =
+        OpenOptions::new().create(true).truncate(false).write(true).open(sibling(path, ".lock")).map_err(io_err)?;
+    lock.lock().map_err(io_err)?;
+    Ok(lock)
+}
+
 fn sibling(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
     name.push(suffix);
     path.with_file_name(name)
 }
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+/// Writes `bytes` to a temporary file beside `path` and renames it over `path`.
+pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = sibling(path, &format!(".{}.tmp", std::process::id()));
     let result = (|| {
         let mut f = File::create(&tmp)?;
@@ -293,4 +367,11 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// The history file in use: `None` when persistence is off.
 pub fn history_file() -> Option<PathBuf> {
     lock_store().path.clone()
+}
+
+/// What the history file held when this process opened it: whether this machine's
+/// entry was loaded, and why not. Opens history (reading the file) if no kernel
+/// has yet, so call it before the first kernel to read the state a run starts from.
+pub fn history_status() -> HistoryStatus {
+    lock_store().status.clone()
 }

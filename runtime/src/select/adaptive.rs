@@ -64,7 +64,7 @@ const SLOTS: usize = 100;
 #[derive(Debug)]
 pub struct AdaptiveBackend {
     /// Timings: op name → size bucket → per-backend totals (indexed by [`Backend::index`]).
-    history: RwLock<HashMap<String, HashMap<usize, [Timing; 3]>>>,
+    history: RwLock<HashMap<String, HashMap<usize, [Timing; Backend::COUNT]>>>,
     /// Call counts for [`AdaptiveBackend::is_hot_path`]: op name → its last second.
     calls: Mutex<HashMap<String, CallWindow>>,
     /// Time zero of the call-rate slots.

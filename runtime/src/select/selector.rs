@@ -176,11 +176,12 @@ impl BackendSelector {
         }
     }
 
-    /// The trueno backend that corresponds to `backend` (Scalar→Scalar, Simd→Auto, Gpu→GPU).
+    /// The trueno backend that corresponds to `backend` (Scalar→Scalar, Simd and Parallel→Auto, Gpu→GPU).
     pub fn to_trueno_backend(backend: Backend) -> trueno::Backend {
         match backend {
             Backend::Scalar => trueno::Backend::Scalar,
             Backend::Simd => trueno::Backend::Auto,
+            Backend::Parallel => trueno::Backend::Auto,
             Backend::Gpu => trueno::Backend::GPU,
         }
     }
@@ -196,6 +197,8 @@ impl BackendSelector {
         Ok(match self.select_for_vector_op(a.len(), 1) {
             Backend::Scalar => ops::scalar::add(a, b),
             Backend::Simd => ops::simd::add(a, b),
+            // The 5× rule answers Scalar, SIMD or GPU only; the arm keeps the match total.
+            Backend::Parallel => ops::par::add(a, b),
             Backend::Gpu => ops::gpu::add(a, b),
         })
     }
@@ -220,6 +223,7 @@ impl BackendSelector {
         Ok(match self.select_for_matmul(m, n, k) {
             Backend::Scalar => ops::scalar::matmul(a, b, m, n, k),
             Backend::Simd => ops::simd::matmul(a, b, m, n, k),
+            Backend::Parallel => ops::par::matmul(a, b, m, n, k),
             Backend::Gpu => ops::gpu::matmul(a, b, m, n, k),
         })
     }

@@ -1,4 +1,4 @@
-//! `simd = path` and `gpu = path`: hand-written variants, named by plain, `self::`,
+//! `simd = path`, `parallel = path` and `gpu = path`: hand-written variants, named by plain, `self::`,
 //! `super::` and `crate::` paths; a `gpu = path` gives a kernel its GPU variant.
 #![deny(warnings)]
 
@@ -33,6 +33,11 @@ mod kernels {
     pub fn sum_gpu_only(x: &[f32]) -> f32 {
         x.iter().sum::<f32>()
     }
+
+    #[adaptive_kernel(complexity = "Medium", parallel = local_simd)]
+    pub fn sum_parallel_only(x: &[f32]) -> f32 {
+        x.iter().sum::<f32>()
+    }
 }
 
 fn main() {
@@ -44,4 +49,7 @@ fn main() {
     assert!(!kernels::sum_local::KERNEL.has_gpu());
     assert_eq!(kernels::sum_gpu_only::gpu(&x), 6.0);
     assert!(kernels::sum_gpu_only::KERNEL.has_gpu());
+    assert_eq!(kernels::sum_parallel_only::parallel(&x), 6.0);
+    assert!(kernels::sum_parallel_only::KERNEL.has_parallel() && !kernels::sum_parallel_only::KERNEL.has_gpu());
+    assert!(!kernels::sum::KERNEL.has_parallel());
 }

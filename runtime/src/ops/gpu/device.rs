@@ -1,5 +1,19 @@
 //! The one process-wide GPU device: choosing the adapter, creating the device
-//! on first use, keeping its health, and running op calls on it.
+//! (in the background when asked to start early), keeping its health, and
+//! running op calls on it.
+//!
+//! # Start-up
+//! Creating the instance, adapter and device takes 50–150 ms on lavapipe,
+//! more on some drivers; nothing on a caller's thread should wait for that
+//! unless it asked to. [`start`] runs [`create`] on a background thread and
+//! returns at once; [`is_ready`] never blocks (and starts when nothing has
+//! begun); [`wait_ready`] blocks up to a time limit. The blocking entry points
+//! ([`is_available`], [`adapter`], any op call) wait for a start-up in
+//! progress, or create the device on their own thread when none has begun, so
+//! a direct op call still runs on the GPU when one exists. How the creation is
+//! run once, waited for, and kept from racing process exit is `startup.rs`.
+//! A panic inside wgpu during start-up is caught and reported as
+//! `Unavailable`, so nobody waits for a device that will never come.
 //!
 //! # Adapter policy
 //! `config::gpu_policy()` decides which adapters count: `Off` never touches
@@ -28,13 +42,17 @@
 //! the device executes one queue anyway. The lock also guards the buffer pool
 //! and the pipeline cache.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, Once, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 use trueno::backends::gpu::wgpu;
 
 use super::buffers::BufferPool;
 use super::health::{AdapterSummary, GpuApi, GpuDeviceType, GpuHealth};
+use super::instance;
 use super::pipelines::PipelineCache;
+use super::startup::Startup;
 use crate::config::{self, GpuPolicy};
 
 /// The device limits the kernels must respect, read once from the device.
@@ -87,12 +105,13 @@ enum Init {
     Unavailable { reason: String, adapter: Option<AdapterSummary> },
 }
 
-static INIT: OnceLock<Init> = OnceLock::new();
+/// The outcome of start-up.
+static INIT: Startup<Init> = Startup::new();
 static FAILURE: OnceLock<String> = OnceLock::new();
 
 const POLICY_OFF: &str = "ADAPTIVE_KERNEL_GPU=off";
 
-/// The GPU backend's state; does not create the device.
+/// The GPU backend's state; never blocks, never starts anything.
 pub(super) fn health() -> GpuHealth {
     if config::gpu_policy() == GpuPolicy::Off {
         return GpuHealth::Unavailable { reason: POLICY_OFF.into() };
@@ -101,35 +120,77 @@ pub(super) fn health() -> GpuHealth {
         return GpuHealth::Failed { reason: reason.clone() };
     }
     match INIT.get() {
+        None if INIT.has_begun() => GpuHealth::Starting,
         None => GpuHealth::Uninitialized,
         Some(Init::Ready(gpu)) => GpuHealth::Ready(gpu.summary.clone()),
         Some(Init::Unavailable { reason, .. }) => GpuHealth::Unavailable { reason: reason.clone() },
     }
 }
 
-/// The device, when it exists and has not failed; creates it on first use.
+/// Begins start-up on a background thread unless it has begun (or the policy
+/// is `off`); returns at once.
+pub(super) fn start() {
+    if config::gpu_policy() != GpuPolicy::Off {
+        INIT.start(create);
+    }
+}
+
+/// Whether the device exists and has not failed; never blocks. Starts
+/// start-up when nothing has begun.
+pub(super) fn is_ready() -> bool {
+    match INIT.get() {
+        Some(Init::Ready(_)) => FAILURE.get().is_none(),
+        Some(Init::Unavailable { .. }) => false,
+        None => {
+            start();
+            false
+        }
+    }
+}
+
+/// Starts start-up if needed and waits up to `timeout` for it to finish;
+/// then [`is_ready`].
+pub(super) fn wait_ready(timeout: Duration) -> bool {
+    start();
+    INIT.wait(timeout);
+    is_ready()
+}
+
+/// Sets how long start-up sleeps before creating the device; see
+/// `__delay_start_for_tests`.
+pub(super) fn delay_start_for_tests(delay: Duration) {
+    INIT.delay_for_tests(delay);
+}
+
+/// The outcome of start-up: created on this thread if nothing has begun,
+/// waited for if it is running elsewhere.
+fn init() -> &'static Init {
+    INIT.get_or_run(create)
+}
+
+/// The device, when it exists and has not failed; waits for start-up (or runs it).
 fn usable() -> Option<&'static Gpu> {
     if config::gpu_policy() == GpuPolicy::Off || FAILURE.get().is_some() {
         return None;
     }
-    match INIT.get_or_init(create) {
+    match init() {
         Init::Ready(gpu) if FAILURE.get().is_none() => Some(gpu),
         _ => None,
     }
 }
 
-/// Whether op calls run on a device; creates it on first use.
+/// Whether op calls run on a device; waits for start-up (or runs it).
 pub(super) fn is_available() -> bool {
     usable().is_some()
 }
 
 /// The adapter chosen under the policy (even if its device later failed or
-/// could not be created); creates the device on first use.
+/// could not be created); waits for start-up (or runs it).
 pub(super) fn adapter() -> Option<AdapterSummary> {
     if config::gpu_policy() == GpuPolicy::Off {
         return None;
     }
-    match INIT.get_or_init(create) {
+    match init() {
         Init::Ready(gpu) => Some(gpu.summary.clone()),
         Init::Unavailable { adapter, .. } => adapter.clone(),
     }
@@ -264,12 +325,23 @@ fn summarize(info: &wgpu::AdapterInfo) -> AdapterSummary {
     }
 }
 
-/// Finds the adapter and creates the device; called once per process.
+/// Finds the adapter and creates the device; called once per process. A
+/// panic inside wgpu becomes `Unavailable`, so nobody waits for a device that
+/// will never come.
 fn create() -> Init {
-    let init = create_inner();
+    let began = Instant::now();
+    let init = catch_unwind(AssertUnwindSafe(create_inner)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a non-string payload".into());
+        Init::Unavailable { reason: format!("GPU start-up panicked: {what}"), adapter: None }
+    });
+    let elapsed_ms = began.elapsed().as_secs_f64() * 1e3;
     match &init {
         Init::Ready(gpu) => {
-            tracing::debug!(target: "adaptive_kernel", adapter = %gpu.summary, "GPU device ready");
+            tracing::debug!(target: "adaptive_kernel", adapter = %gpu.summary, elapsed_ms, "GPU device ready");
         }
         Init::Unavailable { reason, .. } => {
             tracing::info!(target: "adaptive_kernel", reason, "no usable GPU; GPU ops run on SIMD");
@@ -280,14 +352,9 @@ fn create() -> Init {
 
 fn create_inner() -> Init {
     let policy = config::gpu_policy();
-    let instance = wgpu::Instance::new(&wgpu::InstanceDescriptor {
-        backends: wgpu::Backends::PRIMARY,
-        // No validation layers unless asked for (WGPU_VALIDATION=1 and friends).
-        flags: wgpu::InstanceFlags::empty().with_env(),
-        ..Default::default()
-    });
+    let instance = instance::create();
     let mut adapters: Vec<(wgpu::Adapter, AdapterSummary)> = instance
-        .enumerate_adapters(wgpu::Backends::PRIMARY)
+        .enumerate_adapters(instance::BACKENDS)
         .into_iter()
         .filter(|a| a.get_downlevel_capabilities().flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS))
         .map(|a| {

@@ -128,16 +128,21 @@ impl fmt::Display for AdapterSummary {
 
 /// Whether the GPU backend can run work, and if not, why.
 ///
-/// The states move in one direction: `Uninitialized` → `Ready` or
-/// `Unavailable` on first use, and `Ready` → `Failed` when the device fails
+/// The states move in one direction: `Uninitialized` → `Starting` when
+/// start-up begins ([`start`](super::start), or the first call that needs the
+/// device) → `Ready` or `Unavailable` when it ends, and `Ready` → `Failed`
+/// when the device fails
 /// (device lost, out of memory, a failed buffer map, a validation error). A
 /// failed device is not re-created: every later GPU call runs its SIMD
 /// fallback, and the router stops choosing the GPU (its
 /// [`is_available`](super::is_available) is false).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GpuHealth {
-    /// No GPU call has been made yet, so no adapter has been looked for.
+    /// Start-up has not begun: no adapter has been looked for.
     Uninitialized,
+    /// The adapter and device are being created (usually on a background
+    /// thread); GPU ops called now wait for the outcome.
+    Starting,
     /// The device is up; GPU ops run on this adapter.
     Ready(AdapterSummary),
     /// There is no usable device: the policy forbids it (`ADAPTIVE_KERNEL_GPU=off`,
@@ -166,6 +171,7 @@ impl fmt::Display for GpuHealth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             GpuHealth::Uninitialized => f.write_str("uninitialized"),
+            GpuHealth::Starting => f.write_str("starting"),
             GpuHealth::Ready(adapter) => write!(f, "ready on {adapter}"),
             GpuHealth::Unavailable { reason } => write!(f, "unavailable: {reason}"),
             GpuHealth::Failed { reason } => write!(f, "failed: {reason}"),
@@ -222,6 +228,8 @@ mod tests {
         let health = GpuHealth::Unavailable { reason: "no adapter".into() };
         assert_eq!(health.to_string(), "unavailable: no adapter");
         assert!(!health.is_ready());
+        assert_eq!(GpuHealth::Starting.to_string(), "starting");
+        assert!(!GpuHealth::Starting.is_ready());
         assert!(GpuHealth::Ready(lavapipe()).is_ready());
     }
 

@@ -7,9 +7,21 @@
 //! NaN (see the [`ops`](super) docs). An empty input returns its convention
 //! value without touching the device.
 //!
+//! # Start-up
+//! Creating the device (instance, adapter, device) takes 50–150 ms on
+//! lavapipe. [`start`] does it on a background thread and returns at once;
+//! [`is_ready`] asks, without blocking, whether it is done (and starts it if
+//! nothing has); [`wait_ready`] waits for it with a time limit. The blocking
+//! entry points, [`is_available`], [`adapter`] and every op, wait for a
+//! start-up in progress, or create the device on the calling thread if none
+//! has begun, so a direct op call still runs on the GPU when one exists. Code
+//! that must not stall, like the router, checks [`is_ready`] before sending
+//! work to the GPU. On Linux the
+//! Vulkan instance enables no window-system extension (`instance.rs`), so
+//! start-up stays silent on machines without a display session.
+//!
 //! # How a call runs
-//! The device is created on first use ([`is_available`], [`adapter`] or any
-//! op). Each kernel's pipeline is compiled the first time it runs and kept;
+//! Each kernel's pipeline is compiled the first time it runs and kept;
 //! buffers come from a bounded pool; an op call is one submission and one
 //! readback. Reductions (`sum`, `dot`, `max`, `min`, `mean`, `norm_l2`, and
 //! the two inside `softmax`) run entirely on the device, workgroup trees then
@@ -43,7 +55,9 @@
 //! through `max`/`min`: WGSL's built-ins may drop it (lavapipe's do), so the
 //! shaders test the bits.
 //!
-//! Files: `device.rs` (adapter, device, health, error scopes), `pipelines.rs`
+//! Files: `device.rs` (start-up, adapter, device, health, error scopes),
+//! `startup.rs` (creating it in the background, safely with respect to
+//! exit), `instance.rs` (the compute-only Vulkan instance), `pipelines.rs`
 //! (kernels and their cache), `buffers.rs` (pool), `call.rs` (one submission),
 //! `kernels.rs` (how each op is laid out), `shaders/*.wgsl`.
 
@@ -59,9 +73,13 @@ mod call;
 #[cfg(feature = "gpu")]
 mod device;
 #[cfg(feature = "gpu")]
+mod instance;
+#[cfg(feature = "gpu")]
 mod kernels;
 #[cfg(feature = "gpu")]
 mod pipelines;
+#[cfg(feature = "gpu")]
+mod startup;
 
 #[cfg(feature = "gpu")]
 use call::Post;
@@ -84,11 +102,52 @@ macro_rules! on_device {
     }};
 }
 
+/// Begins creating the GPU device on a background thread, unless start-up
+/// has begun already; returns at once.
+///
+/// Call it early (at program start, or when a kernel is first registered) so
+/// the device is ready by the time work reaches it. Does nothing with
+/// `ADAPTIVE_KERNEL_GPU=off` or without the `gpu` feature. If no thread can be
+/// spawned, the device is created on the calling thread instead.
+pub fn start() {
+    #[cfg(feature = "gpu")]
+    device::start();
+}
+
+/// Whether GPU ops run on a device right now: start-up has finished with a
+/// usable adapter and the device has not failed. Never blocks; begins
+/// start-up ([`start`]) when nothing has begun, so the first answer in a
+/// process is usually `false`.
+///
+/// This is the check for code that must not stall (the router); code that
+/// wants to know the final answer calls [`is_available`] or [`wait_ready`].
+pub fn is_ready() -> bool {
+    #[cfg(feature = "gpu")]
+    return device::is_ready();
+    #[cfg(not(feature = "gpu"))]
+    return false;
+}
+
+/// Begins start-up if needed and blocks until it finishes or `timeout`
+/// passes, whichever is first; then returns [`is_ready`]. For programs and
+/// tests that want the GPU in play from their first call.
+pub fn wait_ready(timeout: std::time::Duration) -> bool {
+    #[cfg(feature = "gpu")]
+    return device::wait_ready(timeout);
+    #[cfg(not(feature = "gpu"))]
+    {
+        let _ = timeout;
+        false
+    }
+}
+
 /// Whether GPU ops run on a device: a usable adapter exists under
 /// `ADAPTIVE_KERNEL_GPU` and the device has not failed.
 ///
-/// Creates the device on first call (0.1–0.5 s on lavapipe). Always false
-/// with the policy `off` (wgpu is not touched) and without the `gpu` feature.
+/// Blocks until start-up has finished: waits for one in progress, or creates
+/// the device on this thread when none has begun (50–150 ms on lavapipe).
+/// Code that must not stall uses [`is_ready`]. Always false with the policy
+/// `off` (wgpu is not touched) and without the `gpu` feature.
 pub fn is_available() -> bool {
     #[cfg(feature = "gpu")]
     return device::is_available();
@@ -96,14 +155,10 @@ pub fn is_available() -> bool {
     return false;
 }
 
-/// Whether GPU ops run on a device now; never waits for the device.
-pub fn is_ready() -> bool {
-    health().is_ready()
-}
-
-/// The GPU backend's state: [`GpuHealth::Uninitialized`] until the device is
-/// first needed, then `Ready`, `Unavailable` (with the reason) or, after a
-/// failure, `Failed`. Never creates the device.
+/// The GPU backend's state: [`GpuHealth::Uninitialized`] until start-up
+/// begins, [`Starting`](GpuHealth::Starting) while it runs, then `Ready`,
+/// `Unavailable` (with the reason) or, after a failure, `Failed`. Never
+/// blocks and never starts anything.
 pub fn health() -> GpuHealth {
     #[cfg(feature = "gpu")]
     return device::health();
@@ -114,12 +169,24 @@ pub fn health() -> GpuHealth {
 /// The adapter chosen under `ADAPTIVE_KERNEL_GPU`, for hardware fingerprints:
 /// `None` when none qualifies, with the policy `off`, or without the `gpu`
 /// feature. Still `Some` after the device failed (the hardware is the same).
-/// Creates the device on first call.
+/// Blocks until start-up has finished, like [`is_available`].
 pub fn adapter() -> Option<AdapterSummary> {
     #[cfg(feature = "gpu")]
     return device::adapter();
     #[cfg(not(feature = "gpu"))]
     return None;
+}
+
+/// Makes start-up sleep `delay` before it creates the device, so tests can
+/// observe [`GpuHealth::Starting`] and a caller that does not wait. Not part
+/// of the API; affects only a start-up that has not begun, so call it before
+/// [`start`] or anything else that touches the GPU.
+#[doc(hidden)]
+pub fn __delay_start_for_tests(delay: std::time::Duration) {
+    #[cfg(feature = "gpu")]
+    device::delay_start_for_tests(delay);
+    #[cfg(not(feature = "gpu"))]
+    let _ = delay;
 }
 
 /// Destroys the GPU device as a driver reset would, so tests can exercise the

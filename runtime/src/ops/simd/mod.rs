@@ -41,13 +41,15 @@
 
 use crate::simd_level::{simd_level, SimdLevel};
 
-/// Defines `$vis fn $name(at: At, args…) -> R` whose body is compiled three
-/// times: for AVX-512 and for AVX2 (each with FMA, as `#[target_feature]`
-/// clones) and for the target's baseline; the call runs the clone `at` names.
+/// Defines `$vis fn $name(at: At, args…) -> R` whose body is compiled once
+/// per instruction set: a `#[target_feature]` clone for each level of
+/// [`FEATURE_SETS`](crate::simd_level) (AVX-512 and AVX2, each with FMA, made
+/// by [`__simd_clones!`](crate::__simd_clones), the dispatch generated kernels
+/// use too) and the target's baseline; the call runs the clone `at` names.
 ///
-/// The body is generic over `const $fma: bool` (true in the AVX2 and AVX-512
-/// clones), so it can fuse multiply-adds only where the FMA unit exists: a
-/// `mul_add` without it is a libm call.
+/// The body is generic over `const $fma: bool` (true in the clones), so it can
+/// fuse multiply-adds only where the FMA unit exists: a `mul_add` without it
+/// is a libm call.
 macro_rules! multiversion {
     ($(#[$meta:meta])* $vis:vis fn $name:ident<const $fma:ident: bool>($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
         $(#[$meta])*
@@ -56,28 +58,15 @@ macro_rules! multiversion {
             #[allow(unused)]
             fn body<const $fma: bool>($($arg: $ty),*) $(-> $ret)? $body
 
-            #[cfg(target_arch = "x86_64")]
-            #[target_feature(enable = "avx2,fma")]
-            fn avx2($($arg: $ty),*) $(-> $ret)? {
-                body::<true>($($arg),*)
-            }
-
-            #[cfg(target_arch = "x86_64")]
-            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")]
-            fn avx512($($arg: $ty),*) $(-> $ret)? {
-                body::<true>($($arg),*)
-            }
-
-            match at.level() {
-                // SAFETY: an `At` only holds a level that `simd_level()` detected on this CPU
-                // (`At::new` and `At::for_class` guarantee it), and this clone enables exactly
-                // the features that detection checked for that level.
-                #[cfg(target_arch = "x86_64")]
-                $crate::SimdLevel::Avx512 => unsafe { avx512($($arg),*) },
-                // SAFETY: as above, for AVX2 + FMA.
-                #[cfg(target_arch = "x86_64")]
-                $crate::SimdLevel::Avx2 => unsafe { avx2($($arg),*) },
-                _ => body::<false>($($arg),*),
+            // `At` holds only levels that `simd_level()` detected on this CPU (`At::new` and
+            // `At::for_class` guarantee it): the pick the clones' safety rests on.
+            $crate::__simd_clones! {
+                pick: at.level(),
+                sig: { ($($arg: $ty),*) $(-> $ret)? },
+                unsafety: {},
+                args: ($($arg),*),
+                simd: (body::<true>),
+                baseline: (body::<false>),
             }
         }
     };

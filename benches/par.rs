@@ -1,0 +1,367 @@
+//! `ops::par` against `ops::simd` and the machine's parallel peers (figures
+//! and their reading: BENCHMARKS.md, "ops::par").
+//!
+//! Every comparison is **interleaved**: the contenders of a group run round
+//! by round (one timed sample of each per round, a sample being enough calls
+//! to last ≥ 20 ms), so on a shared VM they all see the same load; a
+//! contender's figure is the median of its samples, and ratios divide medians
+//! of the same group. Groups:
+//! - `fork_join`: one par fork–join with no work (`ops::par::fork_join`), a
+//!   bare `rayon::join` of two empty closures on the global pool, and a par
+//!   op on an input below its grain against the SIMD op;
+//! - `grain`: par/simd at 2, 4 and 16 grains of each kind of op (below 2
+//!   grains par *is* simd), and `matmul` from 96³ to 512³;
+//! - `bandwidth`: at 16M elements, a multi-threaded triad `b + s·c` into a
+//!   preallocated buffer (rayon, 64K-element chunks: the machine's parallel
+//!   bandwidth), `par::add`, `par::sum`, `par::dot`, and their SIMD versions;
+//!   `bandwidth_recycled` repeats it, last, with glibc told to keep freed
+//!   memory, so that fresh outputs reuse mapped pages;
+//! - `matmul1024`: `par::matmul` 1024³ against faer with all threads
+//!   (`Par::rayon(0)`), `simd::matmul`, and numpy (`scripts/bench-numpy.py`,
+//!   run between rounds when `python3` with numpy is found).
+//!
+//! `cargo bench --bench par [-- GROUP…]` (exact group names); about 3 minutes on two cores.
+
+use std::hint::black_box;
+use std::process::Command;
+use std::time::Instant;
+
+use adaptive_kernel::ops::par::Grain;
+use adaptive_kernel::ops::{par, simd};
+use rayon::prelude::*;
+
+/// A sample lasts at least this long.
+const SAMPLE_SECS: f64 = 0.02;
+
+/// `n` values in [−2, 2) from a multiplicative hash: finite, no denormals, fine for `exp`.
+fn data(n: usize, seed: u32) -> Vec<f32> {
+    (0..n as u32)
+        .map(|i| (i ^ seed).wrapping_mul(0x9E37_79B9).rotate_left(seed % 32) as f32 / 2f32.powi(30) - 2.0)
+        .collect()
+}
+
+/// Keeps a result alive without letting the compiler see through it.
+fn keep<T>(x: T) {
+    black_box(x);
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// One contender: a name and a call to time.
+type Contender<'a> = (&'a str, Box<dyn FnMut() + 'a>);
+
+/// Times `contenders` interleaved over `rounds` rounds; returns each one's
+/// median seconds per call, in order, and prints them.
+fn interleave(group: &str, rounds: usize, mut contenders: Vec<Contender<'_>>) -> Vec<f64> {
+    // Calls per sample, from one warm-up call each (which also faults in outputs and pools).
+    let iters: Vec<usize> = contenders
+        .iter_mut()
+        .map(|(_, f)| {
+            f();
+            let t = Instant::now();
+            f();
+            (SAMPLE_SECS / t.elapsed().as_secs_f64().max(1e-9)).ceil() as usize
+        })
+        .collect();
+    let mut samples = vec![Vec::with_capacity(rounds); contenders.len()];
+    for _ in 0..rounds {
+        for ((_, f), (&n, s)) in contenders.iter_mut().zip(iters.iter().zip(&mut samples)) {
+            let t = Instant::now();
+            for _ in 0..n {
+                f();
+            }
+            s.push(t.elapsed().as_secs_f64() / n as f64);
+        }
+    }
+    let medians: Vec<f64> = samples.into_iter().map(median).collect();
+    for ((name, _), m) in contenders.iter().zip(&medians) {
+        println!("{group}/{name}: {}", show(*m));
+    }
+    medians
+}
+
+fn show(secs: f64) -> String {
+    match secs {
+        s if s < 1e-6 => format!("{:.1} ns", s * 1e9),
+        s if s < 1e-3 => format!("{:.2} µs", s * 1e6),
+        s => format!("{:.2} ms", s * 1e3),
+    }
+}
+
+fn fork_join() {
+    let tiny = data(1024, 1);
+    let m = interleave(
+        "fork_join",
+        41,
+        vec![
+            ("par_fork_join", Box::new(par::fork_join)),
+            ("rayon_join_empty", Box::new(|| keep(rayon::join(|| (), || ())))),
+            ("par_sum_1K", Box::new(|| keep(par::sum(black_box(&tiny))))),
+            ("simd_sum_1K", Box::new(|| keep(simd::sum(black_box(&tiny))))),
+        ],
+    );
+    println!(
+        "fork_join: one par fork–join {}; a par op below its grain costs {} more than SIMD",
+        show(m[0]),
+        show(m[2] - m[3])
+    );
+}
+
+/// par/simd for `op` at `grains`× its grain (`size(k)` makes the inputs).
+fn grain() {
+    let ratio = |name: &str, m: &[f64]| println!("grain/{name}: par/simd time {:.2}", m[0] / m[1]);
+    for k in [2usize, 4, 16] {
+        let n = k * Grain::STREAM;
+        let (a, b) = (data(n, 1), data(n, 2));
+        let m = interleave(
+            &format!("grain/add_{k}G"),
+            21,
+            vec![
+                ("par", Box::new(|| keep(par::add(black_box(&a), &b)))),
+                ("simd", Box::new(|| keep(simd::add(black_box(&a), &b)))),
+            ],
+        );
+        ratio(&format!("add_{k}G ({n} elements)"), &m);
+        let n = k * Grain::REDUCTION;
+        let m = interleave(
+            &format!("grain/sum_{k}G"),
+            21,
+            vec![
+                ("par", Box::new(|| keep(par::sum(black_box(&a[..n]))))),
+                ("simd", Box::new(|| keep(simd::sum(black_box(&a[..n]))))),
+            ],
+        );
+        ratio(&format!("sum_{k}G ({n} elements)"), &m);
+        let n = k * Grain::TRANSCENDENTAL;
+        let m = interleave(
+            &format!("grain/exp_{k}G"),
+            21,
+            vec![
+                ("par", Box::new(|| keep(par::exp(black_box(&a[..n]))))),
+                ("simd", Box::new(|| keep(simd::exp(black_box(&a[..n]))))),
+            ],
+        );
+        ratio(&format!("exp_{k}G ({n} elements)"), &m);
+        let side = ((k * Grain::MATVEC) as f64).sqrt().ceil() as usize;
+        let (ma, x) = (data(side * side, 3), data(side, 4));
+        let m = interleave(
+            &format!("grain/matvec_{k}G"),
+            21,
+            vec![
+                ("par", Box::new(|| keep(par::matvec(black_box(&ma), &x, side, side)))),
+                ("simd", Box::new(|| keep(simd::matvec(black_box(&ma), &x, side, side)))),
+            ],
+        );
+        ratio(&format!("matvec_{k}G ({side}²)"), &m);
+        let side = ((k * Grain::TRANSPOSE) as f64).sqrt().ceil() as usize;
+        let ta = data(side * side, 5);
+        let m = interleave(
+            &format!("grain/transpose_{k}G"),
+            21,
+            vec![
+                ("par", Box::new(|| keep(par::transpose(black_box(&ta), side, side)))),
+                ("simd", Box::new(|| keep(simd::transpose(black_box(&ta), side, side)))),
+            ],
+        );
+        ratio(&format!("transpose_{k}G ({side}²)"), &m);
+        // A 3×3 kernel: 9 multiply-adds per output.
+        let side = ((k * Grain::CONV2D / 9) as f64).sqrt().ceil() as usize + 2;
+        let (img, w) = (data(side * side, 6), data(9, 7));
+        let m = interleave(
+            &format!("grain/conv2d_{k}G"),
+            21,
+            vec![
+                ("par", Box::new(|| keep(par::conv2d(black_box(&img), &w, side, side, 3, 3)))),
+                ("simd", Box::new(|| keep(simd::conv2d(black_box(&img), &w, side, side, 3, 3)))),
+            ],
+        );
+        ratio(&format!("conv2d_{k}G ({side}², 3×3)"), &m);
+    }
+    for side in [96usize, 128, 160, 192, 256, 512] {
+        let (a, b) = (data(side * side, 8), data(side * side, 9));
+        let m = interleave(
+            &format!("grain/matmul_{side}"),
+            21,
+            vec![
+                ("par", Box::new(|| keep(par::matmul(black_box(&a), &b, side, side, side)))),
+                ("simd", Box::new(|| keep(simd::matmul(black_box(&a), &b, side, side, side)))),
+            ],
+        );
+        let gflops = |s: f64| 2.0 * (side * side * side) as f64 / s / 1e9;
+        println!(
+            "grain/matmul_{side}: par/simd time {:.2} (par {:.1}, simd {:.1} GFLOP/s)",
+            m[0] / m[1],
+            gflops(m[0]),
+            gflops(m[1])
+        );
+    }
+}
+
+/// `out[i] = b[i] + s·c[i]` on rayon's global pool, 64K-element chunks.
+fn triad_par(out: &mut [f32], b: &[f32], c: &[f32], s: f32) {
+    const CHUNK: usize = 1 << 16;
+    out.par_chunks_mut(CHUNK).zip(b.par_chunks(CHUNK)).zip(c.par_chunks(CHUNK)).for_each(|((o, b), c)| {
+        for ((o, &x), &y) in o.iter_mut().zip(b).zip(c) {
+            *o = x + s * y;
+        }
+    });
+}
+
+fn bandwidth() {
+    bandwidth_at("bandwidth");
+}
+
+/// `bandwidth` again after telling glibc to keep freed memory (`mallopt`), so
+/// a fresh output reuses pages already mapped instead of new ones the kernel
+/// must fault in and zero: what the ops cost apart from the allocator. It
+/// changes the process's allocator, so it runs last.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn bandwidth_recycled() {
+    // SAFETY: mallopt only changes glibc's thresholds for later allocations; the pools'
+    // threads are idle between groups, so nothing allocates concurrently with this call.
+    let tuned = unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 30) == 1 && libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30) == 1
+    };
+    assert!(tuned, "mallopt failed");
+    bandwidth_at("bandwidth_recycled");
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn bandwidth_recycled() {}
+
+fn bandwidth_at(group: &str) {
+    let n = 1 << 24;
+    let (a, b) = (data(n, 10), data(n, 11));
+    let mut out = vec![0.0f32; n];
+    let out = &mut out;
+    let m = interleave(
+        group,
+        21,
+        vec![
+            ("triad_par_prealloc", Box::new(|| triad_par(out, black_box(&a), &b, 1.5))),
+            ("par_add", Box::new(|| keep(par::add(black_box(&a), &b)))),
+            ("simd_add", Box::new(|| keep(simd::add(black_box(&a), &b)))),
+            ("par_sum", Box::new(|| keep(par::sum(black_box(&a))))),
+            ("simd_sum", Box::new(|| keep(simd::sum(black_box(&a))))),
+            ("par_dot", Box::new(|| keep(par::dot(black_box(&a), &b)))),
+            ("simd_dot", Box::new(|| keep(simd::dot(black_box(&a), &b)))),
+        ],
+    );
+    let gbs = |bytes_per_elt: usize, s: f64| (bytes_per_elt * n) as f64 / s / 1e9;
+    let triad = gbs(12, m[0]);
+    println!("{group}/triad_par_prealloc: {triad:.1} GB/s (12 B/element)");
+    for (name, bytes, i) in [
+        ("par_add", 12, 1),
+        ("simd_add", 12, 2),
+        ("par_sum", 4, 3),
+        ("simd_sum", 4, 4),
+        ("par_dot", 8, 5),
+        ("simd_dot", 8, 6),
+    ] {
+        let g = gbs(bytes, m[i]);
+        println!("{group}/{name}: {g:.1} GB/s ({bytes} B/element) = {:.0}% of the triad's", 100.0 * g / triad);
+    }
+}
+
+/// numpy's median seconds for one `n`³ matmul, timing `reps` calls; `None` without python3 + numpy.
+fn numpy_matmul(n: usize, reps: usize, blas: bool) -> Option<f64> {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bench-numpy.py");
+    let mut cmd = Command::new("python3");
+    cmd.arg(script).arg(n.to_string()).arg(reps.to_string());
+    if blas {
+        cmd.arg("--blas");
+    }
+    let out = cmd.output().ok().filter(|o| o.status.success())?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in text.lines().filter(|l| l.starts_with("numpy_blas")) {
+        println!("matmul1024/{line}");
+    }
+    text.lines().find_map(|l| l.strip_prefix("numpy_matmul ")?.split_whitespace().nth(1)?.parse().ok())
+}
+
+fn matmul1024() {
+    let side = 1024;
+    let (a, b) = (data(side * side, 12), data(side * side, 13));
+    let fa = faer::Mat::<f32>::from_fn(side, side, |i, j| a[i * side + j]);
+    let fb = faer::Mat::<f32>::from_fn(side, side, |i, j| b[i * side + j]);
+    let mut fc = faer::Mat::<f32>::zeros(side, side);
+    let numpy_ok = numpy_matmul(64, 1, true).is_some();
+    let mut numpy = Vec::new();
+    let rounds = 11;
+    // numpy runs in its own process between the rounds of the in-process contenders.
+    let m = {
+        let mut contenders: Vec<Contender<'_>> = vec![
+            ("par", Box::new(|| keep(par::matmul(black_box(&a), &b, side, side, side)))),
+            (
+                "faer_all_threads",
+                Box::new(|| {
+                    faer::linalg::matmul::matmul(
+                        fc.as_mut(),
+                        faer::Accum::Replace,
+                        fa.as_ref(),
+                        fb.as_ref(),
+                        1.0,
+                        faer::Par::rayon(0),
+                    );
+                    black_box(&fc);
+                }),
+            ),
+            ("simd", Box::new(|| keep(simd::matmul(black_box(&a), &b, side, side, side)))),
+        ];
+        let mut all = vec![Vec::new(); contenders.len()];
+        for (_, f) in contenders.iter_mut() {
+            f();
+        }
+        for _ in 0..rounds {
+            for ((_, f), s) in contenders.iter_mut().zip(&mut all) {
+                let t = Instant::now();
+                f();
+                s.push(t.elapsed().as_secs_f64());
+            }
+            if numpy_ok {
+                numpy.extend(numpy_matmul(side, 3, false));
+            }
+        }
+        let m: Vec<f64> = all.into_iter().map(median).collect();
+        for ((name, _), t) in contenders.iter().zip(&m) {
+            println!("matmul1024/{name}: {}", show(*t));
+        }
+        m
+    };
+    let gflops = |s: f64| 2.0 * (side * side * side) as f64 / s / 1e9;
+    let (par_g, faer_g, simd_g) = (gflops(m[0]), gflops(m[1]), gflops(m[2]));
+    println!("matmul1024: par {par_g:.1}, faer {faer_g:.1}, simd {simd_g:.1} GFLOP/s");
+    let best_peer = if numpy.is_empty() {
+        println!("matmul1024: numpy not measured (no python3 with numpy)");
+        faer_g
+    } else {
+        let np = gflops(median(numpy));
+        println!("matmul1024: numpy {np:.1} GFLOP/s (median of {} rounds' medians)", rounds);
+        faer_g.max(np)
+    };
+    println!("matmul1024: par / faster peer = {:.0}%", 100.0 * par_g / best_peer);
+}
+
+fn main() {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|c| {
+        c.lines().find_map(|l| l.strip_prefix("model name").map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned()))
+    });
+    println!("machine: {} ; ops::par threads: {}", cpu.as_deref().unwrap_or("unknown CPU"), par::threads());
+    // `cargo bench` passes `--bench`; any other argument names the groups to run.
+    let wanted: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let groups: [(&str, fn()); 5] = [
+        ("fork_join", fork_join),
+        ("grain", grain),
+        ("bandwidth", bandwidth),
+        ("matmul1024", matmul1024),
+        ("bandwidth_recycled", bandwidth_recycled),
+    ];
+    for (name, run) in groups {
+        if wanted.is_empty() || wanted.iter().any(|w| w == name) {
+            run();
+        }
+    }
+}

@@ -1,0 +1,455 @@
+//! The tour: what adaptive kernels learn on this machine, in one run.
+//!
+//! Three annotated kernels, one per complexity class, are called over a sweep
+//! of sizes: `saxpy` (Low) is a plain loop, `dot` (Medium) is a plain loop with
+//! a hand-written SIMD alternative (`simd = dot_lanes`) and a GPU one, `matmul`
+//! (High) goes through the `ops` set. At each size the router explores until
+//! the size's bucket settles; then the routed call, the backend the static MoE
+//! table picks and SIMD alone are timed in interleaved rounds on the same
+//! inputs. The tour prints, per kernel, the learned table with the speed-ups,
+//! the crossovers found, the totals, and how many calls explored.
+//!
+//! Run it twice: what the first run learned is saved (`adaptive_kernel::flush`),
+//! and the second starts from it and explores nothing.
+//!
+//! ```sh
+//! cargo run --release --example tour
+//! ADAPTIVE_KERNEL_GPU=software cargo run --release --example tour   # let lavapipe count as a GPU
+//! ADAPTIVE_KERNEL_HISTORY=/tmp/h.json cargo run --release --example tour   # a history file of its own
+//! ```
+
+use std::hint::black_box;
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use adaptive_kernel::{adaptive_kernel, ops, Backend, BackendSelector, Fingerprint, HistoryStatus, Kernel};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+// Numbers printed as `adaptive-kernel report` prints them.
+#[path = "../src/bin/adaptive-kernel/units.rs"]
+mod units;
+use units::thousands;
+
+/// `y += alpha·x`, a plain loop: the Scalar variant is this loop as written, the
+/// SIMD variant the same loop compiled for this CPU's widest instruction set.
+/// No `ops::` call, so no GPU variant.
+#[adaptive_kernel(complexity = "Low")]
+pub fn saxpy(alpha: f32, x: &[f32], y: &mut [f32]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi += alpha * xi;
+    }
+}
+
+/// `Σ aᵢ·bᵢ` as an index loop. Compilers keep the order of float additions, so
+/// no instruction set vectorizes this reduction; `dot_lanes` is the SIMD
+/// variant instead, and `dot_on_gpu` the GPU one.
+#[adaptive_kernel(complexity = "Medium", simd = dot_lanes, gpu = dot_on_gpu)]
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = 0.0;
+    for i in 0..a.len().min(b.len()) {
+        acc += a[i] * b[i];
+    }
+    acc
+}
+
+/// `dot` with eight independent accumulators: the reduction reassociated (equal to
+/// the loop within f32 rounding), which the compiler maps onto vector registers.
+fn dot_lanes(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (a, b) = (a[..n].chunks_exact(8), b[..n].chunks_exact(8));
+    let tail: f32 = a.remainder().iter().zip(b.remainder()).map(|(x, y)| x * y).sum();
+    let mut acc = [0.0f32; 8];
+    for (x, y) in a.zip(b) {
+        for lane in 0..8 {
+            acc[lane] += x[lane] * y[lane];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
+}
+
+/// `dot` on the GPU: the op set's shader.
+fn dot_on_gpu(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    ops::gpu::dot(&a[..n], &b[..n])
+}
+
+/// C = A·B, row-major f32; A is m×k, B is k×n.
+#[adaptive_kernel(complexity = "High", size = m * k + k * n, flops = 2 * m * n * k)]
+pub fn matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
+    ops::matmul(a, b, m, n, k)
+}
+
+/// How a call is made: routed, or one variant directly.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Via {
+    Routed,
+    Direct(Backend),
+}
+
+/// One size of a sweep: what the router buckets by, and a call on inputs made once.
+struct Point {
+    label: String,
+    size: usize,
+    call: Box<dyn FnMut(Via)>,
+}
+
+/// One kernel and its sizes.
+struct Sweep {
+    kernel: &'static Kernel,
+    about: &'static str,
+    points: Vec<Point>,
+}
+
+fn saxpy_at(n: usize) -> Point {
+    let x: Vec<f32> = (0..n).map(|i| (i % 17) as f32 * 0.25).collect();
+    // Written now (`vec![0.0; n]` would map zero pages lazily): no page faults in the timings.
+    let mut y = vec![1.0f32; n];
+    let call = move |via| match via {
+        Via::Routed => saxpy(1e-3, black_box(&x), black_box(&mut y)),
+        Via::Direct(Backend::Scalar) => saxpy::scalar(1e-3, black_box(&x), black_box(&mut y)),
+        // No GPU variant: a GPU pick runs SIMD, as the router would.
+        Via::Direct(_) => saxpy::simd(1e-3, black_box(&x), black_box(&mut y)),
+    };
+    Point { label: format!("n = {}", thousands(n)), size: 2 * n, call: Box::new(call) }
+}
+
+fn dot_at(n: usize) -> Point {
+    let a: Vec<f32> = (0..n).map(|i| (i % 13) as f32 * 0.1).collect();
+    let b: Vec<f32> = (0..n).map(|i| (i % 7) as f32 * 0.2).collect();
+    let call = move |via| {
+        black_box(match via {
+            Via::Routed => dot(black_box(&a), black_box(&b)),
+            Via::Direct(Backend::Scalar) => dot::scalar(black_box(&a), black_box(&b)),
+            Via::Direct(Backend::Gpu) => dot::gpu(black_box(&a), black_box(&b)),
+            Via::Direct(_) => dot::simd(black_box(&a), black_box(&b)),
+        });
+    };
+    Point { label: format!("n = {}", thousands(n)), size: 2 * n, call: Box::new(call) }
+}
+
+fn matmul_at(n: usize) -> Point {
+    let a: Vec<f32> = (0..n * n).map(|i| (i % 13) as f32 * 0.1).collect();
+    let b: Vec<f32> = (0..n * n).map(|i| (i % 7) as f32 * 0.2).collect();
+    let call = move |via| {
+        black_box(match via {
+            Via::Routed => matmul(black_box(&a), black_box(&b), n, n, n),
+            Via::Direct(Backend::Scalar) => matmul::scalar(black_box(&a), black_box(&b), n, n, n),
+            Via::Direct(Backend::Gpu) => matmul::gpu(black_box(&a), black_box(&b), n, n, n),
+            Via::Direct(_) => matmul::simd(black_box(&a), black_box(&b), n, n, n),
+        });
+    };
+    Point { label: format!("{n}×{n}×{n}"), size: 2 * n * n, call: Box::new(call) }
+}
+
+fn sweeps() -> Vec<Sweep> {
+    vec![
+        Sweep {
+            kernel: &saxpy::KERNEL,
+            about: "a plain loop; SIMD is the loop compiled for this CPU, no GPU variant",
+            points: [1 << 10, 1 << 13, 1 << 16, 1 << 19].map(saxpy_at).into(),
+        },
+        Sweep {
+            kernel: &dot::KERNEL,
+            about: "a plain-loop reduction; SIMD is the user's `dot_lanes`, GPU `dot_on_gpu`",
+            points: [1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 19].map(dot_at).into(),
+        },
+        Sweep {
+            kernel: &matmul::KERNEL,
+            about: "`ops::matmul`; size = m·k + k·n",
+            points: [8, 16, 32, 64, 128, 256].map(matmul_at).into(),
+        },
+    ]
+}
+
+/// At most this many exploring rounds per size before moving on (a bucket settles in about ten).
+const MAX_EXPLORING: u32 = 200;
+/// Interleaved rounds per size: at least this many…
+const MIN_ROUNDS: u32 = 5;
+/// …until the size's measured calls took this long…
+const ROUNDS_BUDGET: Duration = Duration::from_millis(100);
+/// …or this many rounds.
+const MAX_ROUNDS: u32 = 2_000;
+
+/// What one size of a sweep measured.
+struct Measured {
+    label: String,
+    size: usize,
+    /// The backend a static router following the MoE table runs.
+    moe: Backend,
+    /// Calls made while the size's bucket was not settled, and their time.
+    exploring: u32,
+    explore_time: Duration,
+    /// Each contender's time per call in the interleaved rounds: routed, MoE pick, SIMD.
+    times: [Vec<Duration>; 3],
+}
+
+impl Measured {
+    fn rounds(&self) -> u32 {
+        self.times[0].len() as u32
+    }
+
+    /// The median time per call of contender `i` (0 routed, 1 MoE pick, 2 SIMD): robust to
+    /// the preemptions a shared machine inflicts on single calls.
+    fn median(&self, i: usize) -> Duration {
+        let mut t = self.times[i].clone();
+        t.sort_unstable();
+        t.get(t.len() / 2).copied().unwrap_or_default()
+    }
+
+    /// What the rounds would take at the median: median per call × rounds.
+    fn total(&self, i: usize) -> Duration {
+        self.median(i) * self.rounds()
+    }
+}
+
+/// Whether the bucket of `size` is settled now (what makes a call "exploring" when it is not).
+fn settled(kernel: &'static Kernel, size: usize) -> bool {
+    kernel.table().row_for(size).and_then(|r| r.chosen).is_some()
+}
+
+/// The backend the MoE table picks for `size`, as a static router would run it: a GPU
+/// pick runs SIMD when the kernel has no GPU variant or no usable GPU exists.
+fn moe_pick(kernel: &'static Kernel, size: usize) -> Backend {
+    match BackendSelector::new().select_with_moe(kernel.complexity(), size) {
+        Backend::Gpu if !(kernel.has_gpu() && ops::gpu::is_available()) => Backend::Simd,
+        other => other,
+    }
+}
+
+fn time(call: &mut dyn FnMut(Via), via: Via) -> Duration {
+    let start = Instant::now();
+    call(via);
+    start.elapsed()
+}
+
+/// Calls the kernel at one size in rounds: each round starts with the settled check
+/// (outside any timing), then times the routed call, the MoE pick and SIMD on the same
+/// inputs, in an order that rotates. Rounds whose check found the bucket unsettled
+/// are exploring calls (only the routed call reaches the router, so the check is
+/// exact); the rounds after it settles are the measured ones. Exploring and measured
+/// calls thus run in the same surroundings, so what the router saved in a first run
+/// matches what a second run sees when it re-times its loaded decisions.
+fn measure(kernel: &'static Kernel, point: &mut Point, forced: bool) -> Measured {
+    let moe = moe_pick(kernel, point.size);
+    let mut m = Measured {
+        label: point.label.clone(),
+        size: point.size,
+        moe,
+        exploring: 0,
+        explore_time: Duration::ZERO,
+        times: Default::default(),
+    };
+    let call = &mut point.call;
+    let contenders = [Via::Routed, Via::Direct(moe), Via::Direct(Backend::Simd)];
+    let mut measuring_since = None;
+    for round in 0.. {
+        let exploring = !forced && !settled(kernel, point.size);
+        if exploring && m.exploring >= MAX_EXPLORING {
+            break;
+        }
+        if !exploring {
+            let since = *measuring_since.get_or_insert_with(Instant::now);
+            let rounds = m.rounds();
+            if rounds >= MAX_ROUNDS || (rounds >= MIN_ROUNDS && since.elapsed() >= ROUNDS_BUDGET) {
+                break;
+            }
+        }
+        for slot in 0..3 {
+            let which = (slot + round) % 3;
+            let took = time(call, contenders[which]);
+            if !exploring {
+                m.times[which].push(took);
+            } else if which == 0 {
+                m.explore_time += took;
+            }
+        }
+        m.exploring += u32::from(exploring);
+    }
+    m
+}
+
+fn main() {
+    adaptive_kernel::init_logging();
+    let started = Instant::now();
+    header();
+    let forced = adaptive_kernel::config::forced_backend();
+    if let Some(b) = forced {
+        println!("  note     ADAPTIVE_KERNEL_BACKEND forces {b}: every call runs it and nothing is learned");
+    }
+
+    let mut sweeps = sweeps();
+    let total: usize = sweeps.iter().map(|s| s.points.len()).sum();
+    let bar = progress_bar(total as u64);
+    let mut results: Vec<Vec<Measured>> = Vec::new();
+    for sweep in &mut sweeps {
+        let mut measured = Vec::new();
+        for point in &mut sweep.points {
+            bar.set_message(format!("{} {}", short_name(sweep.kernel), point.label));
+            measured.push(measure(sweep.kernel, point, forced.is_some()));
+            bar.inc(1);
+        }
+        results.push(measured);
+    }
+    bar.finish_and_clear();
+
+    for (sweep, measured) in sweeps.iter().zip(&results) {
+        println!();
+        print_kernel(sweep, measured);
+    }
+    let all: Vec<&Measured> = results.iter().flatten().collect();
+    println!();
+    print_totals(&all);
+    save();
+    println!("the tour took {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// The machine, the GPU and the history file the run starts from.
+fn header() {
+    // Asked first: opening history reads this machine's entry before any kernel runs.
+    let status = adaptive_kernel::history_status();
+    let path = adaptive_kernel::history_file();
+    // Starts the device when a usable GPU exists, so the line below names the adapter.
+    ops::gpu::is_available();
+    println!("adaptive-kernel tour");
+    println!("  CPU      {}, SIMD level {:?}", Fingerprint::current().cpu, adaptive_kernel::simd_level());
+    let gpu = match ops::gpu::health() {
+        h @ adaptive_kernel::ops::gpu::GpuHealth::Ready(_) => h.to_string(),
+        h => h.to_string(),
+    };
+    println!("  GPU      {gpu}");
+    match (&path, &status) {
+        (None, _) => println!("  history  off (ADAPTIVE_KERNEL_HISTORY=off): nothing is loaded or saved"),
+        (Some(p), s) => println!("  history  {}: {s}", p.display()),
+    }
+}
+
+fn progress_bar(len: u64) -> ProgressBar {
+    let target =
+        if std::io::stdout().is_terminal() { ProgressDrawTarget::stdout() } else { ProgressDrawTarget::hidden() };
+    let bar = ProgressBar::with_draw_target(Some(len), target);
+    if let Ok(style) = ProgressStyle::with_template("  exploring and timing [{bar:30}] {pos}/{len} {msg}") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+/// `tour::saxpy` → `saxpy`.
+fn short_name(kernel: &Kernel) -> &'static str {
+    let name = kernel.name();
+    name.rsplit("::").next().unwrap_or(name)
+}
+
+fn print_kernel(sweep: &Sweep, measured: &[Measured]) {
+    let kernel = sweep.kernel;
+    let table = kernel.table();
+    println!("{} ({}): {}", short_name(kernel), kernel.complexity(), sweep.about);
+    print!("  {:<12} {:>23}", "swept", "sizes (its bucket)");
+    for b in Backend::ALL {
+        print!(" {:>10}", b.to_string());
+    }
+    println!("   {:<8} {:<8} {:>7} {:>7} {:>8}", "routed", "MoE pick", "vs MoE", "vs SIMD", "explored");
+    let mut chosen: Vec<(std::ops::RangeInclusive<usize>, Backend)> = Vec::new();
+    for m in measured {
+        let row = table.row_for(m.size);
+        let sizes = row
+            .map_or(thousands(m.size), |r| format!("{}..={}", thousands(*r.sizes.start()), thousands(*r.sizes.end())));
+        print!("  {:<12} {sizes:>23}", m.label);
+        for b in Backend::ALL {
+            let centre = row.and_then(|r| r.backend(b)).and_then(|s| s.centre);
+            print!(" {:>10}", centre.map_or("-".to_owned(), duration));
+        }
+        let routed = row.and_then(|r| r.chosen);
+        if let (Some(r), Some(b)) = (row, routed) {
+            chosen.push((r.sizes.clone(), b));
+        }
+        let routed = routed.map_or("exploring".to_owned(), |b| b.to_string());
+        println!(
+            "   {routed:<8} {:<8} {:>7} {:>7} {:>8}",
+            m.moe.to_string(),
+            ratio(m.median(1), m.median(0)),
+            ratio(m.median(2), m.median(0)),
+            m.exploring
+        );
+    }
+    for line in crossovers(&chosen) {
+        println!("  {line}");
+    }
+}
+
+/// One sentence per change of the chosen backend between consecutive swept buckets.
+fn crossovers(chosen: &[(std::ops::RangeInclusive<usize>, Backend)]) -> Vec<String> {
+    let changes: Vec<String> = chosen
+        .windows(2)
+        .filter(|w| w[0].1 != w[1].1)
+        .map(|w| {
+            let (below, from) = (&w[0].0, w[0].1);
+            let (at, to) = (&w[1].0, w[1].1);
+            format!(
+                "{to} beats {from} from {} elements ({from} was chosen up to {}).",
+                thousands(*at.start()),
+                thousands(*below.end())
+            )
+        })
+        .collect();
+    match (changes.is_empty(), chosen.first(), chosen.last()) {
+        (true, Some((first, b)), Some((last, _))) => vec![format!(
+            "No crossover in this sweep: {b} is chosen from {} to {} elements.",
+            thousands(*first.start()),
+            thousands(*last.end())
+        )],
+        _ => changes,
+    }
+}
+
+fn print_totals(all: &[&Measured]) {
+    let total = |i| all.iter().map(|m| m.total(i)).sum::<Duration>();
+    let (routed, moe, simd) = (total(0), total(1), total(2));
+    let rounds: u32 = all.iter().map(|m| m.rounds()).sum();
+    println!(
+        "Totals for the same {} interleaved rounds (per size: median time per call × rounds):",
+        thousands(rounds as usize)
+    );
+    println!("  routed            {:>10}", duration(routed));
+    println!("  MoE table alone   {:>10}   routed: {}", duration(moe), versus(moe, routed));
+    println!("  always SIMD       {:>10}   routed: {}", duration(simd), versus(simd, routed));
+    let exploring: u32 = all.iter().map(|m| m.exploring).sum();
+    let explore_time = all.iter().map(|m| m.explore_time).sum::<Duration>();
+    let loaded = matches!(adaptive_kernel::history_status(), HistoryStatus::Loaded { .. });
+    let why = match (exploring, loaded) {
+        (0, true) => "every bucket started settled from the saved history".to_owned(),
+        (0, false) => "nothing to learn".to_owned(),
+        (_, true) => format!("{} spent on buckets the saved history did not settle", duration(explore_time)),
+        (_, false) => format!("{} spent learning; a second run starts from what was saved", duration(explore_time)),
+    };
+    println!("exploring calls: {exploring} ({why})");
+}
+
+/// Saves what was learned, and says where.
+fn save() {
+    let Some(path) = adaptive_kernel::history_file() else { return };
+    match adaptive_kernel::flush() {
+        Ok(()) => println!("saved to {}", path.display()),
+        Err(e) => eprintln!("error: could not save history: {e}"),
+    }
+}
+
+/// `other / routed` as a speed-up, e.g. `1.63×`.
+fn ratio(other: Duration, routed: Duration) -> String {
+    if routed.is_zero() || other.is_zero() {
+        return "-".to_owned();
+    }
+    format!("{:.2}×", other.as_secs_f64() / routed.as_secs_f64())
+}
+
+fn versus(other: Duration, routed: Duration) -> String {
+    let r = other.as_secs_f64() / routed.as_secs_f64().max(f64::MIN_POSITIVE);
+    if r >= 1.0 {
+        format!("{r:.2}× faster")
+    } else {
+        format!("{:.2}× slower", 1.0 / r)
+    }
+}
+
+fn duration(d: Duration) -> String {
+    units::duration(d.as_secs_f64() * 1e9)
+}

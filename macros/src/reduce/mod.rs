@@ -1,0 +1,722 @@
+//! Float reductions of a body reassociated, so that they vectorise: the
+//! transformation the SIMD variant (and later the Parallel one) applies to its
+//! copy of the body. The Scalar variant keeps the body as written.
+//!
+//! LLVM never reorders float additions, so `acc += a[i] * b[i]` compiles to a
+//! chain of dependent adds even with AVX2 enabled. Julia's `@simd` and
+//! OpenMP's `simd reduction(+:acc)` give the compiler licence to regroup;
+//! here the macro regroups the source itself: each reduction it can prove
+//! safe (see [`recognise`]) gets independent partial results per lane
+//! ([`emit`]). What it cannot prove (the types are unknown to a proc macro,
+//! which sees tokens) stays as written, and every reduction-shaped loop or
+//! chain is reported with what happened to it ([`LoopReport`]).
+//!
+//! Reassociation is the only licence taken: no fused multiply-add is formed,
+//! no operation is dropped or added, `max`/`min` keep `f32::max`'s NaN rule.
+//! A sum or product regrouped this way differs from the source order only by
+//! rounding, within the bound `adaptive_kernel::tolerance` states.
+
+mod emit;
+mod recognise;
+mod types;
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use syn::visit_mut::VisitMut;
+use syn::{Block, Expr, FnArg, ReturnType, Signature, Stmt};
+
+use recognise::Verdict;
+use types::{Env, Ty, Width};
+
+/// What happened to one reduction-shaped loop or iterator chain of a body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct LoopReport {
+    /// The line of its `for`, or of its `sum`/`product`/`fold`.
+    pub line: u32,
+    /// Its shape: `for range +=`, `zip.sum()`, `iter.fold(max)`, …
+    pub idiom: String,
+    pub rewritten: bool,
+    /// Why it was left as written, in a word; empty when rewritten.
+    pub reason: &'static str,
+}
+
+/// `block` (the body of a function with signature `sig`) with its provable
+/// float reductions reassociated, and a report per reduction found. With
+/// `enabled` false (`exact`), nothing is rewritten and each reduction is
+/// reported left alone for reason `exact`.
+pub(crate) fn reassociate(block: &Block, sig: &Signature, enabled: bool) -> (Block, Vec<LoopReport>) {
+    let mut walker = Walker { env: Env::default(), enabled, reports: Vec::new(), ret: None };
+    walker.env.push();
+    for input in &sig.inputs {
+        if let FnArg::Typed(pt) = input {
+            walker.env.bind_pat(&pt.pat, Ty::of_type(&pt.ty));
+        }
+    }
+    let ret = match &sig.output {
+        ReturnType::Type(_, ty) => match Ty::of_type(ty) {
+            Ty::Float(w) => Some(w),
+            _ => None,
+        },
+        ReturnType::Default => None,
+    };
+    walker.ret = ret;
+    let mut block = block.clone();
+    walker.env.push();
+    walker.poison_items(&block.stmts);
+    let last = block.stmts.len().checked_sub(1);
+    for (n, stmt) in block.stmts.iter_mut().enumerate() {
+        match stmt {
+            // The body's value: its type is the return type.
+            Stmt::Expr(e, None) if Some(n) == last => walker.reduce(e, ret),
+            stmt => walker.visit_stmt_mut(stmt),
+        }
+    }
+    (block, walker.reports)
+}
+
+/// Walks a body in order, keeping track of the names in scope.
+struct Walker {
+    env: Env,
+    enabled: bool,
+    reports: Vec<LoopReport>,
+    /// The function's float return width, for `return expr`; `None` inside closures.
+    ret: Option<Width>,
+}
+
+impl Walker {
+    /// Item names of a block are visible in all of it, before their declaration too.
+    fn poison_items(&mut self, stmts: &[Stmt]) {
+        for stmt in stmts {
+            let ident = match stmt {
+                Stmt::Item(syn::Item::Fn(f)) => &f.sig.ident,
+                Stmt::Item(syn::Item::Const(c)) => &c.ident,
+                Stmt::Item(syn::Item::Static(s)) => &s.ident,
+                _ => continue,
+            };
+            self.env.poison(ident.to_string());
+        }
+    }
+
+    /// A macro's tokens may bind any identifier they contain (except the standard
+    /// macros, which bind none the caller sees).
+    fn poison_macro(&mut self, mac: &syn::Macro) {
+        const STD: [&str; 19] = [
+            "vec",
+            "assert",
+            "assert_eq",
+            "assert_ne",
+            "debug_assert",
+            "debug_assert_eq",
+            "debug_assert_ne",
+            "println",
+            "print",
+            "eprintln",
+            "eprint",
+            "format",
+            "write",
+            "writeln",
+            "panic",
+            "unreachable",
+            "todo",
+            "matches",
+            "format_args",
+        ];
+        if STD.iter().any(|m| mac.path.is_ident(m)) {
+            return;
+        }
+        fn idents(tokens: TokenStream, out: &mut Vec<String>) {
+            for tt in tokens {
+                match tt {
+                    TokenTree::Ident(i) => out.push(i.to_string()),
+                    TokenTree::Group(g) => idents(g.stream(), out),
+                    _ => {}
+                }
+            }
+        }
+        let mut names = Vec::new();
+        idents(mac.tokens.clone(), &mut names);
+        for name in names {
+            self.env.poison(name);
+        }
+    }
+
+    fn report(&mut self, span: Span, idiom: String, rewritten: bool, reason: &'static str) {
+        let line = u32::try_from(span.start().line).unwrap_or(u32::MAX);
+        self.reports.push(LoopReport { line, idiom, rewritten, reason });
+    }
+
+    /// Rewrites `e` when it is a reducing iterator chain whose result type is
+    /// declared (`expected`) or named (`.sum::<f32>()`); otherwise walks into it.
+    fn reduce(&mut self, e: &mut Expr, expected: Option<Width>) {
+        let Expr::MethodCall(m) = e else { return self.visit_expr_mut(e) };
+        let acc = proc_macro2::Ident::new("__adaptive_acc", Span::mixed_site());
+        match recognise::analyse_call(m, &self.env, expected, &acc) {
+            Verdict::Rewrite { idiom, plan, init: Some(init) } if self.enabled => {
+                self.report(m.method.span(), idiom, true, "");
+                *e = emit::rewritten_expr(&plan, &init);
+            }
+            Verdict::Rewrite { idiom, .. } => {
+                self.report(m.method.span(), idiom, false, "exact");
+                syn::visit_mut::visit_expr_mut(self, e);
+            }
+            Verdict::LeftAlone { idiom, reason } => {
+                self.report(m.method.span(), idiom, false, reason);
+                syn::visit_mut::visit_expr_mut(self, e);
+            }
+            Verdict::NotAReduction => syn::visit_mut::visit_expr_mut(self, e),
+        }
+    }
+
+    /// A `for` loop: rewritten whole, or walked with its pattern in scope.
+    fn for_loop(&mut self, e: &mut Expr) {
+        let Expr::ForLoop(f) = e else { return };
+        match recognise::analyse_loop(f, &self.env) {
+            Verdict::Rewrite { idiom, plan, .. } if self.enabled => {
+                self.report(f.for_token.span, idiom, true, "");
+                *e = emit::rewritten_loop(&plan);
+                return;
+            }
+            Verdict::Rewrite { idiom, .. } => self.report(f.for_token.span, idiom, false, "exact"),
+            Verdict::LeftAlone { idiom, reason } => self.report(f.for_token.span, idiom, false, reason),
+            Verdict::NotAReduction => {}
+        }
+        self.visit_expr_mut(&mut f.expr);
+        self.env.push();
+        recognise::bind_loop_pattern(&mut self.env, &f.pat, &f.expr);
+        self.visit_block_mut(&mut f.body);
+        self.env.pop();
+    }
+}
+
+impl VisitMut for Walker {
+    fn visit_block_mut(&mut self, block: &mut Block) {
+        self.env.push();
+        self.poison_items(&block.stmts);
+        for stmt in &mut block.stmts {
+            self.visit_stmt_mut(stmt);
+        }
+        self.env.pop();
+    }
+
+    fn visit_local_mut(&mut self, local: &mut syn::Local) {
+        // The pattern is not in scope in its own initialiser: type and walk that first.
+        let ty = local.init.as_ref().map_or(Ty::Unknown, |init| self.env.ty(&init.expr));
+        let declared = match &local.pat {
+            syn::Pat::Type(t) => match Ty::of_type(&t.ty) {
+                Ty::Float(w) => Some(w),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(init) = &mut local.init {
+            self.reduce(&mut init.expr, declared);
+            if let Some((_, diverge)) = &mut init.diverge {
+                self.visit_expr_mut(diverge);
+            }
+        }
+        self.env.bind_pat(&local.pat, ty);
+    }
+
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        match e {
+            Expr::ForLoop(_) => self.for_loop(e),
+            Expr::MethodCall(_) => self.reduce(e, None),
+            Expr::Return(r) => {
+                if let Some(value) = &mut r.expr {
+                    let ret = self.ret;
+                    self.reduce(value, ret);
+                }
+            }
+            Expr::Closure(c) => {
+                self.env.push();
+                for input in &c.inputs {
+                    self.env.poison_pat(input);
+                }
+                let ret = self.ret.take();
+                self.visit_expr_mut(&mut c.body);
+                self.ret = ret;
+                self.env.pop();
+            }
+            Expr::Async(a) => {
+                let ret = self.ret.take();
+                self.visit_block_mut(&mut a.block);
+                self.ret = ret;
+            }
+            Expr::Let(l) => {
+                self.visit_expr_mut(&mut l.expr);
+                // Conservative: the names stay unknown to the end of the enclosing block.
+                self.env.poison_pat(&l.pat);
+            }
+            Expr::Macro(m) => self.poison_macro(&m.mac),
+            e => syn::visit_mut::visit_expr_mut(self, e),
+        }
+    }
+
+    fn visit_arm_mut(&mut self, arm: &mut syn::Arm) {
+        self.env.push();
+        self.env.poison_pat(&arm.pat);
+        if let Some((_, guard)) = &mut arm.guard {
+            self.visit_expr_mut(guard);
+        }
+        self.visit_expr_mut(&mut arm.body);
+        self.env.pop();
+    }
+
+    fn visit_stmt_macro_mut(&mut self, m: &mut syn::StmtMacro) {
+        self.poison_macro(&m.mac);
+    }
+
+    /// Nested items are functions of their own: left as written.
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+#[cfg(test)]
+mod tests {
+    //! What is rewritten and what is left alone: one case per idiom and per
+    //! reason. That the rewritten code computes the same (within the tolerance)
+    //! is `tests/reductions.rs`; that each left-alone shape compiles warning-free
+    //! is `tests/ui/pass/reductions_left_alone.rs`.
+
+    use super::*;
+    use quote::{quote, ToTokens};
+
+    fn rewrite(f: TokenStream, enabled: bool) -> (String, Vec<LoopReport>) {
+        let f: syn::ItemFn = syn::parse2(f).unwrap();
+        let (block, reports) = reassociate(&f.block, &f.sig, enabled);
+        (block.into_token_stream().to_string(), reports)
+    }
+
+    /// The one report of `f`'s body, as (idiom, rewritten, reason), and the rewritten body.
+    fn only(f: TokenStream) -> ((String, bool, &'static str), String) {
+        let (body, reports) = rewrite(f, true);
+        assert_eq!(reports.len(), 1, "{reports:?}");
+        let r = &reports[0];
+        ((r.idiom.clone(), r.rewritten, r.reason), body)
+    }
+
+    fn rewritten(f: TokenStream, idiom: &str) -> String {
+        let (report, body) = only(f);
+        assert_eq!(report, (idiom.to_string(), true, ""), "{body}");
+        assert!(body.contains("__adaptive_lanes0"), "{body}");
+        body
+    }
+
+    fn left(f: TokenStream, idiom: &str, reason: &str) {
+        let (report, body) = only(f.clone());
+        assert_eq!(report, (idiom.to_string(), false, reason), "{body}");
+        let original: syn::ItemFn = syn::parse2(f).unwrap();
+        assert_eq!(body, original.block.into_token_stream().to_string(), "left alone means untouched");
+    }
+
+    #[test]
+    fn index_loop_sum_with_chunked_reads() {
+        let body = rewritten(
+            quote!(
+                fn dot(a: &[f32], b: &[f32]) -> f32 {
+                    let mut s = 0.0;
+                    for i in 0..a.len() {
+                        s += a[i] * b[i];
+                    }
+                    s
+                }
+            ),
+            "for range +=",
+        );
+        // Both reads become chunk reads; f32 gets 32 lanes.
+        assert_eq!(body.matches(":: chunk ::").count(), 2, "{body}");
+        assert!(body.contains("sum_lanes :: < _ , 32 >"), "{body}");
+        assert!(body.contains("__adaptive_h0 [__adaptive_l] * __adaptive_h1 [__adaptive_l]"), "{body}");
+    }
+
+    #[test]
+    fn matvec_inner_loop_reads_rows_at_an_invariant_base() {
+        let (body, reports) = rewrite(
+            quote!(
+                fn matvec(out: &mut [f32], x: &[f32], w: &[f32], n: usize, d: usize) {
+                    for i in 0..d {
+                        let mut val = 0.0f32;
+                        for j in 0..n {
+                            val += w[i * n + j] * x[j];
+                        }
+                        out[i] = val;
+                    }
+                }
+            ),
+            true,
+        );
+        // The outer loop stores: not a reduction, not reported.
+        assert_eq!(reports.len(), 1);
+        assert_eq!((reports[0].idiom.as_str(), reports[0].rewritten), ("for range +=", true));
+        assert!(body.contains("chunk :: < _ , 32 > (& w [..] , i * n , __adaptive_k)"), "{body}");
+    }
+
+    #[test]
+    fn slice_and_zip_loops() {
+        rewritten(
+            quote!(
+                fn sq(x: &[f64]) -> f64 {
+                    let mut s: f64 = 0.0;
+                    for v in x {
+                        s += v * v;
+                    }
+                    s
+                }
+            ),
+            "for iter +=",
+        );
+        rewritten(
+            quote!(
+                fn dot(a: &[f32], b: &Vec<f32>) -> f32 {
+                    let mut s = 0.0;
+                    for (x, y) in a.iter().zip(b) {
+                        s -= x * y;
+                    }
+                    -s
+                }
+            ),
+            "for zip +=",
+        );
+    }
+
+    #[test]
+    fn several_accumulators_and_conditions() {
+        let stats = |decl: TokenStream| {
+            quote!(fn stats(x: &[f32]) -> (f32, f32, f32) {
+                #decl
+                let mut m = f32::NEG_INFINITY;
+                for &v in x.iter() {
+                    let t = v * 2.0;
+                    if t > 0.0 {
+                        s += t;
+                    } else if t < -1.0 {
+                        s -= 1.0;
+                    }
+                    q += v * v;
+                    m = m.max(v);
+                }
+                (s, q, m)
+            })
+        };
+        let body = rewritten(stats(quote!(let mut s = 0.0f32; let mut q: f32 = 0.0;)), "for iter +=");
+        assert!(body.contains("__adaptive_lanes1") && body.contains("__adaptive_lanes2"), "{body}");
+        assert!(body.contains("extremum_lanes"), "{body}");
+        // Names bound by a tuple pattern are not known.
+        left(stats(quote!(let (mut s, mut q) = (0.0f32, 0.0f32);)), "for iter +=", "type");
+    }
+
+    #[test]
+    fn loop_max_and_min() {
+        rewritten(
+            quote!(
+                fn peak(x: &[f32], n: usize) -> f32 {
+                    let mut m = f32::NEG_INFINITY;
+                    for i in 0..n {
+                        m = m.max(x[i]);
+                    }
+                    m
+                }
+            ),
+            "for range max",
+        );
+        rewritten(
+            quote!(
+                fn low(x: &[f64]) -> f64 {
+                    let mut m = x[0];
+                    for v in x.iter().copied() {
+                        m = f64::min(m, v.abs());
+                    }
+                    m
+                }
+            ),
+            "for iter min",
+        );
+    }
+
+    #[test]
+    fn iterator_sums_and_products() {
+        rewritten(
+            quote!(
+                fn a(x: &[f32]) -> f32 {
+                    x.iter().map(|v| v * v).sum::<f32>().sqrt()
+                }
+            ),
+            "iter.sum()",
+        );
+        rewritten(
+            quote!(
+                fn b(x: &[f64]) -> f64 {
+                    let s: f64 = x.iter().sum();
+                    s
+                }
+            ),
+            "iter.sum()",
+        );
+        rewritten(
+            quote!(
+                fn c(x: &[f32]) -> f32 {
+                    x.iter().copied().product()
+                }
+            ),
+            "iter.product()",
+        );
+        rewritten(
+            quote!(
+                fn d(x: &[f32]) -> f32 {
+                    return x.iter().sum();
+                }
+            ),
+            "iter.sum()",
+        );
+        let body = rewritten(
+            quote!(
+                fn dot(a: &[f32], b: &[f32]) -> f32 {
+                    a.iter().zip(b.iter()).map(|(x, y)| x * y).sum()
+                }
+            ),
+            "zip.sum()",
+        );
+        assert!(body.contains(":: core :: iter :: Sum > :: sum"), "starts where `Sum` starts: {body}");
+        rewritten(
+            quote!(
+                fn e(a: &[f32], b: &[f32], n: usize) -> f32 {
+                    (0..n).map(|i| a[i] * b[i]).sum::<f32>()
+                }
+            ),
+            "range.sum()",
+        );
+    }
+
+    #[test]
+    fn folds() {
+        rewritten(
+            quote!(
+                fn a(x: &[f32]) -> f32 {
+                    x.iter().copied().fold(f32::NEG_INFINITY, f32::max)
+                }
+            ),
+            "iter.fold(max)",
+        );
+        rewritten(
+            quote!(
+                fn b(x: &[f32]) -> f32 {
+                    x.iter().fold(f32::INFINITY, |m, &v| m.min(v))
+                }
+            ),
+            "iter.fold(min)",
+        );
+        rewritten(
+            quote!(
+                fn c(x: &[f64]) -> f64 {
+                    x.iter().fold(0.0, |s, v| s + v * v)
+                }
+            ),
+            "iter.fold(+=)",
+        );
+        rewritten(
+            quote!(
+                fn d(x: &[f32]) -> f32 {
+                    x.iter().map(|v| v.abs()).fold(0.0f32, |m, v| v.max(m))
+                }
+            ),
+            "iter.fold(max)",
+        );
+    }
+
+    #[test]
+    fn what_is_not_a_reduction_is_not_reported() {
+        let f = quote!(
+            fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+                for (yi, xi) in y.iter_mut().zip(x) {
+                    *yi += a * xi;
+                }
+                let v: Vec<f32> = x.iter().map(|v| v * 2.0).collect();
+            }
+        );
+        assert_eq!(rewrite(f, true).1, []);
+    }
+
+    /// `fn k(x: &[f32]) -> f32 { let mut s = 0.0; <stmts> s }`.
+    fn loop_with(stmts: TokenStream) -> TokenStream {
+        quote!(fn k(x: &[f32], out: &mut [f32]) -> Result<f32, ()> {
+            let mut s = 0.0;
+            #stmts
+            Ok(s)
+        })
+    }
+
+    #[test]
+    fn control_flow_leaves_a_loop_alone() {
+        for (stmt, reason) in [
+            (
+                quote!(if *v < 0.0 {
+                    break;
+                }),
+                "break",
+            ),
+            (
+                quote!(if *v < 0.0 {
+                    continue;
+                }),
+                "continue",
+            ),
+            (
+                quote!(if *v < 0.0 {
+                    return Err(());
+                }),
+                "return",
+            ),
+            (quote!(let w: f32 = Some(*v).ok_or(())?;), "try"),
+            (quote!(debug_assert!(v.is_finite());), "macro"),
+        ] {
+            left(loop_with(quote!(for v in x { #stmt s += v; })), "for iter +=", reason);
+        }
+        left(
+            loop_with(quote!('rows: for v in x {
+                s += v;
+            })),
+            "for iter +=",
+            "label",
+        );
+    }
+
+    #[test]
+    fn effects_reads_and_types_leave_a_loop_alone() {
+        for (body, reason) in [
+            (quote!(s += v * s;), "reads"),
+            (
+                quote!(if s > 1.0 {
+                    s += v;
+                }),
+                "reads",
+            ),
+            (quote!(out[0] = *v; s += v;), "effect"),
+            (quote!(s += f(v);), "type"),
+            (quote!(s += v; s *= v;), "mixed"),
+            (quote!(let s = 1.0; s += v;), "shadow"),
+        ] {
+            left(loop_with(quote!(for v in x { #body })), "for iter +=", reason);
+        }
+        left(
+            loop_with(quote!(for v in x.iter().rev() {
+                s += v;
+            })),
+            "for ? +=",
+            "source",
+        );
+        left(
+            quote!(
+                fn k(x: &[f32]) -> usize {
+                    let mut c = 0usize;
+                    for v in x {
+                        c += v.to_bits() as usize;
+                    }
+                    c
+                }
+            ),
+            "for iter +=",
+            "type",
+        );
+        left(
+            quote!(
+                fn k(x: &[f32]) -> f32 {
+                    let mut s = start();
+                    for v in x {
+                        s += v;
+                    }
+                    s
+                }
+            ),
+            "for iter +=",
+            "type",
+        );
+        left(
+            quote!(
+                fn k(x: &[u32]) -> u32 {
+                    let mut s = 0;
+                    for v in x {
+                        s += v;
+                    }
+                    s
+                }
+            ),
+            "for ? +=",
+            "source",
+        );
+    }
+
+    #[test]
+    fn iterator_chains_left_alone() {
+        left(
+            quote!(
+                fn k(x: &[f32]) -> Total {
+                    x.iter().sum()
+                }
+            ),
+            "iter.sum()",
+            "type",
+        );
+        left(
+            quote!(
+                fn k(x: &[f32]) -> f32 {
+                    x.iter().map(|v| g(v)).sum()
+                }
+            ),
+            "iter.sum()",
+            "type",
+        );
+        left(
+            quote!(
+                fn k(x: &[f32]) -> f32 {
+                    x.iter().rev().sum()
+                }
+            ),
+            "?.sum()",
+            "source",
+        );
+        left(
+            quote!(
+                fn k(x: &[f32]) -> f32 {
+                    x.iter().fold(0.0f32, |a, v| a - v)
+                }
+            ),
+            "iter.fold(?)",
+            "op",
+        );
+        left(
+            quote!(
+                fn k(x: &[u64]) -> u64 {
+                    x.iter().sum()
+                }
+            ),
+            "?.sum()",
+            "source",
+        );
+    }
+
+    #[test]
+    fn exact_rewrites_nothing_and_says_so() {
+        let f = quote!(
+            fn k(x: &[f32]) -> f32 {
+                let mut s = 0.0;
+                for v in x {
+                    s += v;
+                }
+                s + x.iter().sum::<f32>()
+            }
+        );
+        let (body, reports) = rewrite(f.clone(), false);
+        let original: syn::ItemFn = syn::parse2(f).unwrap();
+        assert_eq!(body, original.block.into_token_stream().to_string());
+        let why: Vec<(&str, bool, &str)> = reports.iter().map(|r| (r.idiom.as_str(), r.rewritten, r.reason)).collect();
+        assert_eq!(why, [("for iter +=", false, "exact"), ("iter.sum()", false, "exact")]);
+    }
+
+    #[test]
+    fn reports_carry_source_lines() {
+        let f: syn::ItemFn = syn::parse_str(
+            "fn k(x: &[f32]) -> f32 {\n    let mut s = 0.0;\n    for v in x {\n        s += v;\n    }\n    s\n}",
+        )
+        .unwrap();
+        let (_, reports) = reassociate(&f.block, &f.sig, true);
+        assert_eq!(reports[0].line, 3);
+    }
+}

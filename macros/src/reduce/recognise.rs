@@ -1,0 +1,729 @@
+//! Which loops and iterator chains are float reductions the SIMD variant may
+//! reassociate, and the [`Plan`] that rewrites one; or, for a reduction left
+//! as written, the one word that says why.
+//!
+//! A rewritable reduction has
+//!
+//! * a **source** whose elements can be taken in fixed-size chunks: a `usize`
+//!   range (`for i in 0..n`), or one or two known float slices (`x.iter()`,
+//!   `x.iter().copied()`, `&x`, a shared slice parameter `x`, `a.iter().zip(b)`);
+//! * a **body** with no effect but the accumulation: `let` bindings of pure
+//!   expressions, `if` over pure conditions, and accumulation statements
+//!   `acc += t`, `acc -= t`, `acc *= t`, `acc = acc.max(t)`,
+//!   `acc = f32::min(acc, t)` (also in the iterator forms `.sum()`,
+//!   `.product()`, `.fold(init, f32::max)`, `.fold(init, |a, x| a + t)`,
+//!   after an optional `.map(|x| t)`), where every `t` is a pure float
+//!   expression (see [`types`](super::types)) that does not read any
+//!   accumulator;
+//! * **accumulators** that are mutable locals of a known float type (declared
+//!   type, or a float literal initialiser such as `let mut acc = 0.0`), each
+//!   combined by one operator. `max`/`min` need the width (`f32` or `f64`)
+//!   known, since a method call on an unsuffixed literal does not compile.
+
+use proc_macro2::{Ident, TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::visit::Visit;
+use syn::{BinOp, Block, Expr, ExprForLoop, ExprMethodCall, Pat, Stmt};
+
+use super::types::{pat_names, Env, Int, Ty, Width};
+
+/// How an accumulator combines its terms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    /// `+=` and `-=` (`x - t` is `x + (-t)`, exactly).
+    Sum,
+    /// `*=`.
+    Product,
+    /// `f32::max`: NaN-ignoring, so associative and commutative on values.
+    Max,
+    /// `f32::min`, likewise.
+    Min,
+}
+
+impl Op {
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            Op::Sum => "+=",
+            Op::Product => "*=",
+            Op::Max => "max",
+            Op::Min => "min",
+        }
+    }
+}
+
+/// One accumulator of a rewritten reduction.
+pub(crate) struct Acc {
+    pub ident: Ident,
+    pub op: Op,
+}
+
+/// Where a reduction's elements come from.
+pub(crate) enum Source {
+    /// `start..end` over `usize`.
+    Range { start: Box<Expr>, end: Box<Expr> },
+    /// One slice (`x.iter()`), or two zipped (`a.iter().zip(b)`), truncated to the shorter.
+    Slices(Vec<SliceItem>),
+}
+
+impl Source {
+    fn word(&self) -> &'static str {
+        match self {
+            Source::Range { .. } => "range",
+            Source::Slices(s) if s.len() == 2 => "zip",
+            Source::Slices(_) => "iter",
+        }
+    }
+}
+
+/// One slice of a [`Source::Slices`].
+pub(crate) struct SliceItem {
+    /// The slice-like local (`&[T]`, `Vec<T>`, `[T; N]`, ...).
+    pub slice: Ident,
+    pub width: Width,
+    /// `.copied()`/`.cloned()`: elements by value rather than `&T`.
+    pub by_value: bool,
+}
+
+/// A slice element read at `index`, `base + index` or `index + base` in a
+/// range loop: read a chunk at a time, bounds-checked once per chunk.
+pub(crate) struct Hoist {
+    pub slice: Ident,
+    pub base: Option<Expr>,
+}
+
+/// How to rewrite one reduction.
+pub(crate) struct Plan {
+    pub source: Source,
+    /// The element pattern (the loop's, or the `map`/`fold` closure's).
+    pub pat: Pat,
+    /// The body run per element, with its accumulation statements.
+    pub body: Block,
+    pub accs: Vec<Acc>,
+    /// Range loops only: the chunked slice reads, and the `Expr::Index`es each replaces.
+    pub hoists: Vec<(Hoist, Vec<Expr>)>,
+    /// Independent partial results per accumulator.
+    pub lanes: usize,
+}
+
+/// What to do with one loop or iterator chain.
+pub(crate) enum Verdict {
+    /// No accumulation in sight: not a reduction, not reported.
+    NotAReduction,
+    /// A reduction left as written: its idiom and why, in a word.
+    LeftAlone { idiom: String, reason: &'static str },
+    /// A reduction to rewrite as `plan` says; `init`: the hidden accumulator of an iterator chain.
+    Rewrite { idiom: String, plan: Box<Plan>, init: Option<Init> },
+}
+
+/// The hidden accumulator an iterator reduction starts from.
+pub(crate) enum Init {
+    /// `.sum::<T>()`: `Sum::sum` of nothing (`-0.0` today), typed.
+    Sum(Width),
+    /// `.product::<T>()`: `Product::product` of nothing (`1.0`), typed.
+    Product(Width),
+    /// `.fold(init, ..)`: the user's `init`, typed when the width is known.
+    Fold(Box<Expr>, Width),
+}
+
+/// An accumulation statement: `acc += t`, `acc -= t`, `acc *= t`, `acc = acc.max(t)`,
+/// `acc = t.max(acc)`, `acc = f32::max(acc, t)` (and `min`). Returns the accumulator, its
+/// operator and the term.
+pub(crate) fn accumulation(e: &Expr) -> Option<(Ident, Op, &Expr)> {
+    match e {
+        Expr::Binary(b) => {
+            let op = match b.op {
+                BinOp::AddAssign(_) | BinOp::SubAssign(_) => Op::Sum,
+                BinOp::MulAssign(_) => Op::Product,
+                _ => return None,
+            };
+            Some((plain_ident(&b.left)?, op, &b.right))
+        }
+        Expr::Assign(a) => {
+            let acc = plain_ident(&a.left)?;
+            let (op, term) = extremum_of(&a.right, &acc)?;
+            Some((acc, op, term))
+        }
+        _ => None,
+    }
+}
+
+/// `acc.max(t)`, `t.max(acc)`, `f32::max(acc, t)`, `f32::max(t, acc)` (and `min`): the operator and `t`.
+fn extremum_of<'e>(e: &'e Expr, acc: &Ident) -> Option<(Op, &'e Expr)> {
+    let is_acc = |e: &Expr| plain_ident(e).is_some_and(|i| i == *acc);
+    let op_of = |name: &Ident| match name.to_string().as_str() {
+        "max" => Some(Op::Max),
+        "min" => Some(Op::Min),
+        _ => None,
+    };
+    let (op, a, b) = match e {
+        Expr::MethodCall(m) if m.turbofish.is_none() && m.args.len() == 1 => {
+            (op_of(&m.method)?, &*m.receiver, &m.args[0])
+        }
+        Expr::Call(c) if c.args.len() == 2 => {
+            let Expr::Path(p) = &*c.func else { return None };
+            let segments: Vec<&Ident> = p.path.segments.iter().map(|s| &s.ident).collect();
+            match (p.qself.is_none(), segments.as_slice()) {
+                (true, [ty, name]) if *ty == "f32" || *ty == "f64" => (op_of(name)?, &c.args[0], &c.args[1]),
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    match (is_acc(a), is_acc(b)) {
+        (true, false) => Some((op, b)),
+        (false, true) => Some((op, a)),
+        _ => None,
+    }
+}
+
+/// `x` as an expression: a path of one identifier.
+pub(crate) fn plain_ident(e: &Expr) -> Option<Ident> {
+    match e {
+        Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => p.path.get_ident().cloned(),
+        Expr::Paren(p) => plain_ident(&p.expr),
+        Expr::Group(g) => plain_ident(&g.expr),
+        _ => None,
+    }
+}
+
+/// Whether `tokens` mention any of `names` (inside groups too).
+pub(crate) fn mentions(tokens: TokenStream, names: &[String]) -> bool {
+    tokens.into_iter().any(|tt| match tt {
+        TokenTree::Ident(i) => names.iter().any(|n| i == n),
+        TokenTree::Group(g) => mentions(g.stream(), names),
+        _ => false,
+    })
+}
+
+/// The accumulators a loop body updates, in order of first update, with the
+/// operator of each update (statements of the body and of its `if` branches).
+fn accumulations(stmts: &[Stmt], out: &mut Vec<(Ident, Op)>) {
+    for stmt in stmts {
+        let Stmt::Expr(e, _) = stmt else { continue };
+        match e {
+            Expr::If(i) => {
+                accumulations(&i.then_branch.stmts, out);
+                let mut otherwise = i.else_branch.as_ref().map(|(_, e)| &**e);
+                while let Some(e) = otherwise {
+                    otherwise = match e {
+                        Expr::If(i) => {
+                            accumulations(&i.then_branch.stmts, out);
+                            i.else_branch.as_ref().map(|(_, e)| &**e)
+                        }
+                        Expr::Block(b) => {
+                            accumulations(&b.block.stmts, out);
+                            None
+                        }
+                        _ => None,
+                    };
+                }
+            }
+            Expr::Block(b) => accumulations(&b.block.stmts, out),
+            e => {
+                if let Some((acc, op, _)) = accumulation(e) {
+                    out.push((acc, op));
+                }
+            }
+        }
+    }
+}
+
+/// The first construct that rules a body out, as the word reported.
+fn forbidden(block: &Block) -> Option<&'static str> {
+    struct Find(Option<&'static str>);
+    impl<'ast> Visit<'ast> for Find {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            if self.0.is_some() {
+                return;
+            }
+            self.0 = match e {
+                Expr::Break(_) => Some("break"),
+                Expr::Continue(_) => Some("continue"),
+                Expr::Return(_) => Some("return"),
+                Expr::Try(_) => Some("try"),
+                Expr::Await(_) => Some("await"),
+                Expr::Yield(_) => Some("yield"),
+                Expr::Macro(_) => Some("macro"),
+                _ => None,
+            };
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_stmt_macro(&mut self, _: &'ast syn::StmtMacro) {
+            self.0 = self.0.or(Some("macro"));
+        }
+        fn visit_label(&mut self, _: &'ast syn::Label) {
+            self.0 = self.0.or(Some("label"));
+        }
+    }
+    let mut find = Find(None);
+    find.visit_block(block);
+    find.0
+}
+
+/// The source of `for pat in expr` (`into_iter`: a slice itself is allowed) or of an
+/// iterator chain's receiver (an iterator is needed).
+fn source(e: &Expr, env: &Env, into_iter: bool) -> Option<Source> {
+    match e {
+        Expr::Paren(p) => source(&p.expr, env, into_iter),
+        Expr::Group(g) => source(&g.expr, env, into_iter),
+        Expr::Range(r) if matches!(r.limits, syn::RangeLimits::HalfOpen(_)) => {
+            let (start, end) = (r.start.as_deref()?, r.end.as_deref()?);
+            match (env.ty(start), env.ty(end)) {
+                (Ty::Int(a), Ty::Int(b))
+                    if (a == Int::Usize || b == Int::Usize) && a != Int::Other && b != Int::Other =>
+                {
+                    Some(Source::Range { start: Box::new(start.clone()), end: Box::new(end.clone()) })
+                }
+                _ => None,
+            }
+        }
+        Expr::MethodCall(m) if m.method == "zip" && m.args.len() == 1 && m.turbofish.is_none() => {
+            let Some(Source::Slices(mut left)) = source(&m.receiver, env, false) else { return None };
+            let right = slice_iter(&m.args[0], env, true)?;
+            (left.len() == 1).then(|| {
+                left.push(right);
+                Source::Slices(left)
+            })
+        }
+        e => slice_iter(e, env, into_iter).map(|s| Source::Slices(vec![s])),
+    }
+}
+
+/// `x.iter()`, `x.iter().copied()`, `x.iter().cloned()`, and (where `into_iter` is
+/// allowed: a `for` source or a `zip` argument) `&x` or a shared slice `x`.
+fn slice_iter(e: &Expr, env: &Env, into_iter: bool) -> Option<SliceItem> {
+    let slice = |e: &Expr| -> Option<(Ident, Width, bool)> {
+        let ident = plain_ident(e)?;
+        match env.lookup(&ident.to_string())?.0 {
+            Ty::Slice { width, shared } => Some((ident, width, shared)),
+            _ => None,
+        }
+    };
+    match e {
+        Expr::Paren(p) => slice_iter(&p.expr, env, into_iter),
+        Expr::MethodCall(m) if m.args.is_empty() && m.turbofish.is_none() => match m.method.to_string().as_str() {
+            "iter" => slice(&m.receiver).map(|(slice, width, _)| SliceItem { slice, width, by_value: false }),
+            "copied" | "cloned" => match slice_iter(&m.receiver, env, false)? {
+                SliceItem { by_value: false, slice, width } => Some(SliceItem { slice, width, by_value: true }),
+                _ => None,
+            },
+            _ => None,
+        },
+        Expr::Reference(r) if r.mutability.is_none() && into_iter => {
+            slice(&r.expr).map(|(slice, width, _)| SliceItem { slice, width, by_value: false })
+        }
+        e if into_iter => match slice(e)? {
+            (slice, width, true) => Some(SliceItem { slice, width, by_value: false }),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The type of one element of `source`, or of each zipped element.
+fn item_types(source: &Source) -> Vec<Ty> {
+    match source {
+        Source::Range { .. } => vec![Ty::Int(Int::Usize)],
+        Source::Slices(s) => {
+            s.iter().map(|s| if s.by_value { Ty::Float(s.width) } else { Ty::FloatRef(s.width) }).collect()
+        }
+    }
+}
+
+/// Binds the element pattern in `env`: one element, or a pair pattern for `zip`.
+fn bind_items(env: &mut Env, pat: &Pat, source: &Source) {
+    let tys = item_types(source);
+    match (pat, tys.as_slice()) {
+        (pat, [one]) => env.bind_pat(pat, *one),
+        (Pat::Tuple(t), [a, b]) if t.elems.len() == 2 => {
+            env.bind_pat(&t.elems[0], *a);
+            env.bind_pat(&t.elems[1], *b);
+        }
+        (pat, _) => env.poison_pat(pat),
+    }
+}
+
+/// Checks a body: only pure `let`s, pure `if`s and accumulations of pure float terms
+/// that read no accumulator. Records each term's width against its accumulator.
+fn check_stmts(stmts: &[Stmt], env: &mut Env, accs: &mut [(Ident, Op, Width)]) -> Result<(), &'static str> {
+    let names: Vec<String> = accs.iter().map(|(i, ..)| i.to_string()).collect();
+    let reads = |e: &Expr| mentions(e.to_token_stream(), &names);
+    for stmt in stmts {
+        match stmt {
+            Stmt::Local(local) => {
+                let Some(init) = &local.init else { return Err("effect") };
+                if init.diverge.is_some() {
+                    return Err("effect");
+                }
+                if reads(&init.expr) {
+                    return Err("reads");
+                }
+                if pat_names(&local.pat).iter().any(|n| names.contains(n)) {
+                    return Err("shadow");
+                }
+                let ty = env.ty(&init.expr);
+                if ty == Ty::Unknown {
+                    return Err("effect");
+                }
+                env.bind_pat(&local.pat, ty);
+            }
+            Stmt::Expr(e, _) => check_expr(e, env, accs, &reads)?,
+            Stmt::Item(_) => return Err("effect"),
+            Stmt::Macro(_) => return Err("macro"),
+        }
+    }
+    Ok(())
+}
+
+fn check_expr(
+    e: &Expr,
+    env: &mut Env,
+    accs: &mut [(Ident, Op, Width)],
+    reads: &dyn Fn(&Expr) -> bool,
+) -> Result<(), &'static str> {
+    match e {
+        Expr::If(i) => {
+            if reads(&i.cond) {
+                return Err("reads");
+            }
+            if env.ty(&i.cond) != Ty::Bool {
+                return Err("effect");
+            }
+            check_block(&i.then_branch, env, accs)?;
+            match i.else_branch.as_ref().map(|(_, e)| &**e) {
+                None => Ok(()),
+                Some(e) => check_expr(e, env, accs, reads),
+            }
+        }
+        Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => check_block(&b.block, env, accs),
+        e => {
+            let Some((acc, op, term)) = accumulation(e) else { return Err("effect") };
+            if reads(term) {
+                return Err("reads");
+            }
+            let Some(entry) = accs.iter_mut().find(|(a, ..)| *a == acc) else { return Err("effect") };
+            if entry.1 != op {
+                return Err("mixed");
+            }
+            let width = env.ty(term).float_width().ok_or("type")?;
+            entry.2 = entry.2.unify(width).ok_or("type")?;
+            Ok(())
+        }
+    }
+}
+
+fn check_block(block: &Block, env: &mut Env, accs: &mut [(Ident, Op, Width)]) -> Result<(), &'static str> {
+    env.push();
+    let checked = check_stmts(&block.stmts, env, accs);
+    env.pop();
+    checked
+}
+
+/// Decides about `for pat in expr { body }`; `env` holds the names in scope before the loop.
+pub(crate) fn analyse_loop(f: &ExprForLoop, env: &Env) -> Verdict {
+    let mut found = Vec::new();
+    accumulations(&f.body.stmts, &mut found);
+    let Some(&(_, first)) = found.first() else { return Verdict::NotAReduction };
+    let source = source(&f.expr, env, true);
+    let idiom = format!("for {} {}", source.as_ref().map_or("?", Source::word), first.word());
+    let left = |reason| Verdict::LeftAlone { idiom: idiom.clone(), reason };
+    if f.label.is_some() {
+        return left("label");
+    }
+    if let Some(reason) = forbidden(&f.body) {
+        return left(reason);
+    }
+    let Some(source) = source else { return left("source") };
+    let mut accs: Vec<(Ident, Op, Width)> = Vec::new();
+    for (ident, op) in found {
+        if let Some(seen) = accs.iter().find(|(a, ..)| *a == ident) {
+            if seen.1 != op {
+                return left("mixed");
+            }
+            continue;
+        }
+        match env.lookup(&ident.to_string()) {
+            Some((Ty::Float(width), true)) => accs.push((ident, op, width)),
+            _ => return left("type"),
+        }
+    }
+    match plan(source, f.pat.as_ref().clone(), f.body.clone(), accs, env) {
+        Ok(plan) => Verdict::Rewrite { idiom, plan: Box::new(plan), init: None },
+        Err(reason) => left(reason),
+    }
+}
+
+/// Decides about an iterator chain ending in `.sum()`, `.product()` or `.fold(init, f)`.
+/// `expected` is the result type the context declares (`let s: f32 = …`, the function's
+/// return type), `acc` the hidden accumulator a rewrite would use.
+pub(crate) fn analyse_call(m: &ExprMethodCall, env: &Env, expected: Option<Width>, acc: &Ident) -> Verdict {
+    let method = m.method.to_string();
+    match (method.as_str(), m.args.len()) {
+        ("sum" | "product", 0) | ("fold", 2) => {}
+        _ => return Verdict::NotAReduction,
+    }
+    let (chain, map) = match &*m.receiver {
+        Expr::MethodCall(r) if r.method == "map" && r.args.len() == 1 && r.turbofish.is_none() => {
+            (&*r.receiver, Some(&r.args[0]))
+        }
+        e => (e, None),
+    };
+    let source = source(chain, env, false);
+    let word = source.as_ref().map_or("?", Source::word);
+    let idiom = match method.as_str() {
+        "fold" => format!("{word}.fold({})", fold_op(&m.args[1]).map_or("?", Op::word)),
+        _ => format!("{word}.{method}()"),
+    };
+    let left = |reason| Verdict::LeftAlone { idiom: idiom.clone(), reason };
+    let Some(source) = source else { return left("source") };
+    // The element pattern and the value the chain reduces, before any `fold` closure.
+    let item = Ident::new("__adaptive_x", proc_macro2::Span::mixed_site());
+    let (pat, value): (Pat, Expr) = match map {
+        None => (syn::parse_quote!(#item), syn::parse_quote!(#item)),
+        Some(Expr::Closure(c)) => match closure(c, 1) {
+            Some((mut params, body)) => (params.remove(0), body),
+            None => return left("effect"),
+        },
+        Some(_) => return left("effect"),
+    };
+    let planned = match method.as_str() {
+        "sum" | "product" => {
+            let width = match &m.turbofish {
+                Some(t) => match t.args.iter().collect::<Vec<_>>().as_slice() {
+                    [syn::GenericArgument::Type(ty)] => match Ty::of_type(ty) {
+                        Ty::Float(w) => Some(w),
+                        _ => None,
+                    },
+                    _ => None,
+                },
+                None => expected,
+            };
+            let Some(width) = width.filter(|w| *w != Width::Any) else { return left("type") };
+            let (op, init, body): (Op, Init, Block) = if method == "sum" {
+                (Op::Sum, Init::Sum(width), syn::parse_quote!({ #acc += #value; }))
+            } else {
+                (Op::Product, Init::Product(width), syn::parse_quote!({ #acc *= #value; }))
+            };
+            plan(source, pat, body, vec![(acc.clone(), op, width)], env).map(|p| (p, init))
+        }
+        _ => {
+            let init = &m.args[0];
+            let Some(init_width) = env.ty(init).float_width() else { return left("type") };
+            // The update of the hidden accumulator: a closure's element pattern is bound to `value`
+            // first (`let x = value; acc += t(x);`), a path (`f32::max`) takes `value` itself.
+            let (op, width, body): (Op, Width, Block) = match &m.args[1] {
+                Expr::Closure(c) => {
+                    let Some((params, body)) = closure(c, 2) else { return left("effect") };
+                    let Some(a) = pat_ident(&params[0]) else { return left("effect") };
+                    let Some((op, term)) = fold_body(&body, &a) else { return left("op") };
+                    let (element, update) = (&params[1], update(acc, op, term));
+                    (op, Width::Any, syn::parse_quote!({ let #element = #value; #update; }))
+                }
+                f => match path_extremum(f) {
+                    Some((op, width)) => {
+                        let update = update(acc, op, &value);
+                        (op, width, syn::parse_quote!({ #update; }))
+                    }
+                    None => return left("op"),
+                },
+            };
+            let Some(width) = init_width.unify(width) else { return left("type") };
+            plan(source, pat, body, vec![(acc.clone(), op, width)], env)
+                .map(|p| (p, Init::Fold(Box::new(init.clone()), width)))
+        }
+    };
+    match planned {
+        Ok((plan, init)) => Verdict::Rewrite { idiom, plan: Box::new(plan), init: Some(init) },
+        Err(reason) => left(reason),
+    }
+}
+
+/// `acc op= term` (or `acc = acc.max(term)`) for the hidden accumulator.
+fn update(acc: &Ident, op: Op, term: &Expr) -> Expr {
+    match op {
+        Op::Sum => syn::parse_quote!(#acc += #term),
+        Op::Product => syn::parse_quote!(#acc *= #term),
+        Op::Max => syn::parse_quote!(#acc = #acc.max(#term)),
+        Op::Min => syn::parse_quote!(#acc = #acc.min(#term)),
+    }
+}
+
+/// The operator of a `fold`'s function, for the idiom's name.
+fn fold_op(f: &Expr) -> Option<Op> {
+    match f {
+        Expr::Closure(c) if c.inputs.len() == 2 => {
+            let acc = pat_ident(&c.inputs[0])?;
+            fold_body(closure_body(&c.body)?, &acc).map(|(op, _)| op)
+        }
+        f => path_extremum(f).map(|(op, _)| op),
+    }
+}
+
+/// `f32::max`, `f64::min`, …: the operator and width.
+fn path_extremum(f: &Expr) -> Option<(Op, Width)> {
+    let Expr::Path(p) = f else { return None };
+    let segments: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let width = match segments.first().map(String::as_str) {
+        Some("f32") => Width::F32,
+        Some("f64") => Width::F64,
+        _ => return None,
+    };
+    match (p.qself.is_none() && p.path.segments.iter().all(|s| s.arguments.is_empty()), segments.as_slice()) {
+        (true, [_, op]) if op == "max" => Some((Op::Max, width)),
+        (true, [_, op]) if op == "min" => Some((Op::Min, width)),
+        _ => None,
+    }
+}
+
+/// The body of `|a, x| …` as an accumulation of `a`: `a + t`, `t + a`, `a * t`, `t * a`,
+/// `a.max(t)`, `f32::min(t, a)`, …, with `t` not reading `a`.
+fn fold_body<'e>(body: &'e Expr, acc: &Ident) -> Option<(Op, &'e Expr)> {
+    let is_acc = |e: &Expr| plain_ident(e).is_some_and(|i| i == *acc);
+    let (op, term) = match body {
+        Expr::Binary(b) => {
+            let op = match b.op {
+                BinOp::Add(_) => Op::Sum,
+                BinOp::Mul(_) => Op::Product,
+                _ => return None,
+            };
+            match (is_acc(&b.left), is_acc(&b.right)) {
+                (true, false) => (op, &*b.right),
+                (false, true) => (op, &*b.left),
+                _ => return None,
+            }
+        }
+        Expr::Paren(p) => return fold_body(&p.expr, acc),
+        e => extremum_of(e, acc)?,
+    };
+    (!mentions(term.to_token_stream(), &[acc.to_string()])).then_some((op, term))
+}
+
+/// A plain closure with `n` parameters: its parameter patterns and its body expression.
+fn closure(c: &syn::ExprClosure, n: usize) -> Option<(Vec<Pat>, Expr)> {
+    let plain = c.attrs.is_empty()
+        && c.lifetimes.is_none()
+        && c.constness.is_none()
+        && c.movability.is_none()
+        && c.asyncness.is_none()
+        && matches!(c.output, syn::ReturnType::Default);
+    if !plain || c.inputs.len() != n {
+        return None;
+    }
+    Some((c.inputs.iter().cloned().collect(), closure_body(&c.body)?.clone()))
+}
+
+/// A closure's body as one expression: `x * x`, or `{ x * x }`.
+fn closure_body(body: &Expr) -> Option<&Expr> {
+    match body {
+        Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => match b.block.stmts.as_slice() {
+            [Stmt::Expr(e, None)] => Some(e),
+            _ => None,
+        },
+        e => Some(e),
+    }
+}
+
+/// `a` or `a: T` (or `mut a`): the identifier.
+fn pat_ident(p: &Pat) -> Option<Ident> {
+    match p {
+        Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => Some(i.ident.clone()),
+        Pat::Type(t) => pat_ident(&t.pat),
+        _ => None,
+    }
+}
+
+/// Checks a reduction's body against its source and accumulators and plans its rewrite.
+fn plan(
+    source: Source,
+    pat: Pat,
+    body: Block,
+    mut accs: Vec<(Ident, Op, Width)>,
+    env: &Env,
+) -> Result<Plan, &'static str> {
+    if matches!(source, Source::Range { .. }) && !matches!(&pat, Pat::Wild(_)) && pat_ident(&pat).is_none() {
+        return Err("source");
+    }
+    let names: Vec<String> = accs.iter().map(|(i, ..)| i.to_string()).collect();
+    if pat_names(&pat).iter().any(|n| names.contains(n)) {
+        return Err("shadow");
+    }
+    let mut inner = env.clone();
+    inner.push();
+    bind_items(&mut inner, &pat, &source);
+    check_stmts(&body.stmts, &mut inner, &mut accs)?;
+    if accs.iter().any(|(_, op, w)| matches!(op, Op::Max | Op::Min) && *w == Width::Any) {
+        return Err("type");
+    }
+    let hoists = match (&source, pat_ident(&pat)) {
+        (Source::Range { .. }, Some(index)) => hoists(&body, &index, env),
+        _ => Vec::new(),
+    };
+    let lanes = if accs.iter().all(|(_, _, w)| *w == Width::F32) { 32 } else { 16 };
+    let accs = accs.into_iter().map(|(ident, op, _)| Acc { ident, op }).collect();
+    Ok(Plan { source, pat, body, accs, hoists, lanes })
+}
+
+/// The reads `x[i]`, `x[base + i]`, `x[i + base]` of a range loop's body over `index`,
+/// where `x` is a float slice from outside the loop and `base` an integer expression of
+/// names from outside the loop: grouped by slice and base.
+fn hoists(body: &Block, index: &Ident, env: &Env) -> Vec<(Hoist, Vec<Expr>)> {
+    struct Reads<'a> {
+        index: &'a Ident,
+        env: &'a Env,
+        locals: Vec<String>,
+        found: Vec<(Hoist, String, Vec<Expr>)>,
+    }
+    impl<'ast> Visit<'ast> for Reads<'_> {
+        fn visit_expr_index(&mut self, e: &'ast syn::ExprIndex) {
+            syn::visit::visit_expr_index(self, e);
+            let Some(slice) = plain_ident(&e.expr) else { return };
+            let name = slice.to_string();
+            if self.locals.contains(&name) || !matches!(self.env.lookup(&name), Some((Ty::Slice { .. }, _))) {
+                return;
+            }
+            let is_index = |e: &Expr| plain_ident(e).is_some_and(|i| i == *self.index);
+            let invariant = |e: &Expr| {
+                !mentions(e.to_token_stream(), &self.locals) && matches!(self.env.ty(e), Ty::Int(Int::Usize | Int::Lit))
+            };
+            let base = match &*e.index {
+                i if is_index(i) => None,
+                Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
+                    if is_index(&b.right) && invariant(&b.left) {
+                        Some((*b.left).clone())
+                    } else if is_index(&b.left) && invariant(&b.right) {
+                        Some((*b.right).clone())
+                    } else {
+                        return;
+                    }
+                }
+                _ => return,
+            };
+            let key = format!("{name}[{}]", base.as_ref().map_or(String::new(), |b| b.to_token_stream().to_string()));
+            match self.found.iter_mut().find(|(_, k, _)| *k == key) {
+                Some((_, _, reads)) => reads.push(Expr::Index(e.clone())),
+                None => self.found.push((Hoist { slice, base }, key, vec![Expr::Index(e.clone())])),
+            }
+        }
+    }
+    let mut locals = vec![index.to_string()];
+    struct Lets<'a>(&'a mut Vec<String>);
+    impl<'ast> Visit<'ast> for Lets<'_> {
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            self.0.extend(pat_names(&l.pat));
+            syn::visit::visit_local(self, l);
+        }
+    }
+    Lets(&mut locals).visit_block(body);
+    let mut reads = Reads { index, env, locals, found: Vec::new() };
+    reads.visit_block(body);
+    reads.found.into_iter().map(|(hoist, _, exprs)| (hoist, exprs)).collect()
+}
+
+/// Binds a `for` loop's pattern in `env` for the walk of its body: typed when its
+/// source is one this module knows, unknown otherwise.
+pub(crate) fn bind_loop_pattern(env: &mut Env, pat: &Pat, expr: &Expr) {
+    match source(expr, env, true) {
+        Some(source) => bind_items(env, pat, &source),
+        None => env.poison_pat(pat),
+    }
+}

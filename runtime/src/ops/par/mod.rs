@@ -1,0 +1,61 @@
+//! The Parallel backend: every op of [`scalar`](super::scalar) with the same
+//! signature, shape checks and empty/NaN conventions, computed by running the
+//! [`simd`](super::simd) ops on chunks of the input across a rayon thread pool.
+//!
+//! # When it forks
+//! An input is cut into chunks of at least a *grain* of work, per kind of op
+//! (`split.rs`, `Grain`): the work a single-threaded SIMD op needs to
+//! outlast several fork–joins. One fork–join (waking a pool thread and
+//! joining it) measured 7–11 µs on idle cores and 16–29 µs on the 2-vCPU
+//! benchmark VM while other jobs ran (BENCHMARKS.md, "ops::par"), so a grain
+//! is 40–100 µs of SIMD work there. An input of fewer than two grains (one
+//! for `matmul`) runs the [`simd`](super::simd) op on the whole input, at
+//! SIMD's cost plus a few nanoseconds; so do larger inputs on a rayon worker
+//! thread or when [`threads`] is 1, except that reductions and `softmax` then
+//! run their chunks one after another, so that their result does not change.
+//!
+//! # Results
+//! - Element-wise ops, `matvec`, `transpose`, `conv2d`: bit-identical to
+//!   [`simd`](super::simd) (each output element is computed by the same SIMD op).
+//! - Reductions and `softmax`: one partial per chunk, combined on the calling
+//!   thread in chunk order. Chunk boundaries depend only on the input's
+//!   length, so a result depends only on the input, never on the thread
+//!   count or on which thread ran which chunk; it differs from Scalar's
+//!   left-to-right sum within the same bound as SIMD's (tests/ops_par.rs).
+//! - `matmul`: one or two bands of rows per thread (each a call of the GEMM
+//!   kernel SIMD uses), so a result depends on the input and the thread
+//!   count, and each element stays within SIMD's bound of Scalar.
+//!
+//! # Threads
+//! [`threads`] says how many threads a call made here uses; [`with_threads`]
+//! runs a closure at a given count. By default the ops run on rayon's global
+//! pool (`RAYON_NUM_THREADS`, else the available parallelism);
+//! `ADAPTIVE_KERNEL_THREADS=N` gives them a dedicated pool of N threads (a
+//! bad value is reported once, naming the variable and the accepted values,
+//! and ignored). A call from inside a rayon task does not fork again: see
+//! `threads.rs` for why and how that avoids deadlock and oversubscription.
+
+mod elementwise;
+mod matrix;
+mod reduce;
+mod split;
+mod threads;
+
+pub use crate::config::{parse_threads, ENV_THREADS};
+pub use elementwise::{add, axpy, div, exp, gelu, mul, relu, scale, sigmoid, softmax, sub, tanh};
+pub use matrix::{conv2d, matmul, matvec, transpose};
+pub use reduce::{dot, max, mean, min, norm_l2, sum};
+pub use threads::{threads, with_threads};
+
+/// The grains, for tests and benches that must size inputs across them.
+#[doc(hidden)]
+pub use split::Grain;
+
+/// One fork–join with no work, as a par op above its grain does it: one
+/// empty task per thread on the pool a call made here would use. For the
+/// `par` bench's fork–join cost; not part of the op set.
+#[doc(hidden)]
+pub fn fork_join() {
+    let team = threads::Team::here();
+    split::map_chunks(&team, vec![(); team.threads()], |_, ()| ());
+}

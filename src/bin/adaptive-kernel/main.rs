@@ -1,0 +1,275 @@
+//! `adaptive-kernel`: inspect and manage the history file that adaptive kernels
+//! learn into.
+//!
+//! ```sh
+//! cargo install --path .                       # or: cargo run --release --bin adaptive-kernel -- …
+//! adaptive-kernel report                       # per machine entry and kernel: the per-bucket table
+//! adaptive-kernel report --kernel tour::dot    # one kernel
+//! adaptive-kernel report --json                # the same as JSON (schema below)
+//! adaptive-kernel report --plot docs/x.svg     # time against size, log–log, one panel per kernel
+//! adaptive-kernel calibrate                    # measure the cost model now, save it for this machine
+//! adaptive-kernel clear [--kernel NAME]        # remove entries (under the library's lock)
+//! ```
+//!
+//! Every subcommand takes `--history PATH`; the default is the file the library
+//! uses: `ADAPTIVE_KERNEL_HISTORY` if set, else
+//! `$XDG_CACHE_HOME/adaptive-kernel/history.json` (or `~/.cache/…`).
+//!
+//! # Exit status
+//!
+//! 0 on success; 2 when the history file is corrupt, not a history file, from a
+//! newer version, unreadable or cannot be written (the message names the file and
+//! what is wrong; the file is not modified), and for a usage error; 1 for other
+//! failures (`--kernel` names no kernel in the file, the plot cannot be written).
+//!
+//! # `report --json`, schema 1
+//!
+//! One JSON object. Fields are only added within a schema version; a removed or
+//! changed field bumps `schema`. Times are nanoseconds, backends are named
+//! `"Scalar"`, `"Simd"` and `"Gpu"`, complexities `"Low"`, `"Medium"`, `"High"`.
+//!
+//! ```json
+//! {
+//!   "schema": 1,
+//!   "history": "/home/me/.cache/adaptive-kernel/history.json",
+//!   "exists": true,                       // false: no file yet, "machines" is empty
+//!   "format_version": 2,                  // the history file's format (null when none)
+//!   "machines": [                         // this machine's entry first, then by key
+//!     {
+//!       "key": "9b1c0d6e2f3a4b5c",        // hash of CPU, CPU features, crate version
+//!       "this_machine": true,
+//!       "cpu": "x86_64 AMD EPYC 7B13",
+//!       "cpu_features": ["sse4.2", "avx", "avx2", "fma"],
+//!       "gpu": null,                      // or "adapter | driver | info | API | vendor:device"
+//!       "crate_version": "0.1.0",
+//!       "calibration": {                  // null when none was saved; SI units
+//!         "scalar_flops": 2.1e9, "simd_flops": 4.5e10, "mem_bandwidth": 1.2e10,
+//!         "gpu_flops": 1e12, "transfer_bandwidth": 8e9, "gpu_latency": 1e-4,
+//!         "cpu_call_latency": 6e-8, "gpu_available": false
+//!       },
+//!       "kernels": [                      // by name
+//!         {
+//!           "name": "tour::dot",
+//!           "complexity": "Medium",
+//!           "token_hash": "9f0c5e1a2b3c4d5e",
+//!           "buckets": [                  // smallest sizes first
+//!             {
+//!               "sizes": [2049, 4096],    // first and last size, inclusive
+//!               "typical_size": 4096,
+//!               "chosen": "Simd",         // null while exploring
+//!               "backends": [             // measured ones, Scalar, Simd, Gpu order
+//!                 { "backend": "Scalar", "count": 4, "median_ns": 2510.0 },
+//!                 { "backend": "Simd", "count": 52, "median_ns": 402.5 }
+//!               ]
+//!             }
+//!           ],
+//!           "crossovers": [               // where the chosen backend changes
+//!             { "size": 2049, "below": 2048, "from": "Scalar", "to": "Simd" }
+//!           ]
+//!         }
+//!       ]
+//!     }
+//!   ]
+//! }
+//! ```
+//!
+//! A crossover compares consecutive *settled* buckets: `to` is chosen from
+//! `size` on, `from` was chosen up to `below` (buckets between them were not
+//! measured or are still exploring).
+
+mod model;
+mod plot;
+mod text;
+mod units;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use adaptive_kernel::config::{self, HistorySetting};
+use adaptive_kernel::{CostModel, Fingerprint, HistoryError};
+use clap::{Args, Parser, Subcommand};
+
+use model::Report;
+
+/// Inspect and manage the history file adaptive kernels learn into.
+#[derive(Debug, Parser)]
+#[command(name = "adaptive-kernel", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print what was learned: per machine entry and kernel, each size bucket's
+    /// median time per backend and the chosen backend, and the crossovers.
+    Report {
+        /// Only this kernel (its full name, as printed by `report`).
+        #[arg(long, value_name = "NAME")]
+        kernel: Option<String>,
+        /// Print JSON (schema 1, documented in the README) instead of a table.
+        #[arg(long, conflicts_with = "plot")]
+        json: bool,
+        /// Write an SVG plot instead: time against size per backend, log–log, one
+        /// panel per kernel, chosen ranges shaded, crossovers marked.
+        #[arg(long, value_name = "OUT.svg")]
+        plot: Option<PathBuf>,
+        #[command(flatten)]
+        history: HistoryArg,
+    },
+    /// Measure the cost model's figures on this machine now (CPU, and the GPU when
+    /// a usable one exists under ADAPTIVE_KERNEL_GPU), print them and save them into
+    /// this machine's entry, so programs start with them instead of calibrating.
+    Calibrate {
+        #[command(flatten)]
+        history: HistoryArg,
+    },
+    /// Remove entries from the history file: every machine's entry, or one kernel's
+    /// table from every entry. Takes the library's lock (`<file>.lock`).
+    Clear {
+        /// Remove only this kernel's tables.
+        #[arg(long, value_name = "NAME")]
+        kernel: Option<String>,
+        #[command(flatten)]
+        history: HistoryArg,
+    },
+}
+
+#[derive(Debug, Args)]
+struct HistoryArg {
+    /// The history file [default: $ADAPTIVE_KERNEL_HISTORY, else
+    /// $XDG_CACHE_HOME/adaptive-kernel/history.json]
+    #[arg(long, value_name = "PATH")]
+    history: Option<PathBuf>,
+}
+
+/// A failure, with its exit status.
+struct Failure {
+    status: u8,
+    message: String,
+}
+
+impl From<HistoryError> for Failure {
+    fn from(e: HistoryError) -> Failure {
+        let message = match e {
+            HistoryError::Corrupt { path, reason } => {
+                format!("history file {} is corrupt: {reason}; it was not modified", path.display())
+            }
+            HistoryError::Refused { path, reason } => {
+                format!("history file {}: {reason}; it was not modified", path.display())
+            }
+            HistoryError::Io { path, source } => format!("history file {}: {source}", path.display()),
+            other => other.to_string(),
+        };
+        Failure { status: 2, message }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Report { kernel, json, plot, history } => {
+            history.path().and_then(|p| report(&p, kernel.as_deref(), json, plot))
+        }
+        Command::Calibrate { history } => history.path().and_then(|p| calibrate(&p)),
+        Command::Clear { kernel, history } => history.path().and_then(|p| clear(&p, kernel.as_deref())),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("error: {}", f.message);
+            ExitCode::from(f.status)
+        }
+    }
+}
+
+impl HistoryArg {
+    /// `--history`, else the library's file; a failure (status 2) when there is none.
+    fn path(self) -> Result<PathBuf, Failure> {
+        let none = |why: &str| Failure { status: 2, message: format!("no history file: {why}; pass --history PATH") };
+        match self.history {
+            Some(p) => Ok(p),
+            None => match config::history_setting() {
+                HistorySetting::Path(p) => Ok(p),
+                HistorySetting::Default => {
+                    adaptive_kernel::default_path().ok_or_else(|| none("neither XDG_CACHE_HOME nor HOME is set"))
+                }
+                HistorySetting::Off => Err(none("ADAPTIVE_KERNEL_HISTORY is `off`")),
+            },
+        }
+    }
+}
+
+fn report(path: &Path, kernel: Option<&str>, json: bool, plot: Option<PathBuf>) -> Result<(), Failure> {
+    let file = adaptive_kernel::read_history(path)?;
+    let report = Report::new(path, file, kernel);
+    if let Some(name) = kernel {
+        if report.kernel_names().is_empty() {
+            let all = Report::new(path, adaptive_kernel::read_history(path)?, None);
+            let known = all.kernel_names().join(", ");
+            let known = if known.is_empty() { "none".to_owned() } else { known };
+            return Err(Failure {
+                status: 1,
+                message: format!("no kernel named `{name}` in {} (kernels: {known})", path.display()),
+            });
+        }
+    }
+    if let Some(out) = plot {
+        let svg = plot::svg(&report).map_err(|message| Failure { status: 1, message })?;
+        std::fs::write(&out, svg)
+            .map_err(|e| Failure { status: 1, message: format!("cannot write {}: {e}", out.display()) })?;
+        println!(
+            "wrote {} ({} kernels)",
+            out.display(),
+            report.machines.iter().map(|m| m.kernels.len()).sum::<usize>()
+        );
+    } else if json {
+        let doc = serde_json::to_string_pretty(&report).expect("the report serializes");
+        println!("{doc}");
+    } else {
+        print!("{}", text::render(&report));
+    }
+    Ok(())
+}
+
+fn calibrate(path: &Path) -> Result<(), Failure> {
+    // Refuse a bad file before spending the time to measure.
+    adaptive_kernel::read_history(path)?;
+    let started = Instant::now();
+    let model = CostModel::calibrate();
+    let took = started.elapsed();
+    let p = model.params();
+    let fp = Fingerprint::current();
+    println!("calibrated in {:.2} s on {}", took.as_secs_f64(), fp.cpu);
+    println!("  Scalar throughput   {:>10.2} GFLOP/s", p.scalar_flops / 1e9);
+    println!("  SIMD throughput     {:>10.2} GFLOP/s", p.simd_flops / 1e9);
+    println!("  memory bandwidth    {:>10.2} GB/s", p.mem_bandwidth / 1e9);
+    println!("  CPU call latency    {:>10.1} ns", p.cpu_call_latency * 1e9);
+    if p.gpu_available {
+        println!("  GPU throughput      {:>10.2} GFLOP/s", p.gpu_flops / 1e9);
+        println!("  GPU transfer        {:>10.2} GB/s", p.transfer_bandwidth / 1e9);
+        println!("  GPU call latency    {:>10.1} µs", p.gpu_latency * 1e6);
+        println!("  GPU                 {}", adaptive_kernel::ops::gpu::health());
+    } else {
+        println!("  GPU                 {}", adaptive_kernel::ops::gpu::health());
+    }
+    adaptive_kernel::save_calibration(path, p)?;
+    println!("saved into {} (this machine's entry {})", path.display(), fp.key());
+    Ok(())
+}
+
+fn clear(path: &Path, kernel: Option<&str>) -> Result<(), Failure> {
+    let removed = adaptive_kernel::clear_history(path, kernel)?;
+    match kernel {
+        None => {
+            println!("removed {removed} machine entr{} from {}", if removed == 1 { "y" } else { "ies" }, path.display())
+        }
+        Some(k) => println!(
+            "removed kernel `{k}` from {removed} machine entr{} in {}",
+            if removed == 1 { "y" } else { "ies" },
+            path.display()
+        ),
+    }
+    Ok(())
+}

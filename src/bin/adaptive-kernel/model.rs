@@ -1,0 +1,198 @@
+//! What `report` shows, built once from a history file: the machine entries,
+//! their kernels and per-bucket rows with each backend's median time, and the
+//! crossovers. The text table, the JSON document and the plot all render this
+//! model, so they cannot disagree. Its `Serialize` form *is* the `--json`
+//! schema documented in `main.rs`: a field renamed here is a schema change.
+
+use std::path::Path;
+
+use adaptive_kernel::{Backend, CostParams, Fingerprint, HistoryFile, OpComplexity};
+use serde::Serialize;
+
+/// The version of the `--json` schema; bumped on any incompatible change.
+pub(crate) const SCHEMA: u32 = 1;
+
+/// The whole report (the `--json` document).
+#[derive(Debug, Serialize)]
+pub(crate) struct Report {
+    /// [`SCHEMA`].
+    pub(crate) schema: u32,
+    /// The history file read.
+    pub(crate) history: String,
+    /// Whether the file existed (a missing file reports no machines).
+    pub(crate) exists: bool,
+    /// The history file's format version.
+    pub(crate) format_version: Option<u32>,
+    /// Machine entries, this machine's first, then by key.
+    pub(crate) machines: Vec<Machine>,
+}
+
+/// One machine entry.
+#[derive(Debug, Serialize)]
+pub(crate) struct Machine {
+    /// The entry's key (a hash of CPU, CPU features and crate version).
+    pub(crate) key: String,
+    /// Whether the key is this machine's (with this build of the crate).
+    pub(crate) this_machine: bool,
+    /// The fingerprint as recorded.
+    pub(crate) cpu: String,
+    pub(crate) cpu_features: Vec<String>,
+    pub(crate) gpu: Option<String>,
+    pub(crate) crate_version: String,
+    /// The cost model's figures, as in the history file (SI units: FLOP/s, B/s, s).
+    pub(crate) calibration: Option<CostParams>,
+    /// Kernels by name.
+    pub(crate) kernels: Vec<Kernel>,
+}
+
+/// One kernel's learned table on one machine.
+#[derive(Debug, Serialize)]
+pub(crate) struct Kernel {
+    pub(crate) name: String,
+    pub(crate) complexity: OpComplexity,
+    pub(crate) token_hash: String,
+    /// Smallest sizes first.
+    pub(crate) buckets: Vec<Bucket>,
+    /// Where the chosen backend changes between consecutive settled buckets.
+    pub(crate) crossovers: Vec<Crossover>,
+}
+
+/// One size bucket.
+#[derive(Debug, Serialize)]
+pub(crate) struct Bucket {
+    /// First and last size, inclusive.
+    pub(crate) sizes: [usize; 2],
+    pub(crate) typical_size: usize,
+    /// `null` while the bucket was still exploring.
+    pub(crate) chosen: Option<Backend>,
+    /// Measured backends, in Scalar, SIMD, GPU order.
+    pub(crate) backends: Vec<Timing>,
+}
+
+/// One backend's timing in one bucket.
+#[derive(Debug, Serialize)]
+pub(crate) struct Timing {
+    pub(crate) backend: Backend,
+    /// Samples over the entry's life.
+    pub(crate) count: u64,
+    /// Median of the kept samples, in nanoseconds (`null` when none is kept).
+    pub(crate) median_ns: Option<f64>,
+}
+
+/// A change of the chosen backend between two consecutive settled buckets.
+#[derive(Debug, Serialize, PartialEq)]
+pub(crate) struct Crossover {
+    /// The first size of the bucket where `to` is chosen.
+    pub(crate) size: usize,
+    /// The last size of the previous settled bucket, where `from` was chosen.
+    pub(crate) below: usize,
+    pub(crate) from: Backend,
+    pub(crate) to: Backend,
+}
+
+impl Report {
+    /// The report of `file` (read from `path`; `None` when there was none), keeping
+    /// only the kernel named `kernel` when given.
+    pub(crate) fn new(path: &Path, file: Option<HistoryFile>, kernel: Option<&str>) -> Report {
+        let here = Fingerprint::current().key();
+        let exists = file.is_some();
+        let format_version = file.as_ref().map(|f| f.version);
+        let mut machines: Vec<Machine> = file
+            .map(|f| f.machines)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(key, m)| Machine {
+                this_machine: key == here,
+                key,
+                cpu: m.fingerprint.cpu,
+                cpu_features: m.fingerprint.cpu_features,
+                gpu: m.fingerprint.gpu,
+                crate_version: m.fingerprint.crate_version,
+                calibration: m.calibration,
+                kernels: m
+                    .kernels
+                    .into_iter()
+                    .filter(|(name, _)| kernel.is_none_or(|k| k == name))
+                    .map(|(name, k)| {
+                        let mut buckets: Vec<Bucket> = k
+                            .buckets
+                            .into_iter()
+                            .map(|b| {
+                                let mut backends: Vec<Timing> = b
+                                    .timings
+                                    .iter()
+                                    .map(|t| Timing { backend: t.backend, count: t.count, median_ns: t.median_ns() })
+                                    .collect();
+                                backends.sort_by_key(|t| t.backend);
+                                Bucket { sizes: b.sizes, typical_size: b.typical_size, chosen: b.chosen, backends }
+                            })
+                            .collect();
+                        buckets.sort_by_key(|b| b.sizes);
+                        let crossovers = crossovers(&buckets);
+                        Kernel { name, complexity: k.complexity, token_hash: k.token_hash, buckets, crossovers }
+                    })
+                    .collect(),
+            })
+            .collect();
+        machines.sort_by(|a, b| b.this_machine.cmp(&a.this_machine).then_with(|| a.key.cmp(&b.key)));
+        Report { schema: SCHEMA, history: path.display().to_string(), exists, format_version, machines }
+    }
+
+    /// Every kernel name in the report.
+    pub(crate) fn kernel_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> =
+            self.machines.iter().flat_map(|m| m.kernels.iter().map(|k| k.name.as_str())).collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+}
+
+impl Bucket {
+    /// The median time of `backend` here, in nanoseconds.
+    pub(crate) fn median_ns(&self, backend: Backend) -> Option<f64> {
+        self.backends.iter().find(|t| t.backend == backend).and_then(|t| t.median_ns)
+    }
+}
+
+/// The crossovers of settled buckets, smallest sizes first (exploring buckets are skipped).
+fn crossovers(buckets: &[Bucket]) -> Vec<Crossover> {
+    let settled = buckets.iter().filter_map(|b| Some((b.sizes, b.chosen?)));
+    let mut out = Vec::new();
+    let mut previous: Option<([usize; 2], Backend)> = None;
+    for (sizes, chosen) in settled {
+        if let Some((below, from)) = previous.filter(|&(_, from)| from != chosen) {
+            out.push(Crossover { size: sizes[0], below: below[1], from, to: chosen });
+        }
+        previous = Some((sizes, chosen));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bucket(lo: usize, hi: usize, chosen: Option<Backend>) -> Bucket {
+        Bucket { sizes: [lo, hi], typical_size: lo, chosen, backends: vec![] }
+    }
+
+    #[test]
+    fn crossovers_skip_exploring_buckets_and_repeat_choices() {
+        let b = [
+            bucket(1, 1, Some(Backend::Scalar)),
+            bucket(2, 3, Some(Backend::Scalar)),
+            bucket(4, 7, None),
+            bucket(8, 15, Some(Backend::Simd)),
+            bucket(16, 31, Some(Backend::Gpu)),
+        ];
+        assert_eq!(
+            crossovers(&b),
+            vec![
+                Crossover { size: 8, below: 3, from: Backend::Scalar, to: Backend::Simd },
+                Crossover { size: 16, below: 15, from: Backend::Simd, to: Backend::Gpu },
+            ]
+        );
+        assert!(crossovers(&b[..2]).is_empty());
+    }
+}

@@ -1,0 +1,112 @@
+//! The report as a table for people: per machine entry its fingerprint and
+//! calibration, per kernel one row per size bucket (each backend's median time,
+//! the chosen backend) and a sentence per crossover.
+
+use std::fmt::Write;
+
+use adaptive_kernel::{Backend, CostParams};
+
+use crate::model::{Crossover, Kernel, Machine, Report};
+use crate::units::{duration, thousands};
+
+/// The whole report as text.
+pub(crate) fn render(report: &Report) -> String {
+    let mut out = String::new();
+    if !report.exists {
+        let _ = writeln!(out, "history {}: no file yet (nothing learned on this path)", report.history);
+        return out;
+    }
+    let version = report.format_version.map_or(String::new(), |v| format!(" (format {v})"));
+    let _ = writeln!(out, "history {}{version}", report.history);
+    if report.machines.is_empty() {
+        let _ = writeln!(out, "  no machine entries");
+    }
+    for m in &report.machines {
+        out.push('\n');
+        machine(&mut out, m);
+    }
+    out
+}
+
+fn machine(out: &mut String, m: &Machine) {
+    let here = if m.this_machine { " (this machine)" } else { "" };
+    let _ = writeln!(out, "machine {}{here}", m.key);
+    let _ = writeln!(out, "  CPU     {} [{}]", m.cpu, m.cpu_features.join(" "));
+    let _ = writeln!(out, "  GPU     {}", m.gpu.as_deref().unwrap_or("none recorded"));
+    let _ = writeln!(out, "  crate   {}", m.crate_version);
+    match &m.calibration {
+        Some(c) => {
+            let _ = writeln!(out, "  calibration  {}", calibration_line(c));
+        }
+        None => {
+            let _ = writeln!(out, "  calibration  none saved");
+        }
+    }
+    if m.kernels.is_empty() {
+        let _ = writeln!(out, "  no kernels");
+    }
+    for k in &m.kernels {
+        out.push('\n');
+        kernel(out, k);
+    }
+}
+
+/// The calibration figures in one line, with units.
+pub(crate) fn calibration_line(c: &CostParams) -> String {
+    let mut s = format!(
+        "Scalar {:.2} GFLOP/s, SIMD {:.2} GFLOP/s, memory {:.1} GB/s, CPU call {:.0} ns",
+        c.scalar_flops / 1e9,
+        c.simd_flops / 1e9,
+        c.mem_bandwidth / 1e9,
+        c.cpu_call_latency * 1e9
+    );
+    if c.gpu_available {
+        let _ = write!(
+            s,
+            ", GPU {:.1} GFLOP/s, transfer {:.2} GB/s, GPU call {:.1} µs",
+            c.gpu_flops / 1e9,
+            c.transfer_bandwidth / 1e9,
+            c.gpu_latency * 1e6
+        );
+    } else {
+        s.push_str(", no GPU");
+    }
+    s
+}
+
+fn kernel(out: &mut String, k: &Kernel) {
+    let _ = writeln!(out, "  kernel {} ({}, token {})", k.name, k.complexity, k.token_hash);
+    let _ = write!(out, "    {:>27}", "sizes");
+    for backend in Backend::ALL {
+        let _ = write!(out, "  {backend:>12}");
+    }
+    let _ = writeln!(out, "  chosen");
+    for b in &k.buckets {
+        let sizes = format!("{}..={}", thousands(b.sizes[0]), thousands(b.sizes[1]));
+        let _ = write!(out, "    {sizes:>27}");
+        for backend in Backend::ALL {
+            let cell = b.median_ns(backend).map_or("-".to_owned(), duration);
+            let _ = write!(out, "  {cell:>12}");
+        }
+        let chosen = b.chosen.map_or("exploring".to_owned(), |c| c.to_string());
+        let _ = writeln!(out, "  {chosen}");
+    }
+    if k.buckets.is_empty() {
+        let _ = writeln!(out, "    no buckets");
+    }
+    for c in &k.crossovers {
+        let _ = writeln!(out, "    {}", sentence(c));
+    }
+}
+
+/// "SIMD beats Scalar from 4,096 elements (Scalar was chosen up to 2,047)."
+pub(crate) fn sentence(c: &Crossover) -> String {
+    format!(
+        "{} beats {} from {} elements ({} was chosen up to {}).",
+        c.to,
+        c.from,
+        thousands(c.size),
+        c.from,
+        thousands(c.below)
+    )
+}
