@@ -4,8 +4,10 @@
 //! decades (64 … 4M elements, matmul sides 8 … 512), small sizes called more
 //! often than large ones. Every policy runs on it in the same process:
 //!
-//! - **always Scalar / SIMD / GPU**: `k::scalar(..)`, `k::simd(..)`, `k::gpu(..)`
-//!   called directly (GPU only where the kernel has a GPU variant and a GPU is usable);
+//! - **always Scalar / SIMD / Parallel / GPU**: `k::scalar(..)`, `k::simd(..)`,
+//!   `k::parallel(..)`, `k::gpu(..)` called directly (Parallel only where the kernel has a
+//!   Parallel variant: the `ops` kernels and `poly`; GPU only where it has a GPU variant and
+//!   a GPU is usable);
 //! - **MoE table** (`BackendSelector::select_with_moe`) and **5× rule**
 //!   (`BackendSelector::select_backend(bytes, flops)`): stateless; a GPU answer for a
 //!   kernel without a GPU variant, or without a usable GPU, runs SIMD (the router's veto);
@@ -13,7 +15,8 @@
 //!   `softmax`, `sin`; `Matrix::matmul`, `convolve2d`), inputs prebuilt outside the timing;
 //! - **adaptive cold / warm**: the routed wrapper `k(..)`, first with nothing learned,
 //!   then in a second pass with the tables the first pass learned (same process);
-//! - **oracle**: per (kernel, size), the variant with the lowest median in that pass.
+//! - **oracle**: per (kernel, size), the variant with the lowest median in that pass, among
+//!   every variant the router may run (Parallel included).
 //!
 //! Each item of the workload calls every measured policy once, in a random order,
 //! so all of them see the same machine load; a stateless rule's cost per call is the
@@ -125,10 +128,11 @@ fn poly_into(x: &[f32], out: &mut [f32]) {
     }
 }
 
-/// A degree-16 polynomial per element. Scalar: the loop on one thread. SIMD
-/// (`simd = path`): the same loop split over every core with `std::thread::scope`,
-/// a thread spawned per call (a fixed cost only large inputs repay).
-#[adaptive_kernel(complexity = "Low", simd = poly_threaded)]
+/// A degree-16 polynomial per element. Scalar: the loop on one thread; SIMD: the same
+/// loop compiled for the CPU's vector unit. Parallel (`parallel = path`): the loop split
+/// over every core with `std::thread::scope`, a thread spawned per call (a fixed cost only
+/// large inputs repay).
+#[adaptive_kernel(complexity = "Low", parallel = poly_threaded)]
 fn poly(x: &[f32]) -> Vec<f32> {
     let mut out = vec![0.0; x.len()];
     poly_into(x, &mut out);
@@ -359,14 +363,21 @@ fn workload(pairs: &[Pair]) -> Vec<usize> {
 enum How {
     Scalar,
     Simd,
+    Parallel,
     Gpu,
     Trueno,
     Routed,
 }
 
 /// Measured calls per item: the three variants and trueno, by index.
-const DIRECT: [How; 4] = [How::Scalar, How::Simd, How::Gpu, How::Trueno];
-const TRUENO: usize = 3;
+/// Measured calls per item, by index: the variants at their [`Backend::index`], then trueno.
+const DIRECT: [How; SLOTS] = [How::Scalar, How::Simd, How::Parallel, How::Gpu, How::Trueno];
+/// The variants (every [`Backend`]).
+const BACKENDS: usize = Backend::COUNT;
+/// Where trueno's timings go, after the variants.
+const TRUENO: usize = BACKENDS;
+/// Timings kept per item: the variants and trueno.
+const SLOTS: usize = BACKENDS + 1;
 const NONE: u64 = u64::MAX;
 
 fn time<R>(f: impl FnOnce() -> R) -> u64 {
@@ -377,14 +388,26 @@ fn time<R>(f: impl FnOnce() -> R) -> u64 {
     ns
 }
 
+/// Times one call of a variant, or of the routed wrapper; `ops` kernels have every
+/// variant, `par` kernels a Parallel one but no GPU one, the others only Scalar and SIMD.
 macro_rules! run {
-    ($how:expr, $k:ident($($arg:expr),*), gpu) => {
+    ($how:expr, $k:ident($($arg:expr),*), ops) => {
         match $how {
             How::Scalar => time(|| $k::scalar($($arg),*)),
             How::Simd => time(|| $k::simd($($arg),*)),
+            How::Parallel => time(|| $k::parallel($($arg),*)),
             How::Gpu => time(|| $k::gpu($($arg),*)),
             How::Routed => time(|| $k($($arg),*)),
             How::Trueno => unreachable!("handled by the caller"),
+        }
+    };
+    ($how:expr, $k:ident($($arg:expr),*), par) => {
+        match $how {
+            How::Scalar => time(|| $k::scalar($($arg),*)),
+            How::Simd => time(|| $k::simd($($arg),*)),
+            How::Parallel => time(|| $k::parallel($($arg),*)),
+            How::Routed => time(|| $k($($arg),*)),
+            How::Gpu | How::Trueno => unreachable!("no such variant"),
         }
     };
     ($how:expr, $k:ident($($arg:expr),*)) => {
@@ -392,7 +415,7 @@ macro_rules! run {
             How::Scalar => time(|| $k::scalar($($arg),*)),
             How::Simd => time(|| $k::simd($($arg),*)),
             How::Routed => time(|| $k($($arg),*)),
-            How::Gpu | How::Trueno => unreachable!("no such variant"),
+            How::Parallel | How::Gpu | How::Trueno => unreachable!("no such variant"),
         }
     };
 }
@@ -404,28 +427,44 @@ fn call(p: &mut Pair, how: How) -> u64 {
         (Data::Saxpy { x, y }, _) => run!(how, saxpy(1e-3, x, y)),
         (Data::Two { t: Some((ta, tb)), .. }, K::Add) if how == How::Trueno => time(|| ta.add(tb).expect("add")),
         (Data::Two { t: Some((ta, tb)), .. }, K::Dot) if how == How::Trueno => time(|| ta.dot(tb).expect("dot")),
-        (Data::Two { a, b, .. }, K::Add) => run!(how, add(a, b), gpu),
-        (Data::Two { a, b, .. }, _) => run!(how, dot(a, b), gpu),
+        (Data::Two { a, b, .. }, K::Add) => run!(how, add(a, b), ops),
+        (Data::Two { a, b, .. }, _) => run!(how, dot(a, b), ops),
         (Data::One { t: Some(t), .. }, k) if how == How::Trueno => match k {
             K::Sum => time(|| t.sum().expect("sum")),
             K::Softmax => time(|| t.softmax().expect("softmax")),
             _ => time(|| t.sin().expect("sin")),
         },
-        (Data::One { x, .. }, K::Sum) => run!(how, sum(x), gpu),
-        (Data::One { x, .. }, K::Softmax) => run!(how, softmax(x), gpu),
+        (Data::One { x, .. }, K::Sum) => run!(how, sum(x), ops),
+        (Data::One { x, .. }, K::Softmax) => run!(how, softmax(x), ops),
         (Data::One { x, .. }, K::Sine) => run!(how, sine(x)),
-        (Data::One { x, .. }, _) => run!(how, poly(x)),
+        (Data::One { x, .. }, _) => run!(how, poly(x), par),
         (Data::Mat { t: Some((ta, tb)), .. }, K::Matmul) if how == How::Trueno => {
             time(|| ta.matmul(tb).expect("matmul"))
         }
         (Data::Mat { t: Some((ta, tb)), .. }, _) if how == How::Trueno => time(|| ta.convolve2d(tb).expect("conv2d")),
-        (Data::Mat { a, b, .. }, K::Matmul) => run!(how, matmul(a, b, n), gpu),
-        (Data::Mat { a, b, .. }, _) => run!(how, conv2d(a, b, n), gpu),
+        (Data::Mat { a, b, .. }, K::Matmul) => run!(how, matmul(a, b, n), ops),
+        (Data::Mat { a, b, .. }, _) => run!(how, conv2d(a, b, n), ops),
     }
 }
 
 fn has_gpu(k: K) -> bool {
     k.kernel().has_gpu()
+}
+
+fn has_parallel(k: K) -> bool {
+    k.kernel().has_parallel()
+}
+
+const PARALLEL: usize = Backend::Parallel.index();
+const GPU: usize = Backend::Gpu.index();
+
+/// Whether the router may run variant `j` of `k` (and so whether the oracle considers it).
+fn usable(k: K, j: usize, gpu: bool) -> bool {
+    match j {
+        PARALLEL => has_parallel(k),
+        GPU => gpu && has_gpu(k),
+        _ => j < BACKENDS,
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -577,8 +616,8 @@ impl Track {
 
 /// Direct measurements per pair across passes, and which variants stopped being called.
 struct Measured {
-    samples: Vec<[Vec<u64>; 4]>,
-    dropped: Vec<[bool; 4]>,
+    samples: Vec<[Vec<u64>; SLOTS]>,
+    dropped: Vec<[bool; SLOTS]>,
 }
 
 fn median(v: &[u64]) -> Option<f64> {
@@ -593,7 +632,7 @@ fn median(v: &[u64]) -> Option<f64> {
 
 impl Measured {
     fn new(n: usize) -> Measured {
-        Measured { samples: (0..n).map(|_| Default::default()).collect(), dropped: vec![[false; 4]; n] }
+        Measured { samples: (0..n).map(|_| Default::default()).collect(), dropped: vec![[false; SLOTS]; n] }
     }
 
     /// Records a direct call; within its first 8 calls a hopeless variant is dropped (see the
@@ -606,7 +645,8 @@ impl Measured {
             return;
         }
         let early = |v: &[u64]| median(&v[usize::from(v.len() > 1)..v.len().min(9)]);
-        let best = (0..3).filter(|&u| u != j).filter_map(|u| early(&self.samples[p][u])).fold(f64::INFINITY, f64::min);
+        let best =
+            (0..BACKENDS).filter(|&u| u != j).filter_map(|u| early(&self.samples[p][u])).fold(f64::INFINITY, f64::min);
         let mine = early(&self.samples[p][j]).unwrap_or(0.0);
         let slower = |factor: f64, ns: f64| mine > factor * best && mine > ns;
         let huge = ns as f64 > 16.0 * best && ns as f64 > 50e6;
@@ -627,7 +667,7 @@ struct PassCfg {
 /// One item's measurements: the direct calls (`NONE` where not called) and the routed call.
 struct Item {
     pair: usize,
-    t: [u64; 4],
+    t: [u64; SLOTS],
     routed: u64,
     via: Via,
 }
@@ -644,7 +684,10 @@ fn pass(pairs: &mut [Pair], order: &[usize], m: &mut Measured, cfg: PassCfg, tra
             hows.extend(
                 [How::Scalar, How::Simd].into_iter().enumerate().filter(|(j, _)| !m.dropped[pi][*j]).map(|x| x.1),
             );
-            if cfg.gpu && has_gpu(p.k) && !m.dropped[pi][2] {
+            if has_parallel(p.k) && !m.dropped[pi][PARALLEL] {
+                hows.push(How::Parallel);
+            }
+            if cfg.gpu && has_gpu(p.k) && !m.dropped[pi][GPU] {
                 hows.push(How::Gpu);
             }
         }
@@ -662,7 +705,7 @@ fn pass(pairs: &mut [Pair], order: &[usize], m: &mut Measured, cfg: PassCfg, tra
         for a in (1..hows.len()).rev() {
             hows.swap(a, (within.next() % (a as u64 + 1)) as usize);
         }
-        let mut item = Item { pair: pi, t: [NONE; 4], routed: NONE, via: Via::Unknown };
+        let mut item = Item { pair: pi, t: [NONE; SLOTS], routed: NONE, via: Via::Unknown };
         for &h in &hows {
             if h == How::Routed {
                 EVENTS.with(|e| e.borrow_mut().clear());
@@ -688,6 +731,7 @@ fn pass(pairs: &mut [Pair], order: &[usize], m: &mut Measured, cfg: PassCfg, tra
 enum Policy {
     Scalar,
     Simd,
+    Parallel,
     Gpu,
     Moe,
     FiveX,
@@ -701,6 +745,7 @@ impl Policy {
         match self {
             Policy::Scalar => "always Scalar",
             Policy::Simd => "always SIMD",
+            Policy::Parallel => "always Parallel",
             Policy::Gpu => "always GPU",
             Policy::Moe => "MoE table alone",
             Policy::FiveX => "5x rule alone",
@@ -711,9 +756,10 @@ impl Policy {
     }
 }
 
-const POLICIES: [Policy; 8] = [
+const POLICIES: [Policy; 9] = [
     Policy::Scalar,
     Policy::Simd,
+    Policy::Parallel,
     Policy::Gpu,
     Policy::Moe,
     Policy::FiveX,
@@ -723,8 +769,8 @@ const POLICIES: [Policy; 8] = [
 ];
 
 /// A pass's medians per pair and variant (falling back to earlier passes for dropped variants).
-fn medians(items: &[Item], m: &Measured, npairs: usize) -> Vec<[Option<f64>; 4]> {
-    let mut per: Vec<[Vec<u64>; 4]> = (0..npairs).map(|_| Default::default()).collect();
+fn medians(items: &[Item], m: &Measured, npairs: usize) -> Vec<[Option<f64>; SLOTS]> {
+    let mut per: Vec<[Vec<u64>; SLOTS]> = (0..npairs).map(|_| Default::default()).collect();
     for it in items {
         for (samples, &t) in per[it.pair].iter_mut().zip(&it.t) {
             if t != NONE {
@@ -736,15 +782,17 @@ fn medians(items: &[Item], m: &Measured, npairs: usize) -> Vec<[Option<f64>; 4]>
 }
 
 /// The variant with the lowest median among those the router may run.
-fn oracle_of(meds: &[Option<f64>; 4], k: K, gpu: bool) -> usize {
-    let n = if gpu && has_gpu(k) { 3 } else { 2 };
-    (0..n).filter(|&j| meds[j].is_some()).min_by(|&a, &b| meds[a].unwrap().total_cmp(&meds[b].unwrap())).unwrap_or(1)
+fn oracle_of(meds: &[Option<f64>; SLOTS], k: K, gpu: bool) -> usize {
+    (0..BACKENDS)
+        .filter(|&j| usable(k, j, gpu) && meds[j].is_some())
+        .min_by(|&a, &b| meds[a].unwrap().total_cmp(&meds[b].unwrap()))
+        .unwrap_or(1)
 }
 
 /// A stateless rule's answer as the variant index it runs.
 fn veto(b: Backend, k: K, gpu: bool) -> usize {
     match b {
-        Backend::Gpu if !(gpu && has_gpu(k)) => 1,
+        b if !usable(k, b.index(), gpu) => Backend::Simd.index(),
         b => b.index(),
     }
 }
@@ -777,7 +825,7 @@ impl Tally {
 }
 
 /// Totals per policy, overall and per kernel, over the items each policy covers.
-fn tally(pairs: &[Pair], items: &[Item], meds: &[[Option<f64>; 4]], ctx: &Ctx) -> Vec<(Policy, Tally, Vec<Tally>)> {
+fn tally(pairs: &[Pair], items: &[Item], meds: &[[Option<f64>; SLOTS]], ctx: &Ctx) -> Vec<(Policy, Tally, Vec<Tally>)> {
     let sel = BackendSelector::new();
     let oracle: Vec<usize> = pairs.iter().enumerate().map(|(i, p)| oracle_of(&meds[i], p.k, ctx.gpu)).collect();
     // (time, extrapolated, time capped at 3× its variant's median: one preempted call moves it little)
@@ -799,7 +847,8 @@ fn tally(pairs: &[Pair], items: &[Item], meds: &[[Option<f64>; 4]], ctx: &Ctx) -
             let choice = match pol {
                 Policy::Scalar => Some(0),
                 Policy::Simd => Some(1),
-                Policy::Gpu => (ctx.gpu && has_gpu(p.k)).then_some(2),
+                Policy::Parallel => has_parallel(p.k).then_some(PARALLEL),
+                Policy::Gpu => (ctx.gpu && has_gpu(p.k)).then_some(GPU),
                 Policy::Moe => Some(veto(sel.select_with_moe(p.k.kernel().complexity(), p.size), p.k, ctx.gpu)),
                 Policy::FiveX => Some(veto(sel.select_backend(p.work.bytes as usize, p.work.flops), p.k, ctx.gpu)),
                 Policy::Trueno => p.k.trueno().map(|_| TRUENO),
@@ -844,24 +893,24 @@ fn tally(pairs: &[Pair], items: &[Item], meds: &[[Option<f64>; 4]], ctx: &Ctx) -
 /// What a routed call should take: the median of the variant it ran. A call on a settled
 /// bucket's fast path is charged against the slowest variant within 4× of the chosen one
 /// (it may have been an untraced probe of it); an unknown one against the slowest variant.
-fn expected_ns(via: Via, meds: &[Option<f64>; 4]) -> Option<f64> {
+fn expected_ns(via: Via, meds: &[Option<f64>; SLOTS]) -> Option<f64> {
     let m = |j: usize| meds[j];
     match via {
         Via::Traced(b) => m(b),
         Via::Settled(c) => {
             let c = m(c)?;
-            Some((0..3).filter_map(m).filter(|&x| x <= 4.0 * c).fold(c, f64::max))
+            Some((0..BACKENDS).filter_map(m).filter(|&x| x <= 4.0 * c).fold(c, f64::max))
         }
-        Via::Unknown => (0..3).filter_map(m).reduce(f64::max),
+        Via::Unknown => (0..BACKENDS).filter_map(m).reduce(f64::max),
     }
 }
 
 /// A routed call's stall: its time beyond [`expected_ns`].
-fn stall_ns(via: Via, ns: u64, meds: &[Option<f64>; 4]) -> Option<f64> {
+fn stall_ns(via: Via, ns: u64, meds: &[Option<f64>; SLOTS]) -> Option<f64> {
     Some(ns as f64 - expected_ns(via, meds)?)
 }
 
-fn stalls(pairs: &[Pair], items: &[Item], meds: &[[Option<f64>; 4]]) -> Value {
+fn stalls(pairs: &[Pair], items: &[Item], meds: &[[Option<f64>; SLOTS]]) -> Value {
     let mut worst: Option<(f64, usize, Via, u64)> = None;
     let mut over_10ms = 0;
     for it in items.iter().filter(|it| it.routed != NONE) {
@@ -882,10 +931,10 @@ fn stalls(pairs: &[Pair], items: &[Item], meds: &[[Option<f64>; 4]]) -> Value {
 }
 
 /// Per pair: the router's total and median against the oracle's, and how its calls were attributed.
-fn per_pair(pairs: &[Pair], items: &[Item], meds: &[[Option<f64>; 4]], gpu: bool) -> Vec<Value> {
+fn per_pair(pairs: &[Pair], items: &[Item], meds: &[[Option<f64>; SLOTS]], gpu: bool) -> Vec<Value> {
     let mut routed: Vec<Vec<u64>> = vec![Vec::new(); pairs.len()];
     let mut oracle = vec![0.0; pairs.len()];
-    let mut on = vec![[0u32; 3]; pairs.len()];
+    let mut on = vec![[0u32; BACKENDS]; pairs.len()];
     for it in items.iter().filter(|it| it.routed != NONE) {
         routed[it.pair].push(it.routed);
         let o = oracle_of(&meds[it.pair], pairs[it.pair].k, gpu);
@@ -928,7 +977,7 @@ fn selector_costs(pairs: &[Pair]) -> (f64, f64) {
 /// The kernels' current decisions against the oracle (from `meds`): the pairs whose decision is
 /// not within 10% of the oracle's median (or not decided), and the workload's extra cost under
 /// these decisions as a share of the oracle's (an undecided bucket counts at its slowest variant).
-fn judge(pairs: &[Pair], meds: &[[Option<f64>; 4]], gpu: bool) -> (BTreeSet<usize>, f64) {
+fn judge(pairs: &[Pair], meds: &[[Option<f64>; SLOTS]], gpu: bool) -> (BTreeSet<usize>, f64) {
     let (mut wrong, mut extra, mut base) = (BTreeSet::new(), 0.0, 0.0);
     for k in KERNELS {
         let table = k.kernel().table();
@@ -937,7 +986,7 @@ fn judge(pairs: &[Pair], meds: &[[Option<f64>; 4]], gpu: bool) -> (BTreeSet<usiz
             let chosen = table.row_for(p.size).and_then(|r| r.chosen).map(Backend::index);
             let cost = chosen
                 .and_then(|c| meds[i][c])
-                .unwrap_or_else(|| (0..3).filter_map(|j| meds[i][j]).fold(best, f64::max));
+                .unwrap_or_else(|| (0..BACKENDS).filter_map(|j| meds[i][j]).fold(best, f64::max));
             if chosen.is_none() || cost > 1.10 * best {
                 wrong.insert(i);
             }
@@ -955,7 +1004,7 @@ fn reset_all() {
 }
 
 fn letter(j: usize) -> char {
-    ['S', 'V', 'G', 'T'][j]
+    ['S', 'V', 'P', 'G', 'T'][j]
 }
 
 // ---------------------------------------------------------------------------
@@ -1034,7 +1083,7 @@ fn spawn_child(mode: &str, history: &str, out: &Path) -> Option<Value> {
 
 /// A copy of `warm` whose every bucket claims the slowest CPU variant (per `meds`) is 4×
 /// faster than the true best: a stale file that should be caught by verification.
-fn write_stale(warm: &Path, stale: &Path, pairs: &[Pair], meds: &[[Option<f64>; 4]]) -> Vec<(usize, usize)> {
+fn write_stale(warm: &Path, stale: &Path, pairs: &[Pair], meds: &[[Option<f64>; SLOTS]]) -> Vec<(usize, usize)> {
     let mut file: Value = serde_json::from_slice(&std::fs::read(warm).expect("warm history")).expect("history json");
     let mut doctored = Vec::new();
     for machine in file["machines"].as_object_mut().expect("machines").values_mut() {
@@ -1047,7 +1096,7 @@ fn write_stale(warm: &Path, stale: &Path, pairs: &[Pair], meds: &[[Option<f64>; 
                 };
                 let m = &meds[pi];
                 let (Some(s), Some(v)) = (m[0], m[1]) else { continue };
-                let best = (0..3).filter_map(|j| m[j]).fold(f64::INFINITY, f64::min);
+                let best = (0..BACKENDS).filter_map(|j| m[j]).fold(f64::INFINITY, f64::min);
                 let wrong = if s >= v { 0 } else { 1 };
                 if s.max(v) <= 1.10 * best {
                     continue;
@@ -1076,7 +1125,7 @@ fn write_stale(warm: &Path, stale: &Path, pairs: &[Pair], meds: &[[Option<f64>; 
 fn busy_exploration(
     pairs: &mut [Pair],
     order: &[usize],
-    meds: &[[Option<f64>; 4]],
+    meds: &[[Option<f64>; SLOTS]],
     gpu: bool,
     (quiet_wrong, baseline): (&BTreeSet<usize>, f64),
 ) -> Value {
@@ -1327,7 +1376,7 @@ fn main() {
     print_per_kernel(&rows1);
     println!("ratio to oracle per kernel, pass 2 (adaptive = warm):");
     print_per_kernel(&rows2);
-    println!("\noracle's variant per size (S Scalar, V SIMD, G GPU), pass 2; router's choice after pass 2 in brackets where it differs:");
+    println!("\noracle's variant per size (S Scalar, V SIMD, P Parallel, G GPU), pass 2; router's choice after pass 2 in brackets where it differs:");
     let mut choices = serde_json::Map::new();
     for k in KERNELS {
         let table = k.kernel().table();
@@ -1342,7 +1391,7 @@ fn main() {
             }
             let med = |j: usize| meds2[i][j].map(|x| x / 1e3);
             js.push(json!({ "n": p.n, "calls": p.calls, "oracle": letter(o).to_string(), "router": r.map(|j| letter(j).to_string()),
-                "median_us": { "scalar": med(0), "simd": med(1), "gpu": med(2), "trueno": med(3) } }));
+                "median_us": { "scalar": med(0), "simd": med(1), "parallel": med(PARALLEL), "gpu": med(GPU), "trueno": med(TRUENO) } }));
         }
         println!("  {:<15}{line}", k.label());
         choices.insert(k.label().to_owned(), json!(js));
