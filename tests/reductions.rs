@@ -169,7 +169,7 @@ const LAST_LINE: u32 = line!();
 // ---- the reports --------------------------------------------------------------------------------
 
 fn rewritten(loops: &[LoopRewrite], idioms: &[&str]) {
-    let got: Vec<(&str, bool, &str)> = loops.iter().map(|l| (l.idiom, l.rewritten, l.reason)).collect();
+    let got: Vec<(&str, bool, &str)> = loops.iter().map(|l| (l.idiom, l.rewritten(), l.reason)).collect();
     let want: Vec<(&str, bool, &str)> = idioms.iter().map(|i| (*i, true, "")).collect();
     assert_eq!(got, want);
     assert!(loops.iter().all(|l| (FIRST_LINE..LAST_LINE).contains(&l.line)), "{loops:?}");
@@ -197,10 +197,10 @@ fn every_idiom_is_reported_rewritten() {
 #[test]
 fn what_is_left_alone_says_why() {
     let exact = dot_exact::KERNEL.spec().loops;
-    assert_eq!((exact.len(), exact[0].rewritten, exact[0].reason), (1, false, "exact"));
+    assert_eq!((exact.len(), exact[0].rewritten(), exact[0].reason), (1, false, "exact"));
     let stores = exp_sum::KERNEL.spec().loops;
     assert_eq!(
-        (stores.len(), stores[0].idiom, stores[0].rewritten, stores[0].reason),
+        (stores.len(), stores[0].idiom, stores[0].rewritten(), stores[0].reason),
         (1, "for range +=", false, "effect")
     );
 }

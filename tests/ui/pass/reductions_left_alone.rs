@@ -247,7 +247,7 @@ fn main() {
     ];
     for (loops, reason) in reasons {
         assert_eq!(loops.len(), 1, "{reason}: {loops:?}");
-        assert!(!loops[0].rewritten && loops[0].reason == reason, "{reason}: {loops:?}");
+        assert!(!loops[0].rewritten() && loops[0].reason == reason, "{reason}: {loops:?}");
     }
 
     // The routed calls compile and run too.
