@@ -52,7 +52,7 @@ const SEQ: usize = 64;
 const TOKENS: usize = 32;
 const ROUNDS: usize = 11;
 /// Generations per round and build.
-const GENERATIONS: usize = 6;
+const GENERATIONS: usize = 5;
 
 /// The three kernels as index loops, each preceded by the given attribute (or none).
 macro_rules! loop_kernels {
