@@ -70,8 +70,13 @@ fn a_plain_dot_product_settles_on_simd_above_a_few_thousand_elements() {
         let table = dot::KERNEL.table();
         let row = table.row_for(2 * n).expect("the bucket was called");
         let (scalar, simd) = (row.backend(Backend::Scalar), row.backend(Backend::Simd));
-        // Both variants were timed: the choice is a measured one, not the MoE table's prior.
-        assert!(scalar.is_some_and(|s| s.count > 0) && simd.is_some_and(|s| s.count > 0), "{table}");
+        // SIMD was timed; at the first size Scalar too, so the choice is a measured one, not the MoE
+        // table's prior (which says Scalar below 10,000 elements). Larger sizes may skip Scalar as
+        // hopeless from that measurement.
+        assert!(simd.is_some_and(|s| s.count > 0), "{table}");
+        if n == 4_096 {
+            assert!(scalar.is_some_and(|s| s.count > 0), "{table}");
+        }
         assert_eq!(chosen, Some(Backend::Simd), "n = {n}:\n{table}");
     }
 }
