@@ -12,14 +12,16 @@
 //! | `snapshot` | conversion between bucket states and the history file's records |
 //! | `registry` | the kernels called so far ([`kernels`]), what a save snapshots |
 //! | `report` | [`KernelTable`], what [`Kernel::table`] returns |
+//! | `loops` | [`LoopSummary`]: what the attribute did to a kernel's reductions, in words |
 //! | `overrides` | [`with_backend`] |
 //! | `telemetry` | decision events and slow-call spans, [`init_logging`] |
 //!
 //! Dependencies point one way: `spec`, `stats`, `decision_byte`, `overrides`,
-//! `report` and `telemetry` import no behaviour module; `policy` reads `stats`;
+//! `loops`, `report` and `telemetry` import no behaviour module; `policy` reads `stats`;
 //! `site` uses `policy` and `snapshot`; `registry` lists sites; `route` sits on top.
 
 mod decision_byte;
+mod loops;
 mod overrides;
 mod policy;
 mod registry;
@@ -31,6 +33,7 @@ mod spec;
 mod stats;
 mod telemetry;
 
+pub use loops::{loop_reason, LoopLine, LoopSummary, LOOP_REASONS};
 pub use overrides::with_backend;
 pub use registry::kernels;
 pub use report::{BackendReport, BucketReport, KernelTable};

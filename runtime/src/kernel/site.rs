@@ -420,7 +420,13 @@ impl Kernel {
                 },
             })
             .collect();
-        KernelTable { kernel: self.spec.name, complexity: self.spec.complexity, forced: st.forced, rows }
+        KernelTable {
+            kernel: self.spec.name,
+            complexity: self.spec.complexity,
+            forced: st.forced,
+            loops: self.spec.loops,
+            rows,
+        }
     }
 
     /// Forgets everything learned for this kernel in this process (the history file is untouched until the next save).
