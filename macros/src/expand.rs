@@ -14,9 +14,10 @@ use crate::args::Args;
 use crate::attrs::Attrs;
 use crate::errors::Errors;
 use crate::hash::token_hash;
+use crate::in_impl::InImpl;
 use crate::reduce::{self, LoopReport};
 use crate::relocate::relocate;
-use crate::signature::{self, Param};
+use crate::signature::{self, Param, Shape};
 use crate::size::default_size;
 use crate::variants::Variants;
 use crate::wrapper::Wrapper;
@@ -55,6 +56,10 @@ pub(crate) struct KernelDef {
     /// Whether the kernel has a Parallel variant: `parallel = path`, or a body that calls `ops::`.
     pub has_parallel: bool,
     pub token_hash: u64,
+    /// Free function (`mod k` beside it) or method/associated function (everything inside it).
+    pub shape: Shape,
+    /// The function's type and const parameters, as a turbofish names them; empty if it has none.
+    pub generic_args: Vec<syn::Ident>,
 }
 
 impl KernelDef {
@@ -87,11 +92,27 @@ impl KernelDef {
             (None, Err(_)) => TokenStream::new(),
         };
         let params = errors.take(params).unwrap_or_default();
+        let ops_use = first_ops_path(func.block.to_token_stream());
+        if let (Some(ops), Some(t)) = (&ops_use, first_type_param(&func.sig.generics)) {
+            errors.error(
+                ops.span(),
+                format!(
+                    "a kernel generic over a type (`{t}`) cannot call `ops::`: the op set is `f32`-only; write the \
+                     generic body with plain loops (the SIMD variant vectorises them), or make an `f32` kernel \
+                     that calls `ops::` and call it where `{t}` is `f32`"
+                ),
+            );
+        }
         errors.finish()?;
 
-        let relocated = {
-            let (sig, block) = (&func.sig, &func.block);
-            syn::parse2::<ItemFn>(relocate(quote!(#sig #block)))?
+        let shape = Shape::of(&func.sig, &func.block);
+        let relocated = match shape {
+            Shape::Free => {
+                let (sig, block) = (&func.sig, &func.block);
+                syn::parse2::<ItemFn>(relocate(quote!(#sig #block)))?
+            }
+            // The variants stay inside the function, where the body was written.
+            Shape::InImpl => func.clone(),
         };
         let (simd_body, loops) = match parsed_args.simd {
             // A hand-written SIMD variant: the body is not the SIMD variant's.
@@ -99,7 +120,6 @@ impl KernelDef {
             None => reduce::reassociate(&relocated.block, &relocated.sig, !parsed_args.exact),
         };
         let token_hash = token_hash([&args, &func.sig.to_token_stream(), &func.block.to_token_stream()]);
-        let ops_use = first_ops_path(func.block.to_token_stream());
         let has_gpu = parsed_args.gpu.is_some() || ops_use.is_some();
         let has_parallel = parsed_args.parallel.is_some() || ops_use.is_some();
         Ok(KernelDef {
@@ -115,12 +135,29 @@ impl KernelDef {
             has_gpu,
             has_parallel,
             token_hash,
+            shape,
+            generic_args: signature::generic_args(&func.sig.generics),
         })
     }
 
     /// The parameter names, in order, as the forwarding calls pass them.
     pub(crate) fn arg_names(&self) -> Vec<&syn::Ident> {
         self.params.iter().map(|p| &p.ident).collect()
+    }
+
+    /// Whether the kernel is generic over types or consts: one routing table per instantiation.
+    pub(crate) fn is_generic(&self) -> bool {
+        !self.generic_args.is_empty()
+    }
+
+    /// `::<T, N>` naming the function's type and const parameters, or nothing.
+    pub(crate) fn turbofish(&self) -> TokenStream {
+        let args = &self.generic_args;
+        if args.is_empty() {
+            TokenStream::new()
+        } else {
+            quote!(::<#(#args),*>)
+        }
     }
 
     /// A generated identifier that the user's code cannot see or clash with.
@@ -131,9 +168,19 @@ impl KernelDef {
 
 impl ToTokens for KernelDef {
     fn to_tokens(&self, tokens: &mut TokenStream) {
-        Wrapper(self).to_tokens(tokens);
-        Variants(self).to_tokens(tokens);
+        match self.shape {
+            Shape::Free => {
+                Wrapper(self).to_tokens(tokens);
+                Variants(self).to_tokens(tokens);
+            }
+            Shape::InImpl => InImpl(self).to_tokens(tokens),
+        }
     }
+}
+
+/// The first type parameter of `generics`, if any.
+fn first_type_param(generics: &syn::Generics) -> Option<&syn::Ident> {
+    generics.type_params().next().map(|t| &t.ident)
 }
 
 /// The first `ops` in `tokens` that starts a path `ops::…` (also inside macro calls).

@@ -33,12 +33,14 @@
 //! | `reduce` | the SIMD body's float reductions reassociated into independent lanes, and what was done to each |
 //! | `variants` | `mod k`: the variants and `KERNEL` (a `ToTokens` printer, one method per piece) |
 //! | `wrapper` | the routed function |
+//! | `in_impl` | a method or associated function: the routed function with its variants inside it |
 
 mod args;
 mod attrs;
 mod errors;
 mod expand;
 mod hash;
+mod in_impl;
 mod reduce;
 mod relocate;
 mod signature;

@@ -39,8 +39,8 @@ pub use bucket::{bucket_of, bucket_range, BUCKETS};
 pub use cost::{CostModel, CostParams, Work};
 pub use error::Error;
 pub use kernel::{
-    init_logging, kernels, set_span_threshold, with_backend, BackendReport, BucketReport, Decision, DecisionKind,
-    Kernel, KernelSpec, KernelTable, LoopRewrite, Route,
+    init_logging, kernel_named, kernels, set_span_threshold, with_backend, BackendReport, BucketReport, Decision,
+    DecisionKind, Kernel, KernelFamily, KernelSpec, KernelTable, LoopRewrite, Route,
 };
 pub use persist::{
     clear_history, default_path, flush, history_file, history_status, read_history, save_calibration, set_history,
@@ -50,7 +50,7 @@ pub use select::{
     catalog, AdaptiveBackend, BackendSelector, PerfStats, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO,
     DEFAULT_PCIE_BANDWIDTH,
 };
-pub use simd_level::{simd_level, SimdLevel};
+pub use simd_level::{simd_level, simd_run, SimdLevel};
 
 /// The trueno compute library this runtime is built on (package `aprender-compute`,
 /// library `trueno`), re-exported for interop such as

@@ -1,0 +1,46 @@
+//! Generic kernels: type and const parameters, bounds, where-clauses and
+//! lifetimes; `k::scalar::<T>` and friends, and one kernel per instantiation.
+#![deny(warnings)]
+
+use adaptive_kernel::adaptive_kernel;
+
+#[adaptive_kernel(complexity = "Low")]
+fn sum<T: Copy + std::iter::Sum<T>>(x: &[T]) -> T {
+    x.iter().copied().sum()
+}
+
+#[adaptive_kernel(complexity = "Low")]
+fn unrolled<'a, const UNROLL: usize>(x: &'a [f32]) -> &'a f32 {
+    &x[UNROLL]
+}
+
+/// A type parameter that appears only in the return type, and a where-clause.
+#[adaptive_kernel(complexity = "Low")]
+pub fn convert<T, U>(x: &[T]) -> Vec<U>
+where
+    T: Copy,
+    U: From<T>,
+{
+    x.iter().map(|v| U::from(*v)).collect()
+}
+
+/// A type parameter that is not `'static`: lifetimes are erased in the instantiation's name.
+#[adaptive_kernel(complexity = "Low")]
+fn longest<'s, S: AsRef<str> + ?Sized>(words: &[&'s S]) -> usize {
+    words.iter().map(|w| w.as_ref().len()).max().unwrap_or(0)
+}
+
+fn main() {
+    assert_eq!(sum(&[1.0f32, 2.0]), 3.0);
+    assert_eq!(sum(&[1u32, 2]), 3);
+    assert_eq!(sum::scalar::<f64>(&[1.0, 2.0]), 3.0);
+    assert_eq!(sum::simd::<f64>(&[1.0, 2.0]), 3.0);
+    assert_eq!(*unrolled::<1>(&[1.0, 2.0]), 2.0);
+    assert_eq!(convert::<f32, f64>(&[1.5]), [1.5f64]);
+    let owned = String::from("three");
+    assert_eq!(longest::<str>(&[owned.as_str(), "a"]), 5);
+    assert_eq!(sum::kernel::<f32>().name(), "generic_fn::sum::<f32>");
+    assert_eq!(unrolled::kernel::<1>().name(), "generic_fn::unrolled::<1>");
+    assert_eq!(convert::kernel::<f32, f64>().name(), "generic_fn::convert::<f32, f64>");
+    assert_eq!(sum::FAMILY.instances().len(), 2);
+}
