@@ -220,18 +220,25 @@ mod tests {
 
 #[cfg(test)]
 mod snapshot {
-    //! The expansion shown in the crate docs (`doc/expansion.rs`) is the real one.
+    //! The expansions shown in the crate docs (`doc/*expansion.rs`) are the real ones.
 
     use super::*;
 
-    /// `doc/example.rs` split into the attribute's arguments and the item under it.
-    fn example() -> (TokenStream, TokenStream) {
-        let file = syn::parse_file(include_str!("../doc/example.rs")).unwrap();
+    /// The first function of an example file (free, or in an `impl`), split into the
+    /// attribute's arguments and the item under it.
+    fn example(src: &str) -> (TokenStream, TokenStream) {
+        let file = syn::parse_file(src).unwrap();
         let mut func = file
             .items
             .into_iter()
             .find_map(|item| match item {
                 Item::Fn(f) => Some(f),
+                Item::Impl(i) => i.items.into_iter().find_map(|item| match item {
+                    syn::ImplItem::Fn(f) => {
+                        Some(ItemFn { attrs: f.attrs, vis: f.vis, sig: f.sig, block: Box::new(f.block) })
+                    }
+                    _ => None,
+                }),
                 _ => None,
             })
             .unwrap();
@@ -240,20 +247,65 @@ mod snapshot {
         (args, func.into_token_stream())
     }
 
-    /// Tokens as syn prints a parsed file: comments gone, `///` as `#[doc]`, spacing uniform.
+    /// Tokens as syn prints a parsed file (comments gone, `///` as `#[doc]`), one token at a
+    /// time: punctuation spacing (`::<` against `:: <`, which inside a macro call's tokens
+    /// depends on how they were written) is left out.
     fn normalised(tokens: TokenStream) -> String {
-        syn::parse2::<syn::File>(tokens).unwrap().into_token_stream().to_string()
+        fn render(tokens: TokenStream, out: &mut String) {
+            for tt in tokens {
+                match tt {
+                    TokenTree::Group(g) => {
+                        let (open, close) = match g.delimiter() {
+                            proc_macro2::Delimiter::Parenthesis => ("(", ")"),
+                            proc_macro2::Delimiter::Brace => ("{", "}"),
+                            proc_macro2::Delimiter::Bracket => ("[", "]"),
+                            proc_macro2::Delimiter::None => ("", ""),
+                        };
+                        out.push_str(open);
+                        render(g.stream(), out);
+                        out.push_str(close);
+                    }
+                    other => out.push_str(&other.to_string()),
+                }
+                out.push(' ');
+            }
+        }
+        let mut out = String::new();
+        render(syn::parse2::<syn::File>(tokens).unwrap().into_token_stream(), &mut out);
+        out
+    }
+
+    fn check(name: &str, example_src: &str, documented: &str) {
+        let (args, item) = example(example_src);
+        let actual = adaptive_kernel(args, item).unwrap();
+        let documented: TokenStream = documented.parse().unwrap();
+        assert!(
+            normalised(documented) == normalised(actual.clone()),
+            "doc/{name} is stale; regenerate it from this expansion (rustfmt it, write its \
+             #[doc] attributes as /// comments, keep the explanatory comments):\n{actual}"
+        );
     }
 
     #[test]
     fn the_documented_expansion_is_current() {
-        let (args, item) = example();
-        let actual = adaptive_kernel(args, item).unwrap();
-        let documented: TokenStream = include_str!("../doc/expansion.rs").parse().unwrap();
-        assert!(
-            normalised(documented) == normalised(actual.clone()),
-            "doc/expansion.rs is stale; regenerate it from this expansion (rustfmt it, write its \
-             #[doc] attributes as /// comments, keep the explanatory comments):\n{actual}"
+        check("expansion.rs", include_str!("../doc/example.rs"), include_str!("../doc/expansion.rs"));
+    }
+
+    #[test]
+    fn the_documented_method_expansion_is_current() {
+        check(
+            "method_expansion.rs",
+            include_str!("../doc/method_example.rs"),
+            include_str!("../doc/method_expansion.rs"),
+        );
+    }
+
+    #[test]
+    fn the_documented_generic_expansion_is_current() {
+        check(
+            "generic_expansion.rs",
+            include_str!("../doc/generic_example.rs"),
+            include_str!("../doc/generic_expansion.rs"),
         );
     }
 }

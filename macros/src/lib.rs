@@ -18,6 +18,34 @@
 #![doc = include_str!("../doc/expansion.rs")]
 //! ```
 //!
+//! # Expansion of a method
+//!
+//! This method (`doc/method_example.rs`)
+//!
+//! ```rust,ignore
+#![doc = include_str!("../doc/method_example.rs")]
+//! ```
+//!
+//! expands to the following method (`doc/method_expansion.rs`, checked the same way):
+//!
+//! ```rust,ignore
+#![doc = include_str!("../doc/method_expansion.rs")]
+//! ```
+//!
+//! # Expansion of a generic kernel
+//!
+//! This kernel (`doc/generic_example.rs`)
+//!
+//! ```rust,ignore
+#![doc = include_str!("../doc/generic_example.rs")]
+//! ```
+//!
+//! expands to the following (`doc/generic_expansion.rs`, checked the same way):
+//!
+//! ```rust,ignore
+#![doc = include_str!("../doc/generic_expansion.rs")]
+//! ```
+//!
 //! # This crate
 //!
 //! | module | concern |
@@ -58,6 +86,38 @@ use proc_macro::TokenStream;
 ///
 /// ```rust,ignore
 #[doc = include_str!("../doc/expansion.rs")]
+/// ```
+///
+/// </details>
+///
+/// # Expansion of a method
+///
+/// <details><summary>What <code>Layer::forward</code> expands to</summary>
+///
+/// ```rust,ignore
+#[doc = include_str!("../doc/method_example.rs")]
+/// ```
+///
+/// becomes
+///
+/// ```rust,ignore
+#[doc = include_str!("../doc/method_expansion.rs")]
+/// ```
+///
+/// </details>
+///
+/// # Expansion of a generic kernel
+///
+/// <details><summary>What a generic <code>dot</code> expands to</summary>
+///
+/// ```rust,ignore
+#[doc = include_str!("../doc/generic_example.rs")]
+/// ```
+///
+/// becomes
+///
+/// ```rust,ignore
+#[doc = include_str!("../doc/generic_expansion.rs")]
 /// ```
 ///
 /// </details>

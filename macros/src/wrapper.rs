@@ -9,8 +9,9 @@
 //!     match __adaptive_route.backend() {
 //!         Backend::Scalar => __adaptive_route.run(move || k::scalar(a, n)),
 //!         Backend::Simd => __adaptive_route.run(move || k::simd(a, n)),
-//!         Backend::Gpu => __adaptive_route.run(move || k::gpu(a, n)), // k::simd without a GPU variant
-//!     }
+//!         Backend::Parallel => __adaptive_route.run(move || k::parallel(a, n)),
+//!         Backend::Gpu => __adaptive_route.run(move || k::gpu(a, n)),
+//!     }   // a backend without its variant joins the SIMD arm: `Backend::Simd | Backend::Gpu => ..`
 //! }
 //! ```
 //!
@@ -82,11 +83,27 @@ pub(crate) fn routed_body(
     let complexity = k.args.complexity;
     let (flops, bytes) = (estimate(k.args.flops.as_ref()), estimate(k.args.bytes.as_ref()));
     let [scalar, simd, parallel, gpu] = variants;
+    let backend = |name: &str| {
+        let name = syn::Ident::new(name, proc_macro2::Span::call_site());
+        quote!(::adaptive_kernel::__private::Backend::#name)
+    };
     // Without a GPU variant the router never picks GPU (`has_gpu` is false in the spec);
-    // should it ever, SIMD is the right fallback, as for a failed GPU call.
-    let gpu = if k.has_gpu { gpu } else { simd.clone() };
-    // Likewise for Parallel (`has_parallel` is false in the spec without the variant).
-    let parallel = if k.has_parallel { parallel } else { simd.clone() };
+    // should it ever, SIMD is the right fallback, as for a failed GPU call. Likewise for
+    // Parallel. One arm for both, so a body is not compiled once more for an arm never taken.
+    let mut simd_pattern = vec![backend("Simd")];
+    let mut arms = Vec::new();
+    if k.has_parallel {
+        arms.push((backend("Parallel"), parallel));
+    } else {
+        simd_pattern.push(backend("Parallel"));
+    }
+    if k.has_gpu {
+        arms.push((backend("Gpu"), gpu));
+    } else {
+        simd_pattern.push(backend("Gpu"));
+    }
+    let (patterns, closures): (Vec<_>, Vec<_>) = arms.into_iter().unzip();
+    let scalar_pattern = backend("Scalar");
 
     // The variants bind `ops` themselves, so the body's `ops::…` never resolves through the
     // user's `use adaptive_kernel::ops;`, which would then be reported unused. Naming it here,
@@ -104,10 +121,9 @@ pub(crate) fn routed_body(
             ::adaptive_kernel::__private::Work::estimate(#complexity, #size_var, #flops, #bytes)
         });
         match #route.backend() {
-            ::adaptive_kernel::__private::Backend::Scalar => #route.run(#scalar),
-            ::adaptive_kernel::__private::Backend::Simd => #route.run(#simd),
-            ::adaptive_kernel::__private::Backend::Parallel => #route.run(#parallel),
-            ::adaptive_kernel::__private::Backend::Gpu => #route.run(#gpu),
+            #scalar_pattern => #route.run(#scalar),
+            #(#simd_pattern)|* => #route.run(#simd),
+            #(#patterns => #route.run(#closures),)*
         }
     };
     // The user's braces: rustc then treats the wrapper as the user's own item, so an
