@@ -39,8 +39,9 @@ fn main() {
     assert_eq!(convert::<f32, f64>(&[1.5]), [1.5f64]);
     let owned = String::from("three");
     assert_eq!(longest::<str>(&[owned.as_str(), "a"]), 5);
-    assert_eq!(sum::kernel::<f32>().name(), "generic_fn::sum::<f32>");
-    assert_eq!(unrolled::kernel::<1>().name(), "generic_fn::unrolled::<1>");
-    assert_eq!(convert::kernel::<f32, f64>().name(), "generic_fn::convert::<f32, f64>");
+    let crate_name = module_path!();
+    assert_eq!(sum::kernel::<f32>().name(), format!("{crate_name}::sum::<f32>"));
+    assert_eq!(unrolled::kernel::<1>().name(), format!("{crate_name}::unrolled::<1>"));
+    assert_eq!(convert::kernel::<f32, f64>().name(), format!("{crate_name}::convert::<f32, f64>"));
     assert_eq!(sum::FAMILY.instances().len(), 2);
 }

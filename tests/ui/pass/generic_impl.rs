@@ -38,7 +38,8 @@ fn main() {
     assert_eq!(a.fold(), 3.0);
     assert_eq!(b.fold(), 6.0);
     assert_eq!(a.total(), 6.0);
-    let fa = kernel_named("generic_impl::Buffer<f32, 2>::fold").expect("one kernel for Buffer<f32, 2>");
-    let fb = kernel_named("generic_impl::Buffer<f64, 3>::fold").expect("one for Buffer<f64, 3>");
+    let crate_name = module_path!();
+    let fa = kernel_named(&format!("{crate_name}::Buffer<f32, 2>::fold")).expect("one kernel for Buffer<f32, 2>");
+    let fb = kernel_named(&format!("{crate_name}::Buffer<f64, 3>::fold")).expect("one for Buffer<f64, 3>");
     assert!(!std::ptr::eq(fa, fb));
 }

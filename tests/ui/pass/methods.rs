@@ -100,10 +100,12 @@ fn main() {
     // SAFETY: `s` is not empty.
     assert_eq!(unsafe { s.last_unchecked() }, 6.0);
 
-    let energy = kernel_named("methods::Signal::energy").expect("listed once called");
+    // Named after `type_name::<Self>()`, whose path starts with this crate's name.
+    let crate_name = module_path!();
+    let energy = kernel_named(&format!("{crate_name}::Signal::energy")).expect("listed once called");
     energy.force(Some(Backend::Scalar));
     assert_eq!(s.energy(), 56.0);
     assert_eq!(energy.table().forced, Some(Backend::Scalar));
-    assert!(kernel_named("methods::Signal::head::<2>").is_some());
-    assert!(kernel_named("signal.tail::<methods::Signal>").is_some());
+    assert!(kernel_named(&format!("{crate_name}::Signal::head::<2>")).is_some());
+    assert!(kernel_named(&format!("signal.tail::<{crate_name}::Signal>")).is_some());
 }

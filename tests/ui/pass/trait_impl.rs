@@ -35,6 +35,6 @@ fn main() {
         assert_eq!(with_backend(b, || s.total()), 6.0);
     }
     assert_eq!(s.scaled(2.0), [2.0, 4.0, 6.0]);
-    let total = kernel_named("trait_impl::Samples::total").expect("listed once called");
+    let total = kernel_named(&format!("{}::Samples::total", module_path!())).expect("listed once called");
     assert!(total.has_gpu() && total.has_parallel());
 }
