@@ -284,7 +284,9 @@ pub(crate) fn load(name: &str, token_hash: u64, complexity: OpComplexity) -> Opt
 /// what the file holds. Does nothing (and succeeds) when persistence is off.
 ///
 /// Programs that end soon after their kernels settle should call this before
-/// exiting: the background save runs a moment after a bucket settles.
+/// exiting: the background save runs a moment after a bucket settles. A cost-model
+/// calibration still running in the background is waited for (at most 2 s), so
+/// its figures are saved too.
 ///
 /// # Errors
 /// [`HistoryError::Io`] when the file or its directory cannot be written;
@@ -298,6 +300,7 @@ pub fn flush() -> Result<(), HistoryError> {
         }
         (path, store.machine.clone(), store.fingerprint.is_some(), std::mem::take(&mut store.corrupt))
     };
+    let figures = cost::calibrated_within(std::time::Duration::from_secs(2));
     if !fingerprint {
         return Ok(());
     }
@@ -323,7 +326,7 @@ pub fn flush() -> Result<(), HistoryError> {
             return Err(HistoryError::Refused { path, reason });
         }
     };
-    merge::merge(&mut file, &machine, &fingerprint, cost::calibrated(), snapshots);
+    merge::merge(&mut file, &machine, &fingerprint, figures, snapshots);
     let json = serde_json::to_vec_pretty(&file).map_err(|e| io_err(io::Error::other(e)))?;
     write_atomically(&path, &json).map_err(io_err)?;
     drop(lock);
