@@ -20,6 +20,22 @@ fn tiny(x: &[f32]) -> f32 {
     x[0] + x[x.len() - 1]
 }
 
+/// `tiny` generic over its element type: routed through `tiny_generic::kernel::<T>()`.
+#[adaptive_kernel(complexity = "Low")]
+fn tiny_generic<T: Copy + std::ops::Add<Output = T>>(x: &[T]) -> T {
+    x[0] + x[x.len() - 1]
+}
+
+/// A type with `tiny` as a method: routed through the kernel family inside it.
+struct Tiny;
+
+impl Tiny {
+    #[adaptive_kernel(complexity = "Low")]
+    fn tiny(&self, x: &[f32]) -> f32 {
+        x[0] + x[x.len() - 1]
+    }
+}
+
 /// About a microsecond of work on this machine (a 1,024-element dot product, scalar loop).
 #[adaptive_kernel(complexity = "Low")]
 fn micro(a: &[f32], b: &[f32]) -> f32 {
@@ -53,6 +69,25 @@ fn dispatch(c: &mut Criterion) {
         })
     });
     g.bench_function("routed", |bench| bench.iter(|| tiny(black_box(&x))));
+    g.finish();
+
+    // The same body as a generic kernel and as a method; direct: the free kernel's
+    // settled variant (the same code, called without routing).
+    settle(|| {
+        black_box(tiny_generic(black_box(&x)));
+        black_box(Tiny.tiny(black_box(&x)));
+    });
+    let generic = tiny_generic::kernel::<f32>().table().row_for(16).and_then(|r| r.chosen).expect("settled");
+    let mut g = c.benchmark_group("settled_call_generic_and_method");
+    g.measurement_time(Duration::from_secs(3));
+    g.bench_function("direct", |bench| {
+        bench.iter(|| match generic {
+            Backend::Scalar => tiny_generic::scalar::<f32>(black_box(&x)),
+            _ => tiny_generic::simd::<f32>(black_box(&x)),
+        })
+    });
+    g.bench_function("routed_generic", |bench| bench.iter(|| tiny_generic::<f32>(black_box(&x))));
+    g.bench_function("routed_method", |bench| bench.iter(|| Tiny.tiny(black_box(&x))));
     g.finish();
 
     let (a, b) = (vec![0.5f32; 1024], vec![2.0f32; 1024]);

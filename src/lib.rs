@@ -41,12 +41,12 @@
 pub use adaptive_kernel_macros::adaptive_kernel;
 pub use adaptive_kernel_runtime::{
     bucket_of, bucket_range, catalog, clear_history, config, cost, default_path, flush, history_file, history_status,
-    init_logging, kernels, loop_reason, moe, ops, read_history, save_calibration, set_history, set_span_threshold,
-    simd_level, with_backend, AdaptiveBackend, Backend, BackendReport, BackendSelector, BucketRecord, BucketReport,
-    CostModel, CostParams, Decision, DecisionKind, Error, Fingerprint, HistoryError, HistoryFile, HistoryStatus,
-    Kernel, KernelRecord, KernelSpec, KernelTable, LoopLine, LoopRecord, LoopRewrite, LoopSummary, MachineRecord,
-    OpComplexity, ParseEnumError, PerfStats, Route, SimdLevel, TimingRecord, Work, BUCKETS, DEFAULT_GPU_FLOPS,
-    DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH, LOOP_REASONS,
+    init_logging, kernel_named, kernels, loop_reason, moe, ops, read_history, save_calibration, set_history,
+    set_span_threshold, simd_level, with_backend, AdaptiveBackend, Backend, BackendReport, BackendSelector,
+    BucketRecord, BucketReport, CostModel, CostParams, Decision, DecisionKind, Error, Fingerprint, HistoryError,
+    HistoryFile, HistoryStatus, Kernel, KernelFamily, KernelRecord, KernelSpec, KernelTable, LoopLine, LoopRecord,
+    LoopRewrite, LoopSummary, MachineRecord, OpComplexity, ParseEnumError, PerfStats, Route, SimdLevel, TimingRecord,
+    Work, BUCKETS, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH, LOOP_REASONS,
 };
 
 /// How far a SIMD variant's reassociated reductions may be from the Scalar variant's.
@@ -63,7 +63,8 @@ pub mod __private {
     pub use adaptive_kernel_runtime::__simd_clones as simd_clones;
     pub use adaptive_kernel_runtime::ops::{gpu as ops_gpu, par as ops_par, scalar as ops_scalar, simd as ops_simd};
     pub use adaptive_kernel_runtime::{
-        simd_level, Backend, Kernel, KernelSpec, LoopRewrite, OpComplexity, Route, SimdLevel, Work,
+        simd_level, simd_run, Backend, Kernel, KernelFamily, KernelSpec, LoopRewrite, OpComplexity, Route, SimdLevel,
+        Work,
     };
 
     /// Lanes and chunked reads for the SIMD variant's reassociated reductions.

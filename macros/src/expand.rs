@@ -14,9 +14,10 @@ use crate::args::Args;
 use crate::attrs::Attrs;
 use crate::errors::Errors;
 use crate::hash::token_hash;
+use crate::in_impl::InImpl;
 use crate::reduce::{self, LoopReport};
 use crate::relocate::relocate;
-use crate::signature::{self, Param};
+use crate::signature::{self, Param, Shape};
 use crate::size::default_size;
 use crate::variants::Variants;
 use crate::wrapper::Wrapper;
@@ -55,6 +56,10 @@ pub(crate) struct KernelDef {
     /// Whether the kernel has a Parallel variant: `parallel = path`, or a body that calls `ops::`.
     pub has_parallel: bool,
     pub token_hash: u64,
+    /// Free function (`mod k` beside it) or method/associated function (everything inside it).
+    pub shape: Shape,
+    /// The function's type and const parameters, as a turbofish names them; empty if it has none.
+    pub generic_args: Vec<syn::Ident>,
 }
 
 impl KernelDef {
@@ -87,11 +92,27 @@ impl KernelDef {
             (None, Err(_)) => TokenStream::new(),
         };
         let params = errors.take(params).unwrap_or_default();
+        let ops_use = first_ops_path(func.block.to_token_stream());
+        if let (Some(ops), Some(t)) = (&ops_use, first_type_param(&func.sig.generics)) {
+            errors.error(
+                ops.span(),
+                format!(
+                    "a kernel generic over a type (`{t}`) cannot call `ops::`: the op set is `f32`-only; write the \
+                     generic body with plain loops (the SIMD variant vectorises them), or make an `f32` kernel \
+                     that calls `ops::` and call it where `{t}` is `f32`"
+                ),
+            );
+        }
         errors.finish()?;
 
-        let relocated = {
-            let (sig, block) = (&func.sig, &func.block);
-            syn::parse2::<ItemFn>(relocate(quote!(#sig #block)))?
+        let shape = Shape::of(&func.sig, &func.block);
+        let relocated = match shape {
+            Shape::Free => {
+                let (sig, block) = (&func.sig, &func.block);
+                syn::parse2::<ItemFn>(relocate(quote!(#sig #block)))?
+            }
+            // The variants stay inside the function, where the body was written.
+            Shape::InImpl => func.clone(),
         };
         // A hand-written SIMD variant: the body is not the SIMD variant's, and stays as written
         // (the Parallel one, if it is the body, too); its reductions are reported left alone.
@@ -102,7 +123,6 @@ impl KernelDef {
         };
         let (simd_body, loops) = reduce::reassociate(&relocated.block, &relocated.sig, opt_out);
         let token_hash = token_hash([&args, &func.sig.to_token_stream(), &func.block.to_token_stream()]);
-        let ops_use = first_ops_path(func.block.to_token_stream());
         let has_gpu = parsed_args.gpu.is_some() || ops_use.is_some();
         let has_parallel = parsed_args.parallel.is_some() || ops_use.is_some();
         Ok(KernelDef {
@@ -118,12 +138,29 @@ impl KernelDef {
             has_gpu,
             has_parallel,
             token_hash,
+            shape,
+            generic_args: signature::generic_args(&func.sig.generics),
         })
     }
 
     /// The parameter names, in order, as the forwarding calls pass them.
     pub(crate) fn arg_names(&self) -> Vec<&syn::Ident> {
         self.params.iter().map(|p| &p.ident).collect()
+    }
+
+    /// Whether the kernel is generic over types or consts: one routing table per instantiation.
+    pub(crate) fn is_generic(&self) -> bool {
+        !self.generic_args.is_empty()
+    }
+
+    /// `::<T, N>` naming the function's type and const parameters, or nothing.
+    pub(crate) fn turbofish(&self) -> TokenStream {
+        let args = &self.generic_args;
+        if args.is_empty() {
+            TokenStream::new()
+        } else {
+            quote!(::<#(#args),*>)
+        }
     }
 
     /// A generated identifier that the user's code cannot see or clash with.
@@ -134,9 +171,19 @@ impl KernelDef {
 
 impl ToTokens for KernelDef {
     fn to_tokens(&self, tokens: &mut TokenStream) {
-        Wrapper(self).to_tokens(tokens);
-        Variants(self).to_tokens(tokens);
+        match self.shape {
+            Shape::Free => {
+                Wrapper(self).to_tokens(tokens);
+                Variants(self).to_tokens(tokens);
+            }
+            Shape::InImpl => InImpl(self).to_tokens(tokens),
+        }
     }
+}
+
+/// The first type parameter of `generics`, if any.
+fn first_type_param(generics: &syn::Generics) -> Option<&syn::Ident> {
+    generics.type_params().next().map(|t| &t.ident)
 }
 
 /// The first `ops` in `tokens` that starts a path `ops::…` (also inside macro calls).
@@ -228,18 +275,25 @@ mod loop_reports {
 
 #[cfg(test)]
 mod snapshot {
-    //! The expansion shown in the crate docs (`doc/expansion.rs`) is the real one.
+    //! The expansions shown in the crate docs (`doc/*expansion.rs`) are the real ones.
 
     use super::*;
 
-    /// `doc/example.rs` split into the attribute's arguments and the item under it.
-    fn example() -> (TokenStream, TokenStream) {
-        let file = syn::parse_file(include_str!("../doc/example.rs")).unwrap();
+    /// The first function of an example file (free, or in an `impl`), split into the
+    /// attribute's arguments and the item under it.
+    fn example(src: &str) -> (TokenStream, TokenStream) {
+        let file = syn::parse_file(src).unwrap();
         let mut func = file
             .items
             .into_iter()
             .find_map(|item| match item {
                 Item::Fn(f) => Some(f),
+                Item::Impl(i) => i.items.into_iter().find_map(|item| match item {
+                    syn::ImplItem::Fn(f) => {
+                        Some(ItemFn { attrs: f.attrs, vis: f.vis, sig: f.sig, block: Box::new(f.block) })
+                    }
+                    _ => None,
+                }),
                 _ => None,
             })
             .unwrap();
@@ -248,20 +302,65 @@ mod snapshot {
         (args, func.into_token_stream())
     }
 
-    /// Tokens as syn prints a parsed file: comments gone, `///` as `#[doc]`, spacing uniform.
+    /// Tokens as syn prints a parsed file (comments gone, `///` as `#[doc]`), one token at a
+    /// time: punctuation spacing (`::<` against `:: <`, which inside a macro call's tokens
+    /// depends on how they were written) is left out.
     fn normalised(tokens: TokenStream) -> String {
-        syn::parse2::<syn::File>(tokens).unwrap().into_token_stream().to_string()
+        fn render(tokens: TokenStream, out: &mut String) {
+            for tt in tokens {
+                match tt {
+                    TokenTree::Group(g) => {
+                        let (open, close) = match g.delimiter() {
+                            proc_macro2::Delimiter::Parenthesis => ("(", ")"),
+                            proc_macro2::Delimiter::Brace => ("{", "}"),
+                            proc_macro2::Delimiter::Bracket => ("[", "]"),
+                            proc_macro2::Delimiter::None => ("", ""),
+                        };
+                        out.push_str(open);
+                        render(g.stream(), out);
+                        out.push_str(close);
+                    }
+                    other => out.push_str(&other.to_string()),
+                }
+                out.push(' ');
+            }
+        }
+        let mut out = String::new();
+        render(syn::parse2::<syn::File>(tokens).unwrap().into_token_stream(), &mut out);
+        out
+    }
+
+    fn check(name: &str, example_src: &str, documented: &str) {
+        let (args, item) = example(example_src);
+        let actual = adaptive_kernel(args, item).unwrap();
+        let documented: TokenStream = documented.parse().unwrap();
+        assert!(
+            normalised(documented) == normalised(actual.clone()),
+            "doc/{name} is stale; regenerate it from this expansion (rustfmt it, write its \
+             #[doc] attributes as /// comments, keep the explanatory comments):\n{actual}"
+        );
     }
 
     #[test]
     fn the_documented_expansion_is_current() {
-        let (args, item) = example();
-        let actual = adaptive_kernel(args, item).unwrap();
-        let documented: TokenStream = include_str!("../doc/expansion.rs").parse().unwrap();
-        assert!(
-            normalised(documented) == normalised(actual.clone()),
-            "doc/expansion.rs is stale; regenerate it from this expansion (rustfmt it, write its \
-             #[doc] attributes as /// comments, keep the explanatory comments):\n{actual}"
+        check("expansion.rs", include_str!("../doc/example.rs"), include_str!("../doc/expansion.rs"));
+    }
+
+    #[test]
+    fn the_documented_method_expansion_is_current() {
+        check(
+            "method_expansion.rs",
+            include_str!("../doc/method_example.rs"),
+            include_str!("../doc/method_expansion.rs"),
+        );
+    }
+
+    #[test]
+    fn the_documented_generic_expansion_is_current() {
+        check(
+            "generic_expansion.rs",
+            include_str!("../doc/generic_example.rs"),
+            include_str!("../doc/generic_expansion.rs"),
         );
     }
 }

@@ -18,6 +18,34 @@
 #![doc = include_str!("../doc/expansion.rs")]
 //! ```
 //!
+//! # Expansion of a method
+//!
+//! This method (`doc/method_example.rs`)
+//!
+//! ```rust,ignore
+#![doc = include_str!("../doc/method_example.rs")]
+//! ```
+//!
+//! expands to the following method (`doc/method_expansion.rs`, checked the same way):
+//!
+//! ```rust,ignore
+#![doc = include_str!("../doc/method_expansion.rs")]
+//! ```
+//!
+//! # Expansion of a generic kernel
+//!
+//! This kernel (`doc/generic_example.rs`)
+//!
+//! ```rust,ignore
+#![doc = include_str!("../doc/generic_example.rs")]
+//! ```
+//!
+//! expands to the following (`doc/generic_expansion.rs`, checked the same way):
+//!
+//! ```rust,ignore
+#![doc = include_str!("../doc/generic_expansion.rs")]
+//! ```
+//!
 //! # This crate
 //!
 //! | module | concern |
@@ -33,12 +61,14 @@
 //! | `reduce` | the SIMD body's float reductions reassociated into independent lanes, and what was done to each |
 //! | `variants` | `mod k`: the variants and `KERNEL` (a `ToTokens` printer, one method per piece) |
 //! | `wrapper` | the routed function |
+//! | `in_impl` | a method or associated function: the routed function with its variants inside it |
 
 mod args;
 mod attrs;
 mod errors;
 mod expand;
 mod hash;
+mod in_impl;
 mod reduce;
 mod relocate;
 mod signature;
@@ -56,6 +86,38 @@ use proc_macro::TokenStream;
 ///
 /// ```rust,ignore
 #[doc = include_str!("../doc/expansion.rs")]
+/// ```
+///
+/// </details>
+///
+/// # Expansion of a method
+///
+/// <details><summary>What <code>Layer::forward</code> expands to</summary>
+///
+/// ```rust,ignore
+#[doc = include_str!("../doc/method_example.rs")]
+/// ```
+///
+/// becomes
+///
+/// ```rust,ignore
+#[doc = include_str!("../doc/method_expansion.rs")]
+/// ```
+///
+/// </details>
+///
+/// # Expansion of a generic kernel
+///
+/// <details><summary>What a generic <code>dot</code> expands to</summary>
+///
+/// ```rust,ignore
+#[doc = include_str!("../doc/generic_example.rs")]
+/// ```
+///
+/// becomes
+///
+/// ```rust,ignore
+#[doc = include_str!("../doc/generic_expansion.rs")]
 /// ```
 ///
 /// </details>

@@ -4,19 +4,70 @@
 //! pattern) so a single build shows all of them, each spanned on the token
 //! that causes it.
 //!
-//! Generics: lifetimes are accepted (they are erased and change no code);
-//! type and const parameters, and `impl Trait` arguments (anonymous type
-//! parameters), are rejected. `k::KERNEL` is one `static`, and Rust has no
-//! generic statics, so every instantiation would share one routing table,
-//! although `k::<f32>` and `k::<f64>` (or two unroll factors) run at different
-//! speeds on each backend: timings of one would settle decisions for the
-//! other. One kernel per concrete type is the honest shape.
+//! Generics: lifetimes, type and const parameters and where-clauses are
+//! accepted; each instantiation gets its own routing table (the runtime's
+//! `KernelFamily`). `impl Trait` arguments (anonymous type parameters) are
+//! rejected: the wrapper names every generic argument when it calls a variant
+//! (`k::scalar::<T, N>(..)`), and Rust allows no explicit generic arguments
+//! beside `impl Trait`. Receivers (`self`, `&self`, `&mut self`,
+//! `self: Box<Self>`, ..) make the function a method ([`Shape::InImpl`]).
 
 use crate::errors::Errors;
 use proc_macro2::Span;
+use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{FnArg, GenericParam, Ident, Item, ItemFn, Pat, ReturnType, Signature, Type, TypeImplTrait};
+
+/// Where the generated code goes, which follows from what the function is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// A free function: the wrapper plus `mod k` beside it.
+    Free,
+    /// A method or associated function (it takes a receiver or names `Self`):
+    /// everything inside the function, since an impl item may bring no other
+    /// item with it (a trait impl accepts only the trait's items, and an impl
+    /// no modules).
+    InImpl,
+}
+
+impl Shape {
+    /// The shape of the function with signature `sig` and body `block`.
+    ///
+    /// An associated function that names neither `self` nor `Self` looks like a
+    /// free function token for token; the attribute cannot see the `impl` around it.
+    pub(crate) fn of(sig: &Signature, block: &syn::Block) -> Shape {
+        let has_receiver = sig.inputs.iter().any(|i| matches!(i, FnArg::Receiver(_)));
+        if has_receiver || names_self_type(sig.to_token_stream()) || names_self_type(block.to_token_stream()) {
+            Shape::InImpl
+        } else {
+            Shape::Free
+        }
+    }
+}
+
+/// Whether `tokens` contain the identifier `Self` (also inside groups and macro calls).
+fn names_self_type(tokens: proc_macro2::TokenStream) -> bool {
+    tokens.into_iter().any(|tt| match tt {
+        proc_macro2::TokenTree::Ident(i) => i == "Self",
+        proc_macro2::TokenTree::Group(g) => names_self_type(g.stream()),
+        _ => false,
+    })
+}
+
+/// The type and const parameters of `generics`, in order, as a turbofish names them
+/// (lifetimes are left to inference); empty when there are none.
+pub(crate) fn generic_args(generics: &syn::Generics) -> Vec<Ident> {
+    generics
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            GenericParam::Lifetime(_) => None,
+            GenericParam::Type(t) => Some(t.ident.clone()),
+            GenericParam::Const(c) => Some(c.ident.clone()),
+        })
+        .collect()
+}
 
 /// One parameter, as the wrapper forwards it: by name.
 pub(crate) struct Param {
@@ -45,7 +96,7 @@ pub(crate) fn function(item: &Item) -> syn::Result<&ItemFn> {
             };
             Err(syn::Error::new(
                 span,
-                format!("`#[adaptive_kernel]` applies to free functions only (`fn name(..) {{ .. }}`); this is {what}"),
+                format!("`#[adaptive_kernel]` applies to functions and methods only (`fn name(..) {{ .. }}`); this is {what}"),
             ))
         }
     }
@@ -78,37 +129,19 @@ pub(crate) fn check(sig: &Signature) -> syn::Result<Vec<Param>> {
             "variadic parameters are not supported: every variant needs the same fixed parameters",
         ));
     }
-    for param in &sig.generics.params {
-        let (span, what) = match param {
-            GenericParam::Lifetime(_) => continue,
-            GenericParam::Type(t) => (t.ident.span(), format!("type parameter `{}`", t.ident)),
-            GenericParam::Const(c) => (c.ident.span(), format!("const parameter `{}`", c.ident)),
-        };
-        errors.error(
-            span,
-            format!(
-                "generic kernels are not supported ({what}): `{name}::KERNEL` is one `static`, so every \
-                 instantiation would share one routing table although each runs at its own speed; write one \
-                 kernel per concrete type or value (a `macro_rules!` can stamp them out) and pick one in generic code"
-            ),
-        );
-    }
     let mut params = Vec::with_capacity(sig.inputs.len());
     for input in &sig.inputs {
         match input {
-            FnArg::Receiver(r) => errors.push(syn::Error::new_spanned(
-                r,
-                "methods are not supported yet: a kernel cannot take `self`; make it a free function that takes \
-                 the receiver as an ordinary parameter (`fn name(this: &Type, ..)`) and call it from the method",
-            )),
+            // The variants are closures in the method's body: they capture `self` as it is.
+            FnArg::Receiver(_) => {}
             FnArg::Typed(pt) => {
                 for span in impl_traits(&pt.ty) {
                     errors.error(
                         span,
                         format!(
-                            "`impl Trait` parameters are not supported: they make the kernel generic, and \
-                             `{name}::KERNEL` is one `static` shared by every instantiation; take a concrete type \
-                             or `&dyn Trait`"
+                            "`impl Trait` parameters are not supported: `{name}` calls its variants with every \
+                             generic argument named (`{name}::scalar::<T>(..)`), which Rust forbids beside \
+                             `impl Trait`; declare a type parameter instead (`fn {name}<F: Trait>(f: F, ..)`)"
                         ),
                     );
                 }
@@ -186,14 +219,7 @@ mod tests {
         let starts: Vec<String> = e.into_iter().map(|e| e.to_string().chars().take(20).collect()).collect();
         assert_eq!(
             starts,
-            [
-                "`async fn` kernels a",
-                "generic kernels are ",
-                "methods are not supp",
-                "kernel parameters mu",
-                "`impl Trait` paramet",
-                "`impl Trait` return ",
-            ]
+            ["`async fn` kernels a", "kernel parameters mu", "`impl Trait` paramet", "`impl Trait` return ",]
         );
     }
 }

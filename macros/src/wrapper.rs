@@ -9,10 +9,15 @@
 //!     match __adaptive_route.backend() {
 //!         Backend::Scalar => __adaptive_route.run(move || k::scalar(a, n)),
 //!         Backend::Simd => __adaptive_route.run(move || k::simd(a, n)),
-//!         Backend::Gpu => __adaptive_route.run(move || k::gpu(a, n)), // k::simd without a GPU variant
-//!     }
+//!         Backend::Parallel => __adaptive_route.run(move || k::parallel(a, n)),
+//!         Backend::Gpu => __adaptive_route.run(move || k::gpu(a, n)),
+//!     }   // a backend without its variant joins the SIMD arm: `Backend::Simd | Backend::Gpu => ..`
 //! }
 //! ```
+//!
+//! A generic kernel names its type and const parameters in every call
+//! (`k::scalar::<T, N>(a, n)`) and routes through its instantiation's kernel,
+//! `k::kernel::<T, N>()`.
 //!
 //! The size expression runs on every call (it is the bucket key); the work
 //! estimate, with the user's `flops`/`bytes`, only on the cold path. Generated
@@ -39,53 +44,18 @@ impl ToTokens for Wrapper<'_> {
         let attrs = &k.attrs.wrapper;
         let inline = (!k.attrs.has_inline).then(|| quote!(#[inline]));
 
-        let size_var = KernelDef::hidden("__adaptive_size");
-        // `usize` spanned at the user's expression: a mistyped `size` is reported there, label and all.
-        let usize_ty = quote_spanned!(k.size.span()=> usize);
-        let route = KernelDef::hidden("__adaptive_route");
-        let size = &k.size;
-        let complexity = k.args.complexity;
-        let (flops, bytes) = (estimate(k.args.flops.as_ref()), estimate(k.args.bytes.as_ref()));
-
+        let turbofish = k.turbofish();
         let call = |variant: &str| {
             let variant = syn::Ident::new(variant, proc_macro2::Span::call_site());
             let args = k.arg_names();
-            let call = quote!(#name::#variant(#(#args),*));
+            let call = quote!(#name::#variant #turbofish (#(#args),*));
             let call = if k.func.sig.unsafety.is_some() { quote!(unsafe { #call }) } else { call };
-            quote!(#route.run(move || #call))
+            quote!(move || #call)
         };
-        let (scalar, simd) = (call("scalar"), call("simd"));
-        // Without a GPU variant the router never picks GPU (`has_gpu` is false in the spec);
-        // should it ever, SIMD is the right fallback, as for a failed GPU call.
-        let gpu = if k.has_gpu { call("gpu") } else { simd.clone() };
-        // Likewise for Parallel (`has_parallel` is false in the spec without the variant).
-        let parallel = if k.has_parallel { call("parallel") } else { simd.clone() };
-
-        // The variants bind `ops` themselves, so the body's `ops::…` never resolves through the
-        // user's `use adaptive_kernel::ops;`, which would then be reported unused. Naming it here,
-        // spanned at the body's first `ops`, keeps the import used, and required like any path.
-        // (`ops::{self as _}` rather than `ops as _`: rustc's help for a missing import then stays
-        // a note instead of a code suggestion garbled by the spans.)
-        let ops_use =
-            k.ops_use.as_ref().map(|ops| quote_spanned!(ops.span()=> #[allow(unused_imports)] use #ops::{self as _};));
-
-        let body = quote! {
-            #ops_use
-            let #size_var: #usize_ty = #size;
-            let #route = #name::KERNEL.route(#size_var, || {
-                ::adaptive_kernel::__private::Work::estimate(#complexity, #size_var, #flops, #bytes)
-            });
-            match #route.backend() {
-                ::adaptive_kernel::__private::Backend::Scalar => #scalar,
-                ::adaptive_kernel::__private::Backend::Simd => #simd,
-                ::adaptive_kernel::__private::Backend::Parallel => #parallel,
-                ::adaptive_kernel::__private::Backend::Gpu => #gpu,
-            }
-        };
-        // The user's braces: rustc then treats the wrapper as the user's own item, so an
-        // unused kernel gets its "function is never used" warning, as without the attribute.
-        let mut body = Group::new(Delimiter::Brace, body);
-        body.set_span(k.func.block.brace_token.span.join());
+        // A generic kernel has one routing table per instantiation.
+        let kernel = if k.is_generic() { quote!(#name::kernel #turbofish ()) } else { quote!(#name::KERNEL) };
+        let variants = [call("scalar"), call("simd"), call("parallel"), call("gpu")];
+        let body = routed_body(k, TokenStream::new(), kernel, variants);
 
         tokens.extend(quote! {
             #(#attrs)*
@@ -93,6 +63,74 @@ impl ToTokens for Wrapper<'_> {
             #vis #sig #body
         });
     }
+}
+
+/// The routed function's body, in the user's braces: `prelude`, then the size, the
+/// route asked of `kernel` (an expression of type `&'static Kernel`) and a `match`
+/// that runs the chosen one of `variants` (closures: Scalar, SIMD, Parallel, GPU).
+/// A variant the kernel lacks is replaced by SIMD.
+pub(crate) fn routed_body(
+    k: &KernelDef,
+    prelude: TokenStream,
+    kernel: TokenStream,
+    variants: [TokenStream; 4],
+) -> Group {
+    let size_var = KernelDef::hidden("__adaptive_size");
+    // `usize` spanned at the user's expression: a mistyped `size` is reported there, label and all.
+    let usize_ty = quote_spanned!(k.size.span()=> usize);
+    let route = KernelDef::hidden("__adaptive_route");
+    let size = &k.size;
+    let complexity = k.args.complexity;
+    let (flops, bytes) = (estimate(k.args.flops.as_ref()), estimate(k.args.bytes.as_ref()));
+    let [scalar, simd, parallel, gpu] = variants;
+    let backend = |name: &str| {
+        let name = syn::Ident::new(name, proc_macro2::Span::call_site());
+        quote!(::adaptive_kernel::__private::Backend::#name)
+    };
+    // Without a GPU variant the router never picks GPU (`has_gpu` is false in the spec);
+    // should it ever, SIMD is the right fallback, as for a failed GPU call. Likewise for
+    // Parallel. One arm for both, so a body is not compiled once more for an arm never taken.
+    let mut simd_pattern = vec![backend("Simd")];
+    let mut arms = Vec::new();
+    if k.has_parallel {
+        arms.push((backend("Parallel"), parallel));
+    } else {
+        simd_pattern.push(backend("Parallel"));
+    }
+    if k.has_gpu {
+        arms.push((backend("Gpu"), gpu));
+    } else {
+        simd_pattern.push(backend("Gpu"));
+    }
+    let (patterns, closures): (Vec<_>, Vec<_>) = arms.into_iter().unzip();
+    let scalar_pattern = backend("Scalar");
+
+    // The variants bind `ops` themselves, so the body's `ops::…` never resolves through the
+    // user's `use adaptive_kernel::ops;`, which would then be reported unused. Naming it here,
+    // spanned at the body's first `ops`, keeps the import used, and required like any path.
+    // (`ops::{self as _}` rather than `ops as _`: rustc's help for a missing import then stays
+    // a note instead of a code suggestion garbled by the spans.)
+    let ops_use =
+        k.ops_use.as_ref().map(|ops| quote_spanned!(ops.span()=> #[allow(unused_imports)] use #ops::{self as _};));
+
+    let body = quote! {
+        #ops_use
+        #prelude
+        let #size_var: #usize_ty = #size;
+        let #route = #kernel.route(#size_var, || {
+            ::adaptive_kernel::__private::Work::estimate(#complexity, #size_var, #flops, #bytes)
+        });
+        match #route.backend() {
+            #scalar_pattern => #route.run(#scalar),
+            #(#simd_pattern)|* => #route.run(#simd),
+            #(#patterns => #route.run(#closures),)*
+        }
+    };
+    // The user's braces: rustc then treats the wrapper as the user's own item, so an
+    // unused kernel gets its "function is never used" warning, as without the attribute.
+    let mut body = Group::new(Delimiter::Brace, body);
+    body.set_span(k.func.block.brace_token.span.join());
+    body
 }
 
 /// `Some(EXPR as u64)` for a given `flops`/`bytes`, `None` for the complexity's default.

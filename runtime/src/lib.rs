@@ -39,8 +39,9 @@ pub use bucket::{bucket_of, bucket_range, BUCKETS};
 pub use cost::{CostModel, CostParams, Work};
 pub use error::Error;
 pub use kernel::{
-    init_logging, kernels, loop_reason, set_span_threshold, with_backend, BackendReport, BucketReport, Decision,
-    DecisionKind, Kernel, KernelSpec, KernelTable, LoopLine, LoopRewrite, LoopSummary, Route, LOOP_REASONS,
+    init_logging, kernel_named, kernels, loop_reason, set_span_threshold, with_backend, BackendReport, BucketReport,
+    Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, KernelTable, LoopLine, LoopRewrite, LoopSummary, Route,
+    LOOP_REASONS,
 };
 pub use persist::{
     clear_history, default_path, flush, history_file, history_status, read_history, save_calibration, set_history,
@@ -51,7 +52,7 @@ pub use select::{
     catalog, AdaptiveBackend, BackendSelector, PerfStats, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO,
     DEFAULT_PCIE_BANDWIDTH,
 };
-pub use simd_level::{simd_level, SimdLevel};
+pub use simd_level::{simd_level, simd_run, SimdLevel};
 
 /// The trueno compute library this runtime is built on (package `aprender-compute`,
 /// library `trueno`), re-exported for interop such as

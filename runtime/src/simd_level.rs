@@ -56,6 +56,7 @@ macro_rules! __simd_feature_sets {
 ///     pick: <SimdLevel expression>,    // must not exceed simd_level(): the clones' safety rests on it
 ///     sig: { <'a>(x: &'a [f32]) -> R }, // generics, parameters, return type, where clause
 ///     unsafety: { },                  // or { unsafe } for an `unsafe fn`
+///     turbofish: (::<T, N>),          // optional: the generic arguments a clone is called with
 ///     args: (x),                      // the parameter names, forwarded in order
 ///     simd: (body::<true>),           // what a clone calls
 ///     baseline: (body::<false>),      // what runs below every clone's level
@@ -74,14 +75,17 @@ macro_rules! __simd_clones {
         pick: $pick:expr,
         sig: $sig:tt,
         unsafety: $unsafety:tt,
+        $(turbofish: ($($turbofish:tt)*),)?
         args: $args:tt,
         simd: $simd:tt,
         baseline: $baseline:tt $(,)?
     ) => {
-        $crate::__simd_feature_sets!([$crate::__simd_clones] @clones ($pick) $sig $unsafety $args $simd $baseline)
+        $crate::__simd_feature_sets!(
+            [$crate::__simd_clones] @clones ($pick) $sig $unsafety [$($($turbofish)*)?] $args $simd $baseline
+        )
     };
     (
-        @clones ($pick:expr) $sig:tt $unsafety:tt $args:tt $simd:tt $baseline:tt
+        @clones ($pick:expr) $sig:tt $unsafety:tt $turbofish:tt $args:tt $simd:tt $baseline:tt
         [$(($level:ident, $clone:ident, $features:literal))*]
     ) => {{
         $($crate::__simd_clones!(@clone $clone $features $sig $unsafety $args $simd);)*
@@ -90,11 +94,14 @@ macro_rules! __simd_clones {
                 // SAFETY: `pick` names a level no wider than `simd_level()` detected on this CPU
                 // (the macro's contract), and this clone enables exactly that level's features.
                 #[cfg(target_arch = "x86_64")]
-                $crate::SimdLevel::$level => unsafe { $clone $args },
+                $crate::SimdLevel::$level => unsafe { $crate::__simd_clones!(@turbofish $clone $turbofish $args) },
             )*
             _ => $crate::__simd_clones!(@call $unsafety $baseline $args),
         }
     }};
+    (@turbofish $clone:ident [$($turbofish:tt)*] $args:tt) => {
+        $clone $($turbofish)* $args
+    };
     (@call {$($unsafety:tt)*} $callee:tt $args:tt) => {
         $($unsafety)* { $callee $args }
     };
@@ -106,6 +113,44 @@ macro_rules! __simd_clones {
         }
     };
 }
+
+/// Defines [`simd_run`] from [`__simd_feature_sets!`].
+macro_rules! simd_run {
+    ([$(($level:ident, $clone:ident, $features:literal))*]) => {
+        /// Runs `body` inside a `#[target_feature]` clone for this CPU's widest
+        /// [`SimdLevel`] (the target's baseline below every level): the SIMD
+        /// variant of a kernel whose variants live inside the function (methods,
+        /// associated functions), where no item can name `Self` or the impl's
+        /// generics but a closure can. Not a public API.
+        ///
+        /// Each clone is generic over the closure, so it is instantiated with the
+        /// body in the caller's crate; the closure is called once there and LLVM
+        /// inlines it, compiling the body with the clone's features.
+        #[doc(hidden)]
+        #[inline]
+        pub fn simd_run<R, F: FnOnce() -> R>(body: F) -> R {
+            $(
+                #[cfg(target_arch = "x86_64")]
+                #[target_feature(enable = $features)]
+                #[inline]
+                unsafe fn $clone<R, F: FnOnce() -> R>(body: F) -> R {
+                    body()
+                }
+            )*
+            match simd_level() {
+                $(
+                    // SAFETY: `simd_level()` detected this level on this CPU, and the clone
+                    // enables exactly that level's features.
+                    #[cfg(target_arch = "x86_64")]
+                    SimdLevel::$level => unsafe { $clone(body) },
+                )*
+                _ => body(),
+            }
+        }
+    };
+}
+
+crate::__simd_feature_sets!([simd_run]);
 
 /// Builds [`FEATURE_SETS`] from [`__simd_feature_sets!`].
 macro_rules! feature_table {

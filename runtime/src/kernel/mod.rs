@@ -8,6 +8,7 @@
 //! | `policy` | pure decisions: prior, exploration, pruning, settling, drift |
 //! | `decision_byte` | the per-bucket cached decision the fast path reads |
 //! | `site` | [`Kernel`]: the static handle and its cold path |
+//! | `family` | [`KernelFamily`]: one `Kernel` per instantiation of a generic kernel or method |
 //! | `route` | [`Kernel::route`] and [`Route`]: the fast path and timed calls |
 //! | `snapshot` | conversion between bucket states and the history file's records |
 //! | `registry` | the kernels called so far ([`kernels`]), what a save snapshots |
@@ -18,9 +19,10 @@
 //!
 //! Dependencies point one way: `spec`, `stats`, `decision_byte`, `overrides`,
 //! `loops`, `report` and `telemetry` import no behaviour module; `policy` reads `stats`;
-//! `site` uses `policy` and `snapshot`; `registry` lists sites; `route` sits on top.
+//! `site` uses `policy` and `snapshot`; `family` makes sites; `registry` lists sites; `route` sits on top.
 
 mod decision_byte;
+mod family;
 mod loops;
 mod overrides;
 mod policy;
@@ -33,9 +35,10 @@ mod spec;
 mod stats;
 mod telemetry;
 
+pub use family::KernelFamily;
 pub use loops::{loop_reason, LoopLine, LoopSummary, LOOP_REASONS};
 pub use overrides::with_backend;
-pub use registry::kernels;
+pub use registry::{kernel_named, kernels};
 pub use report::{BackendReport, BucketReport, KernelTable};
 pub use route::Route;
 pub use site::{set_span_threshold, Kernel};

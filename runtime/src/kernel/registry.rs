@@ -22,6 +22,13 @@ pub fn kernels() -> Vec<&'static Kernel> {
     KERNELS.lock().unwrap_or_else(PoisonError::into_inner).clone()
 }
 
+/// The kernel called so far whose name is `name`, if any: the handle of a kernel
+/// the macro generated inside a method, or of one instantiation of a generic
+/// kernel (`"my_crate::dot::<f32>"`). A kernel is listed from its first call on.
+pub fn kernel_named(name: &str) -> Option<&'static Kernel> {
+    kernels().into_iter().find(|k| k.name() == name)
+}
+
 /// Every registered kernel's state, for a save.
 fn snapshots() -> Vec<KernelSnapshot> {
     kernels().into_iter().map(Kernel::snapshot).collect()

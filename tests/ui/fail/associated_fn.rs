@@ -2,7 +2,7 @@ use adaptive_kernel::adaptive_kernel;
 
 pub struct Signal;
 
-// The macro cannot see that it is inside an `impl`; rustc reports the generated `mod`.
+// Neither `self` nor `Self` in it: the attribute cannot tell it from a free function (see the docs).
 impl Signal {
     #[adaptive_kernel(complexity = "Low")]
     pub fn peak(x: &[f32]) -> f32 {
