@@ -349,7 +349,8 @@ pub fn flush() -> Result<(), HistoryError> {
     let mut json = encode(&file)?;
     if json.len() as u64 > MAX_FILE_BYTES {
         let before = json.len();
-        let dropped = trim::fit(&mut file, &machine, &used, MAX_FILE_BYTES, |f| encode(f).map_or(u64::MAX, |j| j.len() as u64));
+        let dropped =
+            trim::fit(&mut file, &machine, &used, MAX_FILE_BYTES, |f| encode(f).map_or(u64::MAX, |j| j.len() as u64));
         json = encode(&file)?;
         report_trim(&path, before, json.len(), &dropped);
     }
