@@ -131,7 +131,15 @@ fn child() {
 fn run_fault(role: &str) -> String {
     let (ok, out) = run_child("child", role, &[("ADAPTIVE_KERNEL_GPU", "software"), ("ADAPTIVE_KERNEL_LOG", "info")]);
     assert!(ok, "child {role} failed:\n{out}");
+    figures(&out);
     out
+}
+
+/// Passes a child's `FIGURES` lines on (RELIABILITY.md quotes them).
+fn figures(out: &str) {
+    for line in out.lines().filter_map(|l| l.split_once("FIGURES ").map(|(_, f)| f)) {
+        eprintln!("FIGURES {line}");
+    }
 }
 
 #[test]
@@ -198,4 +206,5 @@ fn gpu_ops_from_four_threads_at_once_are_right() {
     }
     let (ok, out) = run_child("threads_child", "threads", &[("ADAPTIVE_KERNEL_GPU", "software")]);
     assert!(ok, "{out}");
+    figures(&out);
 }

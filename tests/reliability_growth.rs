@@ -59,11 +59,11 @@ fn state_and_file_stay_within_the_stated_bound() {
     let file = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("reliability_growth_history.json");
     let _ = fs::remove_file(&file);
     assert!(adaptive_kernel::set_history(HistorySetting::Path(file.clone())));
-    const KERNELS: usize = 40;
+    const KERNELS: usize = 12;
     let kernels: Vec<_> = (0..KERNELS).map(|i| leaked_kernel(format!("reliability_growth::k{i}"))).collect();
     for (round, k) in kernels.iter().enumerate() {
-        fill(k, 40);
-        if round % 10 == 0 {
+        fill(k, 20);
+        if round % 4 == 0 {
             adaptive_kernel::flush().unwrap();
         }
     }

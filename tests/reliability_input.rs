@@ -20,6 +20,11 @@ use adaptive_kernel::ops::{gpu, par, scalar, simd};
 use adaptive_kernel::{with_backend, Backend, Kernel, KernelSpec, OpComplexity, Work};
 use common::*;
 
+/// `matmul`'s signature.
+type Matmul = fn(&[f32], &[f32], usize, usize, usize) -> Vec<f32>;
+/// `conv2d`'s signature.
+type Conv2d = fn(&[f32], &[f32], usize, usize, usize, usize) -> Vec<f32>;
+
 /// One backend's ops, by function pointer (every backend has Scalar's signatures).
 struct Ops {
     add: fn(&[f32], &[f32]) -> Vec<f32>,
@@ -32,10 +37,10 @@ struct Ops {
     max: fn(&[f32]) -> f32,
     min: fn(&[f32]) -> f32,
     axpy: fn(f32, &[f32], &mut [f32]),
-    matmul: fn(&[f32], &[f32], usize, usize, usize) -> Vec<f32>,
+    matmul: Matmul,
     matvec: fn(&[f32], &[f32], usize, usize) -> Vec<f32>,
     transpose: fn(&[f32], usize, usize) -> Vec<f32>,
-    conv2d: fn(&[f32], &[f32], usize, usize, usize, usize) -> Vec<f32>,
+    conv2d: Conv2d,
 }
 
 macro_rules! ops {
