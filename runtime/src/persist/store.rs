@@ -83,8 +83,10 @@ pub(super) fn read_file(path: &Path) -> Loaded {
     match fs::metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Loaded::Missing,
         Err(e) => return Loaded::Refused(format!("cannot be read: {e}")),
-        Ok(m) if m.is_dir() => return Loaded::Refused("it is a directory, not a file".to_owned()),
-        Ok(m) if !m.is_file() => return Loaded::Refused("it is not a regular file".to_owned()),
+        Ok(m) if m.is_dir() => return Loaded::Refused("cannot be read: it is a directory, not a file".to_owned()),
+        Ok(m) if !m.is_file() => {
+            return Loaded::Refused("cannot be read: it is not a regular file (a FIFO, socket or device)".to_owned())
+        }
         Ok(_) => {}
     }
     let mut file = match File::open(path) {
