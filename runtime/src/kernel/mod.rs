@@ -14,12 +14,16 @@
 //! | `report` | [`KernelTable`], what [`Kernel::table`] returns |
 //! | `overrides` | [`with_backend`] |
 //! | `telemetry` | decision events and slow-call spans, [`init_logging`] |
+//! | `otlp` | (feature `otlp`) export of those spans to an OpenTelemetry collector |
 //!
 //! Dependencies point one way: `spec`, `stats`, `decision_byte`, `overrides`,
 //! `report` and `telemetry` import no behaviour module; `policy` reads `stats`;
-//! `site` uses `policy` and `snapshot`; `registry` lists sites; `route` sits on top.
+//! `site` uses `policy` and `snapshot`; `registry` lists sites; `route` sits on top;
+//! `otlp` sets `telemetry` up for export.
 
 mod decision_byte;
+#[cfg(feature = "otlp")]
+pub(crate) mod otlp;
 mod overrides;
 mod policy;
 mod registry;
