@@ -59,7 +59,8 @@
 //! `startup.rs` (creating it in the background, safely with respect to
 //! exit), `instance.rs` (the compute-only Vulkan instance), `pipelines.rs`
 //! (kernels and their cache), `buffers.rs` (pool), `call.rs` (one submission),
-//! `kernels.rs` (how each op is laid out), `shaders/*.wgsl`.
+//! `kernels.rs` (how each op is laid out), `faults.rs` (faults tests inject:
+//! no adapter, a lost device, a failed allocation), `shaders/*.wgsl`.
 
 use super::{check, simd};
 
