@@ -1,27 +1,32 @@
-//! A real program, three ways: a small Llama-style transformer (the shapes of
+//! A real program, four ways: a small Llama-style transformer (the shapes of
 //! stories15M: dim 288, hidden 768, 6 layers, 6 heads, vocab 32,000) written
 //! from scratch with its `rmsnorm`, `softmax` and `matmul` as index loops,
 //! decoding 32 tokens greedily from random weights (a fixed-seed xorshift).
 //!
-//! The three builds differ only in those three functions:
+//! The four builds differ only in those three functions:
 //! - `plain`: the index loops, unannotated;
-//! - `annotated`: the same loops (one `macro_rules!` writes both) under
-//!   `#[adaptive_kernel]`: routed calls, SIMD variants with the reductions
-//!   reassociated (issue #16);
+//! - `annotated`: the same loops (one `macro_rules!` writes all three loop
+//!   builds) under `#[adaptive_kernel]`: routed calls, SIMD variants with the
+//!   reductions reassociated (issue #16);
+//! - `exact`: the same loops under `#[adaptive_kernel(exact)]`: nothing is
+//!   rewritten, so no variant is faster than the loops as written. It measures
+//!   what annotating costs when it cannot help (the target: at least 0.98× the
+//!   plain program, cold start included);
 //! - `ops`: annotated kernels whose bodies call `ops::rmsnorm`-style
 //!   compositions of `ops::dot`, `ops::softmax`, `ops::matvec`.
 //!
 //! The rest of the forward pass (RoPE, attention, SwiGLU) is shared code.
 //!
 //! Rounds are interleaved (each round runs every build, in a rotating order);
-//! each build's figure is the median over rounds. Per round and build:
-//! **cold**: every kernel of the build `reset()` (fresh routing state; history
-//! is off, so nothing is loaded), then one generation, which includes the
-//! router's exploration; then an untimed generation; then **warm**: one more
-//! generation with every bucket settled. `plain` has no state: its cold run is
-//! just its first run of the round.
+//! each build's figure is the median over rounds. Per round and build, every
+//! kernel of the build is `reset()` (fresh routing state; history is off, so
+//! nothing is loaded), then `GENERATIONS` generations run back to back:
+//! **cold** is the first (it includes the router's exploration), **warm** the
+//! last (every bucket settled), **run** all of them together (tokens over the
+//! time from the reset: a run of a few seconds, cold start included). `plain`
+//! has no state: its cold run is just its first run of the round.
 //!
-//! Run: `cargo bench --bench transformer` (about a minute). History and the
+//! Run: `cargo bench --bench transformer` (about a minute and a half). History and the
 //! GPU are off unless `ADAPTIVE_KERNEL_HISTORY` / `ADAPTIVE_KERNEL_GPU` say
 //! otherwise (with history on, "cold" is not cold; with a GPU, the `ops`
 //! build may route the classifier there).
@@ -46,6 +51,8 @@ const VOCAB: usize = 32_000;
 const SEQ: usize = 64;
 const TOKENS: usize = 32;
 const ROUNDS: usize = 11;
+/// Generations per round and build.
+const GENERATIONS: usize = 5;
 
 /// The three kernels as index loops, each preceded by the given attribute (or none).
 macro_rules! loop_kernels {
@@ -116,6 +123,16 @@ mod annotated {
     );
 }
 
+mod annotated_exact {
+    use adaptive_kernel::adaptive_kernel;
+
+    loop_kernels!(
+        rmsnorm: [#[adaptive_kernel(complexity = "Low", exact)]],
+        softmax: [#[adaptive_kernel(complexity = "Medium", exact)]],
+        matmul: [#[adaptive_kernel(complexity = "High", exact)]]
+    );
+}
+
 mod with_ops {
     use adaptive_kernel::{adaptive_kernel, ops};
 
@@ -177,6 +194,7 @@ macro_rules! build {
 
 build!(Plain, "plain", plain);
 build!(Annotated, "annotated", annotated, reset: rmsnorm, softmax, matmul);
+build!(Exact, "exact", annotated_exact, reset: rmsnorm, softmax, matmul);
 build!(Ops, "ops", with_ops, reset: rmsnorm, softmax, matmul);
 
 /// The model: the classifier shares the token embedding, as in stories15M.
@@ -327,17 +345,31 @@ fn generate<B: Build>(w: &Weights) -> (Vec<usize>, Duration) {
     (tokens, start.elapsed())
 }
 
-/// Tokens per second of one build in one round, cold and warm, and the warm run's tokens.
-type Round = (f64, f64, Vec<usize>);
+/// One build's round: tokens per second cold, warm and over the whole run, and the warm run's tokens.
+struct Round {
+    cold: f64,
+    warm: f64,
+    run: f64,
+    tokens: Vec<usize>,
+}
 
 /// One round of build `B` (see the module docs).
 fn round<B: Build>(w: &Weights) -> Round {
+    let start = Instant::now();
     B::reset();
     let (_, cold) = generate::<B>(w);
-    generate::<B>(w);
+    for _ in 2..GENERATIONS {
+        generate::<B>(w);
+    }
     let (tokens, warm) = generate::<B>(w);
-    let per_second = |d: Duration| TOKENS as f64 / d.as_secs_f64();
-    (per_second(cold), per_second(warm), tokens)
+    let run = start.elapsed();
+    let per_second = |d: Duration, tokens: usize| tokens as f64 / d.as_secs_f64();
+    Round {
+        cold: per_second(cold, TOKENS),
+        warm: per_second(warm, TOKENS),
+        run: per_second(run, GENERATIONS * TOKENS),
+        tokens,
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -359,61 +391,71 @@ fn main() {
         }
     }
     let w = Weights::random(0x5EED);
-    let names = [Plain::NAME, Annotated::NAME, Ops::NAME];
-    let runs: [fn(&Weights) -> Round; 3] = [round::<Plain>, round::<Annotated>, round::<Ops>];
-    let (mut cold, mut warm) = (vec![Vec::new(); 3], vec![Vec::new(); 3]);
-    let mut tokens: Vec<Vec<usize>> = vec![Vec::new(); 3];
+    let names = [Plain::NAME, Annotated::NAME, Exact::NAME, Ops::NAME];
+    let runs: [fn(&Weights) -> Round; 4] = [round::<Plain>, round::<Annotated>, round::<Exact>, round::<Ops>];
+    let n = runs.len();
+    let (mut cold, mut warm, mut run) = (vec![Vec::new(); n], vec![Vec::new(); n], vec![Vec::new(); n]);
+    let mut tokens: Vec<Vec<usize>> = vec![Vec::new(); n];
     println!(
         "transformer: dim {DIM}, hidden {HIDDEN}, {LAYERS} layers, {HEADS} heads, vocab {VOCAB}; \
-         {TOKENS} greedy tokens; {ROUNDS} interleaved rounds"
+         {TOKENS} greedy tokens; {ROUNDS} interleaved rounds of {GENERATIONS} generations per build"
     );
     for r in 0..ROUNDS {
-        for k in 0..3 {
-            let b = (r + k) % 3;
-            let (c, w_, t) = runs[b](&w);
-            cold[b].push(c);
-            warm[b].push(w_);
-            tokens[b] = t;
+        for k in 0..n {
+            let b = (r + k) % n;
+            let out = runs[b](&w);
+            cold[b].push(out.cold);
+            warm[b].push(out.warm);
+            run[b].push(out.run);
+            tokens[b] = out.tokens;
         }
-        println!("round {r}: warm tok/s plain {:.1}, annotated {:.1}, ops {:.1}", warm[0][r], warm[1][r], warm[2][r]);
+        let each: Vec<String> = (0..n).map(|b| format!("{} {:.1}", names[b], run[b][r])).collect();
+        println!("round {r}: run tok/s {}", each.join(", "));
     }
-    let (cold, warm): (Vec<f64>, Vec<f64>) =
-        (cold.into_iter().map(median).collect(), warm.into_iter().map(median).collect());
-    println!("\nmedian tokens/s over {ROUNDS} rounds");
-    println!("| build | cold tok/s | warm tok/s | cold × plain | warm × plain |");
-    println!("|---|---|---|---|---|");
-    for b in 0..3 {
+    // Ratios to plain are medians of the per-round ratios: both figures of a ratio come from the
+    // same round, so they saw the same load on the machine.
+    let ratio = |v: &[Vec<f64>], b: usize| median(v[b].iter().zip(&v[0]).map(|(x, p)| x / p).collect());
+    println!("\nmedian tokens/s over {ROUNDS} rounds; × plain: the median of the per-round ratios");
+    println!("| build | cold tok/s | warm tok/s | run tok/s | cold × plain | warm × plain | run × plain |");
+    println!("|---|---|---|---|---|---|---|");
+    for b in 0..n {
         println!(
-            "| {} | {:.1} | {:.1} | {:.2} | {:.2} |",
+            "| {} | {:.1} | {:.1} | {:.1} | {:.3} | {:.3} | {:.3} |",
             names[b],
-            cold[b],
-            warm[b],
-            cold[b] / cold[0],
-            warm[b] / warm[0]
+            median(cold[b].clone()),
+            median(warm[b].clone()),
+            median(run[b].clone()),
+            ratio(&cold, b),
+            ratio(&warm, b),
+            ratio(&run, b)
         );
     }
     let agree = |b: usize| match tokens[0].iter().zip(&tokens[b]).position(|(a, c)| a != c) {
         None => "the same tokens".to_string(),
         Some(step) => format!("tokens differ from step {step}"),
     };
-    println!("\nannotated vs plain: {}; ops vs plain: {}", agree(1), agree(2));
+    println!("\nannotated vs plain: {}; exact vs plain: {}; ops vs plain: {}", agree(1), agree(2), agree(3));
     println!("\nwhat the SIMD variants did to each reduction:");
     for (kernel, loops) in [
         ("annotated::rmsnorm", annotated::rmsnorm::KERNEL.spec().loops),
         ("annotated::softmax", annotated::softmax::KERNEL.spec().loops),
         ("annotated::matmul", annotated::matmul::KERNEL.spec().loops),
+        ("annotated_exact::matmul", annotated_exact::matmul::KERNEL.spec().loops),
     ] {
-        for l in loops {
-            let outcome = if l.rewritten { "rewritten".to_string() } else { format!("left alone ({})", l.reason) };
-            println!("  {kernel}: line {} `{}`: {outcome}", l.line, l.idiom);
-        }
+        print!("  {kernel}\n{}", adaptive_kernel::LoopSummary::new("    ", loops));
     }
-    println!("\nwhere the annotated build's routers settled (last round):");
-    for table in
-        [annotated::rmsnorm::KERNEL.table(), annotated::softmax::KERNEL.table(), annotated::matmul::KERNEL.table()]
-    {
+    println!("\nwhere the annotated builds' routers settled (last round):");
+    for table in [
+        annotated::rmsnorm::KERNEL.table(),
+        annotated::softmax::KERNEL.table(),
+        annotated::matmul::KERNEL.table(),
+        annotated_exact::rmsnorm::KERNEL.table(),
+        annotated_exact::softmax::KERNEL.table(),
+        annotated_exact::matmul::KERNEL.table(),
+    ] {
         for row in &table.rows {
             println!("  {}: sizes {:?}: {:?}", table.kernel, row.sizes, row.chosen);
         }
     }
+    println!("\nthe exact build's matmul, in full:\n{}", annotated_exact::matmul::KERNEL.table());
 }

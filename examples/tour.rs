@@ -1,13 +1,14 @@
 //! The tour: what adaptive kernels learn on this machine, in one run.
 //!
 //! Three annotated kernels, one per complexity class, are called over a sweep
-//! of sizes: `saxpy` (Low) is a plain loop, `dot` (Medium) is a plain loop with
-//! a hand-written SIMD alternative (`simd = dot_lanes`) and a GPU one, `matmul`
-//! (High) goes through the `ops` set. At each size the router explores until
-//! the size's bucket settles; then the routed call, the backend the static MoE
-//! table picks and SIMD alone are timed in interleaved rounds on the same
-//! inputs. The tour prints, per kernel, the learned table with the speed-ups,
-//! the crossovers found, the totals, and how many calls explored.
+//! of sizes: `saxpy` (Low) is a plain loop, `dot` (Medium) is a plain-loop
+//! reduction (which the SIMD variant computes in lanes) with a GPU alternative,
+//! `matmul` (High) goes through the `ops` set. At each size the router explores
+//! until the size's bucket settles; then the routed call, the backend the
+//! static MoE table picks and SIMD alone are timed in interleaved rounds on the
+//! same inputs. The tour prints, per kernel, what the attribute did to its
+//! float reductions, the learned table with the speed-ups, the crossovers
+//! found, the totals, and how many calls explored.
 //!
 //! Run it twice: what the first run learned is saved (`adaptive_kernel::flush`),
 //! and the second starts from it and explores nothing.
@@ -22,7 +23,9 @@ use std::hint::black_box;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use adaptive_kernel::{adaptive_kernel, ops, Backend, BackendSelector, Fingerprint, HistoryStatus, Kernel};
+use adaptive_kernel::{
+    adaptive_kernel, ops, Backend, BackendSelector, Fingerprint, HistoryStatus, Kernel, LoopSummary,
+};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 // Numbers printed as `adaptive-kernel report` prints them.
@@ -31,8 +34,8 @@ mod units;
 use units::thousands;
 
 /// `y += alpha·x`, a plain loop: the Scalar variant is this loop as written, the
-/// SIMD variant the same loop compiled for this CPU's widest instruction set.
-/// No `ops::` call, so no GPU variant.
+/// SIMD variant the same loop compiled for this CPU's widest instruction set
+/// (element-wise, so it vectorises as written). No `ops::` call, so no GPU variant.
 #[adaptive_kernel(complexity = "Low")]
 pub fn saxpy(alpha: f32, x: &[f32], y: &mut [f32]) {
     for (yi, xi) in y.iter_mut().zip(x) {
@@ -41,30 +44,16 @@ pub fn saxpy(alpha: f32, x: &[f32], y: &mut [f32]) {
 }
 
 /// `Σ aᵢ·bᵢ` as an index loop. Compilers keep the order of float additions, so
-/// no instruction set vectorizes this reduction; `dot_lanes` is the SIMD
-/// variant instead, and `dot_on_gpu` the GPU one.
-#[adaptive_kernel(complexity = "Medium", simd = dot_lanes, gpu = dot_on_gpu)]
+/// no instruction set vectorizes this reduction as written; the SIMD variant
+/// computes it in independent lanes (equal to the loop within the rounding
+/// `adaptive_kernel::tolerance` states), and `dot_on_gpu` is the GPU variant.
+#[adaptive_kernel(complexity = "Medium", gpu = dot_on_gpu)]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = 0.0;
     for i in 0..a.len().min(b.len()) {
         acc += a[i] * b[i];
     }
     acc
-}
-
-/// `dot` with eight independent accumulators: the reduction reassociated (equal to
-/// the loop within f32 rounding), which the compiler maps onto vector registers.
-fn dot_lanes(a: &[f32], b: &[f32]) -> f32 {
-    let n = a.len().min(b.len());
-    let (a, b) = (a[..n].chunks_exact(8), b[..n].chunks_exact(8));
-    let tail: f32 = a.remainder().iter().zip(b.remainder()).map(|(x, y)| x * y).sum();
-    let mut acc = [0.0f32; 8];
-    for (x, y) in a.zip(b) {
-        for lane in 0..8 {
-            acc[lane] += x[lane] * y[lane];
-        }
-    }
-    acc.iter().sum::<f32>() + tail
 }
 
 /// `dot` on the GPU: the op set's shader.
@@ -150,7 +139,7 @@ fn sweeps() -> Vec<Sweep> {
         },
         Sweep {
             kernel: &dot::KERNEL,
-            about: "a plain-loop reduction; SIMD is the user's `dot_lanes`, GPU `dot_on_gpu`",
+            about: "a plain-loop reduction; SIMD computes it in lanes, GPU is `dot_on_gpu`",
             points: [1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 19].map(dot_at).into(),
         },
         Sweep {
@@ -343,6 +332,7 @@ fn print_kernel(sweep: &Sweep, measured: &[Measured]) {
     let kernel = sweep.kernel;
     let table = kernel.table();
     println!("{} ({}): {}", short_name(kernel), kernel.complexity(), sweep.about);
+    print!("{}", LoopSummary::new("  ", kernel.spec().loops));
     print!("  {:<12} {:>23}", "swept", "sizes (its bucket)");
     for b in Backend::ALL {
         print!(" {:>10}", b.to_string());

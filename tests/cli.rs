@@ -86,6 +86,36 @@ fn report_prints_each_machine_and_kernel_as_a_table() {
 }
 
 #[test]
+fn report_says_what_was_done_to_each_kernels_loops() {
+    let good = fixture("good.json");
+    let out = ok(&["report", "--history", good.to_str().unwrap()]);
+    // Machine A's dot: one reduction in lanes, one left as written, each on its own line.
+    let expected = "    loops: 1 of 2 float reductions in lanes, in SIMD, Parallel\n\
+                    \x20     line 12, for range +=: in lanes in SIMD, Parallel\n\
+                    \x20     line 17, iter.sum(): as written (effect: a store, or a call that may have side effects)\n";
+    let a = out.find("kernel demo::dot (Medium, token 00000000000000ff)\n").unwrap();
+    let after_header = &out[a..][out[a..].find('\n').unwrap() + 1..];
+    assert!(after_header.starts_with(expected), "{out}");
+    // Machine B's dot recorded none; saxpy's record predates the field.
+    let b = &out[out.find("machine bbbb").unwrap()..];
+    assert!(b.contains("    loops: no float reduction to put in lanes\n"), "{b}");
+    let saxpy = &out[out.find("kernel demo::saxpy").unwrap()..];
+    assert!(saxpy.contains("    loops: not recorded (saved by an older version)\n"), "{saxpy}");
+
+    let doc = json(&["report", "--history", good.to_str().unwrap(), "--json"]);
+    let kernels = &doc["machines"][0]["kernels"];
+    assert_eq!(
+        kernels[0]["loops"],
+        serde_json::json!([
+            { "line": 12, "idiom": "for range +=", "variants": ["Simd", "Parallel"], "reason": "" },
+            { "line": 17, "idiom": "iter.sum()", "variants": [], "reason": "effect" },
+        ])
+    );
+    assert_eq!(kernels[1]["loops"], Value::Null, "not recorded");
+    assert_eq!(doc["machines"][1]["kernels"][0]["loops"], serde_json::json!([]));
+}
+
+#[test]
 fn report_kernel_keeps_one_kernel_and_an_unknown_one_lists_the_known() {
     let good = fixture("good.json");
     let out = ok(&["report", "--history", good.to_str().unwrap(), "--kernel", "demo::saxpy"]);

@@ -2,7 +2,8 @@
 //! Scalar variant (the body as written) within the bound
 //! `adaptive_kernel::tolerance` states, for every rewritten idiom: index loops,
 //! slice and `zip` loops, `.sum()`, `.product()`, `zip`–`map`–`sum`, `fold`
-//! with `f32::max`/`f32::min`, several accumulators, a matrix–vector product.
+//! with `f32::max`/`f32::min` (as paths and as closures) and `+`, `max`/`min`
+//! loops, in both widths, several accumulators, a matrix–vector product.
 //!
 //! Inputs cover empty and one-element slices, every remainder of the lane
 //! width (32 for `f32`, 16 for `f64`), NaN, ±∞ and magnitudes from 1e-20 to
@@ -111,6 +112,30 @@ fn max_loop(x: &[f32]) -> f32 {
     m
 }
 
+#[adaptive_kernel(complexity = "Medium")]
+fn min_fold_path(x: &[f32]) -> f32 {
+    x.iter().copied().fold(f32::INFINITY, f32::min)
+}
+
+#[adaptive_kernel(complexity = "Medium")]
+fn min_loop_f64(x: &[f64]) -> f64 {
+    let mut m = f64::INFINITY;
+    for v in x.iter().copied() {
+        m = f64::min(m, v);
+    }
+    m
+}
+
+#[adaptive_kernel(complexity = "Medium")]
+fn sum_sq_fold(x: &[f64]) -> f64 {
+    x.iter().fold(0.0, |s, v| s + v * v)
+}
+
+#[adaptive_kernel(complexity = "Medium")]
+fn sum_f64_chain(x: &[f64]) -> f64 {
+    x.iter().sum()
+}
+
 /// Positive part sum, sum of squares and the largest magnitude in one pass.
 #[adaptive_kernel(complexity = "Medium")]
 fn stats(x: &[f32]) -> (f32, f32, f32) {
@@ -169,7 +194,7 @@ const LAST_LINE: u32 = line!();
 // ---- the reports --------------------------------------------------------------------------------
 
 fn rewritten(loops: &[LoopRewrite], idioms: &[&str]) {
-    let got: Vec<(&str, bool, &str)> = loops.iter().map(|l| (l.idiom, l.rewritten, l.reason)).collect();
+    let got: Vec<(&str, bool, &str)> = loops.iter().map(|l| (l.idiom, l.rewritten(), l.reason)).collect();
     let want: Vec<(&str, bool, &str)> = idioms.iter().map(|i| (*i, true, "")).collect();
     assert_eq!(got, want);
     assert!(loops.iter().all(|l| (FIRST_LINE..LAST_LINE).contains(&l.line)), "{loops:?}");
@@ -190,6 +215,10 @@ fn every_idiom_is_reported_rewritten() {
     rewritten(max_fold::KERNEL.spec().loops, &["iter.fold(max)"]);
     rewritten(min_fold_closure::KERNEL.spec().loops, &["iter.fold(min)"]);
     rewritten(max_loop::KERNEL.spec().loops, &["for range max"]);
+    rewritten(min_fold_path::KERNEL.spec().loops, &["iter.fold(min)"]);
+    rewritten(min_loop_f64::KERNEL.spec().loops, &["for iter min"]);
+    rewritten(sum_sq_fold::KERNEL.spec().loops, &["iter.fold(+=)"]);
+    rewritten(sum_f64_chain::KERNEL.spec().loops, &["iter.sum()"]);
     rewritten(stats::KERNEL.spec().loops, &["for iter +="]);
     rewritten(matvec::KERNEL.spec().loops, &["for range +="]);
 }
@@ -197,10 +226,10 @@ fn every_idiom_is_reported_rewritten() {
 #[test]
 fn what_is_left_alone_says_why() {
     let exact = dot_exact::KERNEL.spec().loops;
-    assert_eq!((exact.len(), exact[0].rewritten, exact[0].reason), (1, false, "exact"));
+    assert_eq!((exact.len(), exact[0].rewritten(), exact[0].reason), (1, false, "exact"));
     let stores = exp_sum::KERNEL.spec().loops;
     assert_eq!(
-        (stores.len(), stores[0].idiom, stores[0].rewritten, stores[0].reason),
+        (stores.len(), stores[0].idiom, stores[0].rewritten(), stores[0].reason),
         (1, "for range +=", false, "effect")
     );
 }
@@ -266,6 +295,11 @@ fn routed_calls_agree_with_the_scalar_variant() {
     assert!(tolerance::products_agree(p, product_f64_loop::scalar(&wide[..100]), 101, E64));
     assert_eq!(max_fold(&x), 0.5);
     assert_eq!(min_fold_closure(&x), -0.5);
+    assert_eq!(min_fold_path(&x), -0.5);
+    assert_eq!(min_loop_f64(&wide), -0.5);
+    assert!(sums_agree(sum_f64_chain(&wide), sum_f64_chain::scalar(&wide), wide.iter().copied(), E64, f64::MAX));
+    let squares = wide.iter().map(|v| v * v);
+    assert!(sums_agree(sum_sq_fold(&wide), sum_sq_fold::scalar(&wide), squares, E64, f64::MAX));
     assert_eq!(max_loop(&x), 0.5);
     assert_eq!(stats(&x).2, 0.5);
     let w: Vec<f32> = y.iter().take(3 * 1000).copied().collect();
@@ -377,6 +411,11 @@ proptest! {
         let wide: Vec<f64> = x.iter().map(|&v| f64::from(v) * 1e280).collect();
         let (simd, scalar) = (sum_f64_loop::simd(&wide), sum_f64_loop::scalar(&wide));
         prop_assert!(sums_agree(simd, scalar, wide.iter().copied(), E64, f64::MAX), "{simd} {scalar}");
+        let (simd, scalar) = (sum_f64_chain::simd(&wide), sum_f64_chain::scalar(&wide));
+        prop_assert!(sums_agree(simd, scalar, wide.iter().copied(), E64, f64::MAX), "{simd} {scalar}");
+        let narrow: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
+        let (simd, scalar) = (sum_sq_fold::simd(&narrow), sum_sq_fold::scalar(&narrow));
+        prop_assert!(sums_agree(simd, scalar, narrow.iter().map(|v| v * v), E64, f64::MAX), "{simd} {scalar}");
     }
 
     #[test]
@@ -406,6 +445,9 @@ proptest! {
         prop_assert!(same_extremum(max_fold::simd(&x), max_fold::scalar(&x)));
         prop_assert!(same_extremum(min_fold_closure::simd(&x), min_fold_closure::scalar(&x)));
         prop_assert!(same_extremum(max_loop::simd(&x), max_loop::scalar(&x)));
+        prop_assert!(same_extremum(min_fold_path::simd(&x), min_fold_path::scalar(&x)));
+        let wide: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
+        prop_assert!(tolerance::extrema_agree(min_loop_f64::simd(&wide), min_loop_f64::scalar(&wide)));
     }
 
     #[test]

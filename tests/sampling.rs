@@ -34,9 +34,9 @@ fn two_kernels_alternating_on_one_thread_are_sampled_alike() {
     no_history();
     settle(&A);
     settle(&B);
-    let timed = timed_calls(&[&A, &B], 200_000);
+    let timed = timed_calls(&[&A, &B], 1_000_000);
     let (lo, hi) = (timed[0].min(timed[1]), timed[0].max(timed[1]));
-    // At the longest interval (2^15) 200,000 calls still give ~6 samples each.
+    // At the longest interval (2^17) 1,000,000 calls still give ~7 samples each.
     assert!(lo >= 3, "a kernel was starved: {timed:?}");
     assert!(hi <= 2 * lo + 8, "sampling is not per bucket: {timed:?}");
 }
@@ -50,4 +50,28 @@ fn kernels_called_from_several_threads_are_each_sampled() {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     assert!(per_thread.iter().all(|&n| n > 0), "a thread never timed a call: {per_thread:?}");
+}
+
+static RARE: Kernel = Kernel::new(cpu_spec("sampling::rare", OpComplexity::Medium));
+
+#[test]
+fn a_rarely_called_bucket_times_every_call() {
+    no_history();
+    settle(&RARE);
+    // At most 100 calls a second (10 ms apart): once the rate is known, every call is timed.
+    let mut in_a_row = 0;
+    for _ in 0..300 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        let route = RARE.route(SIZE, || unreachable!("settled"));
+        let (timed, b) = (route.is_timed(), route.backend());
+        drop(route);
+        in_a_row = if timed { in_a_row + 1 } else { 0 };
+        if timed {
+            RARE.observe(SIZE, b, us(if b == Backend::Simd { 10 } else { 50 }));
+        }
+        if in_a_row == 8 {
+            return;
+        }
+    }
+    panic!("a bucket called 100 times a second was not timed on every call");
 }

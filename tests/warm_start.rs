@@ -14,7 +14,7 @@ static K: Kernel = Kernel::new(cpu_spec("warm_start::k", OpComplexity::Medium));
 
 const SIZE: usize = 5_000;
 
-/// Real costs: SIMD 100 µs, Scalar 1 ms (hopeless: never re-timed once settled).
+/// Real costs: SIMD 100 µs, Scalar 1 ms (hopeless: re-timed only once its figures are stale, within the budget).
 fn real(b: Backend) -> std::time::Duration {
     if b == Backend::Simd {
         us(100)

@@ -93,11 +93,14 @@ impl KernelDef {
             let (sig, block) = (&func.sig, &func.block);
             syn::parse2::<ItemFn>(relocate(quote!(#sig #block)))?
         };
-        let (simd_body, loops) = match parsed_args.simd {
-            // A hand-written SIMD variant: the body is not the SIMD variant's.
-            Some(_) => ((*relocated.block).clone(), Vec::new()),
-            None => reduce::reassociate(&relocated.block, &relocated.sig, !parsed_args.exact),
+        // A hand-written SIMD variant: the body is not the SIMD variant's, and stays as written
+        // (the Parallel one, if it is the body, too); its reductions are reported left alone.
+        let opt_out = match (parsed_args.exact, &parsed_args.simd) {
+            (true, _) => Some("exact"),
+            (false, Some(_)) => Some("simd"),
+            (false, None) => None,
         };
+        let (simd_body, loops) = reduce::reassociate(&relocated.block, &relocated.sig, opt_out);
         let token_hash = token_hash([&args, &func.sig.to_token_stream(), &func.block.to_token_stream()]);
         let ops_use = first_ops_path(func.block.to_token_stream());
         let has_gpu = parsed_args.gpu.is_some() || ops_use.is_some();
@@ -168,6 +171,58 @@ mod tests {
             let ops = 3;
             ops + 1
         })));
+    }
+}
+
+#[cfg(test)]
+mod loop_reports {
+    //! The spec's `loops` in the expansion: which variants compute a reduction in lanes, and
+    //! the word for a body the SIMD variant does not use.
+
+    use super::*;
+
+    /// The `loops: &[..]` of the `KernelSpec` in the expansion of `#[adaptive_kernel(args)] item`.
+    fn loops(args: TokenStream, item: TokenStream) -> String {
+        let out = adaptive_kernel(args, item).unwrap().to_string();
+        let start = out.find("loops : & [").expect("a spec with loops");
+        let end = out[start..].find("] , }").expect("the end of the spec") + start;
+        out[start..end].to_string()
+    }
+
+    const SIMD: &str = ":: adaptive_kernel :: __private :: Backend :: Simd";
+    const PARALLEL: &str = ":: adaptive_kernel :: __private :: Backend :: Parallel";
+
+    fn dot(body_extra: TokenStream) -> TokenStream {
+        quote!(fn k(a: &[f32], b: &mut [f32]) -> f32 {
+            let mut s = 0.0f32;
+            for v in a {
+                s += v;
+            }
+            #body_extra
+            s
+        })
+    }
+
+    #[test]
+    fn rewritten_in_simd_and_in_a_parallel_variant_built_from_the_body() {
+        let plain = loops(quote!(complexity = "Low"), dot(quote!()));
+        assert!(plain.contains(&format!("variants : & [{SIMD}] , reason : \"\"")), "{plain}");
+        assert!(!plain.contains(PARALLEL), "no Parallel variant without `ops::`: {plain}");
+        let with_ops = dot(quote!(b.copy_from_slice(&ops::scale(a, s));));
+        let both = loops(quote!(complexity = "Low"), with_ops.clone());
+        assert!(both.contains(&format!("variants : & [{SIMD} , {PARALLEL}]")), "{both}");
+        let own = loops(quote!(complexity = "Low", parallel = mine), with_ops);
+        assert!(own.contains(&format!("variants : & [{SIMD}] ,")), "the user's Parallel variant: {own}");
+    }
+
+    #[test]
+    fn opted_out_bodies_report_why() {
+        let exact = loops(quote!(complexity = "Low", exact), dot(quote!()));
+        assert!(exact.contains("variants : & [] , reason : \"exact\""), "{exact}");
+        let own = loops(quote!(complexity = "Low", simd = mine), dot(quote!()));
+        assert!(own.contains("variants : & [] , reason : \"simd\""), "{own}");
+        let both = loops(quote!(complexity = "Low", simd = mine, exact), dot(quote!()));
+        assert!(both.contains("reason : \"exact\""), "{both}");
     }
 }
 

@@ -98,12 +98,17 @@ impl Variants<'_> {
         let has_gpu = k.has_gpu;
         let has_parallel = k.has_parallel;
         let token_hash = proc_macro2::Literal::u64_suffixed(k.token_hash);
+        // The variants whose body is `simd_body`: SIMD, and Parallel unless it is `parallel = path`.
+        let mut in_lanes = vec![quote!(::adaptive_kernel::__private::Backend::Simd)];
+        if k.has_parallel && k.args.parallel.is_none() {
+            in_lanes.push(quote!(::adaptive_kernel::__private::Backend::Parallel));
+        }
         let loops = k.loops.iter().map(|r| {
-            let (line, idiom, rewritten, reason) =
-                (proc_macro2::Literal::u32_unsuffixed(r.line), &r.idiom, r.rewritten, r.reason);
+            let (line, idiom, reason) = (proc_macro2::Literal::u32_unsuffixed(r.line), &r.idiom, r.reason);
+            let variants = if r.rewritten { &in_lanes[..] } else { &[] };
             quote! {
                 ::adaptive_kernel::__private::LoopRewrite {
-                    line: #line, idiom: #idiom, rewritten: #rewritten, reason: #reason,
+                    line: #line, idiom: #idiom, variants: &[#(#variants),*], reason: #reason,
                 }
             }
         });

@@ -39,12 +39,13 @@ pub use bucket::{bucket_of, bucket_range, BUCKETS};
 pub use cost::{CostModel, CostParams, Work};
 pub use error::Error;
 pub use kernel::{
-    init_logging, kernels, set_span_threshold, with_backend, BackendReport, BucketReport, Decision, DecisionKind,
-    Kernel, KernelSpec, KernelTable, LoopRewrite, Route,
+    init_logging, kernels, loop_reason, set_span_threshold, with_backend, BackendReport, BucketReport, Decision,
+    DecisionKind, Kernel, KernelSpec, KernelTable, LoopLine, LoopRewrite, LoopSummary, Route, LOOP_REASONS,
 };
 pub use persist::{
     clear_history, default_path, flush, history_file, history_status, read_history, save_calibration, set_history,
-    BucketRecord, Fingerprint, HistoryError, HistoryFile, HistoryStatus, KernelRecord, MachineRecord, TimingRecord,
+    BucketRecord, Fingerprint, HistoryError, HistoryFile, HistoryStatus, KernelRecord, LoopRecord, MachineRecord,
+    TimingRecord,
 };
 pub use select::{
     catalog, AdaptiveBackend, BackendSelector, PerfStats, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO,

@@ -40,11 +40,12 @@ pub(crate) struct LoopReport {
 }
 
 /// `block` (the body of a function with signature `sig`) with its provable
-/// float reductions reassociated, and a report per reduction found. With
-/// `enabled` false (`exact`), nothing is rewritten and each reduction is
-/// reported left alone for reason `exact`.
-pub(crate) fn reassociate(block: &Block, sig: &Signature, enabled: bool) -> (Block, Vec<LoopReport>) {
-    let mut walker = Walker { env: Env::default(), enabled, reports: Vec::new(), ret: None };
+/// float reductions reassociated, and a report per reduction found. With an
+/// `opt_out` word (`exact`: the kernel opted out; `simd`: its SIMD variant is
+/// the user's own), nothing is rewritten and each reduction that would have
+/// been is reported left alone for that reason.
+pub(crate) fn reassociate(block: &Block, sig: &Signature, opt_out: Option<&'static str>) -> (Block, Vec<LoopReport>) {
+    let mut walker = Walker { env: Env::default(), opt_out, reports: Vec::new(), ret: None };
     walker.env.push();
     for input in &sig.inputs {
         if let FnArg::Typed(pt) = input {
@@ -76,7 +77,8 @@ pub(crate) fn reassociate(block: &Block, sig: &Signature, enabled: bool) -> (Blo
 /// Walks a body in order, keeping track of the names in scope.
 struct Walker {
     env: Env,
-    enabled: bool,
+    /// Why nothing is rewritten, if so (see [`reassociate`]).
+    opt_out: Option<&'static str>,
     reports: Vec<LoopReport>,
     /// The function's float return width, for `return expr`; `None` inside closures.
     ret: Option<Width>,
@@ -149,35 +151,37 @@ impl Walker {
     fn reduce(&mut self, e: &mut Expr, expected: Option<Width>) {
         let Expr::MethodCall(m) = e else { return self.visit_expr_mut(e) };
         let acc = proc_macro2::Ident::new("__adaptive_acc", Span::mixed_site());
-        match recognise::analyse_call(m, &self.env, expected, &acc) {
-            Verdict::Rewrite { idiom, plan, init: Some(init) } if self.enabled => {
+        match (recognise::analyse_call(m, &self.env, expected, &acc), self.opt_out) {
+            (Verdict::Rewrite { idiom, plan, init: Some(init) }, None) => {
                 self.report(m.method.span(), idiom, true, "");
                 *e = emit::rewritten_expr(&plan, &init);
             }
-            Verdict::Rewrite { idiom, .. } => {
-                self.report(m.method.span(), idiom, false, "exact");
+            // An iterator chain's verdict always carries its hidden accumulator.
+            (Verdict::Rewrite { init: None, .. }, None) => syn::visit_mut::visit_expr_mut(self, e),
+            (Verdict::Rewrite { idiom, .. }, Some(why)) => {
+                self.report(m.method.span(), idiom, false, why);
                 syn::visit_mut::visit_expr_mut(self, e);
             }
-            Verdict::LeftAlone { idiom, reason } => {
+            (Verdict::LeftAlone { idiom, reason }, _) => {
                 self.report(m.method.span(), idiom, false, reason);
                 syn::visit_mut::visit_expr_mut(self, e);
             }
-            Verdict::NotAReduction => syn::visit_mut::visit_expr_mut(self, e),
+            (Verdict::NotAReduction, _) => syn::visit_mut::visit_expr_mut(self, e),
         }
     }
 
     /// A `for` loop: rewritten whole, or walked with its pattern in scope.
     fn for_loop(&mut self, e: &mut Expr) {
         let Expr::ForLoop(f) = e else { return };
-        match recognise::analyse_loop(f, &self.env) {
-            Verdict::Rewrite { idiom, plan, .. } if self.enabled => {
+        match (recognise::analyse_loop(f, &self.env), self.opt_out) {
+            (Verdict::Rewrite { idiom, plan, .. }, None) => {
                 self.report(f.for_token.span, idiom, true, "");
                 *e = emit::rewritten_loop(&plan);
                 return;
             }
-            Verdict::Rewrite { idiom, .. } => self.report(f.for_token.span, idiom, false, "exact"),
-            Verdict::LeftAlone { idiom, reason } => self.report(f.for_token.span, idiom, false, reason),
-            Verdict::NotAReduction => {}
+            (Verdict::Rewrite { idiom, .. }, Some(why)) => self.report(f.for_token.span, idiom, false, why),
+            (Verdict::LeftAlone { idiom, reason }, _) => self.report(f.for_token.span, idiom, false, reason),
+            (Verdict::NotAReduction, _) => {}
         }
         self.visit_expr_mut(&mut f.expr);
         self.env.push();
@@ -281,7 +285,7 @@ mod tests {
 
     fn rewrite(f: TokenStream, enabled: bool) -> (String, Vec<LoopReport>) {
         let f: syn::ItemFn = syn::parse2(f).unwrap();
-        let (block, reports) = reassociate(&f.block, &f.sig, enabled);
+        let (block, reports) = reassociate(&f.block, &f.sig, (!enabled).then_some("exact"));
         (block.into_token_stream().to_string(), reports)
     }
 
@@ -716,7 +720,7 @@ mod tests {
             "fn k(x: &[f32]) -> f32 {\n    let mut s = 0.0;\n    for v in x {\n        s += v;\n    }\n    s\n}",
         )
         .unwrap();
-        let (_, reports) = reassociate(&f.block, &f.sig, true);
+        let (_, reports) = reassociate(&f.block, &f.sig, None);
         assert_eq!(reports[0].line, 3);
     }
 }

@@ -1,8 +1,10 @@
-//! The process-wide model the router consults. Its CPU figures are measured on
-//! first use (a few milliseconds, on the calling thread) unless they were
-//! installed or loaded from history; its GPU figures are measured on a
-//! background thread once the GPU has started, so no routed call waits for GPU
-//! start-up or GPU probes. Until they arrive the GPU is predicted unavailable.
+//! The process-wide model the router consults. Its CPU figures are measured on a
+//! background thread started by the first use (unless they were installed or
+//! loaded from history), and its GPU figures on another once the GPU has started,
+//! so no routed call waits for calibration, GPU start-up or GPU probes. Until the
+//! CPU figures arrive the model is [`CostParams::conservative`] (the router then
+//! routes by the MoE table and its own measurements, and prunes nothing by
+//! prediction); until the GPU figures arrive the GPU is predicted unavailable.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Once, OnceLock};
@@ -18,30 +20,49 @@ static BASE: OnceLock<CostModel> = OnceLock::new();
 static WITH_GPU: OnceLock<CostModel> = OnceLock::new();
 /// Set by [`install_global`]: the figures are used as they are, never re-measured.
 static FIXED: AtomicBool = AtomicBool::new(false);
+/// The CPU calibration, started by the first [`global`] call that finds no figures.
+static CPU_CALIBRATION: Background = Background::new();
 static GPU_PROBES: Once = Once::new();
 
 /// The process-wide model: the figures [`install_global`] put there; else figures
-/// loaded from history or, on first use, the CPU figures measured on this thread
-/// (racing first calls measure once; the others wait). GPU figures are added by a
-/// background thread once the GPU has started; this call never waits for them.
+/// loaded from history or measured on this machine. The first call that finds
+/// none starts the CPU calibration on a background thread and, like every call
+/// until it is done, gets [`CostParams::conservative`]. GPU figures are added by
+/// another background thread once the GPU has started. Never waits.
 pub fn global() -> CostModel {
+    measured().unwrap_or_else(|| CostModel::from_params(CostParams::conservative()))
+}
+
+/// The process-wide model if its CPU figures were measured, loaded or installed;
+/// else `None`, and the CPU calibration is started in the background (see [`global`]).
+pub(crate) fn measured() -> Option<CostModel> {
     if let Some(model) = WITH_GPU.get() {
-        return *model;
+        return Some(*model);
     }
-    let base = *BASE.get_or_init(calibrate_cpu);
+    let base = CPU_CALIBRATION.get_or_start(&BASE, calibrate_cpu)?;
     if !base.params().gpu_available && !FIXED.load(Ordering::Relaxed) && ops::gpu::is_ready() {
         GPU_PROBES.call_once(|| spawn_gpu_probes(base.params()));
     }
-    base
+    Some(base)
+}
+
+/// [`calibrated`], after waiting up to `timeout` for a calibration running in the
+/// background (for a save about to be written; never on a routed call).
+pub(crate) fn calibrated_within(timeout: std::time::Duration) -> Option<CostParams> {
+    let started = Instant::now();
+    while CPU_CALIBRATION.started() && BASE.get().is_none() && started.elapsed() < timeout {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    calibrated()
 }
 
 /// Makes `params` the process-wide model, used as it is (no calibration, no GPU
 /// probes): for reproducible routing, or figures measured elsewhere. Returns
-/// false, changing nothing, when the model was already set by an earlier install,
-/// by loaded history or by a first [`global`] call. Invalid figures are replaced
-/// as in [`CostModel::from_params`].
+/// false, changing nothing, when the model was already set by an earlier install
+/// or by loaded history, or a first [`global`] call already started calibrating.
+/// Invalid figures are replaced as in [`CostModel::from_params`].
 pub fn install_global(params: CostParams) -> bool {
-    let installed = install_in(&BASE, params);
+    let installed = !CPU_CALIBRATION.started() && install_in(&BASE, params);
     if installed {
         FIXED.store(true, Ordering::Relaxed);
     }
@@ -67,6 +88,44 @@ fn calibrate_cpu() -> CostModel {
     model
 }
 
+/// A model measured once on a background thread, started by the first caller that needs it.
+struct Background {
+    started: AtomicBool,
+}
+
+impl Background {
+    const fn new() -> Background {
+        Background { started: AtomicBool::new(false) }
+    }
+
+    /// Whether [`get_or_start`](Self::get_or_start) ever started a measurement.
+    fn started(&self) -> bool {
+        self.started.load(Ordering::Acquire)
+    }
+
+    /// The model in `cell`; if there is none yet, starts `measure` on a background
+    /// thread (once; it fills `cell` unless something else did first) and returns
+    /// `None` without waiting. Where no thread can be started, measures on this one.
+    fn get_or_start(&self, cell: &'static OnceLock<CostModel>, measure: fn() -> CostModel) -> Option<CostModel> {
+        if let Some(model) = cell.get() {
+            return Some(*model);
+        }
+        if self.started.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        let spawned = std::thread::Builder::new().name("adaptive-kernel-calibration".into()).spawn(move || {
+            let _ = cell.set(measure());
+        });
+        match spawned {
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!(target: "adaptive_kernel", "cannot start the calibration thread ({e}); calibrating on the calling thread");
+                Some(*cell.get_or_init(measure))
+            }
+        }
+    }
+}
+
 fn spawn_gpu_probes(base: CostParams) {
     let run = move || {
         let started = Instant::now();
@@ -90,6 +149,43 @@ fn install_in(cell: &OnceLock<CostModel>, params: CostParams) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::sync::atomic::AtomicUsize;
+    use std::time::Duration;
+
+    static RELEASE: AtomicBool = AtomicBool::new(false);
+    static MEASURED: AtomicUsize = AtomicUsize::new(0);
+
+    /// A slow calibration: waits until the test releases it (at most 10 s).
+    fn held_calibration() -> CostModel {
+        let started = Instant::now();
+        while !RELEASE.load(Ordering::Acquire) && started.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        MEASURED.fetch_add(1, Ordering::Relaxed);
+        CostModel::from_params(super::super::model::TEST_FIGURES)
+    }
+
+    #[test]
+    fn calibration_runs_in_the_background_and_callers_never_wait_for_it() {
+        static CELL: OnceLock<CostModel> = OnceLock::new();
+        static CALIBRATION: Background = Background::new();
+        // The calibration cannot finish before RELEASE, so a caller that got an answer did not wait.
+        assert_eq!(CALIBRATION.get_or_start(&CELL, held_calibration), None, "the first caller does not wait");
+        assert!(CALIBRATION.started());
+        assert_eq!(CALIBRATION.get_or_start(&CELL, held_calibration), None, "nor does the next");
+        RELEASE.store(true, Ordering::Release);
+        let started = Instant::now();
+        let model = loop {
+            if let Some(m) = CALIBRATION.get_or_start(&CELL, held_calibration) {
+                break m;
+            }
+            assert!(started.elapsed() < Duration::from_secs(20), "the background calibration never finished");
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        assert_eq!(model.params(), super::super::model::TEST_FIGURES);
+        assert_eq!(MEASURED.load(Ordering::Relaxed), 1, "measured once however many callers asked");
+    }
 
     #[test]
     fn a_cell_takes_figures_once() {

@@ -49,17 +49,18 @@
 //! the call, which under-estimates that throughput (the conservative side). The
 //! budget bounds each probe to its warm-up, its budget and one more call.
 //!
-//! The process-wide model ([`global`]) takes the CPU figures on first use, on
-//! the calling thread (a few milliseconds), and the GPU figures on a background
-//! thread once the GPU has started ([`crate::ops::gpu`]); until then the GPU is
-//! predicted unavailable. Figures loaded from history are reused, and figures
+//! The process-wide model ([`global`]) takes the CPU figures on a background
+//! thread started by its first use (until they arrive it answers with
+//! [`CostParams::conservative`], and the router prunes nothing by prediction), and
+//! the GPU figures on another once the GPU has started ([`crate::ops::gpu`]);
+//! until then the GPU is predicted unavailable. Figures loaded from history are reused, and figures
 //! installed with [`install_global`] are used as they are, never re-measured.
 
 mod calibrate;
 mod global;
 mod model;
 
-pub(crate) use global::seed;
 pub use global::{calibrated, global, install_global};
+pub(crate) use global::{calibrated_within, measured, seed};
 pub(crate) use model::cheapest;
 pub use model::{CostModel, CostParams, Work};

@@ -12,16 +12,18 @@
 //! | `snapshot` | conversion between bucket states and the history file's records |
 //! | `registry` | the kernels called so far ([`kernels`]), what a save snapshots |
 //! | `report` | [`KernelTable`], what [`Kernel::table`] returns |
+//! | `loops` | [`LoopSummary`]: what the attribute did to a kernel's reductions, in words |
 //! | `overrides` | [`with_backend`] |
 //! | `telemetry` | decision events and slow-call spans, [`init_logging`] |
 //! | `otlp` | (feature `otlp`) export of those spans to an OpenTelemetry collector |
 //!
 //! Dependencies point one way: `spec`, `stats`, `decision_byte`, `overrides`,
-//! `report` and `telemetry` import no behaviour module; `policy` reads `stats`;
+//! `loops`, `report` and `telemetry` import no behaviour module; `policy` reads `stats`;
 //! `site` uses `policy` and `snapshot`; `registry` lists sites; `route` sits on top;
 //! `otlp` sets `telemetry` up for export.
 
 mod decision_byte;
+mod loops;
 #[cfg(feature = "otlp")]
 pub(crate) mod otlp;
 mod overrides;
@@ -35,6 +37,7 @@ mod spec;
 mod stats;
 mod telemetry;
 
+pub use loops::{loop_reason, LoopLine, LoopSummary, LOOP_REASONS};
 pub use overrides::with_backend;
 pub use registry::kernels;
 pub use report::{BackendReport, BucketReport, KernelTable};

@@ -14,7 +14,10 @@
 //! - **Exploration**: candidates in order: the prior first, then by predicted
 //!   time. Each gets [`Policy::samples`] kept samples. A candidate whose estimate
 //!   (its own samples if any, else a prediction) exceeds [`Policy::prune_factor`]
-//!   × the best centre measured so far is skipped for the round.
+//!   × the best centre measured so far is skipped for the round. A prediction
+//!   from a neighbouring bucket prunes only when that bucket's sizes are within
+//!   [`Policy::prune_reach`] of this one's: scaled across decades, a fixed cost
+//!   measured at small sizes looks like a per-element one.
 //! - **Settling**: the lowest centre wins; every candidate within
 //!   [`Policy::tolerance`] of it ties, and ties go to the incumbent, then to the
 //!   cheapest backend to launch (Scalar < SIMD < GPU), so decisions do not flap.
@@ -26,16 +29,19 @@
 //!   alternate between timing the chosen backend and, within an explicit budget
 //!   ([`Policy::probe_budget`] of the bucket's time, counted as what the
 //!   alternative took *beyond* the chosen backend), re-timing an alternative that
-//!   is not hopeless and whose figures are few ([`Policy::confident`]), old
-//!   ([`Policy::stale_ns`], or from another run) or whose confidence interval
-//!   still overlaps the chosen one's. As intervals separate, probing stops: the
+//!   is not hopeless and whose figures are few ([`Policy::confident`]) or whose
+//!   confidence interval still overlaps the chosen one's, or whose figures are
+//!   old ([`Policy::stale_ns`], or from another run) even if they call it
+//!   hopeless (figures taken under a transient load must not exclude it for good). As intervals separate, probing stops: the
 //!   cost decays with confidence. An alternative with [`Policy::switch_after`]
 //!   fresh samples whose centre beats the chosen one by more than
 //!   [`Policy::tolerance`] takes over (no new exploration round).
 //! - **Warm start** ([`Verify`]): a decision loaded from history is re-timed on
 //!   its first sampled calls; once [`Policy::verify_samples`] fresh samples
-//!   exist, a centre off the saved one by more than [`Policy::verify_factor`]
-//!   (either way) starts a new exploration round.
+//!   exist, figures off the saved centre by more than [`Policy::verify_factor`]
+//!   start a new exploration round: slower when even the fastest fresh sample is
+//!   (a busy machine only slows calls down, so one quick call is enough to keep
+//!   the decision), faster when the fresh centre is.
 
 use super::spec::{Decision, DecisionKind, KernelSpec};
 #[cfg(test)]
@@ -52,6 +58,9 @@ pub(crate) struct Policy {
     pub(crate) samples: u64,
     /// A candidate estimated slower than this multiple of the best measured centre is skipped.
     pub(crate) prune_factor: f64,
+    /// A neighbouring bucket's measurement prunes a candidate unmeasured here only when
+    /// its typical size is within this factor of the call's (either way).
+    pub(crate) prune_reach: f64,
     /// Centres within this fraction of the best tie (and the tie-break decides).
     pub(crate) tolerance: f64,
     /// A settled choice slower than another measured backend by more than this fraction re-explores.
@@ -73,13 +82,15 @@ pub(crate) struct Policy {
 }
 
 impl Policy {
-    /// The defaults: 3 samples, prune at 4×, 5% tolerance, 25% drift band judged on 9
+    /// The defaults: 3 samples, prune at 4× (by a neighbour's figure only within 4× in
+    /// size), 5% tolerance, 25% drift band judged on 9
     /// samples; probes cost at most 1% of a bucket's time, an alternative is trusted
     /// after 8 fresh samples and re-timed after 30 s, takes over after 3; a loaded
-    /// decision is judged on 3 fresh samples and re-explored when 2× off.
+    /// decision is judged on 5 fresh samples and re-explored when 2× off.
     pub(crate) const DEFAULT: Policy = Policy {
         samples: 3,
         prune_factor: 4.0,
+        prune_reach: 4.0,
         tolerance: 0.05,
         drift_band: 0.25,
         drift_samples: 9,
@@ -87,7 +98,7 @@ impl Policy {
         confident: 8,
         stale_ns: 30_000_000_000,
         switch_after: 3,
-        verify_samples: 3,
+        verify_samples: 5,
         verify_factor: 2.0,
     };
 }
@@ -139,6 +150,8 @@ fn best_centre(state: &BucketState, except: Option<Backend>) -> Option<(Backend,
 pub(crate) struct Predictions {
     /// From the nearest bucket where the backend was measured, scaled by the complexity's growth.
     pub(crate) neighbours: [Option<f64>; Backend::COUNT],
+    /// How far each neighbour is: the ratio (≥ 1) between its typical size and the call's.
+    pub(crate) reach: [f64; Backend::COUNT],
     /// From the cost model.
     pub(crate) model: [f64; Backend::COUNT],
 }
@@ -150,15 +163,17 @@ impl Predictions {
     }
 
     /// The estimate pruning compares with `prune_factor × anchor_ns`, where `anchor` is
-    /// the best backend measured in this bucket. Neighbouring measurements are used as
-    /// they are. A cost-model figure is also tried relative to the anchor: Scalar and
+    /// the best backend measured in this bucket. Neighbouring measurements within
+    /// `reach` (a size factor) are used as they are; farther ones are not used. A cost-model figure is also tried relative to the anchor: Scalar and
     /// SIMD share the host's memory and call costs, so the model's error on the
     /// measured one applies to the other, and the lower of the absolute and the
     /// relative figure is used, so a model that is off in absolute terms does not
     /// prune a backend it cannot really tell apart.
-    fn for_pruning(&self, b: Backend, anchor: Backend, anchor_ns: f64) -> f64 {
+    fn for_pruning(&self, b: Backend, anchor: Backend, anchor_ns: f64, reach: f64) -> f64 {
         if let Some(n) = self.neighbours[b.index()] {
-            return n;
+            if self.reach[b.index()] <= reach {
+                return n;
+            }
         }
         let raw = self.model[b.index()];
         let anchor_model = self.model[anchor.index()];
@@ -198,8 +213,8 @@ pub(crate) fn explore(
         }
         if let Some((best_b, best)) = best_centre(state, Some(b)) {
             let estimate = match state.round_samples(b) {
-                0 => predicted.for_pruning(b, best_b, best),
-                _ => state.of(b).centre().unwrap_or_else(|| predicted.for_pruning(b, best_b, best)),
+                0 => predicted.for_pruning(b, best_b, best, policy.prune_reach),
+                _ => state.of(b).centre().unwrap_or_else(|| predicted.for_pruning(b, best_b, best, policy.prune_reach)),
             };
             if best_b != b && estimate > policy.prune_factor * best {
                 state.pruned[i] = true;
@@ -298,9 +313,11 @@ pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -
         if let Some(v) = state.verify {
             if state.stats[i].fresh >= policy.verify_samples {
                 state.verify = None;
-                let now = state.of(chosen).centre().unwrap_or(v.saved_centre);
-                let ratio = now / v.saved_centre.max(1.0);
-                if ratio > policy.verify_factor || ratio < 1.0 / policy.verify_factor {
+                let fresh = state.of(chosen);
+                let saved = v.saved_centre.max(1.0);
+                let fastest = fresh.recent_ns.iter().min().map_or(saved, |&f| f as f64);
+                let centre = fresh.centre().unwrap_or(saved);
+                if fastest / saved > policy.verify_factor || centre / saved < 1.0 / policy.verify_factor {
                     state.restart_round(0);
                     return Change::Reexplore;
                 }
@@ -349,11 +366,13 @@ pub(crate) fn probe(
         .filter_map(|b| {
             let s = state.of(b);
             let estimate = s.centre().unwrap_or(predicted[b.index()]);
-            if !estimate.is_finite() || estimate > policy.prune_factor * c {
-                return None; // hopeless
+            let stale = !s.is_empty() && s.is_stale(now_ns, policy.stale_ns);
+            // Hopeless by fresh figures or by prediction; stale figures are re-timed (within the budget).
+            if !estimate.is_finite() || (estimate > policy.prune_factor * c && !stale) {
+                return None;
             }
             let few = s.fresh < policy.confident;
-            let old = s.is_empty() || s.is_stale(now_ns, policy.stale_ns);
+            let old = s.is_empty() || stale;
             let overlaps = estimate - s.half_width() <= c_hi;
             let extra = (estimate - c).max(0.0);
             ((few || old || overlaps) && extra <= budget_left).then_some((s.fresh, b))
@@ -389,7 +408,10 @@ mod tests {
     /// Scalar, SIMD and GPU; Parallel has its own tests.
     const ALL: [bool; Backend::COUNT] = [true, true, false, true];
     const P: Policy = Policy::DEFAULT;
-    const NONE: Predictions = Predictions { neighbours: [None; Backend::COUNT], model: [0.0; Backend::COUNT] };
+    /// Every neighbour at the call's own size.
+    const NEAR: [f64; Backend::COUNT] = [1.0; Backend::COUNT];
+    const NONE: Predictions =
+        Predictions { neighbours: [None; Backend::COUNT], reach: NEAR, model: [0.0; Backend::COUNT] };
 
     /// Records a sample at t = 1 s standing for one call; whether the decision changed.
     fn rec(state: &mut BucketState, backend: Backend, ns: u64, warmup: bool) -> bool {
@@ -448,7 +470,8 @@ mod tests {
         let mut s = BucketState::new(1 << 25);
         let mut calls = Vec::new();
         loop {
-            let p = Predictions { neighbours: [None; Backend::COUNT], model: [1e12, 1e6, f64::INFINITY, 1e6] };
+            let p =
+                Predictions { neighbours: [None; Backend::COUNT], reach: NEAR, model: [1e12, 1e6, f64::INFINITY, 1e6] };
             let d = explore(&mut s, ALL, simd_prior(), &p, &P);
             if d.kind == DecisionKind::Historical {
                 break;
@@ -498,8 +521,11 @@ mod tests {
     #[test]
     fn neighbour_measurements_outrank_the_prior() {
         let mut s = BucketState::new(64_000);
-        let p =
-            Predictions { neighbours: [Some(3_200.0), Some(320.0), None, Some(300.0)], model: [0.0; Backend::COUNT] };
+        let p = Predictions {
+            neighbours: [Some(3_200.0), Some(320.0), None, Some(300.0)],
+            reach: NEAR,
+            model: [0.0; Backend::COUNT],
+        };
         let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
         let d = explore(&mut s, ALL, scalar_prior, &p, &P);
         assert_eq!(d, Decision { backend: Backend::Gpu, kind: DecisionKind::Exploring });
@@ -510,8 +536,11 @@ mod tests {
         // The model predicts 1.6 µs for both CPU backends; Scalar measures 0.3 µs.
         // Absolutely, SIMD looks 5× slower than the best; relative to Scalar's error, it ties.
         let mut s = BucketState::new(2_000);
-        let p =
-            Predictions { neighbours: [None; Backend::COUNT], model: [1_600.0, 1_600.0, f64::INFINITY, f64::INFINITY] };
+        let p = Predictions {
+            neighbours: [None; Backend::COUNT],
+            reach: NEAR,
+            model: [1_600.0, 1_600.0, f64::INFINITY, f64::INFINITY],
+        };
         let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
         let two = [true, true, false, false];
         for _ in 0..3 {
@@ -526,7 +555,11 @@ mod tests {
     fn the_relative_model_still_prunes_what_it_can_tell_apart() {
         // Scalar is modelled at 10× SIMD; SIMD measures 1 ms, so Scalar is estimated at 10 ms.
         let mut s = BucketState::new(1 << 25);
-        let p = Predictions { neighbours: [None; Backend::COUNT], model: [1e8, 1e7, f64::INFINITY, f64::INFINITY] };
+        let p = Predictions {
+            neighbours: [None; Backend::COUNT],
+            reach: NEAR,
+            model: [1e8, 1e7, f64::INFINITY, f64::INFINITY],
+        };
         let simd_prior = simd_prior();
         for _ in 0..3 {
             let d = explore(&mut s, [true, true, false, false], simd_prior, &p, &P);
@@ -660,6 +693,58 @@ mod tests {
     }
 
     #[test]
+    fn figures_that_call_an_alternative_hopeless_are_re_timed_once_stale() {
+        // Exploration under load measured Scalar at 1,000 (10× SIMD); it really takes 60.
+        let mut s = settled_on([1_000, 100, 1_000_000, 10_000]);
+        assert_eq!(s.settled(), Some(Backend::Simd));
+        let truth = [60, 100, 1_000_000, 10_000];
+        let (probes, switched) = run_settled(&mut s, truth, 500, 2);
+        assert_eq!((probes, switched), (0, None), "fresh hopeless figures are not re-timed");
+        // Past stale_ns the old figures are re-timed (within the budget): the fresh Scalar figure
+        // either takes over or, beating SIMD by more than the drift band, re-opens exploration.
+        let at = 2 + P.stale_ns / 1_000_000_000 + 1;
+        let mut change = Change::None;
+        for _ in 0..500 {
+            let chosen = s.settled().expect("settled until a change");
+            let b = probe(&mut s, ALL, [f64::INFINITY; Backend::COUNT], at * 1_000_000_000, &P).unwrap_or(chosen);
+            change = record(&mut s, sample(b, truth[b.index()], at, 16.0), &P);
+            if change != Change::None {
+                break;
+            }
+        }
+        assert_ne!(change, Change::None, "the stale figures were never re-timed");
+        assert_eq!(s.of(Backend::Gpu).fresh, 0, "a stale GPU figure over the budget is still not re-timed");
+        if s.settled().is_none() {
+            run_to_settle(&mut s, simd_prior(), |b| truth[b.index()]);
+        }
+        assert_eq!(s.settled(), Some(Backend::Scalar));
+    }
+
+    #[test]
+    fn a_far_neighbour_does_not_prune_a_candidate_never_measured_here() {
+        // SIMD's fixed cost, measured 256× lower in size, scaled up predicts 66 ms against Scalar's 11 ms.
+        let explore_after_scalar = |reach: f64| {
+            let mut s = BucketState::new(1 << 20);
+            let p = Predictions {
+                neighbours: [None, Some(66e6), None, None],
+                reach: [1.0, reach, 1.0, 1.0],
+                model: [0.0; Backend::COUNT],
+            };
+            let two = [true, true, false, false];
+            let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
+            for _ in 0..P.samples {
+                let d = explore(&mut s, two, scalar_prior, &p, &P);
+                assert_eq!(d.backend, Backend::Scalar);
+                rec(&mut s, Backend::Scalar, 11_000_000, false);
+            }
+            explore(&mut s, two, scalar_prior, &p, &P)
+        };
+        assert_eq!(explore_after_scalar(256.0).backend, Backend::Simd, "measured here before judging");
+        let near = explore_after_scalar(2.0);
+        assert_eq!((near.backend, near.kind), (Backend::Scalar, DecisionKind::Historical), "a near one prunes");
+    }
+
+    #[test]
     fn no_probe_without_budget() {
         let mut s = settled_on([300, 100, 1_000_000, 10_000]);
         // Nothing was spent on the chosen backend yet: a 3× slower alternative costs more than 1% of nothing.
@@ -689,6 +774,22 @@ mod tests {
             rec(s, d.backend, time(d.backend), false);
         }
         panic!("never settled");
+    }
+
+    #[test]
+    fn a_loaded_decision_timed_on_a_busy_machine_stays_when_one_call_matches() {
+        let mut s = settled_on([300, 100, 1_000_000, 10_000]);
+        s.verify = Some(Verify { saved_centre: 100.0 });
+        for st in &mut s.stats {
+            st.last_ns = 0;
+        }
+        // Preempted calls 3–6× the saved figure, one undisturbed call among them.
+        let mut changes = Vec::new();
+        for ns in [400, 600, 110, 350, 500] {
+            changes.push(record(&mut s, sample(Backend::Simd, ns, 1, 1.0), &P));
+        }
+        assert!(!changes.contains(&Change::Reexplore), "{changes:?}");
+        assert_eq!((s.verify, s.settled()), (None, Some(Backend::Simd)));
     }
 
     #[test]

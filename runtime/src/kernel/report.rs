@@ -5,7 +5,8 @@ use std::fmt;
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
-use super::spec::DecisionKind;
+use super::loops::LoopSummary;
+use super::spec::{DecisionKind, LoopRewrite};
 use crate::backend::{Backend, OpComplexity};
 use crate::bucket::bucket_of;
 
@@ -55,6 +56,8 @@ pub struct KernelTable {
     pub complexity: OpComplexity,
     /// The backend it is forced to with [`crate::Kernel::force`], if any.
     pub forced: Option<Backend>,
+    /// What the attribute did to each float reduction of its body ([`crate::KernelSpec::loops`]).
+    pub loops: &'static [LoopRewrite],
     /// Buckets that have been called or loaded, smallest sizes first.
     pub rows: Vec<BucketReport>,
 }
@@ -85,6 +88,7 @@ impl fmt::Display for KernelTable {
             write!(f, ", forced to {b}")?;
         }
         writeln!(f)?;
+        write!(f, "{}", LoopSummary::new("  ", self.loops))?;
         write!(f, "  {:>23}", "sizes")?;
         for b in Backend::ALL {
             write!(f, "  {:>16}", format!("{b} µs (n)"))?;

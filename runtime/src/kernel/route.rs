@@ -32,7 +32,7 @@ thread_local! {
 #[inline]
 fn sample(byte: u8) -> bool {
     ALLOWANCE.with(|a| {
-        let left = a.get() - (1 << (MAX_SHIFT - decision_byte::shift(byte)));
+        let left = a.get() - decision_byte::spend(byte);
         a.set(left);
         left < 0 && refill(a, left)
     })
@@ -59,8 +59,9 @@ impl Kernel {
     /// Routes one call of `size`; `work` is evaluated only when a decision must be made.
     ///
     /// A settled bucket returns its cached backend. Each call is timed with
-    /// probability 1/N, N a power of two per bucket between 16 and 32,768 that
-    /// follows the bucket's call rate so it gets about 50 samples a second (every
+    /// probability 1/N, N a power of two per bucket up to 131,072 that follows the
+    /// bucket's call rate so it gets about 50 samples a second (16 until the rate is
+    /// known; every call of a bucket called less than ~100 times a second; every
     /// call is timed while a decision loaded from history is re-checked); a timed
     /// call may re-time an alternative instead, within a small budget, so a wrong
     /// decision corrects itself. Everything else goes through the cold path.

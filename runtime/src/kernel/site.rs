@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use super::decision_byte::{self, encode, CACHED, MAX_SHIFT, MIN_SHIFT, UNDECIDED};
+use super::decision_byte::{self, encode, CACHED, MIN_SHIFT, UNDECIDED};
 use super::policy::{self, Change, Policy, Sample};
 use super::report::{BackendReport, BucketReport, KernelTable};
 use super::spec::{Decision, DecisionKind, KernelSpec};
@@ -25,8 +25,6 @@ use crate::cost::{self, Work};
 use crate::persist::{self, merge::KernelSnapshot};
 use crate::{clock, config};
 
-/// How many timed samples per second a settled bucket aims for.
-const TARGET_SAMPLES_PER_SEC: f64 = 50.0;
 /// Calls slower than this many nanoseconds get a span, on sites that are not hot (default 100 µs).
 static SPAN_THRESHOLD_NS: AtomicU64 = AtomicU64::new(100_000);
 /// A site above this many calls per second is hot: no per-call spans.
@@ -214,13 +212,14 @@ impl Kernel {
             None => {
                 let candidates = self.candidates(gpu_usable);
                 let prior = policy::prior(&self.spec, &work, candidates, |b| cost::global().predict(b, &work));
-                // The cost model is consulted only once something was measured to compare with.
-                let model = if has_history {
-                    Backend::ALL.map(|b| cost::global().predict(b, &work) * 1e9)
-                } else {
-                    [0.0; Backend::COUNT]
+                // The cost model prunes only once something was measured to compare with,
+                // and only with measured figures (0 ns: nothing is pruned by prediction).
+                let model = match cost::measured() {
+                    Some(model) if has_history => Backend::ALL.map(|b| model.predict(b, &work) * 1e9),
+                    _ => [0.0; Backend::COUNT],
                 };
-                let predicted = policy::Predictions { neighbours, model };
+                let (neighbours, reach) = neighbours;
+                let predicted = policy::Predictions { neighbours, reach, model };
                 policy::explore(bs, candidates, prior, &predicted, &Policy::DEFAULT)
             }
         };
@@ -264,7 +263,8 @@ impl Kernel {
 
     /// The backend a sampled call of a settled bucket times: the chosen one, or an
     /// alternative to re-time (`policy::probe`). Also where the bucket's sampling
-    /// interval follows its call rate. Called for about 50 calls a second per bucket.
+    /// interval follows its call rate ([`decision_byte::shift_for_rate`]). Called for about
+    /// 50 calls a second per bucket.
     #[cold]
     #[inline(never)]
     pub(super) fn sampled(&'static self, bucket: usize, byte: u8) -> Backend {
@@ -288,15 +288,18 @@ impl Kernel {
         let shift = if bs.verify.is_some() {
             0 // a loaded decision is re-timed on its first calls
         } else {
-            ((rate / TARGET_SAMPLES_PER_SEC).max(1.0).log2().floor() as u8).clamp(MIN_SHIFT, MAX_SHIFT)
+            decision_byte::shift_for_rate(rate)
         };
         let gpu_usable = self.gpu_usable();
         let candidates = self.candidates(gpu_usable);
         // Predictions for alternatives never measured here (a GPU that started after the
         // bucket settled); from the complexity's defaults, so a settled call needs no `work`.
-        let model = cost::global();
+        // Before the figures are measured nothing unmeasured is re-timed (∞ is hopeless).
         let work = Work::estimate(self.spec.complexity, bs.typical_size, None, None);
-        let predicted = Backend::ALL.map(|b| model.predict(b, &work) * 1e9);
+        let predicted = match cost::measured() {
+            Some(model) => Backend::ALL.map(|b| model.predict(b, &work) * 1e9),
+            None => [f64::INFINITY; Backend::COUNT],
+        };
         let probe = policy::probe(bs, candidates, predicted, clock::now_ns(), &Policy::DEFAULT);
         let centre = bs.of(chosen).centre().unwrap_or(0.0);
         let site_rate: f64 =
@@ -417,7 +420,13 @@ impl Kernel {
                 },
             })
             .collect();
-        KernelTable { kernel: self.spec.name, complexity: self.spec.complexity, forced: st.forced, rows }
+        KernelTable {
+            kernel: self.spec.name,
+            complexity: self.spec.complexity,
+            forced: st.forced,
+            loops: self.spec.loops,
+            rows,
+        }
     }
 
     /// Forgets everything learned for this kernel in this process (the history file is untouched until the next save).
@@ -445,15 +454,17 @@ impl Kernel {
 }
 
 /// Predicted time (ns) per backend for `size` from the nearest bucket where that backend
-/// was measured, scaled by the complexity's growth (`size^1` for Low/Medium, `size^1.5` for High).
+/// was measured, scaled by the complexity's growth (`size^1` for Low/Medium, `size^1.5` for
+/// High), and how far that bucket is (the ratio, ≥ 1, of its typical size to `size`).
 fn predict_from_neighbours(
     buckets: &BTreeMap<usize, BucketState>,
     bucket: usize,
     complexity: OpComplexity,
     size: usize,
-) -> [Option<f64>; Backend::COUNT] {
+) -> ([Option<f64>; Backend::COUNT], [f64; Backend::COUNT]) {
     let exponent = if complexity == OpComplexity::High { 1.5 } else { 1.0 };
     let mut out = [None; Backend::COUNT];
+    let mut reach = [f64::INFINITY; Backend::COUNT];
     for b in Backend::ALL {
         let nearest = buckets
             .iter()
@@ -461,10 +472,12 @@ fn predict_from_neighbours(
             .min_by_key(|(&i, _)| i.abs_diff(bucket));
         if let Some((_, bs)) = nearest {
             let centre = bs.of(b).centre().unwrap_or(0.0);
-            out[b.index()] = Some(centre * (size.max(1) as f64 / bs.typical_size as f64).powf(exponent));
+            let ratio = size.max(1) as f64 / bs.typical_size as f64;
+            out[b.index()] = Some(centre * ratio.powf(exponent));
+            reach[b.index()] = ratio.max(1.0 / ratio);
         }
     }
-    out
+    (out, reach)
 }
 
 impl std::fmt::Debug for Kernel {

@@ -8,11 +8,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::spec::{DecisionKind, KernelSpec};
+use super::spec::{DecisionKind, KernelSpec, LoopRewrite};
 use super::stats::{BucketState, Verify};
 use crate::backend::Backend;
 use crate::bucket::{bucket_of, bucket_range};
-use crate::persist::format::{self, BucketRecord, KernelRecord, TimingRecord};
+use crate::persist::format::{self, BucketRecord, KernelRecord, LoopRecord, TimingRecord};
 use crate::persist::merge::KernelSnapshot;
 
 /// Bucket states from saved records. A saved GPU decision is kept only when
@@ -59,10 +59,15 @@ pub(super) fn snapshot(
         record: KernelRecord {
             token_hash: format::hex(spec.token_hash),
             complexity: spec.complexity,
+            loops: Some(spec.loops.iter().map(loop_record).collect()),
             buckets: buckets.iter().filter_map(|(&b, bs)| Some(record(sizes(b)?, bs))).collect(),
         },
         touched: touched.iter().filter_map(|&b| sizes(b)).collect(),
     }
+}
+
+fn loop_record(l: &LoopRewrite) -> LoopRecord {
+    LoopRecord { line: l.line, idiom: l.idiom.to_owned(), variants: l.variants.to_vec(), reason: l.reason.to_owned() }
 }
 
 fn record(sizes: [usize; 2], bs: &BucketState) -> BucketRecord {
@@ -92,7 +97,7 @@ mod tests {
             has_gpu: true,
             has_parallel: false,
             token_hash: 7,
-            loops: &[],
+            loops: &[LoopRewrite { line: 4, idiom: "for range +=", variants: &[Backend::Simd], reason: "" }],
         };
         let mut bs = BucketState::new(5000);
         bs.stats[Backend::Simd.index()].record(40, 5);
@@ -102,6 +107,11 @@ mod tests {
         let buckets = BTreeMap::from([(b, bs.clone())]);
         let snap = snapshot(&spec, &buckets, &BTreeSet::from([b]));
         assert_eq!(snap.touched.len(), 1);
+        let loops = snap.record.loops.as_deref().unwrap();
+        assert_eq!(
+            (loops[0].line, loops[0].idiom.as_str(), loops[0].variants.as_slice()),
+            (4, "for range +=", &[Backend::Simd][..])
+        );
         let back = buckets_from(snap.record.buckets.clone(), true);
         assert_eq!(back.len(), 1);
         let (at, loaded) = &back[0];

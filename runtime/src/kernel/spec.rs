@@ -29,11 +29,12 @@ pub struct KernelSpec {
 
 /// One float reduction of a kernel's body (a `for` loop accumulating into a
 /// float, or an iterator chain ending in `.sum()`, `.product()` or `.fold(..)`)
-/// and what the attribute did to it in the SIMD variant.
+/// and what the attribute did to it.
 ///
 /// A rewritten reduction is computed in independent lanes combined at the end:
 /// the same terms in another grouping, within the bound of
-/// [`tolerance`](crate::tolerance) of the Scalar variant.
+/// [`tolerance`](crate::tolerance) of the Scalar variant. The Scalar (and GPU)
+/// variants always keep the body as written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LoopRewrite {
     /// The source line of its `for`, or of its `sum`/`product`/`fold`.
@@ -42,17 +43,21 @@ pub struct LoopRewrite {
     /// walks (`range`, `iter`, `zip`, `?` when not recognised) and the
     /// operator (`+=`, `*=`, `max`, `min`); e.g. `for range +=`, `zip.sum()`.
     pub idiom: &'static str,
-    /// Whether the SIMD variant computes it in lanes.
-    pub rewritten: bool,
-    /// Why it was left as written, in one word; empty when rewritten. `exact`:
-    /// the kernel opted out; `break`, `continue`, `return`, `try` (`?`), `label`,
-    /// `await`, `yield`, `macro`: control flow or tokens the rewrite cannot see
-    /// through; `effect`: a statement or call that may have a side effect;
-    /// `reads`: the loop reads an accumulator; `type`: an accumulator or term
-    /// not provably `f32`/`f64`; `mixed`: two operators on one accumulator;
-    /// `shadow`: an accumulator rebound inside; `op`: a fold that is not `+`,
-    /// `*`, `max` or `min`; `source`: elements that cannot be taken in chunks.
+    /// The variants that compute it in lanes: [`Backend::Simd`], and
+    /// [`Backend::Parallel`] when the kernel's Parallel variant is its body
+    /// (it calls `ops::` and names no `parallel = path`). Empty when it is left
+    /// as written.
+    pub variants: &'static [Backend],
+    /// Why it was left as written, in one word; empty when rewritten. The words
+    /// and what they mean: [`LOOP_REASONS`](crate::LOOP_REASONS).
     pub reason: &'static str,
+}
+
+impl LoopRewrite {
+    /// Whether some variant computes it in lanes.
+    pub const fn rewritten(&self) -> bool {
+        !self.variants.is_empty()
+    }
 }
 
 /// How a decision was reached; the `decision` field of trace events.

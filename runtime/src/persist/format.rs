@@ -15,6 +15,7 @@
 //!         "my_crate::dot": {
 //!           "token_hash": "9f0c…",
 //!           "complexity": "Medium",
+//!           "loops": [ { "line": 12, "idiom": "for range +=", "variants": ["Simd"], "reason": "" } ],
 //!           "buckets": [
 //!             { "sizes": [8193, 10000], "typical_size": 10000, "chosen": "Simd",
 //!               "timings": [ { "backend": "Scalar", "count": 3, "recent_ns": [5100, 5000, 5050] }, … ] }
@@ -29,6 +30,9 @@
 //! A bucket is keyed by the sizes it covers (`sizes`: first and last, inclusive),
 //! not by an index, so a record stays meaningful if bucket boundaries change; a
 //! backend is named, not numbered, so adding one keeps old files readable.
+//! `loops` (what the attribute did to the kernel's float reductions, for
+//! `adaptive-kernel report`) came later in format 2: readers that predate it
+//! ignore it, and a file without it reads as "not recorded".
 //!
 //! # Format 1
 //!
@@ -95,9 +99,31 @@ pub struct KernelRecord {
     pub token_hash: String,
     /// The kernel's complexity class.
     pub complexity: OpComplexity,
+    /// What the attribute did to each float reduction of its body, in source
+    /// order (its spec's [`LoopRewrite`](crate::LoopRewrite)s); `None` in a file
+    /// written before this was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loops: Option<Vec<LoopRecord>>,
     /// Its buckets, smallest sizes first.
     #[serde(default)]
     pub buckets: Vec<BucketRecord>,
+}
+
+/// One float reduction of a kernel's body and what the attribute did to it: a
+/// [`LoopRewrite`](crate::LoopRewrite) as the history file keeps it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct LoopRecord {
+    /// The source line of its `for`, or of its `sum`/`product`/`fold`.
+    pub line: u32,
+    /// Its shape, e.g. `for range +=`.
+    pub idiom: String,
+    /// The variants that compute it in lanes; empty when left as written.
+    #[serde(default)]
+    pub variants: Vec<Backend>,
+    /// Why it was left as written, in one word; empty when rewritten.
+    #[serde(default)]
+    pub reason: String,
 }
 
 /// One size bucket of a kernel.
@@ -243,7 +269,15 @@ mod v1 {
                         .into_iter()
                         .map(|(name, k)| {
                             let buckets = k.buckets.into_iter().filter_map(|(i, b)| b.upgrade(i)).collect();
-                            (name, KernelRecord { token_hash: k.token_hash, complexity: k.complexity, buckets })
+                            (
+                                name,
+                                KernelRecord {
+                                    token_hash: k.token_hash,
+                                    complexity: k.complexity,
+                                    loops: None,
+                                    buckets,
+                                },
+                            )
                         })
                         .collect();
                     (key, MachineRecord { fingerprint: m.fingerprint, calibration: m.calibration, kernels })

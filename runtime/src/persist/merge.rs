@@ -6,7 +6,8 @@
 //! - A kernel whose token hash and complexity match the file's: each bucket this
 //!   process measured replaces the file's bucket of the same sizes; a bucket the
 //!   file lacks is added; every other bucket of the file is kept (another
-//!   process may have measured it).
+//!   process may have measured it). Its loop report is ours (the same tokens
+//!   compiled by this build).
 //! - A kernel that changed (another token hash or complexity), or that the file
 //!   lacks: ours replaces the file's.
 
@@ -46,6 +47,9 @@ pub(crate) fn merge(
         let ours = snap.record;
         match entry.kernels.get_mut(&snap.name) {
             Some(theirs) if theirs.token_hash == ours.token_hash && theirs.complexity == ours.complexity => {
+                if ours.loops.is_some() {
+                    theirs.loops = ours.loops;
+                }
                 for bucket in ours.buckets {
                     let at = theirs.buckets.iter().position(|b| b.sizes == bucket.sizes);
                     match at {
@@ -83,7 +87,7 @@ mod tests {
     }
 
     fn kernel(hash: &str, buckets: Vec<BucketRecord>) -> KernelRecord {
-        KernelRecord { token_hash: hash.into(), complexity: OpComplexity::Low, buckets }
+        KernelRecord { token_hash: hash.into(), complexity: OpComplexity::Low, loops: None, buckets }
     }
 
     fn file_with(k: &str, record: KernelRecord) -> HistoryFile {
@@ -108,6 +112,20 @@ mod tests {
         assert_eq!(got[1].chosen, Some(Backend::Simd), "untouched: the file's is kept");
         assert_eq!(got[2].chosen, Some(Backend::Gpu), "new: added");
         assert_eq!(f.machines["other"].kernels["k"].buckets.len(), 2, "other machines untouched");
+    }
+
+    #[test]
+    fn the_loop_report_is_ours_when_we_have_one() {
+        use crate::persist::format::LoopRecord;
+        let mut f = file_with("k", kernel("h", vec![]));
+        let report =
+            vec![LoopRecord { line: 3, idiom: "for iter +=".into(), variants: vec![Backend::Simd], reason: "".into() }];
+        let ours = KernelRecord { loops: Some(report.clone()), ..kernel("h", vec![]) };
+        merge(&mut f, "a", &fp("a"), None, vec![KernelSnapshot { name: "k".into(), record: ours, touched: vec![] }]);
+        assert_eq!(f.machines["a"].kernels["k"].loops.as_ref(), Some(&report), "recorded into an older entry");
+        let unrecorded = KernelSnapshot { name: "k".into(), record: kernel("h", vec![]), touched: vec![] };
+        merge(&mut f, "a", &fp("a"), None, vec![unrecorded]);
+        assert_eq!(f.machines["a"].kernels["k"].loops.as_ref(), Some(&report), "kept when ours says nothing");
     }
 
     #[test]

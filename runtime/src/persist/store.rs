@@ -305,7 +305,9 @@ pub(crate) fn load(name: &str, token_hash: u64, complexity: OpComplexity) -> Opt
 /// what the file holds. Does nothing (and succeeds) when persistence is off.
 ///
 /// Programs that end soon after their kernels settle should call this before
-/// exiting: the background save runs a moment after a bucket settles.
+/// exiting: the background save runs a moment after a bucket settles. A cost-model
+/// calibration still running in the background is waited for (at most 2 s), so
+/// its figures are saved too.
 ///
 /// # Errors
 /// [`HistoryError::Io`] when the file or its directory cannot be written;
@@ -319,6 +321,7 @@ pub fn flush() -> Result<(), HistoryError> {
         }
         (path, store.machine.clone(), store.fingerprint.is_some(), std::mem::take(&mut store.corrupt))
     };
+    let figures = cost::calibrated_within(std::time::Duration::from_secs(2));
     if !fingerprint {
         return Ok(());
     }
@@ -346,7 +349,7 @@ pub fn flush() -> Result<(), HistoryError> {
         }
     };
     let used: BTreeSet<String> = snapshots.iter().map(|s| s.name.clone()).collect();
-    merge::merge(&mut file, &machine, &fingerprint, cost::calibrated(), snapshots);
+    merge::merge(&mut file, &machine, &fingerprint, figures, snapshots);
     let encode = |f: &HistoryFile| serde_json::to_vec_pretty(f).map_err(|e| io_err(io::Error::other(e)));
     let mut json = encode(&file)?;
     if json.len() as u64 > MAX_FILE_BYTES {

@@ -52,6 +52,10 @@
 //!           "name": "tour::dot",
 //!           "complexity": "Medium",
 //!           "token_hash": "9f0c5e1a2b3c4d5e",
+//!           "loops": [                    // float reductions of the body; null: not recorded
+//!             { "line": 49, "idiom": "for range +=", "variants": ["Simd"], "reason": "" },
+//!             { "line": 58, "idiom": "iter.sum()", "variants": [], "reason": "effect" }
+//!           ],
 //!           "buckets": [                  // smallest sizes first
 //!             {
 //!               "sizes": [2049, 4096],    // first and last size, inclusive

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use adaptive_kernel::{Backend, CostParams, Fingerprint, HistoryFile, OpComplexity};
+use adaptive_kernel::{Backend, CostParams, Fingerprint, HistoryFile, LoopRecord, OpComplexity};
 use serde::Serialize;
 
 /// The version of the `--json` schema; bumped on any incompatible change.
@@ -51,6 +51,9 @@ pub(crate) struct Kernel {
     pub(crate) name: String,
     pub(crate) complexity: OpComplexity,
     pub(crate) token_hash: String,
+    /// What the attribute did to each float reduction of the body, as the history
+    /// file records it; `null` when the file predates the record.
+    pub(crate) loops: Option<Vec<LoopRecord>>,
     /// Smallest sizes first.
     pub(crate) buckets: Vec<Bucket>,
     /// Where the chosen backend changes between consecutive settled buckets.
@@ -129,7 +132,14 @@ impl Report {
                             .collect();
                         buckets.sort_by_key(|b| b.sizes);
                         let crossovers = crossovers(&buckets);
-                        Kernel { name, complexity: k.complexity, token_hash: k.token_hash, buckets, crossovers }
+                        Kernel {
+                            name,
+                            complexity: k.complexity,
+                            token_hash: k.token_hash,
+                            loops: k.loops,
+                            buckets,
+                            crossovers,
+                        }
                     })
                     .collect(),
             })

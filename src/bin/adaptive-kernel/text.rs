@@ -1,10 +1,11 @@
 //! The report as a table for people: per machine entry its fingerprint and
-//! calibration, per kernel one row per size bucket (each backend's median time,
-//! the chosen backend) and a sentence per crossover.
+//! calibration, per kernel what the attribute did to its float reductions, one
+//! row per size bucket (each backend's median time, the chosen backend) and a
+//! sentence per crossover.
 
 use std::fmt::Write;
 
-use adaptive_kernel::{Backend, CostParams};
+use adaptive_kernel::{Backend, CostParams, LoopSummary};
 
 use crate::model::{Crossover, Kernel, Machine, Report};
 use crate::units::{duration, thousands};
@@ -76,6 +77,14 @@ pub(crate) fn calibration_line(c: &CostParams) -> String {
 
 fn kernel(out: &mut String, k: &Kernel) {
     let _ = writeln!(out, "  kernel {} ({}, token {})", k.name, k.complexity, k.token_hash);
+    match &k.loops {
+        Some(loops) => {
+            let _ = write!(out, "{}", LoopSummary::new("    ", loops));
+        }
+        None => {
+            let _ = writeln!(out, "    loops: not recorded (saved by an older version)");
+        }
+    }
     let _ = write!(out, "    {:>27}", "sizes");
     for backend in Backend::ALL {
         let _ = write!(out, "  {backend:>12}");

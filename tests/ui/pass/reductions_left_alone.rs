@@ -195,6 +195,26 @@ fn subtracting_fold(x: &[f32]) -> f32 {
     x.iter().fold(100.0f32, |a, v| a - v)
 }
 
+#[adaptive_kernel(complexity = "Low")]
+fn integer_chain(x: &[u64]) -> u64 {
+    x.iter().sum()
+}
+
+#[adaptive_kernel(complexity = "Low")]
+fn pushes(x: &[f32], seen: &mut Vec<f32>) -> f32 {
+    let mut s = 0.0f32;
+    for v in x {
+        seen.push(*v);
+        s += v;
+    }
+    s
+}
+
+#[adaptive_kernel(complexity = "Low")]
+fn fold_calls(x: &[f32]) -> f32 {
+    x.iter().fold(0.0f32, |a, v| a + helper(*v))
+}
+
 #[adaptive_kernel(complexity = "Low", exact)]
 fn exact(x: &[f32]) -> f32 {
     x.iter().map(|v| v * v).sum::<f32>()
@@ -224,6 +244,12 @@ fn main() {
     assert_eq!(user_sum::simd(&x), user_sum::scalar(&x));
     same(subtracting_fold::simd(&x), subtracting_fold::scalar(&x));
     same(exact::simd(&x), exact::scalar(&x));
+    let longs: Vec<u64> = (0..100).collect();
+    assert_eq!(integer_chain::simd(&longs), integer_chain::scalar(&longs));
+    let (mut seen_simd, mut seen_scalar) = (Vec::new(), Vec::new());
+    same(pushes::simd(&x, &mut seen_simd), pushes::scalar(&x, &mut seen_scalar));
+    assert_eq!(seen_simd, seen_scalar);
+    same(fold_calls::simd(&x), fold_calls::scalar(&x));
 
     let reasons = [
         (until_negative::KERNEL.spec().loops, "break"),
@@ -243,11 +269,14 @@ fn main() {
         (reversed::KERNEL.spec().loops, "source"),
         (user_sum::KERNEL.spec().loops, "type"),
         (subtracting_fold::KERNEL.spec().loops, "op"),
+        (integer_chain::KERNEL.spec().loops, "source"),
+        (pushes::KERNEL.spec().loops, "effect"),
+        (fold_calls::KERNEL.spec().loops, "type"),
         (exact::KERNEL.spec().loops, "exact"),
     ];
     for (loops, reason) in reasons {
         assert_eq!(loops.len(), 1, "{reason}: {loops:?}");
-        assert!(!loops[0].rewritten && loops[0].reason == reason, "{reason}: {loops:?}");
+        assert!(!loops[0].rewritten() && loops[0].reason == reason, "{reason}: {loops:?}");
     }
 
     // The routed calls compile and run too.
@@ -255,4 +284,5 @@ fn main() {
     let _ = (with_macro(&x), reads_accumulator(&x), stores(&mut a), calls(&x), integers(&ints, 100));
     let _ = (user_add_assign(&x), unknown_start(&x), mixed(&x), shadowed(&x), reversed(&x));
     let _ = (user_sum(&x), subtracting_fold(&x), exact(&x));
+    let _ = (integer_chain(&longs), pushes(&x, &mut seen_simd), fold_calls(&x));
 }

@@ -1,0 +1,184 @@
+//! What the attribute did to a kernel's float reductions, in words: the one
+//! wording that [`KernelTable`](super::KernelTable)'s `Display`, the
+//! `adaptive-kernel report` command and the tour print, so a user sees per
+//! kernel whether annotating it can make it faster (a reduction rewritten in
+//! the SIMD variant) or where an `ops::` call would have to (a reduction left
+//! as written, and why).
+//!
+//! The live spec ([`LoopRewrite`], `&'static` strings the macro wrote) and the
+//! history file (`LoopRecord`, owned strings) both lend a [`LoopLine`], so
+//! neither has to be converted into the other to be printed.
+
+use std::fmt;
+
+use super::spec::LoopRewrite;
+use crate::backend::Backend;
+use crate::persist::format::LoopRecord;
+
+/// Why a reduction was left as written: each word a [`LoopRewrite::reason`] can
+/// hold, and what it means.
+pub const LOOP_REASONS: [(&str, &str); 17] = [
+    ("exact", "the kernel opted out with `exact`"),
+    ("simd", "the SIMD variant is the kernel's own `simd = path`"),
+    ("break", "a `break` may end the loop early"),
+    ("continue", "a `continue` skips part of an iteration"),
+    ("return", "a `return` may leave the function from inside"),
+    ("try", "a `?` may leave the function from inside"),
+    ("label", "a labelled loop or block"),
+    ("await", "an `.await` inside"),
+    ("yield", "a `yield` inside"),
+    ("macro", "a macro call whose expansion the attribute cannot see"),
+    ("effect", "a store, or a call that may have side effects"),
+    ("reads", "the loop reads its accumulator"),
+    ("type", "an accumulator or term not provably `f32`/`f64`"),
+    ("mixed", "two different operators on one accumulator"),
+    ("shadow", "an accumulator rebound inside the loop"),
+    ("op", "a fold that is not `+`, `*`, `max` or `min`"),
+    ("source", "elements that cannot be taken in chunks"),
+];
+
+/// What a reason word means, from [`LOOP_REASONS`]; `None` for a word this build
+/// does not know (a history file written by a newer one).
+pub fn loop_reason(word: &str) -> Option<&'static str> {
+    LOOP_REASONS.iter().find(|(w, _)| *w == word).map(|(_, meaning)| *meaning)
+}
+
+/// One reduction as [`LoopSummary`] prints it, borrowed from a kernel's spec or
+/// from a history record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopLine<'a> {
+    /// The source line of its `for`, or of its `sum`/`product`/`fold`.
+    pub line: u32,
+    /// Its shape ([`LoopRewrite::idiom`]).
+    pub idiom: &'a str,
+    /// The variants that compute it in lanes; empty when left as written.
+    pub variants: &'a [Backend],
+    /// Why it was left as written, in one word; empty when rewritten.
+    pub reason: &'a str,
+}
+
+impl<'a> From<&'a LoopRewrite> for LoopLine<'a> {
+    fn from(l: &'a LoopRewrite) -> LoopLine<'a> {
+        LoopLine { line: l.line, idiom: l.idiom, variants: l.variants, reason: l.reason }
+    }
+}
+
+impl<'a> From<&'a LoopRecord> for LoopLine<'a> {
+    fn from(l: &'a LoopRecord) -> LoopLine<'a> {
+        LoopLine { line: l.line, idiom: &l.idiom, variants: &l.variants, reason: &l.reason }
+    }
+}
+
+/// `line 12, for range +=: in lanes in SIMD, Parallel` or
+/// `line 20, iter.sum(): as written (effect: a store, or a call that may have side effects)`.
+impl fmt::Display for LoopLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}, {}: ", self.line, self.idiom)?;
+        if let Some((first, rest)) = self.variants.split_first() {
+            write!(f, "in lanes in {first}")?;
+            for v in rest {
+                write!(f, ", {v}")?;
+            }
+            return Ok(());
+        }
+        match loop_reason(self.reason) {
+            Some(meaning) => write!(f, "as written ({}: {meaning})", self.reason),
+            None => write!(f, "as written ({})", self.reason),
+        }
+    }
+}
+
+/// A kernel's reductions in words, one line each, every line starting with
+/// `indent` and ending with a newline:
+///
+/// ```text
+/// loops: 1 of 2 float reductions in lanes, in SIMD
+///   line 12, for range +=: in lanes in SIMD
+///   line 20, iter.sum(): as written (effect: a store, or a call that may have side effects)
+/// ```
+///
+/// or `loops: no float reduction to put in lanes` for a body without one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopSummary<'a> {
+    /// Printed before every line.
+    pub indent: &'a str,
+    /// The reductions, in source order.
+    pub loops: Vec<LoopLine<'a>>,
+}
+
+impl<'a> LoopSummary<'a> {
+    /// The summary of `loops` (a spec's [`LoopRewrite`]s or a history file's records).
+    pub fn new<L>(indent: &'a str, loops: impl IntoIterator<Item = &'a L>) -> LoopSummary<'a>
+    where
+        L: 'a,
+        &'a L: Into<LoopLine<'a>>,
+    {
+        LoopSummary { indent, loops: loops.into_iter().map(Into::into).collect() }
+    }
+}
+
+impl fmt::Display for LoopSummary<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let indent = self.indent;
+        if self.loops.is_empty() {
+            return writeln!(f, "{indent}loops: no float reduction to put in lanes");
+        }
+        let rewritten = self.loops.iter().filter(|l| !l.variants.is_empty()).count();
+        let total = self.loops.len();
+        let noun = if total == 1 { "float reduction" } else { "float reductions" };
+        write!(f, "{indent}loops: {rewritten} of {total} {noun} in lanes")?;
+        // The variants of any rewritten reduction (all share them: the variants whose body is rewritten).
+        match self.loops.iter().find(|l| !l.variants.is_empty()) {
+            Some(l) => {
+                let names: Vec<String> = l.variants.iter().map(ToString::to_string).collect();
+                writeln!(f, ", in {}", names.join(", "))?;
+            }
+            None => writeln!(f, "; the SIMD variant is the body as written")?,
+        }
+        for l in &self.loops {
+            writeln!(f, "{indent}  {l}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOTH: &[Backend] = &[Backend::Simd, Backend::Parallel];
+
+    #[test]
+    fn rewritten_and_left_alone_loops_are_said_in_words() {
+        let loops = [
+            LoopRewrite { line: 12, idiom: "for range +=", variants: BOTH, reason: "" },
+            LoopRewrite { line: 20, idiom: "iter.sum()", variants: &[], reason: "effect" },
+        ];
+        let text = LoopSummary::new("  ", &loops).to_string();
+        assert_eq!(
+            text,
+            "  loops: 1 of 2 float reductions in lanes, in SIMD, Parallel\n\
+             \x20   line 12, for range +=: in lanes in SIMD, Parallel\n\
+             \x20   line 20, iter.sum(): as written (effect: a store, or a call that may have side effects)\n"
+        );
+    }
+
+    #[test]
+    fn none_rewritten_none_found_and_unknown_words() {
+        let exact = [LoopRewrite { line: 3, idiom: "for iter +=", variants: &[], reason: "exact" }];
+        let text = LoopSummary::new("", &exact).to_string();
+        assert!(text.starts_with("loops: 0 of 1 float reduction in lanes; the SIMD variant is the body as written\n"));
+        assert!(text.contains("as written (exact: the kernel opted out with `exact`)"), "{text}");
+        assert_eq!(LoopSummary::new::<LoopRewrite>("", &[]).to_string(), "loops: no float reduction to put in lanes\n");
+        let newer = LoopRecord { line: 1, idiom: "x".into(), variants: vec![], reason: "novel".into() };
+        assert_eq!(LoopLine::from(&newer).to_string(), "line 1, x: as written (novel)");
+    }
+
+    #[test]
+    fn every_reason_word_is_listed_once() {
+        for (i, (word, meaning)) in LOOP_REASONS.iter().enumerate() {
+            assert!(!meaning.is_empty());
+            assert_eq!(LOOP_REASONS.iter().position(|(w, _)| w == word), Some(i), "{word} twice");
+        }
+    }
+}
