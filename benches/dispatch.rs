@@ -2,7 +2,8 @@
 //! the same variant, the amortised sampling overhead on a ~1 µs kernel, and how
 //! many calls a bucket takes to settle.
 //!
-//! Run with `cargo bench --bench dispatch`; figures go to BENCHMARKS.md.
+//! Run with `cargo bench --bench dispatch`; figures go to BENCHMARKS.md. With
+//! `--features otlp` the same is measured with OTLP export of decisions on.
 
 // `criterion_group!` defines an undocumented public function.
 #![allow(missing_docs)]
@@ -55,6 +56,10 @@ fn settle(mut call: impl FnMut()) {
 
 fn dispatch(c: &mut Criterion) {
     adaptive_kernel::set_history(HistorySetting::Off);
+    // With the `otlp` feature, measure with export on (to `OTEL_EXPORTER_OTLP_ENDPOINT`,
+    // or the default endpoint: with no collector there it warns once and drops spans).
+    #[cfg(feature = "otlp")]
+    let _otlp = adaptive_kernel::telemetry::init_otlp().expect("OTLP export set up");
     let x = vec![1.0f32; 16];
     settle(|| {
         black_box(tiny(black_box(&x)));

@@ -49,6 +49,10 @@ pub use adaptive_kernel_runtime::{
     Work, BUCKETS, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH, LOOP_REASONS,
 };
 
+/// Exporting routing decisions to an OpenTelemetry collector (feature `otlp`).
+#[cfg(feature = "otlp")]
+pub use adaptive_kernel_runtime::telemetry;
+
 /// How far a SIMD variant's reassociated reductions may be from the Scalar variant's.
 pub use adaptive_kernel_runtime::tolerance;
 

@@ -143,10 +143,25 @@ pub fn gpu_policy() -> GpuPolicy {
     })
 }
 
+/// What `ADAPTIVE_KERNEL_HISTORY` accepts, as messages spell it.
+const HISTORY_EXPECTED: &str = "a history file path, or `off` to keep no history";
+
 /// The history setting from `ADAPTIVE_KERNEL_HISTORY`, read once per process.
+///
+/// Set but empty (or blank) is most likely a script's unset variable: it is
+/// reported once and treated as unset (the default file).
 pub fn history_setting() -> HistorySetting {
     static CACHE: OnceLock<HistorySetting> = OnceLock::new();
-    CACHE.get_or_init(|| read_env(ENV_HISTORY).map_or(HistorySetting::Default, |v| parse_history(&v))).clone()
+    CACHE
+        .get_or_init(|| {
+            let Some(raw) = read_env(ENV_HISTORY) else { return HistorySetting::Default };
+            let setting = parse_history(&raw);
+            if raw.trim().is_empty() {
+                report(&ConfigError { variable: ENV_HISTORY, value: raw, expected: HISTORY_EXPECTED });
+            }
+            setting
+        })
+        .clone()
 }
 
 /// Parses a value of `ADAPTIVE_KERNEL_THREADS`: a positive integer, or empty

@@ -54,6 +54,14 @@ pub use select::{
 };
 pub use simd_level::{simd_level, simd_run, SimdLevel};
 
+/// Exporting routing decisions to an OpenTelemetry collector over OTLP (feature
+/// `otlp`): [`telemetry::init_otlp`]; what is exported and how it stays off the
+/// hot path is in its docs.
+#[cfg(feature = "otlp")]
+pub mod telemetry {
+    pub use crate::kernel::otlp::{init_otlp, OtlpError, OtlpGuard};
+}
+
 /// The trueno compute library this runtime is built on (package `aprender-compute`,
 /// library `trueno`), re-exported for interop such as
 /// [`BackendSelector::to_trueno_backend`].

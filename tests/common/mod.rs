@@ -125,3 +125,72 @@ pub(crate) fn call_spinning(
     route.run(|| spin(cost(b)));
     (b, timed)
 }
+
+/// Starts this test binary's ignored test `entry` once per role, all at the same
+/// time, with `env` and `ADAPTIVE_KERNEL_START_AT` (a wall-clock instant in
+/// milliseconds since the epoch, a moment after the last one is spawned) for
+/// [`wait_for_start`]; returns each child's (success, output), in `roles` order.
+pub(crate) fn run_children_together(entry: &str, roles: &[String], env: &[(&str, &str)]) -> Vec<(bool, String)> {
+    let exe = std::env::current_exe().expect("test binary path");
+    let start_at = (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap()
+        + Duration::from_millis(1_500))
+    .as_millis()
+    .to_string();
+    let children: Vec<_> = roles
+        .iter()
+        .map(|role| {
+            let mut cmd = std::process::Command::new(&exe);
+            cmd.args(["--ignored", "--exact", entry, "--nocapture", "--test-threads=1"])
+                .env("ADAPTIVE_KERNEL_TEST_ROLE", role)
+                .env("ADAPTIVE_KERNEL_START_AT", &start_at)
+                .env_remove("ADAPTIVE_KERNEL_HISTORY")
+                .env_remove("ADAPTIVE_KERNEL_BACKEND")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            for (k, v) in env {
+                cmd.env(k, v);
+            }
+            cmd.spawn().expect("spawn child test process")
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().expect("wait for child test process");
+            let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+            (out.status.success(), text)
+        })
+        .collect()
+}
+
+/// Milliseconds since the epoch, now.
+pub(crate) fn epoch_ms() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis()
+}
+
+/// In a child of [`run_children_together`]: sleeps until the shared start instant.
+pub(crate) fn wait_for_start() {
+    let at: u128 = std::env::var("ADAPTIVE_KERNEL_START_AT").expect("started together").parse().unwrap();
+    while epoch_ms() < at {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// From children's outputs holding `WINDOW <start_ms> <end_ms>` lines: asserts that
+/// every child's window overlaps every other's (they really ran at the same time).
+pub(crate) fn assert_windows_overlap(outputs: &[(bool, String)]) {
+    let windows: Vec<(u128, u128)> = outputs
+        .iter()
+        .map(|(_, out)| {
+            let line = out
+                .lines()
+                .find_map(|l| l.split_once("WINDOW ").map(|(_, w)| w))
+                .unwrap_or_else(|| panic!("no window:\n{out}"));
+            let mut it = line.split_whitespace().map(|v| v.parse::<u128>().unwrap());
+            (it.next().unwrap(), it.next().unwrap())
+        })
+        .collect();
+    let latest_start = windows.iter().map(|w| w.0).max().unwrap();
+    let earliest_end = windows.iter().map(|w| w.1).min().unwrap();
+    assert!(latest_start < earliest_end, "the children did not overlap: {windows:?}");
+}

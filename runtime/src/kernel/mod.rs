@@ -16,14 +16,18 @@
 //! | `loops` | [`LoopSummary`]: what the attribute did to a kernel's reductions, in words |
 //! | `overrides` | [`with_backend`] |
 //! | `telemetry` | decision events and slow-call spans, [`init_logging`] |
+//! | `otlp` | (feature `otlp`) export of those spans to an OpenTelemetry collector |
 //!
 //! Dependencies point one way: `spec`, `stats`, `decision_byte`, `overrides`,
 //! `loops`, `report` and `telemetry` import no behaviour module; `policy` reads `stats`;
-//! `site` uses `policy` and `snapshot`; `family` makes sites; `registry` lists sites; `route` sits on top.
+//! `site` uses `policy` and `snapshot`; `family` makes sites; `registry` lists sites; `route` sits on top;
+//! `otlp` sets `telemetry` up for export.
 
 mod decision_byte;
 mod family;
 mod loops;
+#[cfg(feature = "otlp")]
+pub(crate) mod otlp;
 mod overrides;
 mod policy;
 mod registry;

@@ -1,7 +1,8 @@
 //! Decision tracing: `tracing` events for decisions (never for plain calls) and
 //! spans for slow calls on sites that are not hot. Everything has target
 //! `adaptive_kernel`; [`init_logging`] installs a subscriber for programs that
-//! have none.
+//! have none. With OTLP export on (`otlp.rs`), each decision event sits in a
+//! `backend_selection` span carrying its fields under the names the collector shows.
 
 use tracing::{debug, info, warn};
 use tracing_subscriber::prelude::*;
@@ -10,9 +11,50 @@ use super::spec::{Decision, DecisionKind, KernelSpec};
 use crate::backend::Backend;
 use crate::config;
 
+/// Whether decisions also open a `backend_selection` span (set by `init_otlp`).
+#[cfg(feature = "otlp")]
+static DECISION_SPANS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes every decision open a `backend_selection: {kernel}` span around its event, with
+/// the attributes an OpenTelemetry collector shows (`otlp.rs`).
+#[cfg(feature = "otlp")]
+pub(super) fn enable_decision_spans() {
+    DECISION_SPANS.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The span of one decision, at the level of its event; `None` unless OTLP export is on.
+#[cfg(feature = "otlp")]
+fn decision_span(kernel: &str, size: usize, bucket: usize, d: Decision, has_history: bool) -> Option<tracing::Span> {
+    if !DECISION_SPANS.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
+    macro_rules! span {
+        ($level:expr) => {
+            tracing::span!(
+                target: "adaptive_kernel",
+                $level,
+                "backend_selection",
+                otel.name = %format_args!("backend_selection: {kernel}"),
+                operation = kernel,
+                input_size = size,
+                selected_backend = d.backend.name(),
+                has_history,
+                decision_type = d.kind.name(),
+                bucket,
+            )
+        };
+    }
+    Some(match d.kind {
+        DecisionKind::Exploring | DecisionKind::MoeThreshold | DecisionKind::CostModel => span!(tracing::Level::DEBUG),
+        DecisionKind::Historical | DecisionKind::Forced => span!(tracing::Level::INFO),
+    })
+}
+
 /// One routing decision: fields kernel, size, bucket, backend, decision, has_history.
 pub(crate) fn decision(spec: &KernelSpec, size: usize, bucket: usize, d: Decision, has_history: bool) {
     let (kernel, backend, decision) = (spec.name, d.backend.name(), d.kind.name());
+    #[cfg(feature = "otlp")]
+    let _span = decision_span(kernel, size, bucket, d, has_history).map(tracing::Span::entered);
     match d.kind {
         DecisionKind::Exploring | DecisionKind::MoeThreshold | DecisionKind::CostModel => {
             debug!(target: "adaptive_kernel", kernel, size, bucket, backend, decision, has_history, "route")
@@ -52,18 +94,20 @@ pub(crate) fn call_span(kernel: &'static str, backend: Backend, size: usize) -> 
 ///
 /// An unknown level is reported on stderr and `warn` is used.
 pub fn init_logging() -> bool {
-    let level = match std::env::var(config::ENV_LOG) {
-        Err(_) => tracing::Level::WARN,
-        Ok(v) => match config::parse_log_level(&v) {
-            Ok(l) => l,
-            Err(e) => {
-                eprintln!("adaptive-kernel: {e}");
-                tracing::Level::WARN
-            }
-        },
-    };
+    let level = log_level();
     let subscriber = tracing_subscriber::registry()
         .with(tracing_subscriber::fmt::layer().with_target(true).with_writer(std::io::stderr))
         .with(tracing_subscriber::filter::Targets::new().with_target("adaptive_kernel", level));
     tracing::subscriber::set_global_default(subscriber).is_ok()
+}
+
+/// The level `ADAPTIVE_KERNEL_LOG` names (default `warn`); an unknown one is reported on stderr.
+pub(super) fn log_level() -> tracing::Level {
+    match std::env::var(config::ENV_LOG) {
+        Err(_) => tracing::Level::WARN,
+        Ok(v) => config::parse_log_level(&v).unwrap_or_else(|e| {
+            eprintln!("adaptive-kernel: {e}");
+            tracing::Level::WARN
+        }),
+    }
 }

@@ -54,7 +54,7 @@ use crate::numeric::median;
 pub(crate) const FORMAT: &str = "adaptive-kernel-history";
 /// The format version this build writes.
 pub(crate) const VERSION: u32 = 2;
-/// Files larger than this are not read, and a save that would exceed it drops the oldest data.
+/// Files larger than this are not read, and a save that would exceed it drops data first (`persist::trim`).
 pub(crate) const MAX_FILE_BYTES: u64 = 16 << 20;
 
 /// A whole history file, as [`read_history`](crate::read_history) returns it (JSON

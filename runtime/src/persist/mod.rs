@@ -20,7 +20,11 @@
 //! `<file>.lock`, re-reads the file, merges (buckets this process measured
 //! replace the file's, all else is kept), writes a temporary file beside it and
 //! renames it over, so readers never see a half-written file and two processes
-//! sharing a file do not lose each other's kernels.
+//! sharing a file do not lose each other's kernels. A symlink in the file's place
+//! is followed: the lock, the temporary file and the rename are beside its target,
+//! so a linked file is updated in place and the link is kept. A save never writes
+//! more than the loader reads (16 MiB): past that it drops other machines'
+//! entries first, then kernels this process did not run (`trim`), and says so.
 //!
 //! # Reading and editing a file
 //! [`read_history`], [`clear_history`] and [`save_calibration`] work on a file by
@@ -33,9 +37,12 @@
 //! Reported once (a `tracing` warning and a line on stderr) and never fatal:
 //! - a truncated or corrupt file of ours is ignored and, at the next save, moved
 //!   aside to `<file>.corrupt` before a fresh one is written;
-//! - a file that is not ours (foreign JSON, any other content), larger than
-//!   16 MiB, or written by a newer format version is ignored and never
-//!   overwritten: persistence is off for the process.
+//! - a file that is not ours (foreign JSON, any other content, a symlink to such
+//!   a file), larger than 16 MiB, written by a newer format version, unreadable,
+//!   or not a regular file (a directory, a FIFO) is ignored and never
+//!   overwritten: persistence is off for the process;
+//! - a save that fails (a read-only directory, a full disk) is reported once per
+//!   distinct error; learning goes on in memory and later saves try again.
 
 mod edit;
 mod fingerprint;
@@ -43,6 +50,7 @@ pub(crate) mod format;
 pub(crate) mod merge;
 mod saver;
 mod store;
+mod trim;
 
 pub use edit::{clear_history, read_history, save_calibration};
 pub use fingerprint::Fingerprint;

@@ -3,8 +3,10 @@
 //!
 //! [`note_changed`] marks the history dirty and wakes the thread (started on
 //! first use); the thread waits [`DEBOUNCE`] for more changes to accumulate,
-//! then saves ([`crate::flush`]). A failed save is logged, never retried in a
-//! loop: the next change (or an explicit `flush`) tries again.
+//! then saves ([`crate::flush`]). A failed save is reported once per distinct
+//! error (a `tracing` warning and a line on stderr, naming the file), never
+//! retried in a loop: the next change (or an explicit `flush`) tries again, and
+//! learning goes on in memory meanwhile.
 
 use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
@@ -38,6 +40,8 @@ pub(crate) fn note_changed() {
 }
 
 fn run() {
+    // The last failure reported: a read-only directory fails every save the same way.
+    let mut reported: Option<String> = None;
     loop {
         let mut dirty = SAVER.dirty.lock().unwrap_or_else(PoisonError::into_inner);
         while !*dirty {
@@ -47,8 +51,16 @@ fn run() {
         std::thread::sleep(DEBOUNCE);
         // Cleared just before saving: a change made during the save marks it dirty again.
         *SAVER.dirty.lock().unwrap_or_else(PoisonError::into_inner) = false;
-        if let Err(e) = store::flush() {
-            tracing::warn!(target: "adaptive_kernel", "saving history failed: {e}");
+        match store::flush() {
+            Ok(()) => reported = None,
+            Err(e) => {
+                let what = e.to_string();
+                if reported.as_deref() != Some(what.as_str()) {
+                    tracing::warn!(target: "adaptive_kernel", "saving history failed: {what}; learning goes on in memory and later saves try again");
+                    eprintln!("adaptive-kernel: saving history failed: {what}; learning goes on in memory and later saves try again");
+                    reported = Some(what);
+                }
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The process-wide store: which file is used, what was loaded from it for
 //! this machine, and saving (lock, re-read, merge, atomic rename).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -11,6 +11,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use super::fingerprint::Fingerprint;
 use super::format::{self, BucketRecord, HistoryFile, KernelRecord, Parsed, MAX_FILE_BYTES};
 use super::merge::{self, KernelSnapshot};
+use super::trim;
 use crate::backend::OpComplexity;
 use crate::config::{self, HistorySetting};
 use crate::cost;
@@ -77,6 +78,17 @@ pub(super) enum Loaded {
 }
 
 pub(super) fn read_file(path: &Path) -> Loaded {
+    // Looked at before opening: opening a FIFO would wait for a writer, and a
+    // directory opens fine on Linux and fails only when read.
+    match fs::metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Loaded::Missing,
+        Err(e) => return Loaded::Refused(format!("cannot be read: {e}")),
+        Ok(m) if m.is_dir() => return Loaded::Refused("cannot be read: it is a directory, not a file".to_owned()),
+        Ok(m) if !m.is_file() => {
+            return Loaded::Refused("cannot be read: it is not a regular file (a FIFO, socket or device)".to_owned())
+        }
+        Ok(_) => {}
+    }
     let mut file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Loaded::Missing,
@@ -220,6 +232,15 @@ pub fn default_path() -> Option<PathBuf> {
     Some(cache.join("adaptive-kernel").join("history.json"))
 }
 
+/// Says once per save that trimming made the file fit under the loader's cap.
+fn report_trim(path: &Path, before: usize, after: usize, dropped: &trim::Dropped) {
+    let what = format!(
+        "saving it would take {before} bytes, more than the {MAX_FILE_BYTES}-byte limit; {dropped} to write {after} bytes"
+    );
+    tracing::warn!(target: "adaptive_kernel", path = %path.display(), "history file trimmed: {what}");
+    eprintln!("adaptive-kernel: history file {} trimmed: {what}", path.display());
+}
+
 fn report(path: &Path, what: &str) {
     tracing::warn!(target: "adaptive_kernel", path = %path.display(), "history file ignored: {what}");
     eprintln!("adaptive-kernel: history file {} ignored: {what}", path.display());
@@ -316,7 +337,8 @@ pub fn flush() -> Result<(), HistoryError> {
             if !corrupt {
                 report(&path, &format!("{why}; replacing it (the old one kept as .corrupt)"));
             }
-            fs::rename(&path, sibling(&path, ".corrupt")).map_err(io_err)?;
+            let target = link_target(&path);
+            fs::rename(&target, sibling(&target, ".corrupt")).map_err(io_err)?;
             HistoryFile::empty()
         }
         Loaded::Refused(reason) => {
@@ -326,17 +348,28 @@ pub fn flush() -> Result<(), HistoryError> {
             return Err(HistoryError::Refused { path, reason });
         }
     };
+    let used: BTreeSet<String> = snapshots.iter().map(|s| s.name.clone()).collect();
     merge::merge(&mut file, &machine, &fingerprint, figures, snapshots);
-    let json = serde_json::to_vec_pretty(&file).map_err(|e| io_err(io::Error::other(e)))?;
+    let encode = |f: &HistoryFile| serde_json::to_vec_pretty(f).map_err(|e| io_err(io::Error::other(e)));
+    let mut json = encode(&file)?;
+    if json.len() as u64 > MAX_FILE_BYTES {
+        let before = json.len();
+        let dropped =
+            trim::fit(&mut file, &machine, &used, MAX_FILE_BYTES, |f| encode(f).map_or(u64::MAX, |j| j.len() as u64));
+        json = encode(&file)?;
+        report_trim(&path, before, json.len(), &dropped);
+    }
     write_atomically(&path, &json).map_err(io_err)?;
     drop(lock);
     Ok(())
 }
 
-/// Takes the advisory lock every writer of `path` holds (`<file>.lock`, created with
-/// the file's directory when missing); released when the returned file is dropped.
+/// Takes the advisory lock every writer of `path` holds (`<file>.lock` beside the file a
+/// symlink at `path` points to, created with its directory when missing); released when
+/// the returned file is dropped.
 pub(super) fn lock_beside(path: &Path) -> Result<File, HistoryError> {
     let io_err = |source| HistoryError::Io { path: path.to_owned(), source };
+    let path = &link_target(path);
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir).map_err(io_err)?;
     }
@@ -352,8 +385,27 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// Writes `bytes` to a temporary file beside `path` and renames it over `path`.
+/// The file `path` names once symlinks are followed (the path itself when it is not a
+/// link). Writes go there, so a history file linked from elsewhere (a dotfile
+/// repository) is updated in place and the link is kept. A dangling link resolves to
+/// the file it would name, which a save then creates.
+pub(super) fn link_target(path: &Path) -> PathBuf {
+    let mut current = path.to_owned();
+    // As the kernel does (`MAXSYMLINKS`): a loop or a very long chain stops being followed.
+    for _ in 0..40 {
+        let Ok(next) = fs::read_link(&current) else { break };
+        current = match current.parent() {
+            Some(dir) if next.is_relative() => dir.join(next),
+            _ => next,
+        };
+    }
+    current
+}
+
+/// Writes `bytes` to a temporary file beside `path` (beside its target, when `path` is
+/// a symlink) and renames it over that file.
 pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let path = &link_target(path);
     let tmp = sibling(path, &format!(".{}.tmp", std::process::id()));
     let result = (|| {
         let mut f = File::create(&tmp)?;

@@ -188,6 +188,9 @@ impl<'e, 'a> Call<'e, 'a> {
         if bytes > max {
             return Err(GpuError::TooLarge(format!("a {bytes}-byte buffer is over the device's {max}-byte limit")));
         }
+        if super::faults::take_out_of_memory() {
+            return Err(GpuError::Device(format!("out of memory allocating a {bytes}-byte buffer (injected fault)")));
+        }
         let buffer = self.exec.state.pool.take(&self.exec.gpu.device, kind, bytes.max(4));
         self.buffers.push((kind, buffer));
         Ok(Buf(self.buffers.len() - 1))

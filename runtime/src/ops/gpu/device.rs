@@ -201,6 +201,8 @@ pub(super) fn fail(reason: String) {
     if FAILURE.set(reason).is_ok() {
         let reason = FAILURE.get().map_or("", String::as_str);
         tracing::warn!(target: "adaptive_kernel", reason, "GPU backend failed; GPU ops run on SIMD from now on");
+        // Also on stderr, like other once-per-process reports: it must be seen without a subscriber.
+        eprintln!("adaptive-kernel: GPU backend failed ({reason}); GPU ops run on SIMD from now on");
     }
 }
 
@@ -356,6 +358,7 @@ fn create_inner() -> Init {
     let mut adapters: Vec<(wgpu::Adapter, AdapterSummary)> = instance
         .enumerate_adapters(instance::BACKENDS)
         .into_iter()
+        .filter(|_| !super::faults::no_adapter())
         .filter(|a| a.get_downlevel_capabilities().flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS))
         .map(|a| {
             let s = summarize(&a.get_info());

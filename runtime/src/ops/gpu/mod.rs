@@ -59,11 +59,15 @@
 //! `startup.rs` (creating it in the background, safely with respect to
 //! exit), `instance.rs` (the compute-only Vulkan instance), `pipelines.rs`
 //! (kernels and their cache), `buffers.rs` (pool), `call.rs` (one submission),
-//! `kernels.rs` (how each op is laid out), `shaders/*.wgsl`.
+//! `kernels.rs` (how each op is laid out), `faults.rs` (faults tests inject:
+//! no adapter, a lost device, a failed allocation), `shaders/*.wgsl`.
 
 use super::{check, simd};
 
+mod faults;
 mod health;
+#[doc(hidden)]
+pub use faults::GpuFault;
 pub use health::{AdapterSummary, GpuApi, GpuDeviceType, GpuHealth};
 
 #[cfg(feature = "gpu")]
@@ -196,6 +200,17 @@ pub fn __delay_start_for_tests(delay: std::time::Duration) {
 pub fn __destroy_device_for_tests() {
     #[cfg(feature = "gpu")]
     device::destroy_for_tests();
+}
+
+/// Injects a GPU fault, so tests can check that every call still returns the
+/// right result, the router stops choosing the GPU and the failure is reported
+/// once. Not part of the API: the process has no GPU afterwards.
+#[doc(hidden)]
+pub fn __inject_fault_for_tests(fault: GpuFault) {
+    faults::arm(fault);
+    if fault == GpuFault::DeviceLost {
+        __destroy_device_for_tests();
+    }
 }
 
 macro_rules! binary {
