@@ -164,7 +164,7 @@ mod tests {
                 }],
             })
             .collect();
-        KernelRecord { token_hash: "00".into(), complexity: OpComplexity::Low, buckets }
+        KernelRecord { token_hash: "00".into(), complexity: OpComplexity::Low, buckets, loops: None }
     }
 
     fn machine(cpu: &str, kernels: &[(&str, KernelRecord)]) -> MachineRecord {
