@@ -40,12 +40,13 @@
 /// ```
 pub use adaptive_kernel_macros::adaptive_kernel;
 pub use adaptive_kernel_runtime::{
-    bucket_of, bucket_range, catalog, clear_history, config, cost, default_path, flush, history_file, history_status,
-    init_logging, kernels, moe, ops, read_history, save_calibration, set_history, set_span_threshold, simd_level,
-    with_backend, AdaptiveBackend, Backend, BackendReport, BackendSelector, BucketRecord, BucketReport, CostModel,
-    CostParams, Decision, DecisionKind, Error, Fingerprint, HistoryError, HistoryFile, HistoryStatus, Kernel,
-    KernelRecord, KernelSpec, KernelTable, LoopRewrite, MachineRecord, OpComplexity, ParseEnumError, PerfStats, Route,
-    SimdLevel, TimingRecord, Work, BUCKETS, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH,
+    bucket_of, bucket_range, catalog, clear_history, config, cost, default_path, export_history, flush, history_file,
+    history_status, import_history, init_logging, kernels, moe, ops, read_history, save_calibration, set_history,
+    set_span_threshold, simd_level, with_backend, AdaptiveBackend, Backend, BackendReport, BackendSelector,
+    BucketRecord, BucketReport, CostModel, CostParams, Decision, DecisionKind, Error, Fingerprint, HistoryError,
+    HistoryFile, HistoryStatus, ImportSummary, Kernel, KernelRecord, KernelSpec, KernelTable, LoopRewrite,
+    MachineRecord, OpComplexity, ParseEnumError, PerfStats, Route, SimdLevel, TimingRecord, Work, BUCKETS,
+    DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH,
 };
 
 /// How far a SIMD variant's reassociated reductions may be from the Scalar variant's.

@@ -43,8 +43,9 @@ pub use kernel::{
     Kernel, KernelSpec, KernelTable, LoopRewrite, Route,
 };
 pub use persist::{
-    clear_history, default_path, flush, history_file, history_status, read_history, save_calibration, set_history,
-    BucketRecord, Fingerprint, HistoryError, HistoryFile, HistoryStatus, KernelRecord, MachineRecord, TimingRecord,
+    clear_history, default_path, export_history, flush, history_file, history_status, import_history, read_history,
+    save_calibration, set_history, BucketRecord, Fingerprint, HistoryError, HistoryFile, HistoryStatus, ImportSummary,
+    KernelRecord, MachineRecord, TimingRecord,
 };
 pub use select::{
     catalog, AdaptiveBackend, BackendSelector, PerfStats, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO,

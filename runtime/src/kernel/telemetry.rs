@@ -40,6 +40,18 @@ pub(crate) fn forced_fallback(kernel: &str, why: &str) {
     eprintln!("adaptive-kernel: {kernel}: GPU forced but {why}; running SIMD instead");
 }
 
+/// Frozen mode met a bucket the saved table has no decision for (said once per kernel).
+pub(crate) fn frozen_prior(kernel: &str, size: usize, d: Decision) {
+    let why = d.kind.name();
+    warn!(target: "adaptive_kernel", kernel, size, backend = d.backend.name(), decision = why,
+        "frozen: no saved decision for this size; using the cold-start prior (further such sizes are not reported)");
+    eprintln!(
+        "adaptive-kernel: {kernel}: frozen: no saved decision for size {size}; using the cold-start prior {} ({why}); \
+         further such sizes of this kernel are not reported",
+        d.backend.name()
+    );
+}
+
 /// The span around one slow call.
 pub(crate) fn call_span(kernel: &'static str, backend: Backend, size: usize) -> tracing::span::EnteredSpan {
     tracing::debug_span!(target: "adaptive_kernel", "kernel_call", kernel, backend = backend.name(), size).entered()

@@ -44,9 +44,10 @@ pub(crate) mod merge;
 mod saver;
 mod store;
 
-pub use edit::{clear_history, read_history, save_calibration};
+pub use edit::{clear_history, export_history, import_history, read_history, save_calibration};
 pub use fingerprint::Fingerprint;
 pub use format::{BucketRecord, HistoryFile, KernelRecord, MachineRecord, TimingRecord};
+pub use merge::ImportSummary;
 pub(crate) use saver::note_changed;
 pub use store::{default_path, flush, history_file, history_status, set_history, HistoryError, HistoryStatus};
 pub(crate) use store::{load, set_snapshot_source};
