@@ -19,6 +19,7 @@ use crate::relocate::relocate;
 use crate::signature::{self, Param};
 use crate::size::default_size;
 use crate::variants::Variants;
+use crate::verify::{self, Verification};
 use crate::wrapper::Wrapper;
 
 /// The expansion of `#[adaptive_kernel(args)] item`.
@@ -55,6 +56,8 @@ pub(crate) struct KernelDef {
     /// Whether the kernel has a Parallel variant: `parallel = path`, or a body that calls `ops::`.
     pub has_parallel: bool,
     pub token_hash: u64,
+    /// Whether and when the wrapper compares variants with Scalar.
+    pub verification: Verification,
 }
 
 impl KernelDef {
@@ -87,6 +90,7 @@ impl KernelDef {
             (None, Err(_)) => TokenStream::new(),
         };
         let params = errors.take(params).unwrap_or_default();
+        let verification = verify::plan(&parsed_args, &func.sig, &params, &mut errors);
         errors.finish()?;
 
         let relocated = {
@@ -115,6 +119,7 @@ impl KernelDef {
             has_gpu,
             has_parallel,
             token_hash,
+            verification,
         })
     }
 

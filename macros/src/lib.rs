@@ -33,6 +33,7 @@
 //! | `reduce` | the SIMD body's float reductions reassociated into independent lanes, and what was done to each |
 //! | `variants` | `mod k`: the variants and `KERNEL` (a `ToTokens` printer, one method per piece) |
 //! | `wrapper` | the routed function |
+//! | `verify` | which kernels `verify` applies to, from the signature, and its errors |
 
 mod args;
 mod attrs;
@@ -44,6 +45,7 @@ mod relocate;
 mod signature;
 mod size;
 mod variants;
+mod verify;
 mod wrapper;
 
 use proc_macro::TokenStream;

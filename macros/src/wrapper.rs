@@ -26,6 +26,7 @@ use syn::Expr;
 
 use crate::expand::KernelDef;
 use crate::variants::forwarding;
+use crate::verify::Verification;
 
 /// Prints the routed function.
 pub(crate) struct Wrapper<'a>(pub &'a KernelDef);
@@ -47,11 +48,18 @@ impl ToTokens for Wrapper<'_> {
         let complexity = k.args.complexity;
         let (flops, bytes) = (estimate(k.args.flops.as_ref()), estimate(k.args.bytes.as_ref()));
 
-        let call = |variant: &str| {
+        let direct = |variant: &str| {
             let variant = syn::Ident::new(variant, proc_macro2::Span::call_site());
             let args = k.arg_names();
             let call = quote!(#name::#variant(#(#args),*));
-            let call = if k.func.sig.unsafety.is_some() { quote!(unsafe { #call }) } else { call };
+            if k.func.sig.unsafety.is_some() {
+                quote!(unsafe { #call })
+            } else {
+                call
+            }
+        };
+        let call = |variant: &str| {
+            let call = direct(variant);
             quote!(#route.run(move || #call))
         };
         let (scalar, simd) = (call("scalar"), call("simd"));
@@ -69,12 +77,14 @@ impl ToTokens for Wrapper<'_> {
         let ops_use =
             k.ops_use.as_ref().map(|ops| quote_spanned!(ops.span()=> #[allow(unused_imports)] use #ops::{self as _};));
 
+        let verify = self.verify(&route, &size_var, &direct);
         let body = quote! {
             #ops_use
             let #size_var: #usize_ty = #size;
             let #route = #name::KERNEL.route(#size_var, || {
                 ::adaptive_kernel::__private::Work::estimate(#complexity, #size_var, #flops, #bytes)
             });
+            #verify
             match #route.backend() {
                 ::adaptive_kernel::__private::Backend::Scalar => #scalar,
                 ::adaptive_kernel::__private::Backend::Simd => #simd,
@@ -92,6 +102,55 @@ impl ToTokens for Wrapper<'_> {
             #inline
             #vis #sig #body
         });
+    }
+}
+
+impl Wrapper<'_> {
+    /// The check against Scalar (see `crate::verify`): timed calls of another variant
+    /// go through `run_verified`; a settled call that is not timed skips it on one flag test.
+    fn verify(&self, route: &syn::Ident, size_var: &syn::Ident, direct: &dyn Fn(&str) -> TokenStream) -> TokenStream {
+        let k = self.0;
+        let always = match k.verification {
+            Verification::Off => return TokenStream::new(),
+            Verification::InVerifyMode => false,
+            Verification::Always => true,
+        };
+        let name = &k.func.sig.ident;
+        let tolerance = match &k.args.tolerance {
+            Some(t) => quote!(::core::option::Option::Some(#t as f64)),
+            None => quote!(::core::option::Option::None),
+        };
+        // Each parameter is passed to two variants: `Copy` is required, said at its type.
+        let inputs = always.then(|| {
+            let checks = k.params.iter().map(|p| {
+                let (ident, ty) = (&p.ident, &p.ty);
+                quote_spanned!(ty.span()=> ::adaptive_kernel::__private::verify_input(&#ident);)
+            });
+            quote!(#(#checks)*)
+        });
+        let backend = KernelDef::hidden("__adaptive_backend");
+        let (scalar, simd) = (direct("scalar"), direct("simd"));
+        let gpu = if k.has_gpu { direct("gpu") } else { simd.clone() };
+        let parallel = if k.has_parallel { direct("parallel") } else { simd.clone() };
+        // Spanned at the return type: a result that cannot be compared is reported there.
+        let run = match &k.func.sig.output {
+            syn::ReturnType::Type(_, ty) => quote_spanned!(ty.span()=> ::adaptive_kernel::__private::run_verified),
+            syn::ReturnType::Default => quote!(::adaptive_kernel::__private::run_verified),
+        };
+        quote! {
+            #inputs
+            if #route.is_timed() && #route.backend() != ::adaptive_kernel::__private::Backend::Scalar {
+                let #backend = #route.backend();
+                return #run(&#name::KERNEL, #route, #size_var, #always, #tolerance, move || #scalar, move || {
+                    match #backend {
+                        ::adaptive_kernel::__private::Backend::Scalar => #scalar,
+                        ::adaptive_kernel::__private::Backend::Simd => #simd,
+                        ::adaptive_kernel::__private::Backend::Parallel => #parallel,
+                        ::adaptive_kernel::__private::Backend::Gpu => #gpu,
+                    }
+                });
+            }
+        }
     }
 }
 

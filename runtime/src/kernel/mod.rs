@@ -30,6 +30,7 @@ mod snapshot;
 mod spec;
 mod stats;
 mod telemetry;
+mod verify;
 
 pub use overrides::with_backend;
 pub use registry::kernels;
@@ -38,3 +39,4 @@ pub use route::Route;
 pub use site::{set_span_threshold, Kernel};
 pub use spec::{Decision, DecisionKind, KernelSpec, LoopRewrite};
 pub use telemetry::init_logging;
+pub use verify::run_verified;

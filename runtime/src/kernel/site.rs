@@ -59,6 +59,8 @@ pub(super) struct KernelState {
     warned_unavailable: bool,
     /// Frozen mode already said that a bucket fell back to the prior.
     warned_frozen: bool,
+    /// `verify` already reported this backend's disagreement.
+    pub(super) warned_excluded: [bool; Backend::COUNT],
 }
 
 impl KernelState {
@@ -72,6 +74,7 @@ impl KernelState {
             forced: None,
             warned_unavailable: false,
             warned_frozen: false,
+            warned_excluded: [false; Backend::COUNT],
         }
     }
 }
@@ -159,7 +162,7 @@ impl Kernel {
         &self.decisions[bucket]
     }
 
-    fn lock(&'static self) -> MutexGuard<'static, KernelState> {
+    pub(super) fn lock(&'static self) -> MutexGuard<'static, KernelState> {
         let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if !st.loaded {
             st.loaded = true;
@@ -222,7 +225,7 @@ impl Kernel {
         let d = match bs.settled() {
             Some(backend) => Decision { backend, kind: DecisionKind::Historical },
             None => {
-                let candidates = self.candidates(gpu_usable);
+                let candidates = bs.allowed(self.candidates(gpu_usable));
                 let prior = policy::prior(&self.spec, &work, candidates, |b| cost::global().predict(b, &work));
                 // The cost model is consulted only once something was measured to compare with.
                 let model = if has_history {
@@ -258,10 +261,15 @@ impl Kernel {
         let candidates = self.candidates(self.gpu_usable());
         let st = &mut *st;
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(work.size));
+        let candidates = bs.allowed(candidates);
         let d = match bs.settled() {
             Some(backend) => Decision { backend, kind: DecisionKind::Historical },
             None => {
-                let d = policy::prior(&self.spec, &work, candidates, |b| cost::global().predict(b, &work));
+                let mut d = policy::prior(&self.spec, &work, candidates, |b| cost::global().predict(b, &work));
+                if !candidates[d.backend.index()] {
+                    // `verify` excluded the prior's choice here; Scalar is never excluded.
+                    d.backend = Backend::Scalar;
+                }
                 bs.settle_on(d.backend, d.kind);
                 if !std::mem::replace(&mut st.warned_frozen, true) {
                     telemetry::frozen_prior(self.spec.name, work.size, d);
@@ -328,7 +336,7 @@ impl Kernel {
             ((rate / TARGET_SAMPLES_PER_SEC).max(1.0).log2().floor() as u8).clamp(MIN_SHIFT, MAX_SHIFT)
         };
         let gpu_usable = self.gpu_usable();
-        let candidates = self.candidates(gpu_usable);
+        let candidates = bs.allowed(self.candidates(gpu_usable));
         // Predictions for alternatives never measured here (a GPU that started after the
         // bucket settled); from the complexity's defaults, so a settled call needs no `work`.
         let model = cost::global();
@@ -460,6 +468,7 @@ impl Kernel {
                     Phase::Settled { by, .. } => by,
                     Phase::Exploring => DecisionKind::Exploring,
                 },
+                excluded: Backend::ALL.into_iter().filter(|b| bs.excluded[b.index()].is_some()).collect(),
             })
             .collect();
         KernelTable { kernel: self.spec.name, complexity: self.spec.complexity, forced: st.forced, rows }

@@ -52,6 +52,17 @@ pub(crate) fn frozen_prior(kernel: &str, size: usize, d: Decision) {
     );
 }
 
+/// `verify` found `backend` disagreeing with Scalar (said once per kernel and backend).
+pub(crate) fn excluded(kernel: &str, size: usize, backend: Backend, largest_error: f64) {
+    warn!(target: "adaptive_kernel", kernel, size, backend = backend.name(), largest_error,
+        "verify: the variant's result disagrees with the Scalar variant's; excluded from this size bucket");
+    eprintln!(
+        "adaptive-kernel: {kernel}: verify: the {} variant's result differs from Scalar's by up to {largest_error:e} \
+         at size {size}; it is excluded from that size bucket (further disagreements of this variant are not reported)",
+        backend.name()
+    );
+}
+
 /// The span around one slow call.
 pub(crate) fn call_span(kernel: &'static str, backend: Backend, size: usize) -> tracing::span::EnteredSpan {
     tracing::debug_span!(target: "adaptive_kernel", "kernel_call", kernel, backend = backend.name(), size).entered()

@@ -144,6 +144,7 @@ mod tests {
             typical_size: lo,
             chosen: Some(chosen),
             timings: vec![TimingRecord { backend: chosen, count: 1, recent_ns: vec![ns] }],
+            excluded: vec![],
         }
     }
 

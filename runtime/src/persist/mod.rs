@@ -46,7 +46,7 @@ mod store;
 
 pub use edit::{clear_history, export_history, import_history, read_history, save_calibration};
 pub use fingerprint::Fingerprint;
-pub use format::{BucketRecord, HistoryFile, KernelRecord, MachineRecord, TimingRecord};
+pub use format::{BucketRecord, ExclusionRecord, HistoryFile, KernelRecord, MachineRecord, TimingRecord};
 pub use merge::ImportSummary;
 pub(crate) use saver::note_changed;
 pub use store::{default_path, flush, history_file, history_status, set_history, HistoryError, HistoryStatus};
