@@ -14,10 +14,12 @@
 //! | `report` | [`KernelTable`], what [`Kernel::table`] returns |
 //! | `overrides` | [`with_backend`] |
 //! | `telemetry` | decision events and slow-call spans, [`init_logging`] |
+//! | `verify` | [`run_verified`]: comparing a variant with Scalar and excluding it where it disagrees |
 //!
 //! Dependencies point one way: `spec`, `stats`, `decision_byte`, `overrides`,
 //! `report` and `telemetry` import no behaviour module; `policy` reads `stats`;
-//! `site` uses `policy` and `snapshot`; `registry` lists sites; `route` sits on top.
+//! `site` uses `policy` and `snapshot`; `registry` lists sites; `route` sits on
+//! top, and `verify` beside it (it takes a [`Route`] and records into a site).
 
 mod decision_byte;
 mod overrides;

@@ -22,8 +22,12 @@
 //! renames it over, so readers never see a half-written file and two processes
 //! sharing a file do not lose each other's kernels.
 //!
+//! In frozen mode ([`crate::config::Mode::Frozen`]) the file is read and never
+//! written: no save, no lock file, no background saver.
+//!
 //! # Reading and editing a file
-//! [`read_history`], [`clear_history`] and [`save_calibration`] work on a file by
+//! [`read_history`], [`clear_history`], [`save_calibration`], [`export_history`]
+//! and [`import_history`] (a pure merge, `merge::merge_import`) work on a file by
 //! its path, for tools (the `adaptive-kernel` binary): a bad file is an error
 //! there and is left untouched; writers take the same lock as saves. The records
 //! they hand out ([`HistoryFile`] and the types it holds) serialize to exactly
