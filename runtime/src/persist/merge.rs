@@ -209,7 +209,8 @@ mod tests {
         let summary = merge_import(&mut f, incoming.clone());
         assert_eq!(
             summary,
-            ImportSummary { machines_added: 1, kernels_added: 1, buckets_replaced: 1, buckets_added: 1 }
+            // Machines `a` and `other` both hold `k`: one bucket replaced and one added in each.
+            ImportSummary { machines_added: 1, kernels_added: 1, buckets_replaced: 2, buckets_added: 2 }
         );
         let got = &f.machines["a"].kernels["k"].buckets;
         let chosen: Vec<_> = got.iter().map(|b| (b.sizes[0], b.chosen)).collect();
