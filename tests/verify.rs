@@ -44,6 +44,12 @@ pub fn sum_sq(x: &[f32]) -> f32 {
     acc
 }
 
+/// The same kernel without the key: checked only under `ADAPTIVE_KERNEL_MODE=verify`.
+#[adaptive_kernel(complexity = "Medium", simd = fast_but_wrong, name = "verify::sum_sq_by_mode")]
+pub fn sum_sq_by_mode(x: &[f32]) -> f32 {
+    sum_sq::scalar(x)
+}
+
 fn input(n: usize) -> Vec<f32> {
     (0..n).map(|i| (i % 10) as f32 * 0.1).collect()
 }
@@ -91,6 +97,14 @@ fn child() {
             settle(SMALL);
             assert_eq!(settled(&sum_sq::KERNEL, SMALL), Some(Backend::Simd), "{}", sum_sq::KERNEL.table());
         }
+        "by_mode" => {
+            let x = input(BIG);
+            for _ in 0..2_000 {
+                sum_sq_by_mode(&x);
+            }
+            let row = sum_sq_by_mode::KERNEL.table().row_for(BIG).cloned().expect("called");
+            println!("BY_MODE chosen={:?} excluded={:?}", row.chosen, row.excluded);
+        }
         other => panic!("unknown role {other}"),
     }
 }
@@ -125,4 +139,17 @@ fn a_wrong_variant_is_excluded_where_it_is_wrong_reported_once_and_stays_exclude
 
     let second = run("restart", &file);
     assert!(!second.contains("verify: the"), "nothing new to report:\n{second}");
+}
+
+#[test]
+fn the_verify_mode_checks_kernels_without_the_key_and_learn_mode_does_not() {
+    let off = [("ADAPTIVE_KERNEL_HISTORY", "off"), ("ADAPTIVE_KERNEL_GPU", "off")];
+    let (ok, verify) = run_child("child", "by_mode", &[off[0], off[1], ("ADAPTIVE_KERNEL_MODE", "verify")]);
+    assert!(ok, "{verify}");
+    assert!(verify.contains("BY_MODE chosen=Some(Scalar) excluded=[Simd]"), "{verify}");
+    assert_eq!(verify.matches("verify::sum_sq_by_mode: verify: the SIMD variant").count(), 1, "{verify}");
+    let (ok, learn) = run_child("child", "by_mode", &off);
+    assert!(ok, "{learn}");
+    // Without verification the fast, wrong variant wins: what `verify` exists to prevent.
+    assert!(learn.contains("BY_MODE chosen=Some(Simd) excluded=[]"), "{learn}");
 }
