@@ -14,7 +14,6 @@
 //!   `Vec` or array of them, no generics. Other kernels are routed as in `learn`.
 //! - `verify = false` opts a kernel out of the mode.
 
-use syn::spanned::Spanned;
 use syn::{GenericArgument, PathArguments, ReturnType, Signature, Type};
 
 use crate::args::Args;
@@ -39,8 +38,8 @@ pub(crate) fn plan(args: &Args, sig: &Signature, params: &[Param], errors: &mut 
         for p in params {
             if let Type::Reference(r) = &p.ty {
                 if r.mutability.is_some() {
-                    errors.push(syn::Error::new(
-                        r.span(),
+                    errors.push(syn::Error::new_spanned(
+                        r,
                         format!(
                             "`verify` runs the Scalar variant and the chosen one on the same inputs, but `{}` is \
                              written through `&mut`: both would write it; return the result instead of writing \

@@ -106,7 +106,7 @@ impl Agreement {
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`verify` compares each variant's result with the Scalar variant's, but `{Self}` cannot be compared",
-    label = "this return type does not implement `Comparable`",
+    label = "`{Self}`, the kernel's result, does not implement `Comparable`",
     note = "results of type `f32`, `f64`, and `Vec`s, boxed slices and arrays of them can be compared; \
             implement `adaptive_kernel::compare::Comparable` for your own type, or remove `verify`"
 )]
