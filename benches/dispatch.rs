@@ -1,9 +1,12 @@
 //! What routing costs: a routed call on a settled bucket against a direct call of
 //! the same variant, the amortised sampling overhead on a ~1 µs kernel, and how
-//! many calls a bucket takes to settle.
+//! many calls a bucket takes to settle, and what `verify` adds to exploration.
 //!
 //! Run with `cargo bench --bench dispatch`; figures go to BENCHMARKS.md. With
-//! `--features otlp` the same is measured with OTLP export of decisions on.
+//! `--features otlp` the same is measured with OTLP export of decisions on. The
+//! settled-call groups are meant to be run once per `ADAPTIVE_KERNEL_MODE`
+//! (`learn`, `frozen`, `verify`): `tiny` and `micro` can verify, so in `verify`
+//! mode their wrappers carry the check.
 
 // `criterion_group!` defines an undocumented public function.
 #![allow(missing_docs)]
@@ -149,5 +152,61 @@ fn calls_to_settle(_: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, dispatch, calls_to_settle);
+/// A dot product through `ops`, checked against Scalar while exploring.
+#[adaptive_kernel(complexity = "Medium", verify = true, name = "bench::dot_checked")]
+fn dot_checked(a: &[f32], b: &[f32]) -> f32 {
+    ops::dot(a, b)
+}
+
+/// The same kernel, never checked.
+#[adaptive_kernel(complexity = "Medium", verify = false, name = "bench::dot_unchecked")]
+fn dot_unchecked(a: &[f32], b: &[f32]) -> f32 {
+    ops::dot(a, b)
+}
+
+/// Time for a fresh bucket to settle with and without `verify`, interleaved, medians
+/// of 15 rounds (printed, not timed by criterion).
+fn verify_cost(_: &mut Criterion) {
+    println!(
+        "
+verify_cost (Medium `ops::dot`, time and calls until a fresh bucket settles, median of 15):"
+    );
+    for n in [1_000usize, 100_000] {
+        let (a, b) = (vec![0.5f32; n], vec![2.0f32; n]);
+        let mut runs: [Vec<(f64, usize)>; 2] = [Vec::new(), Vec::new()];
+        for _ in 0..15 {
+            for (i, (kernel, f)) in [
+                (&dot_checked::KERNEL, dot_checked as fn(&[f32], &[f32]) -> f32),
+                (&dot_unchecked::KERNEL, dot_unchecked as fn(&[f32], &[f32]) -> f32),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                kernel.reset();
+                let start = Instant::now();
+                let mut calls = 0;
+                while kernel.table().row_for(n).and_then(|r| r.chosen).is_none() && calls < 1_000 {
+                    black_box(f(black_box(&a), black_box(&b)));
+                    calls += 1;
+                }
+                runs[i].push((start.elapsed().as_secs_f64() * 1e3, calls));
+            }
+        }
+        let median = |v: &mut Vec<(f64, usize)>| {
+            v.sort_by(|x, y| x.0.total_cmp(&y.0));
+            v[v.len() / 2]
+        };
+        let (checked, unchecked) = (median(&mut runs[0]), median(&mut runs[1]));
+        println!(
+            "  n = {n:>7}: verify {:>7.3} ms ({} calls), without {:>7.3} ms ({} calls): {:.2}x",
+            checked.0,
+            checked.1,
+            unchecked.0,
+            unchecked.1,
+            checked.0 / unchecked.0
+        );
+    }
+}
+
+criterion_group!(benches, dispatch, calls_to_settle, verify_cost);
 criterion_main!(benches);

@@ -40,13 +40,14 @@
 /// ```
 pub use adaptive_kernel_macros::adaptive_kernel;
 pub use adaptive_kernel_runtime::{
-    bucket_of, bucket_range, catalog, clear_history, config, cost, default_path, flush, history_file, history_status,
-    init_logging, kernel_named, kernels, loop_reason, moe, ops, read_history, save_calibration, set_history,
-    set_span_threshold, simd_level, with_backend, AdaptiveBackend, Backend, BackendReport, BackendSelector,
-    BucketRecord, BucketReport, CostModel, CostParams, Decision, DecisionKind, Error, Fingerprint, HistoryError,
-    HistoryFile, HistoryStatus, Kernel, KernelFamily, KernelRecord, KernelSpec, KernelTable, LoopLine, LoopRecord,
-    LoopRewrite, LoopSummary, MachineRecord, OpComplexity, ParseEnumError, PerfStats, Route, SimdLevel, TimingRecord,
-    Work, BUCKETS, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH, LOOP_REASONS,
+    bucket_of, bucket_range, catalog, clear_history, config, cost, default_path, export_history, flush, history_file,
+    history_status, import_history, init_logging, kernel_named, kernels, loop_reason, moe, ops, read_history,
+    save_calibration, set_history, set_span_threshold, simd_level, with_backend, AdaptiveBackend, Backend,
+    BackendReport, BackendSelector, BucketRecord, BucketReport, CostModel, CostParams, Decision, DecisionKind, Error,
+    ExclusionRecord, Fingerprint, HistoryError, HistoryFile, HistoryStatus, ImportSummary, Kernel, KernelFamily,
+    KernelRecord, KernelSpec, KernelTable, LoopLine, LoopRecord, LoopRewrite, LoopSummary, MachineRecord, OpComplexity,
+    ParseEnumError, PerfStats, Route, SimdLevel, TimingRecord, Work, BUCKETS, DEFAULT_GPU_FLOPS,
+    DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH, LOOP_REASONS,
 };
 
 /// Exporting routing decisions to an OpenTelemetry collector (feature `otlp`).
@@ -55,6 +56,9 @@ pub use adaptive_kernel_runtime::telemetry;
 
 /// How far a SIMD variant's reassociated reductions may be from the Scalar variant's.
 pub use adaptive_kernel_runtime::tolerance;
+
+/// How `verify` compares a variant's result with the Scalar variant's ([`compare::Comparable`]).
+pub use adaptive_kernel_runtime::compare;
 
 /// The trueno compute library the backends are built on (package `aprender-compute`).
 pub use adaptive_kernel_runtime::trueno;
@@ -65,10 +69,11 @@ pub use adaptive_kernel_runtime::trueno;
 pub mod __private {
     /// The `#[target_feature]` clones and their run-time pick, for the SIMD variant.
     pub use adaptive_kernel_runtime::__simd_clones as simd_clones;
+    pub use adaptive_kernel_runtime::compare::verify_input;
     pub use adaptive_kernel_runtime::ops::{gpu as ops_gpu, par as ops_par, scalar as ops_scalar, simd as ops_simd};
     pub use adaptive_kernel_runtime::{
-        simd_level, simd_run, Backend, Kernel, KernelFamily, KernelSpec, LoopRewrite, OpComplexity, Route, SimdLevel,
-        Work,
+        run_verified, simd_level, simd_run, Backend, Kernel, KernelFamily, KernelSpec, LoopRewrite, OpComplexity,
+        Route, SimdLevel, Work,
     };
 
     /// Lanes and chunked reads for the SIMD variant's reassociated reductions.

@@ -1,6 +1,6 @@
 //! The `adaptive-kernel` binary, run as a process on the fixed history files in
 //! `tests/fixtures/history/`: the table, the JSON schema, the SVG plot,
-//! calibrate, clear (under the library's lock), `--help`, and each kind of bad
+//! calibrate, clear (under the library's lock), export and import, `--help`, and each kind of bad
 //! input (corrupt, foreign, newer, unreadable: exit 2, the file named, the file
 //! not modified).
 
@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use adaptive_kernel::HistoryFile;
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_adaptive-kernel");
@@ -315,6 +316,7 @@ fn bad_files_exit_2_naming_the_file_and_are_not_modified() {
             vec!["clear", "--history", p],
             vec!["clear", "--history", p, "--kernel", "demo::dot"],
             vec!["calibrate", "--history", p],
+            vec!["export", "--history", p],
         ] {
             let o = run(&args);
             let err = stderr(&o);
@@ -406,13 +408,15 @@ fn calibrate_prints_figures_with_units_and_saves_them_for_this_machine() {
 #[test]
 fn every_subcommand_has_help() {
     let top = ok(&["--help"]);
-    for sub in ["report", "calibrate", "clear"] {
+    for sub in ["report", "calibrate", "clear", "export", "import"] {
         assert!(top.contains(sub), "{top}");
     }
     for (sub, flags) in [
         ("report", &["--kernel", "--json", "--plot", "--history"][..]),
         ("calibrate", &["--history"][..]),
         ("clear", &["--kernel", "--history"][..]),
+        ("export", &["--kernel", "--history"][..]),
+        ("import", &["FILE", "--history"][..]),
     ] {
         let help = ok(&[sub, "--help"]);
         for flag in flags {
@@ -421,4 +425,59 @@ fn every_subcommand_has_help() {
     }
     let o = run(&["report", "--json", "--plot", "x.svg"]);
     assert_eq!(o.status.code(), Some(2), "a usage error");
+}
+
+#[test]
+fn export_then_import_round_trips_and_merges_under_the_lock() {
+    let good = fixture("good.json");
+    let dir = tempfile::tempdir().unwrap();
+    let wisdom = dir.path().join("wisdom.json");
+    fs::write(&wisdom, ok(&["export", "--history", good.to_str().unwrap()])).unwrap();
+    let history = |p: &Path| -> HistoryFile { serde_json::from_slice(&fs::read(p).unwrap()).unwrap() };
+    let original = history(&good);
+    assert_eq!(history(&wisdom), original, "an export of a whole file is that file");
+
+    // Into a machine with no file: the same tables, and the library's lock was taken.
+    let fresh = dir.path().join("fleet").join("history.json");
+    let out = ok(&["import", wisdom.to_str().unwrap(), "--history", fresh.to_str().unwrap()]);
+    assert!(out.contains("2 machine entries added"), "{out}");
+    assert!(fresh.with_file_name("history.json.lock").exists(), "the library's lock file");
+    let round: HistoryFile = serde_json::from_str(&ok(&["export", "--history", fresh.to_str().unwrap()])).unwrap();
+    assert_eq!(round, original, "export → import → export is the identity");
+    let again = ok(&["import", wisdom.to_str().unwrap(), "--history", fresh.to_str().unwrap()]);
+    assert!(again.contains("nothing changed"), "{again}");
+
+    // One kernel only: into a file that has lost it, the rest untouched.
+    let (_d, partial) = copy("good.json");
+    ok(&["clear", "--history", partial.to_str().unwrap(), "--kernel", "demo::dot"]);
+    let dot = dir.path().join("dot.json");
+    fs::write(&dot, ok(&["export", "--history", good.to_str().unwrap(), "--kernel", "demo::dot"])).unwrap();
+    let only: Value = serde_json::from_slice(&fs::read(&dot).unwrap()).unwrap();
+    for m in only["machines"].as_object().unwrap().values() {
+        assert_eq!(m["kernels"].as_object().unwrap().keys().collect::<Vec<_>>(), ["demo::dot"]);
+    }
+    let out = ok(&["import", dot.to_str().unwrap(), "--history", partial.to_str().unwrap()]);
+    assert!(out.contains("2 kernel tables added"), "{out}");
+    assert_eq!(history(&partial), original, "both kernels again, calibrations kept");
+
+    let o = run(&["export", "--history", good.to_str().unwrap(), "--kernel", "demo::nope"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no kernel named `demo::nope`") && stderr(&o).contains("demo::dot"), "{}", stderr(&o));
+}
+
+#[test]
+fn importing_a_bad_file_changes_nothing() {
+    let (_d, path) = copy("good.json");
+    let before = fs::read(&path).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (bad, what) in bad_inputs(dir.path()) {
+        let o = run(&["import", bad.to_str().unwrap(), "--history", path.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{what}: {}", stderr(&o));
+        assert!(stderr(&o).contains(bad.to_str().unwrap()), "{what}: names the file: {}", stderr(&o));
+        assert_eq!(fs::read(&path).unwrap(), before, "{what}: the history file is untouched");
+    }
+    let missing = dir.path().join("missing.json");
+    let o = run(&["import", missing.to_str().unwrap(), "--history", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no such file to import"), "{}", stderr(&o));
 }

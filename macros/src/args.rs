@@ -66,6 +66,10 @@ keys! {
     Name = "name", e.g. "\"my_crate::my_kernel\"";
     /// `exact`, `exact = true` or `exact = false`: a flag, so it may stand alone.
     Exact = "exact", e.g. "true";
+    /// `verify`, `verify = true` or `verify = false`: a flag, so it may stand alone.
+    Verify = "verify", e.g. "true";
+    /// `tolerance = FLOAT`: the relative difference from Scalar that `verify` accepts.
+    Tolerance = "tolerance", e.g. "1e-4";
 }
 
 impl Key {
@@ -76,7 +80,7 @@ impl Key {
 
     /// Whether the key may stand alone, meaning `key = true`.
     fn is_flag(self) -> bool {
-        self == Key::Exact
+        matches!(self, Key::Exact | Key::Verify)
     }
 }
 
@@ -139,6 +143,11 @@ pub(crate) struct Args {
     /// `exact`: the SIMD variant keeps the body's order of float operations
     /// (no reassociated reductions, see `crate::reduce`).
     pub exact: bool,
+    /// `verify` (`Some(true)`): compare each variant's result with Scalar's in every
+    /// mode; `verify = false`: never (see `crate::verify`); absent: under the verify mode.
+    pub verify: Option<bool>,
+    /// `tolerance = FLOAT`: the relative difference `verify` accepts, instead of the rounding bound.
+    pub tolerance: Option<syn::LitFloat>,
     /// `false` when a syntax error stopped parsing early: keys after it are unknown,
     /// so nothing may be reported as missing.
     pub complete: bool,
@@ -173,6 +182,8 @@ struct Builder<'e> {
     gpu: Option<ExprPath>,
     name: Option<LitStr>,
     exact: bool,
+    verify: Option<bool>,
+    tolerance: Option<syn::LitFloat>,
     errors: &'e mut Errors,
 }
 
@@ -189,6 +200,8 @@ impl<'e> Builder<'e> {
             gpu: None,
             name: None,
             exact: false,
+            verify: None,
+            tolerance: None,
             errors,
         }
     }
@@ -213,7 +226,7 @@ impl<'e> Builder<'e> {
             if duplicate {
                 self.errors.error(span, format!("duplicate key `{}`", key.name()));
             } else if key.is_flag() {
-                self.exact = true;
+                self.set_flag(key, true);
                 return Ok(());
             } else {
                 self.errors.error(span, format!("`{0}` needs a value, e.g. `{0} = {1}`", key.name(), key.example()));
@@ -243,13 +256,32 @@ impl<'e> Builder<'e> {
                 Ok(lit) => self.name = Some(lit),
                 Err(e) => self.errors.push(e),
             },
-            Key::Exact => {
+            Key::Exact | Key::Verify => {
                 if let Some(lit) = self.errors.take(literal::<LitBool>(key, &value)) {
-                    self.exact = lit.value;
+                    self.set_flag(key, lit.value);
                 }
             }
+            Key::Tolerance => match literal::<syn::LitFloat>(key, &value) {
+                Ok(lit) if lit.base10_parse::<f64>().is_ok_and(|t| t.is_finite() && t > 0.0) => {
+                    self.tolerance = Some(lit)
+                }
+                Ok(lit) => self.errors.push(syn::Error::new(
+                    lit.span(),
+                    "`tolerance` must be a positive finite number, the largest relative difference from \
+                     the Scalar result that `verify` accepts, e.g. `tolerance = 1e-4`",
+                )),
+                Err(e) => self.errors.push(e),
+            },
         }
         Ok(())
+    }
+
+    /// Sets the flag `key` (one of those [`Key::is_flag`] accepts).
+    fn set_flag(&mut self, key: Key, value: bool) {
+        match key {
+            Key::Verify => self.verify = Some(value),
+            _ => self.exact = value,
+        }
     }
 
     fn path(&mut self, key: Key, value: Expr) -> Option<ExprPath> {
@@ -287,6 +319,8 @@ impl<'e> Builder<'e> {
             gpu: self.gpu,
             name: self.name,
             exact: self.exact,
+            verify: self.verify,
+            tolerance: self.tolerance,
             complete,
         }
     }
@@ -327,6 +361,10 @@ impl LitKind for LitStr {
 
 impl LitKind for LitBool {
     const WHAT: &'static str = "`true` or `false`";
+}
+
+impl LitKind for syn::LitFloat {
+    const WHAT: &'static str = "a floating-point literal";
 }
 
 /// Consumes an unknown key's value (`= expr`, a parenthesised list, or nothing) up to

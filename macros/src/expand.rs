@@ -20,6 +20,7 @@ use crate::relocate::relocate;
 use crate::signature::{self, Param, Shape};
 use crate::size::default_size;
 use crate::variants::Variants;
+use crate::verify::{self, Verification};
 use crate::wrapper::Wrapper;
 
 /// The expansion of `#[adaptive_kernel(args)] item`.
@@ -60,6 +61,8 @@ pub(crate) struct KernelDef {
     pub shape: Shape,
     /// The function's type and const parameters, as a turbofish names them; empty if it has none.
     pub generic_args: Vec<syn::Ident>,
+    /// Whether and when the wrapper compares variants with Scalar.
+    pub verification: Verification,
 }
 
 impl KernelDef {
@@ -103,9 +106,11 @@ impl KernelDef {
                 ),
             );
         }
+        let shape = Shape::of(&func.sig, &func.block);
+        let verification = verify::plan(&parsed_args, &func.sig, &params, &mut errors);
+        let verification = verify::for_shape(verification, shape, &func.sig, &mut errors);
         errors.finish()?;
 
-        let shape = Shape::of(&func.sig, &func.block);
         let relocated = match shape {
             Shape::Free => {
                 let (sig, block) = (&func.sig, &func.block);
@@ -140,6 +145,7 @@ impl KernelDef {
             token_hash,
             shape,
             generic_args: signature::generic_args(&func.sig.generics),
+            verification,
         })
     }
 

@@ -88,7 +88,7 @@ impl ToTokens for InImpl<'_> {
             Some(path) => self.explicit(path),
             None => body_closure("ops_gpu", &k.func.block),
         };
-        let body = routed_body(k, prelude, kernel, [scalar, simd, parallel, gpu]);
+        let body = routed_body(k, prelude, kernel, [scalar, simd, parallel, gpu], &|_, _| TokenStream::new());
 
         tokens.extend(quote! {
             #(#attrs)*

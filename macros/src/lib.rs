@@ -62,6 +62,7 @@
 //! | `variants` | `mod k`: the variants and `KERNEL` (a `ToTokens` printer, one method per piece) |
 //! | `wrapper` | the routed function |
 //! | `in_impl` | a method or associated function: the routed function with its variants inside it |
+//! | `verify` | which kernels `verify` applies to, from the signature, and its errors |
 
 mod args;
 mod attrs;
@@ -74,6 +75,7 @@ mod relocate;
 mod signature;
 mod size;
 mod variants;
+mod verify;
 mod wrapper;
 
 use proc_macro::TokenStream;

@@ -31,6 +31,7 @@ use syn::Expr;
 
 use crate::expand::KernelDef;
 use crate::variants::forwarding;
+use crate::verify::Verification;
 
 /// Prints the routed function.
 pub(crate) struct Wrapper<'a>(pub &'a KernelDef);
@@ -45,17 +46,25 @@ impl ToTokens for Wrapper<'_> {
         let inline = (!k.attrs.has_inline).then(|| quote!(#[inline]));
 
         let turbofish = k.turbofish();
-        let call = |variant: &str| {
+        let direct = |variant: &str| {
             let variant = syn::Ident::new(variant, proc_macro2::Span::call_site());
             let args = k.arg_names();
             let call = quote!(#name::#variant #turbofish (#(#args),*));
-            let call = if k.func.sig.unsafety.is_some() { quote!(unsafe { #call }) } else { call };
+            if k.func.sig.unsafety.is_some() {
+                quote!(unsafe { #call })
+            } else {
+                call
+            }
+        };
+        let call = |variant: &str| {
+            let call = direct(variant);
             quote!(move || #call)
         };
         // A generic kernel has one routing table per instantiation.
         let kernel = if k.is_generic() { quote!(#name::kernel #turbofish ()) } else { quote!(#name::KERNEL) };
         let variants = [call("scalar"), call("simd"), call("parallel"), call("gpu")];
-        let body = routed_body(k, TokenStream::new(), kernel, variants);
+        let verify = |route: &syn::Ident, size_var: &syn::Ident| self.verify(&kernel, route, size_var, &direct);
+        let body = routed_body(k, TokenStream::new(), kernel.clone(), variants, &verify);
 
         tokens.extend(quote! {
             #(#attrs)*
@@ -68,12 +77,14 @@ impl ToTokens for Wrapper<'_> {
 /// The routed function's body, in the user's braces: `prelude`, then the size, the
 /// route asked of `kernel` (an expression of type `&'static Kernel`) and a `match`
 /// that runs the chosen one of `variants` (closures: Scalar, SIMD, Parallel, GPU).
-/// A variant the kernel lacks is replaced by SIMD.
+/// A variant the kernel lacks is replaced by SIMD. `after_route` (given the route's
+/// and the size's locals) adds statements between the route and the `match`.
 pub(crate) fn routed_body(
     k: &KernelDef,
     prelude: TokenStream,
     kernel: TokenStream,
     variants: [TokenStream; 4],
+    after_route: &dyn Fn(&syn::Ident, &syn::Ident) -> TokenStream,
 ) -> Group {
     let size_var = KernelDef::hidden("__adaptive_size");
     // `usize` spanned at the user's expression: a mistyped `size` is reported there, label and all.
@@ -113,6 +124,7 @@ pub(crate) fn routed_body(
     let ops_use =
         k.ops_use.as_ref().map(|ops| quote_spanned!(ops.span()=> #[allow(unused_imports)] use #ops::{self as _};));
 
+    let after_route = after_route(&route, &size_var);
     let body = quote! {
         #ops_use
         #prelude
@@ -120,6 +132,7 @@ pub(crate) fn routed_body(
         let #route = #kernel.route(#size_var, || {
             ::adaptive_kernel::__private::Work::estimate(#complexity, #size_var, #flops, #bytes)
         });
+        #after_route
         match #route.backend() {
             #scalar_pattern => #route.run(#scalar),
             #(#simd_pattern)|* => #route.run(#simd),
@@ -131,6 +144,60 @@ pub(crate) fn routed_body(
     let mut body = Group::new(Delimiter::Brace, body);
     body.set_span(k.func.block.brace_token.span.join());
     body
+}
+
+impl Wrapper<'_> {
+    /// The check against Scalar (see `crate::verify`): timed calls of another variant
+    /// go through `run_verified`; a settled call that is not timed skips it on one flag test.
+    fn verify(
+        &self,
+        kernel: &TokenStream,
+        route: &syn::Ident,
+        size_var: &syn::Ident,
+        direct: &dyn Fn(&str) -> TokenStream,
+    ) -> TokenStream {
+        let k = self.0;
+        let always = match k.verification {
+            Verification::Off => return TokenStream::new(),
+            Verification::InVerifyMode => false,
+            Verification::Always => true,
+        };
+        let tolerance = match &k.args.tolerance {
+            Some(t) => quote!(::core::option::Option::Some(#t as f64)),
+            None => quote!(::core::option::Option::None),
+        };
+        // Each parameter is passed to two variants: `Copy` is required, said at its type.
+        let inputs = always.then(|| {
+            let checks = k.params.iter().map(|p| {
+                let (ident, ty) = (&p.ident, &p.ty);
+                quote_spanned!(ty.span()=> ::adaptive_kernel::__private::verify_input(&#ident);)
+            });
+            quote!(#(#checks)*)
+        });
+        let backend = KernelDef::hidden("__adaptive_backend");
+        let (scalar, simd) = (direct("scalar"), direct("simd"));
+        let gpu = if k.has_gpu { direct("gpu") } else { simd.clone() };
+        let parallel = if k.has_parallel { direct("parallel") } else { simd.clone() };
+        // Spanned at the return type: a result that cannot be compared is reported there.
+        let run = match &k.func.sig.output {
+            syn::ReturnType::Type(_, ty) => quote_spanned!(ty.span()=> ::adaptive_kernel::__private::run_verified),
+            syn::ReturnType::Default => quote!(::adaptive_kernel::__private::run_verified),
+        };
+        quote! {
+            #inputs
+            if #route.is_timed() && #route.backend() != ::adaptive_kernel::__private::Backend::Scalar {
+                let #backend = #route.backend();
+                return #run(&#kernel, #route, #size_var, #always, #tolerance, move || #scalar, move || {
+                    match #backend {
+                        ::adaptive_kernel::__private::Backend::Scalar => #scalar,
+                        ::adaptive_kernel::__private::Backend::Simd => #simd,
+                        ::adaptive_kernel::__private::Backend::Parallel => #parallel,
+                        ::adaptive_kernel::__private::Backend::Gpu => #gpu,
+                    }
+                });
+            }
+        }
+    }
 }
 
 /// `Some(EXPR as u64)` for a given `flops`/`bytes`, `None` for the complexity's default.

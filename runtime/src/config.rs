@@ -6,6 +6,7 @@
 //! | `ADAPTIVE_KERNEL_GPU` | `off`, `on` (hardware adapters only, the default), `software` (also lavapipe/llvmpipe) |
 //! | `ADAPTIVE_KERNEL_HISTORY` | history file path; `off` disables persistence |
 //! | `ADAPTIVE_KERNEL_LOG` | decision log level for [`crate::init_logging`] |
+//! | `ADAPTIVE_KERNEL_MODE` | `learn` (default), `frozen` or `verify`: see [`Mode`]; also [`set_mode`] in code |
 //! | `ADAPTIVE_KERNEL_THREADS` | threads of the Parallel backend (a positive number; unset: rayon's global pool) |
 //!
 //! Each is read once, on the cold path, and cached. A bad value is reported
@@ -30,6 +31,45 @@ pub const ENV_HISTORY: &str = "ADAPTIVE_KERNEL_HISTORY";
 pub const ENV_LOG: &str = "ADAPTIVE_KERNEL_LOG";
 /// Name of the variable that sets the Parallel backend's thread count.
 pub const ENV_THREADS: &str = "ADAPTIVE_KERNEL_THREADS";
+/// Name of the variable that sets the routing [`Mode`].
+pub const ENV_MODE: &str = "ADAPTIVE_KERNEL_MODE";
+
+/// How the router treats what it has learned (`ADAPTIVE_KERNEL_MODE`, or [`set_mode`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Explore, measure, settle, correct and save. The default.
+    #[default]
+    Learn,
+    /// Route by the saved table only: no exploration, no timed calls, no writes to the
+    /// history file. A bucket the table has no decision for uses the cold-start prior
+    /// (said once per kernel), computed from the saved calibration, or fixed
+    /// conservative figures when none was saved, so two runs with the same file make
+    /// the same decisions. For CI, benchmarks and reproducible experiments.
+    Frozen,
+    /// Learn, and while a bucket is being explored compare each variant's result with
+    /// the Scalar variant's on the same inputs; a variant that disagrees beyond the
+    /// kernel's tolerance is excluded from that bucket (reported once, kept in the
+    /// history file). Applies to kernels whose signature can be verified (see the
+    /// `verify` key of `#[adaptive_kernel]`).
+    Verify,
+}
+
+impl Mode {
+    /// The mode's name, as `ADAPTIVE_KERNEL_MODE` spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Mode::Learn => "learn",
+            Mode::Frozen => "frozen",
+            Mode::Verify => "verify",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
 
 /// Which wgpu adapters count as a GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -190,6 +230,48 @@ pub fn configured_threads() -> Option<NonZeroUsize> {
             None
         })
     })
+}
+
+/// Parses a value of `ADAPTIVE_KERNEL_MODE`. An empty value means the default, `learn`.
+pub fn parse_mode(value: &str) -> Result<Mode, ConfigError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "" | "learn" => Ok(Mode::Learn),
+        "frozen" => Ok(Mode::Frozen),
+        "verify" => Ok(Mode::Verify),
+        _ => {
+            Err(ConfigError { variable: ENV_MODE, value: value.to_owned(), expected: "`learn`, `frozen` or `verify`" })
+        }
+    }
+}
+
+static MODE: OnceLock<Mode> = OnceLock::new();
+
+/// The routing mode: what [`set_mode`] chose, else `ADAPTIVE_KERNEL_MODE`, read once
+/// per process (a bad value is reported once and means `learn`).
+pub fn mode() -> Mode {
+    *MODE.get_or_init(|| match read_env(ENV_MODE) {
+        None => Mode::Learn,
+        Some(raw) => parse_mode(&raw).unwrap_or_else(|e| {
+            report(&e);
+            Mode::Learn
+        }),
+    })
+}
+
+/// Chooses the routing mode in code, overriding `ADAPTIVE_KERNEL_MODE`. Must be
+/// called before the first adaptive kernel runs (or anything else reads the mode).
+///
+/// Returns `false`, changing nothing, when the mode was already fixed to another one.
+///
+/// ```
+/// # use adaptive_kernel_runtime as adaptive_kernel;
+/// use adaptive_kernel::config::{mode, set_mode, Mode};
+/// assert!(set_mode(Mode::Frozen));
+/// assert_eq!(mode(), Mode::Frozen);
+/// assert!(!set_mode(Mode::Learn), "fixed for the process");
+/// ```
+pub fn set_mode(mode: Mode) -> bool {
+    *MODE.get_or_init(|| mode) == mode
 }
 
 /// Parses a value of `ADAPTIVE_KERNEL_LOG`.

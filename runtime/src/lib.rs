@@ -7,7 +7,7 @@
 //!
 //! | layer | holds |
 //! | --- | --- |
-//! | leaves: `backend`, `error`, [`config`], `simd_level`, [`moe`], `bucket`, `numeric`, [`tolerance`] | [`Backend`], [`OpComplexity`], [`Error`], the `ADAPTIVE_KERNEL_*` variables, [`SimdLevel`] and the one table of SIMD feature sets, the one MoE threshold table, size buckets, the shared median, the agreement a reassociated reduction promises |
+//! | leaves: `backend`, `error`, [`config`], `simd_level`, [`moe`], `bucket`, `numeric`, [`tolerance`], [`compare`] | [`Backend`], [`OpComplexity`], [`Error`], the `ADAPTIVE_KERNEL_*` variables, [`SimdLevel`] and the one table of SIMD feature sets, the one MoE threshold table, size buckets, the shared median, the agreement a reassociated reduction promises, and how `verify` compares results by it |
 //! | [`ops`] | the op set in four backends: [`ops::scalar`], [`ops::simd`], [`ops::par`], [`ops::gpu`] |
 //! | [`cost`] | [`CostModel`]: predicted time per backend from figures calibrated on this machine; [`Work`] |
 //! | `select` | the stateless selection API: [`BackendSelector`] (MoE table, 5× rule), [`catalog`], [`AdaptiveBackend`] |
@@ -22,6 +22,7 @@
 mod backend;
 mod bucket;
 mod clock;
+pub mod compare;
 pub mod config;
 pub mod cost;
 mod error;
@@ -38,15 +39,17 @@ pub use backend::{Backend, OpComplexity, ParseEnumError};
 pub use bucket::{bucket_of, bucket_range, BUCKETS};
 pub use cost::{CostModel, CostParams, Work};
 pub use error::Error;
+#[doc(hidden)]
+pub use kernel::run_verified;
 pub use kernel::{
     init_logging, kernel_named, kernels, loop_reason, set_span_threshold, with_backend, BackendReport, BucketReport,
     Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, KernelTable, LoopLine, LoopRewrite, LoopSummary, Route,
     LOOP_REASONS,
 };
 pub use persist::{
-    clear_history, default_path, flush, history_file, history_status, read_history, save_calibration, set_history,
-    BucketRecord, Fingerprint, HistoryError, HistoryFile, HistoryStatus, KernelRecord, LoopRecord, MachineRecord,
-    TimingRecord,
+    clear_history, default_path, export_history, flush, history_file, history_status, import_history, read_history,
+    save_calibration, set_history, BucketRecord, ExclusionRecord, Fingerprint, HistoryError, HistoryFile,
+    HistoryStatus, ImportSummary, KernelRecord, LoopRecord, MachineRecord, TimingRecord,
 };
 pub use select::{
     catalog, AdaptiveBackend, BackendSelector, PerfStats, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO,

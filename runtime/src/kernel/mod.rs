@@ -17,11 +17,12 @@
 //! | `overrides` | [`with_backend`] |
 //! | `telemetry` | decision events and slow-call spans, [`init_logging`] |
 //! | `otlp` | (feature `otlp`) export of those spans to an OpenTelemetry collector |
+//! | `verify` | [`run_verified`]: comparing a variant with Scalar and excluding it where it disagrees |
 //!
 //! Dependencies point one way: `spec`, `stats`, `decision_byte`, `overrides`,
 //! `loops`, `report` and `telemetry` import no behaviour module; `policy` reads `stats`;
-//! `site` uses `policy` and `snapshot`; `family` makes sites; `registry` lists sites; `route` sits on top;
-//! `otlp` sets `telemetry` up for export.
+//! `site` uses `policy` and `snapshot`; `family` makes sites; `registry` lists sites; `route` sits on top,
+//! and `verify` beside it (it takes a [`Route`] and records into a site); `otlp` sets `telemetry` up for export.
 
 mod decision_byte;
 mod family;
@@ -38,6 +39,7 @@ mod snapshot;
 mod spec;
 mod stats;
 mod telemetry;
+mod verify;
 
 pub use family::KernelFamily;
 pub use loops::{loop_reason, LoopLine, LoopSummary, LOOP_REASONS};
@@ -48,3 +50,4 @@ pub use route::Route;
 pub use site::{set_span_threshold, Kernel};
 pub use spec::{Decision, DecisionKind, KernelSpec, LoopRewrite};
 pub use telemetry::init_logging;
+pub use verify::run_verified;

@@ -38,6 +38,8 @@ pub struct BucketReport {
     pub chosen: Option<Backend>,
     /// How the bucket was decided (`exploring` while it is not).
     pub decided_by: DecisionKind,
+    /// Backends `verify` excluded here: their result disagreed with Scalar's.
+    pub excluded: Vec<Backend>,
 }
 
 impl BucketReport {

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use super::decision_byte::{self, encode, CACHED, MIN_SHIFT, UNDECIDED};
+use super::decision_byte::{self, encode, CACHED, MAX_SHIFT, MIN_SHIFT, UNDECIDED};
 use super::policy::{self, Change, Policy, Sample};
 use super::report::{BackendReport, BucketReport, KernelTable};
 use super::spec::{Decision, DecisionKind, KernelSpec};
@@ -55,6 +55,10 @@ pub(super) struct KernelState {
     clocks: BTreeMap<usize, SampleClock>,
     forced: Option<Backend>,
     warned_unavailable: bool,
+    /// Frozen mode already said that a bucket fell back to the prior.
+    warned_frozen: bool,
+    /// `verify` already reported this backend's disagreement.
+    pub(super) warned_excluded: [bool; Backend::COUNT],
 }
 
 impl KernelState {
@@ -67,6 +71,8 @@ impl KernelState {
             clocks: BTreeMap::new(),
             forced: None,
             warned_unavailable: false,
+            warned_frozen: false,
+            warned_excluded: [false; Backend::COUNT],
         }
     }
 }
@@ -154,19 +160,23 @@ impl Kernel {
         &self.decisions[bucket]
     }
 
-    fn lock(&'static self) -> MutexGuard<'static, KernelState> {
+    pub(super) fn lock(&'static self) -> MutexGuard<'static, KernelState> {
         let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if !st.loaded {
             st.loaded = true;
+            let frozen = frozen();
             if let Some(records) = persist::load(self.spec.name, self.spec.token_hash, self.spec.complexity) {
                 let gpu_usable = self.gpu_usable();
                 st.buckets.extend(snapshot::buckets_from(records, gpu_usable));
             }
             // Buckets loaded settled are published now, so the first call takes the fast path;
-            // every call is timed until the loaded decision is confirmed.
-            for (&b, bs) in &st.buckets {
+            // every call is timed until the loaded decision is confirmed (never when frozen).
+            for (&b, bs) in &mut st.buckets {
                 if let Some(backend) = bs.settled() {
-                    let shift = if bs.verify.is_some() { 0 } else { MIN_SHIFT };
+                    if frozen {
+                        bs.verify = None;
+                    }
+                    let shift = if bs.verify.is_some() { 0 } else { settled_shift() };
                     self.decisions[b].store(encode(backend, shift, false), Ordering::Relaxed);
                 }
             }
@@ -200,6 +210,9 @@ impl Kernel {
             telemetry::decision(&self.spec, work.size, bucket, d, false);
             return (d.backend, false);
         }
+        if frozen() {
+            return self.route_frozen(st, bucket, work);
+        }
         let gpu_usable = self.gpu_usable();
         let mut guard = st;
         let st = &mut *guard;
@@ -210,7 +223,7 @@ impl Kernel {
         let d = match bs.settled() {
             Some(backend) => Decision { backend, kind: DecisionKind::Historical },
             None => {
-                let candidates = self.candidates(gpu_usable);
+                let candidates = bs.allowed(self.candidates(gpu_usable));
                 let prior = policy::prior(&self.spec, &work, candidates, |b| cost::global().predict(b, &work));
                 // The cost model prunes only once something was measured to compare with,
                 // and only with measured figures (0 ns: nothing is pruned by prediction).
@@ -234,6 +247,38 @@ impl Kernel {
         telemetry::decision(&self.spec, work.size, bucket, d, has_history);
         // Every exploring call is timed; a bucket that just settled starts sampling.
         (d.backend, true)
+    }
+
+    /// Frozen mode's cold path: the saved decision, else the cold-start prior (said
+    /// once per kernel), cached for good; never timed, never saved.
+    fn route_frozen(
+        &'static self,
+        mut st: MutexGuard<'static, KernelState>,
+        bucket: usize,
+        work: Work,
+    ) -> (Backend, bool) {
+        let candidates = self.candidates(self.gpu_usable());
+        let st = &mut *st;
+        let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(work.size));
+        let candidates = bs.allowed(candidates);
+        let d = match bs.settled() {
+            Some(backend) => Decision { backend, kind: DecisionKind::Historical },
+            None => {
+                let mut d = policy::prior(&self.spec, &work, candidates, |b| cost::global().predict(b, &work));
+                if !candidates[d.backend.index()] {
+                    // `verify` excluded the prior's choice here; Scalar is never excluded.
+                    d.backend = Backend::Scalar;
+                }
+                bs.settle_on(d.backend, d.kind);
+                if !std::mem::replace(&mut st.warned_frozen, true) {
+                    telemetry::frozen_prior(self.spec.name, work.size, d);
+                }
+                d
+            }
+        };
+        self.decisions[bucket].store(encode(d.backend, MAX_SHIFT, false), Ordering::Relaxed);
+        telemetry::decision(&self.spec, work.size, bucket, d, false);
+        (d.backend, false)
     }
 
     /// The backend a forced choice really runs on: GPU without a GPU variant or a
@@ -280,7 +325,7 @@ impl Kernel {
         clock.secs_per_call =
             if clock.secs_per_call == 0.0 { per_call } else { 0.8 * clock.secs_per_call + 0.2 * per_call };
         let rate = if clock.secs_per_call > 0.0 { 1.0 / clock.secs_per_call } else { 0.0 };
-        if st.forced.is_some() {
+        if st.forced.is_some() || frozen() {
             return cached;
         }
         let Some(bs) = st.buckets.get_mut(&bucket) else { return cached };
@@ -291,7 +336,7 @@ impl Kernel {
             decision_byte::shift_for_rate(rate)
         };
         let gpu_usable = self.gpu_usable();
-        let candidates = self.candidates(gpu_usable);
+        let candidates = bs.allowed(self.candidates(gpu_usable));
         // Predictions for alternatives never measured here (a GPU that started after the
         // bucket settled); from the complexity's defaults, so a settled call needs no `work`.
         // Before the figures are measured nothing unmeasured is re-timed (∞ is hopeless).
@@ -309,8 +354,12 @@ impl Kernel {
         probe.unwrap_or(chosen)
     }
 
-    /// Whether this kernel's GPU variant can take calls now (never waits for GPU start-up).
+    /// Whether this kernel's GPU variant can take calls now (never waits for GPU
+    /// start-up, except in frozen mode: there the answer must not depend on timing).
     fn gpu_usable(&self) -> bool {
+        if frozen() {
+            return self.spec.has_gpu && crate::ops::gpu::is_available();
+        }
         // `is_ready` starts the device in the background on first use and never waits.
         self.spec.has_gpu && crate::ops::gpu::is_ready()
     }
@@ -330,6 +379,10 @@ impl Kernel {
     #[cold]
     #[inline(never)]
     pub(super) fn record(&'static self, bucket: usize, backend: Backend, size: usize, elapsed: Duration) {
+        if frozen() {
+            // A frozen table never changes: the rare sampled call's timing is discarded.
+            return;
+        }
         let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
         let mut guard = self.lock();
         let st = &mut *guard;
@@ -418,6 +471,7 @@ impl Kernel {
                     Phase::Settled { by, .. } => by,
                     Phase::Exploring => DecisionKind::Exploring,
                 },
+                excluded: Backend::ALL.into_iter().filter(|b| bs.excluded[b.index()].is_some()).collect(),
             })
             .collect();
         KernelTable {
@@ -450,6 +504,22 @@ impl Kernel {
     pub(super) fn snapshot(&'static self) -> KernelSnapshot {
         let st = self.lock();
         snapshot::snapshot(&self.spec, &st.buckets, &st.touched)
+    }
+}
+
+/// Whether the routing mode is [`config::Mode::Frozen`].
+fn frozen() -> bool {
+    config::mode() == config::Mode::Frozen
+}
+
+/// The sampling shift a decision starts with when it is published: the smallest
+/// interval (the call rate is not known yet), or the largest when frozen, where a
+/// sampled call's timing is discarded anyway.
+fn settled_shift() -> u8 {
+    if frozen() {
+        MAX_SHIFT
+    } else {
+        MIN_SHIFT
     }
 }
 

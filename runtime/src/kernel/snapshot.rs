@@ -9,10 +9,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::spec::{DecisionKind, KernelSpec, LoopRewrite};
-use super::stats::{BucketState, Verify};
+use super::stats::{BucketState, Exclusion, Verify};
 use crate::backend::Backend;
 use crate::bucket::{bucket_of, bucket_range};
-use crate::persist::format::{self, BucketRecord, KernelRecord, LoopRecord, TimingRecord};
+use crate::persist::format::{self, BucketRecord, ExclusionRecord, KernelRecord, LoopRecord, TimingRecord};
 use crate::persist::merge::KernelSnapshot;
 
 /// Bucket states from saved records. A saved GPU decision is kept only when
@@ -33,7 +33,13 @@ pub(super) fn buckets_from(records: Vec<BucketRecord>, gpu_usable: bool) -> Vec<
             stats.recent_ns = t.recent_ns;
             stats.sanitize();
         }
+        for e in record.excluded {
+            if e.backend != Backend::Scalar {
+                bs.excluded[e.backend.index()] = Some(Exclusion { size: e.size, largest_error: e.largest_error });
+            }
+        }
         match record.chosen {
+            Some(b) if bs.excluded[b.index()].is_some() => {}
             Some(Backend::Gpu) if !gpu_usable => {}
             Some(backend) => {
                 bs.settle_on(backend, DecisionKind::Historical);
@@ -80,6 +86,13 @@ fn record(sizes: [usize; 2], bs: &BucketState) -> BucketRecord {
             .filter(|b| !bs.of(*b).is_empty())
             .map(|b| TimingRecord { backend: b, count: bs.of(b).count, recent_ns: bs.of(b).recent_ns.clone() })
             .collect(),
+        excluded: Backend::ALL
+            .into_iter()
+            .filter_map(|b| {
+                let e = bs.excluded[b.index()]?;
+                Some(ExclusionRecord { backend: b, size: e.size, largest_error: e.largest_error })
+            })
+            .collect(),
     }
 }
 
@@ -103,6 +116,7 @@ mod tests {
         bs.stats[Backend::Simd.index()].record(40, 5);
         bs.stats[Backend::Gpu.index()].record(90, 5);
         bs.phase = Phase::Settled { backend: Backend::Gpu, by: DecisionKind::Historical };
+        bs.excluded[Backend::Parallel.index()] = Some(Exclusion { size: 5000, largest_error: 0.5 });
         let b = bucket_of(5000);
         let buckets = BTreeMap::from([(b, bs.clone())]);
         let snap = snapshot(&spec, &buckets, &BTreeSet::from([b]));
@@ -121,13 +135,20 @@ mod tests {
             assert_eq!(loaded.of(x).last_ns, 0, "loaded figures are from another run");
         }
         assert!(loaded.verify.is_some(), "a loaded decision awaits confirmation");
+        assert_eq!(loaded.excluded, bs.excluded, "exclusions survive a restart");
         let no_gpu = buckets_from(snap.record.buckets, false);
         assert_eq!(no_gpu[0].1.settled(), None, "a GPU decision without a GPU explores again");
     }
 
     #[test]
     fn records_that_straddle_buckets_are_dropped() {
-        let r = BucketRecord { sizes: [100, 5000], typical_size: 200, chosen: Some(Backend::Simd), timings: vec![] };
+        let r = BucketRecord {
+            sizes: [100, 5000],
+            typical_size: 200,
+            chosen: Some(Backend::Simd),
+            timings: vec![],
+            excluded: vec![],
+        };
         assert!(buckets_from(vec![r], true).is_empty());
     }
 }

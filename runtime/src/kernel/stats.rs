@@ -118,6 +118,19 @@ pub(crate) struct BucketState {
     pub(crate) budget: ProbeBudget,
     /// Set for a decision loaded from history until its chosen backend has been re-timed.
     pub(crate) verify: Option<Verify>,
+    /// Backends whose result disagreed with Scalar's here (`verify`): never candidates again.
+    pub(crate) excluded: [Option<Exclusion>; Backend::COUNT],
+    /// Backends whose result was compared with Scalar's here in this process.
+    pub(crate) checked: [bool; Backend::COUNT],
+}
+
+/// Why a backend is excluded from a bucket: a call whose result disagreed with Scalar's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Exclusion {
+    /// The call's size.
+    pub(crate) size: usize,
+    /// The largest difference from the Scalar result.
+    pub(crate) largest_error: f64,
 }
 
 /// The time a settled bucket's calls took and what re-timing alternatives cost on top.
@@ -150,6 +163,8 @@ impl BucketState {
             round_base: [0; Backend::COUNT],
             budget: ProbeBudget::default(),
             verify: None,
+            excluded: [None; Backend::COUNT],
+            checked: [false; Backend::COUNT],
         }
     }
 
@@ -192,6 +207,11 @@ impl BucketState {
             Phase::Settled { backend, .. } => Some(backend),
             Phase::Exploring => None,
         }
+    }
+
+    /// `candidates` without the backends excluded here.
+    pub(crate) fn allowed(&self, candidates: [bool; Backend::COUNT]) -> [bool; Backend::COUNT] {
+        Backend::ALL.map(|b| candidates[b.index()] && self.excluded[b.index()].is_none())
     }
 
     /// Whether any backend has any sample here.

@@ -82,6 +82,29 @@ pub(crate) fn forced_fallback(kernel: &str, why: &str) {
     eprintln!("adaptive-kernel: {kernel}: GPU forced but {why}; running SIMD instead");
 }
 
+/// Frozen mode met a bucket the saved table has no decision for (said once per kernel).
+pub(crate) fn frozen_prior(kernel: &str, size: usize, d: Decision) {
+    let why = d.kind.name();
+    warn!(target: "adaptive_kernel", kernel, size, backend = d.backend.name(), decision = why,
+        "frozen: no saved decision for this size; using the cold-start prior (further such sizes are not reported)");
+    eprintln!(
+        "adaptive-kernel: {kernel}: frozen: no saved decision for size {size}; using the cold-start prior {} ({why}); \
+         further such sizes of this kernel are not reported",
+        d.backend.name()
+    );
+}
+
+/// `verify` found `backend` disagreeing with Scalar (said once per kernel and backend).
+pub(crate) fn excluded(kernel: &str, size: usize, backend: Backend, largest_error: f64) {
+    warn!(target: "adaptive_kernel", kernel, size, backend = backend.name(), largest_error,
+        "verify: the variant's result disagrees with the Scalar variant's; excluded from this size bucket");
+    eprintln!(
+        "adaptive-kernel: {kernel}: verify: the {} variant's result differs from Scalar's by up to {largest_error:e} \
+         at size {size}; it is excluded from that size bucket (further disagreements of this variant are not reported)",
+        backend.name()
+    );
+}
+
 /// The span around one slow call.
 pub(crate) fn call_span(kernel: &'static str, backend: Backend, size: usize) -> tracing::span::EnteredSpan {
     tracing::debug_span!(target: "adaptive_kernel", "kernel_call", kernel, backend = backend.name(), size).entered()

@@ -15,6 +15,7 @@ use std::path::Path;
 
 use super::fingerprint::Fingerprint;
 use super::format::{HistoryFile, MachineRecord};
+use super::merge::{self, ImportSummary};
 use super::store::{lock_beside, read_file, write_atomically, HistoryError, Loaded};
 use crate::cost::CostParams;
 
@@ -112,4 +113,53 @@ fn update<R>(path: &Path, edit: impl FnOnce(&mut HistoryFile) -> (R, bool)) -> R
     }
     drop(lock);
     Ok((changed || existed).then_some(result))
+}
+
+/// The history file at `path` as it would be shipped with a program ("wisdom"):
+/// every machine's entry, or with `kernel`, only that kernel's tables (machine
+/// entries without one are left out, and so are their calibrations, which describe
+/// machines rather than kernels). A missing file exports as an empty one. The result
+/// serializes to a history file [`import_history`] (and the library) can read.
+///
+/// # Errors
+/// As [`read_history`].
+pub fn export_history(path: &Path, kernel: Option<&str>) -> Result<HistoryFile, HistoryError> {
+    let mut file = read_history(path)?.unwrap_or_else(HistoryFile::empty);
+    if let Some(name) = kernel {
+        file.machines.retain(|_, m| {
+            m.kernels.retain(|k, _| k == name);
+            m.calibration = None;
+            !m.kernels.is_empty()
+        });
+    }
+    Ok(file)
+}
+
+/// Merges the history file at `from` (an export, or any history file of format 1
+/// or 2) into the one at `path`, under `path`'s lock, and says what changed.
+///
+/// - A machine entry `path` lacks is added whole.
+/// - In a machine entry both hold: a kernel `path` lacks is added; for a kernel with
+///   the same token hash and complexity, each imported bucket replaces `path`'s
+///   bucket of the same sizes (the imported table is what the program ships with)
+///   and the buckets only `path` holds are kept; a kernel whose token hash or
+///   complexity differs is replaced by the imported one. `path`'s calibration is
+///   kept, the imported one used only where `path` has none.
+///
+/// A program running on `path` keeps what it loaded; its next save merges
+/// its own measurements in (they win for the buckets it measured).
+///
+/// # Errors
+/// As [`read_history`] for either file (`from` missing is [`HistoryError::Io`]);
+/// nothing is written then.
+pub fn import_history(path: &Path, from: &Path) -> Result<ImportSummary, HistoryError> {
+    let incoming = read_history(from)?.ok_or_else(|| HistoryError::Io {
+        path: from.to_owned(),
+        source: io::Error::new(io::ErrorKind::NotFound, "no such file to import"),
+    })?;
+    update(path, |file| {
+        let summary = merge::merge_import(file, incoming);
+        (summary, !summary.is_empty())
+    })
+    .map(Option::unwrap_or_default)
 }

@@ -18,7 +18,8 @@
 //!           "loops": [ { "line": 12, "idiom": "for range +=", "variants": ["Simd"], "reason": "" } ],
 //!           "buckets": [
 //!             { "sizes": [8193, 10000], "typical_size": 10000, "chosen": "Simd",
-//!               "timings": [ { "backend": "Scalar", "count": 3, "recent_ns": [5100, 5000, 5050] }, … ] }
+//!               "timings": [ { "backend": "Scalar", "count": 3, "recent_ns": [5100, 5000, 5050] }, … ],
+//!               "excluded": [ { "backend": "Gpu", "size": 9000, "largest_error": 0.5 } ] }
 //!           ]
 //!         }
 //!       }
@@ -30,9 +31,11 @@
 //! A bucket is keyed by the sizes it covers (`sizes`: first and last, inclusive),
 //! not by an index, so a record stays meaningful if bucket boundaries change; a
 //! backend is named, not numbered, so adding one keeps old files readable.
-//! `loops` (what the attribute did to the kernel's float reductions, for
-//! `adaptive-kernel report`) came later in format 2: readers that predate it
-//! ignore it, and a file without it reads as "not recorded".
+//! Fields added within format 2 are optional with defaults, so older files
+//! still load and readers that predate a field ignore it: `loops` (what the
+//! attribute did to the kernel's float reductions, for `adaptive-kernel
+//! report`; a file without it reads as "not recorded") and `excluded` (the
+//! backends `verify` ruled out, omitted when none).
 //!
 //! # Format 1
 //!
@@ -140,6 +143,23 @@ pub struct BucketRecord {
     /// Per-backend timings, for the backends that were measured.
     #[serde(default)]
     pub timings: Vec<TimingRecord>,
+    /// Backends `verify` found disagreeing with the Scalar variant here: never
+    /// chosen for this bucket again. Absent from files without any (and from
+    /// files written before it existed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub excluded: Vec<ExclusionRecord>,
+}
+
+/// A backend excluded from a bucket because its result disagreed with Scalar's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ExclusionRecord {
+    /// The excluded backend.
+    pub backend: Backend,
+    /// The size of the call whose result disagreed.
+    pub size: usize,
+    /// The largest difference from the Scalar result found then.
+    pub largest_error: f64,
 }
 
 /// One backend's timings in one bucket.
@@ -306,6 +326,7 @@ mod v1 {
                 typical_size: self.typical_size,
                 chosen,
                 timings,
+                excluded: Vec::new(),
             })
         }
     }
@@ -359,6 +380,7 @@ mod tests {
                     TimingRecord { backend: Backend::Scalar, count: 3, recent_ns: vec![10, 11, 12] },
                     TimingRecord { backend: Backend::Simd, count: 4, recent_ns: vec![5, 5, 6, 5] },
                 ],
+                excluded: vec![],
             }]
         );
     }

@@ -67,6 +67,71 @@ pub(crate) fn merge(
     }
 }
 
+/// What [`crate::import_history`] merged into a history file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ImportSummary {
+    /// Machine entries the file did not have, added whole.
+    pub machines_added: usize,
+    /// Kernel tables added to an existing machine entry, or replacing one for another
+    /// version of the kernel (another token hash or complexity).
+    pub kernels_added: usize,
+    /// Buckets of existing kernel tables replaced by the imported ones of the same sizes.
+    pub buckets_replaced: usize,
+    /// Buckets added to existing kernel tables.
+    pub buckets_added: usize,
+}
+
+impl ImportSummary {
+    /// Whether the import changed nothing.
+    pub fn is_empty(&self) -> bool {
+        *self == ImportSummary::default()
+    }
+}
+
+/// Merges an imported file into `file` (see [`crate::import_history`] for the rules):
+/// the imported table is what a program ships with, so where both hold a bucket the
+/// imported one wins; everything only `file` holds is kept.
+pub(crate) fn merge_import(file: &mut HistoryFile, incoming: HistoryFile) -> ImportSummary {
+    let mut summary = ImportSummary::default();
+    for (key, theirs) in incoming.machines {
+        let Some(ours) = file.machines.get_mut(&key) else {
+            summary.machines_added += 1;
+            file.machines.insert(key, theirs);
+            continue;
+        };
+        if ours.calibration.is_none() {
+            ours.calibration = theirs.calibration;
+        }
+        for (name, kernel) in theirs.kernels {
+            match ours.kernels.get_mut(&name) {
+                Some(mine) if mine.token_hash == kernel.token_hash && mine.complexity == kernel.complexity => {
+                    for bucket in kernel.buckets {
+                        match mine.buckets.iter().position(|b| b.sizes == bucket.sizes) {
+                            Some(i) if mine.buckets[i] == bucket => {}
+                            Some(i) => {
+                                mine.buckets[i] = bucket;
+                                summary.buckets_replaced += 1;
+                            }
+                            None => {
+                                mine.buckets.push(bucket);
+                                summary.buckets_added += 1;
+                            }
+                        }
+                    }
+                    mine.buckets.sort_by_key(|b| b.sizes);
+                }
+                Some(mine) if *mine == kernel => {}
+                _ => {
+                    ours.kernels.insert(name, kernel);
+                    summary.kernels_added += 1;
+                }
+            }
+        }
+    }
+    summary
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,6 +148,7 @@ mod tests {
             typical_size: lo,
             chosen: Some(chosen),
             timings: vec![TimingRecord { backend: chosen, count: 1, recent_ns: vec![ns] }],
+            excluded: vec![],
         }
     }
 
@@ -149,5 +215,29 @@ mod tests {
         merge(&mut f, "m", &fp("m"), None, vec![snap]);
         assert_eq!(f.machines["m"].fingerprint, fp("m"));
         assert!(f.machines["m"].kernels.contains_key("k"));
+    }
+
+    #[test]
+    fn an_import_adds_machines_and_kernels_and_its_buckets_win() {
+        let mut f = file_with("k", kernel("h", vec![bucket(8, Backend::Scalar, 1), bucket(16, Backend::Simd, 2)]));
+        let mut incoming = file_with("k", kernel("h", vec![bucket(8, Backend::Simd, 5), bucket(64, Backend::Gpu, 3)]));
+        incoming.machines.get_mut("a").unwrap().kernels.insert("new".into(), kernel("n", vec![]));
+        let far = MachineRecord { fingerprint: fp("far"), calibration: None, kernels: Default::default() };
+        incoming.machines.insert("far".into(), far);
+        let summary = merge_import(&mut f, incoming.clone());
+        assert_eq!(
+            summary,
+            // Machines `a` and `other` both hold `k`: one bucket replaced and one added in each.
+            ImportSummary { machines_added: 1, kernels_added: 1, buckets_replaced: 2, buckets_added: 2 }
+        );
+        let got = &f.machines["a"].kernels["k"].buckets;
+        let chosen: Vec<_> = got.iter().map(|b| (b.sizes[0], b.chosen)).collect();
+        assert_eq!(
+            chosen,
+            [(8, Some(Backend::Simd)), (16, Some(Backend::Simd)), (64, Some(Backend::Gpu))],
+            "imported bucket wins, the file's other bucket is kept, the new one added in order"
+        );
+        assert!(f.machines.contains_key("far"));
+        assert!(merge_import(&mut f, incoming).is_empty(), "importing the same file twice changes nothing");
     }
 }

@@ -26,8 +26,12 @@
 //! more than the loader reads (16 MiB): past that it drops other machines'
 //! entries first, then kernels this process did not run (`trim`), and says so.
 //!
+//! In frozen mode ([`crate::config::Mode::Frozen`]) the file is read and never
+//! written: no save, no lock file, no background saver.
+//!
 //! # Reading and editing a file
-//! [`read_history`], [`clear_history`] and [`save_calibration`] work on a file by
+//! [`read_history`], [`clear_history`], [`save_calibration`], [`export_history`]
+//! and [`import_history`] (a pure merge, `merge::merge_import`) work on a file by
 //! its path, for tools (the `adaptive-kernel` binary): a bad file is an error
 //! there and is left untouched; writers take the same lock as saves. The records
 //! they hand out ([`HistoryFile`] and the types it holds) serialize to exactly
@@ -52,9 +56,10 @@ mod saver;
 mod store;
 mod trim;
 
-pub use edit::{clear_history, read_history, save_calibration};
+pub use edit::{clear_history, export_history, import_history, read_history, save_calibration};
 pub use fingerprint::Fingerprint;
-pub use format::{BucketRecord, HistoryFile, KernelRecord, LoopRecord, MachineRecord, TimingRecord};
+pub use format::{BucketRecord, ExclusionRecord, HistoryFile, KernelRecord, LoopRecord, MachineRecord, TimingRecord};
+pub use merge::ImportSummary;
 pub(crate) use saver::note_changed;
 pub use store::{default_path, flush, history_file, history_status, set_history, HistoryError, HistoryStatus};
 pub(crate) use store::{load, set_snapshot_source};

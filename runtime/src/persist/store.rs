@@ -13,8 +13,8 @@ use super::format::{self, BucketRecord, HistoryFile, KernelRecord, Parsed, MAX_F
 use super::merge::{self, KernelSnapshot};
 use super::trim;
 use crate::backend::OpComplexity;
-use crate::config::{self, HistorySetting};
-use crate::cost;
+use crate::config::{self, HistorySetting, Mode};
+use crate::cost::{self, CostParams};
 
 /// Why history could not be saved.
 #[derive(Debug)]
@@ -189,6 +189,9 @@ pub(crate) fn set_snapshot_source(source: fn() -> Vec<KernelSnapshot>) {
 
 /// Whether saving is possible at all (a file is configured and not refused).
 pub(super) fn can_save() -> bool {
+    if !writes_allowed() {
+        return false;
+    }
     let store = lock_store();
     store.path.is_some() && store.refused.is_none()
 }
@@ -256,17 +259,20 @@ fn open(path: Option<PathBuf>) -> Store {
         corrupt: false,
         status: HistoryStatus::Off,
     };
-    let Some(path) = path else { return store };
+    let frozen = config::mode() == Mode::Frozen;
+    let Some(path) = path else {
+        freeze_cost_model(frozen, None);
+        return store;
+    };
     let fp = Fingerprint::current();
     store.machine = fp.key();
+    let mut saved_calibration = None;
     store.status = match read_file(&path) {
         Loaded::Missing => HistoryStatus::Missing,
         Loaded::Ours(mut file) => match file.machines.remove(&store.machine) {
             Some(entry) => {
                 let calibration = entry.calibration.is_some();
-                if let Some(params) = entry.calibration {
-                    cost::seed(params);
-                }
+                saved_calibration = entry.calibration;
                 store.loaded = entry.kernels;
                 HistoryStatus::Loaded { kernels: store.loaded.len(), calibration }
             }
@@ -283,9 +289,26 @@ fn open(path: Option<PathBuf>) -> Store {
             HistoryStatus::Refused { reason: why }
         }
     };
+    freeze_cost_model(frozen, saved_calibration);
     store.fingerprint = Some(fp);
     store.path = Some(path);
     store
+}
+
+/// Seeds the cost model with the saved figures. In frozen mode they are installed as
+/// they are, or fixed conservative figures when none were saved: a frozen run never
+/// measures, so the cold-start prior is the same in every run with the same file.
+fn freeze_cost_model(frozen: bool, saved: Option<CostParams>) {
+    if frozen {
+        cost::install_global(saved.unwrap_or_else(CostParams::conservative));
+    } else if let Some(params) = saved {
+        cost::seed(params);
+    }
+}
+
+/// Whether this process may write the history file: not in frozen mode.
+fn writes_allowed() -> bool {
+    config::mode() != Mode::Frozen
 }
 
 /// The saved buckets of a kernel, if this machine's entry holds one whose token
@@ -302,7 +325,8 @@ pub(crate) fn load(name: &str, token_hash: u64, complexity: OpComplexity) -> Opt
 }
 
 /// Saves the history of every kernel called in this process now, merging with
-/// what the file holds. Does nothing (and succeeds) when persistence is off.
+/// what the file holds. Does nothing (and succeeds) when persistence is off or
+/// the routing mode is [`Mode::Frozen`] (a frozen run never writes the file).
 ///
 /// Programs that end soon after their kernels settle should call this before
 /// exiting: the background save runs a moment after a bucket settles. A cost-model
@@ -313,6 +337,9 @@ pub(crate) fn load(name: &str, token_hash: u64, complexity: OpComplexity) -> Opt
 /// [`HistoryError::Io`] when the file or its directory cannot be written;
 /// [`HistoryError::Refused`] when the file is not ours to overwrite (see the module docs).
 pub fn flush() -> Result<(), HistoryError> {
+    if !writes_allowed() {
+        return Ok(());
+    }
     let (path, machine, fingerprint, corrupt) = {
         let mut store = lock_store();
         let Some(path) = store.path.clone() else { return Ok(()) };

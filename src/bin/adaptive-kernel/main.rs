@@ -9,7 +9,15 @@
 //! adaptive-kernel report --plot docs/x.svg     # time against size, log–log, one panel per kernel
 //! adaptive-kernel calibrate                    # measure the cost model now, save it for this machine
 //! adaptive-kernel clear [--kernel NAME]        # remove entries (under the library's lock)
+//! adaptive-kernel export [--kernel NAME] > wisdom.json   # the table to ship with a program
+//! adaptive-kernel import wisdom.json           # merge it in (under the library's lock)
 //! ```
+//!
+//! `export` prints a history file (format 2) holding every machine's entry, or
+//! with `--kernel` only that kernel's tables; `import` merges one into the
+//! history file: entries it lacks are added, and where both hold a bucket of
+//! the same kernel version the imported one wins (the rules are those of the
+//! library's `import_history`). A fleet tunes once and ships the table.
 //!
 //! Every subcommand takes `--history PATH`; the default is the file the library
 //! uses: `ADAPTIVE_KERNEL_HISTORY` if set, else
@@ -138,6 +146,25 @@ enum Command {
         #[command(flatten)]
         history: HistoryArg,
     },
+    /// Print the history file's tables as JSON (a history file another machine can
+    /// import): every machine's entry, or one kernel's tables.
+    Export {
+        /// Only this kernel's tables.
+        #[arg(long, value_name = "NAME")]
+        kernel: Option<String>,
+        #[command(flatten)]
+        history: HistoryArg,
+    },
+    /// Merge an exported (or any) history file into the history file, under the
+    /// library's lock: missing entries are added, imported buckets replace the same
+    /// buckets of the same kernel version, everything else is kept.
+    Import {
+        /// The file to merge in.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        #[command(flatten)]
+        history: HistoryArg,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -178,6 +205,8 @@ fn main() -> ExitCode {
         }
         Command::Calibrate { history } => history.path().and_then(|p| calibrate(&p)),
         Command::Clear { kernel, history } => history.path().and_then(|p| clear(&p, kernel.as_deref())),
+        Command::Export { kernel, history } => history.path().and_then(|p| export(&p, kernel.as_deref())),
+        Command::Import { file, history } => history.path().and_then(|p| import(&p, &file)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -210,13 +239,7 @@ fn report(path: &Path, kernel: Option<&str>, json: bool, plot: Option<PathBuf>) 
     let report = Report::new(path, file, kernel);
     if let Some(name) = kernel {
         if report.kernel_names().is_empty() {
-            let all = Report::new(path, adaptive_kernel::read_history(path)?, None);
-            let known = all.kernel_names().join(", ");
-            let known = if known.is_empty() { "none".to_owned() } else { known };
-            return Err(Failure {
-                status: 1,
-                message: format!("no kernel named `{name}` in {} (kernels: {known})", path.display()),
-            });
+            return Err(unknown_kernel(path, name)?);
         }
     }
     if let Some(out) = plot {
@@ -235,6 +258,14 @@ fn report(path: &Path, kernel: Option<&str>, json: bool, plot: Option<PathBuf>) 
         print!("{}", text::render(&report));
     }
     Ok(())
+}
+
+/// The failure (status 1) for `--kernel NAME` naming no kernel in the file, listing those it holds.
+fn unknown_kernel(path: &Path, name: &str) -> Result<Failure, Failure> {
+    let all = Report::new(path, adaptive_kernel::read_history(path)?, None);
+    let known = all.kernel_names().join(", ");
+    let known = if known.is_empty() { "none".to_owned() } else { known };
+    Ok(Failure { status: 1, message: format!("no kernel named `{name}` in {} (kernels: {known})", path.display()) })
 }
 
 fn calibrate(path: &Path) -> Result<(), Failure> {
@@ -274,6 +305,36 @@ fn clear(path: &Path, kernel: Option<&str>) -> Result<(), Failure> {
             if removed == 1 { "y" } else { "ies" },
             path.display()
         ),
+    }
+    Ok(())
+}
+
+fn export(path: &Path, kernel: Option<&str>) -> Result<(), Failure> {
+    let file = adaptive_kernel::export_history(path, kernel)?;
+    if let Some(name) = kernel {
+        if file.machines.is_empty() {
+            return Err(unknown_kernel(path, name)?);
+        }
+    }
+    let doc = serde_json::to_string_pretty(&file).expect("a history file serializes");
+    println!("{doc}");
+    Ok(())
+}
+
+fn import(path: &Path, from: &Path) -> Result<(), Failure> {
+    let s = adaptive_kernel::import_history(path, from)?;
+    if s.is_empty() {
+        println!("{} holds everything in {} already; nothing changed", path.display(), from.display());
+    } else {
+        println!(
+            "merged {} into {}: {} machine entries added, {} kernel tables added, {} buckets replaced, {} added",
+            from.display(),
+            path.display(),
+            s.machines_added,
+            s.kernels_added,
+            s.buckets_replaced,
+            s.buckets_added
+        );
     }
     Ok(())
 }

@@ -1,0 +1,259 @@
+//! How `verify` compares a variant's result with the Scalar variant's: the
+//! [`Comparable`] trait (implemented for `f32`, `f64`, and `Vec`s, boxed slices
+//! and arrays of them; users implement it for their own result types) and the
+//! [`Tolerance`] a call is held to.
+//!
+//! The bound is the one [`crate::tolerance`] proves for two orders of one sum,
+//! `2·γₖ·Σ|xᵢ|` ([`tolerance::sum_bound`] over `k + 1` summands), with the
+//! element type's `EPSILON`. A comparison sees results, not summands, so
+//! `Σ|xᵢ|` is estimated by the *scale* of the Scalar result: its largest
+//! magnitude, and at least 1. `k`, the roundings one result element may
+//! accumulate, depends on the kernel's complexity:
+//!
+//! | complexity | `k` | why |
+//! | --- | --- | --- |
+//! | Low | 8 | element-wise: a few operations per element (one fused multiply-add may replace two roundings) |
+//! | Medium, High | the call's size | a result element may sum up to `size` terms (a reduction, a dot product inside a matrix product) |
+//!
+//! The estimate is exact for sums of terms of one sign and can be too tight
+//! under heavy cancellation; the attribute's `tolerance = 1e-4` then replaces
+//! it by a relative bound, `|a − b| ≤ 1e-4 · scale`. NaN agrees only with NaN
+//! and an infinity only with the same infinity.
+
+use crate::backend::OpComplexity;
+use crate::tolerance;
+
+/// Roundings per result element that a Low (element-wise) kernel is allowed.
+const LOW_TERMS: usize = 8;
+
+/// How far a variant's result may be from the Scalar variant's for one call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Tolerance {
+    /// The bound of [`crate::tolerance`] for `terms` roundings: `2·γ_terms·scale`.
+    Rounding {
+        /// Roundings one result element may accumulate.
+        terms: usize,
+    },
+    /// `relative · scale`, from the attribute's `tolerance = …`.
+    Relative(f64),
+}
+
+impl Tolerance {
+    /// The tolerance for a call of `size` of a kernel of `complexity` (table in the
+    /// module docs), or `relative` when the attribute gives one.
+    pub fn for_call(complexity: OpComplexity, size: usize, relative: Option<f64>) -> Tolerance {
+        match relative {
+            Some(r) => Tolerance::Relative(r),
+            None => Tolerance::Rounding {
+                terms: match complexity {
+                    OpComplexity::Low => LOW_TERMS,
+                    OpComplexity::Medium | OpComplexity::High => size.max(1),
+                },
+            },
+        }
+    }
+
+    /// The largest difference allowed for results of magnitude up to `scale`
+    /// (taken as at least 1) in a type whose machine epsilon is `epsilon`.
+    pub fn allowed(self, epsilon: f64, scale: f64) -> f64 {
+        let scale = scale.max(1.0);
+        match self {
+            Tolerance::Rounding { terms } => tolerance::sum_bound(terms + 1, scale, epsilon),
+            Tolerance::Relative(r) => r * scale,
+        }
+    }
+}
+
+/// The outcome of comparing a variant's result with the Scalar variant's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Agreement {
+    /// The largest difference found (infinite for a NaN, infinity or shape that does not match).
+    pub largest_error: f64,
+    /// Whether every difference is within the tolerance.
+    pub agrees: bool,
+}
+
+impl Agreement {
+    /// Exact agreement.
+    pub const EXACT: Agreement = Agreement { largest_error: 0.0, agrees: true };
+
+    /// Results that cannot be compared element by element (lengths differ): disagreement.
+    pub const MISMATCH: Agreement = Agreement { largest_error: f64::INFINITY, agrees: false };
+}
+
+/// A kernel result that `verify` can compare with the Scalar variant's.
+///
+/// Implement it for your own result type by comparing its floats, for example
+/// with [`compare_floats`]:
+///
+/// ```
+/// # use adaptive_kernel_runtime as adaptive_kernel;
+/// use adaptive_kernel::compare::{compare_floats, Agreement, Comparable, Tolerance};
+///
+/// struct Stats { mean: f32, max: f32 }
+///
+/// impl Comparable for Stats {
+///     fn compare(&self, scalar: &Self, tolerance: Tolerance) -> Agreement {
+///         let mine = [self.mean as f64, self.max as f64];
+///         let reference = [scalar.mean as f64, scalar.max as f64];
+///         compare_floats(mine, reference, f32::EPSILON as f64, tolerance)
+///     }
+/// }
+///
+/// let a = Stats { mean: 1.0, max: 2.0 };
+/// assert!(a.compare(&Stats { mean: 1.0, max: 2.0 }, Tolerance::Relative(1e-6)).agrees);
+/// assert!(!a.compare(&Stats { mean: 1.5, max: 2.0 }, Tolerance::Relative(1e-6)).agrees);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`verify` compares each variant's result with the Scalar variant's, but `{Self}` cannot be compared",
+    label = "`{Self}`, the kernel's result, does not implement `Comparable`",
+    note = "results of type `f32`, `f64`, and `Vec`s, boxed slices and arrays of them can be compared; \
+            implement `adaptive_kernel::compare::Comparable` for your own type, or remove `verify`"
+)]
+pub trait Comparable {
+    /// Compares `self`, a variant's result, with `scalar`, the Scalar variant's
+    /// result on the same inputs, within `tolerance`.
+    fn compare(&self, scalar: &Self, tolerance: Tolerance) -> Agreement;
+}
+
+/// A parameter `verify` can pass to two variants: any `Copy` type. Generated code
+/// names it to say so at the parameter's type; not for use elsewhere.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`verify` passes each parameter to the Scalar variant and to the chosen one, but `{Self}` is not `Copy`",
+    label = "this parameter cannot be passed twice",
+    note = "take it by shared reference (`&[f32]`, `&Vec<f32>`), or remove `verify`"
+)]
+pub trait VerifyInput {}
+
+impl<T: Copy> VerifyInput for T {}
+
+/// Asserts at compile time that a parameter is a [`VerifyInput`] (generated code only).
+#[doc(hidden)]
+pub fn verify_input<T: VerifyInput>(_: &T) {}
+
+/// Compares two equally long sequences of floats of a type with machine epsilon
+/// `epsilon`: the scale is the largest finite `|scalar|` (at least 1), every pair must
+/// be within [`Tolerance::allowed`] of it, NaN matches only NaN and an infinity only
+/// itself. Sequences of different lengths disagree.
+pub fn compare_floats(
+    mine: impl IntoIterator<Item = f64>,
+    scalar: impl IntoIterator<Item = f64>,
+    epsilon: f64,
+    tolerance: Tolerance,
+) -> Agreement {
+    let mine: Vec<f64> = mine.into_iter().collect();
+    let scalar: Vec<f64> = scalar.into_iter().collect();
+    if mine.len() != scalar.len() {
+        return Agreement::MISMATCH;
+    }
+    let scale = scalar.iter().filter(|x| x.is_finite()).fold(0.0_f64, |m, x| m.max(x.abs()));
+    let allowed = tolerance.allowed(epsilon, scale);
+    let mut out = Agreement::EXACT;
+    for (&a, &b) in mine.iter().zip(&scalar) {
+        let error = if a == b || (a.is_nan() && b.is_nan()) {
+            0.0
+        } else if a.is_finite() && b.is_finite() {
+            (a - b).abs()
+        } else {
+            f64::INFINITY
+        };
+        out.largest_error = out.largest_error.max(error);
+        out.agrees &= error <= allowed;
+    }
+    out
+}
+
+/// A float type a result may hold.
+trait Float: Copy {
+    const EPSILON: f64;
+    fn wide(self) -> f64;
+}
+
+impl Float for f32 {
+    const EPSILON: f64 = f32::EPSILON as f64;
+    fn wide(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+impl Float for f64 {
+    const EPSILON: f64 = f64::EPSILON;
+    fn wide(self) -> f64 {
+        self
+    }
+}
+
+fn compare_slices<T: Float>(mine: &[T], scalar: &[T], tolerance: Tolerance) -> Agreement {
+    compare_floats(mine.iter().map(|x| x.wide()), scalar.iter().map(|x| x.wide()), T::EPSILON, tolerance)
+}
+
+macro_rules! comparable_floats {
+    ($($t:ty),*) => {$(
+        impl Comparable for $t {
+            fn compare(&self, scalar: &Self, tolerance: Tolerance) -> Agreement {
+                compare_slices(std::slice::from_ref(self), std::slice::from_ref(scalar), tolerance)
+            }
+        }
+
+        impl Comparable for Vec<$t> {
+            fn compare(&self, scalar: &Self, tolerance: Tolerance) -> Agreement {
+                compare_slices(self, scalar, tolerance)
+            }
+        }
+
+        impl Comparable for Box<[$t]> {
+            fn compare(&self, scalar: &Self, tolerance: Tolerance) -> Agreement {
+                compare_slices(self, scalar, tolerance)
+            }
+        }
+
+        impl<const N: usize> Comparable for [$t; N] {
+            fn compare(&self, scalar: &Self, tolerance: Tolerance) -> Agreement {
+                compare_slices(self, scalar, tolerance)
+            }
+        }
+    )*};
+}
+
+comparable_floats!(f32, f64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rounding_bound_is_the_tolerance_modules_and_grows_with_size() {
+        let t = Tolerance::for_call(OpComplexity::Medium, 1000, None);
+        assert_eq!(t, Tolerance::Rounding { terms: 1000 });
+        let eps = f32::EPSILON as f64;
+        assert_eq!(t.allowed(eps, 50.0), tolerance::sum_bound(1001, 50.0, eps));
+        assert_eq!(t.allowed(eps, 0.001), tolerance::sum_bound(1001, 1.0, eps), "the scale is at least 1");
+        assert_eq!(Tolerance::for_call(OpComplexity::Low, 1 << 20, None), Tolerance::Rounding { terms: LOW_TERMS });
+        assert_eq!(Tolerance::for_call(OpComplexity::High, 9, Some(1e-4)), Tolerance::Relative(1e-4));
+    }
+
+    #[test]
+    fn a_reordered_sum_agrees_and_a_wrong_one_does_not() {
+        let x: Vec<f32> = (0..10_000).map(|i| ((i % 7) as f32 - 3.0) * 0.37).collect();
+        let in_order: f32 = x.iter().fold(0.0, |a, b| a + b);
+        let lanes: f32 = x.chunks(8).map(|c| c.iter().sum::<f32>()).sum();
+        let t = Tolerance::for_call(OpComplexity::Medium, x.len(), None);
+        assert!(lanes.compare(&in_order, t).agrees);
+        let wrong = in_order * 1.5 + 1.0;
+        let a = wrong.compare(&in_order, t);
+        assert!(!a.agrees);
+        assert_eq!(a.largest_error, f64::from((wrong - in_order).abs()));
+    }
+
+    #[test]
+    fn special_values_and_shapes() {
+        let t = Tolerance::Relative(1e-3);
+        assert!(vec![f64::NAN, f64::INFINITY].compare(&vec![f64::NAN, f64::INFINITY], t).agrees);
+        assert!(!vec![1.0_f64].compare(&vec![f64::NAN], t).agrees);
+        assert!(!vec![f32::INFINITY].compare(&vec![1.0], t).agrees);
+        assert_eq!(vec![1.0_f32, 2.0].compare(&vec![1.0], t), Agreement::MISMATCH);
+        assert!([1.0_f32, 1000.0].compare(&[1.5, 1000.0], t).agrees, "within 1e-3 of the scale 1000");
+        assert!(!Box::<[f32]>::from([1.0, 1.0]).compare(&Box::from([1.0, 1.5]), t).agrees);
+    }
+}

@@ -1,0 +1,97 @@
+//! `verify`: comparing a variant's result with the Scalar variant's on the same
+//! inputs, and excluding a variant that disagrees from that size bucket.
+//!
+//! The generated wrapper of a kernel that can verify hands every *timed* call of
+//! a variant other than Scalar to [`run_verified`] (settled calls that are not
+//! timed never get here, so a settled call costs the same in every mode). A
+//! backend is checked once per bucket and process, on its first timed call
+//! there: while the bucket explores, when a settled bucket re-times it, or when
+//! a decision loaded from history is re-timed. The Scalar variant runs first,
+//! untimed; the variant runs timed as usual; the results are compared within
+//! the kernel's [`Tolerance`]. A variant that disagrees is excluded from the
+//! bucket for good (kept in the history file), the call returns the Scalar
+//! result, the disagreement is reported once per kernel and backend (kernel,
+//! size, largest error), and a bucket that had settled on it explores again.
+//!
+//! Which kernels can verify is the macro's business: parameters it can pass
+//! twice (shared references and `Copy` values; a kernel writing through `&mut`
+//! is a compile error with `verify = true`) and a result that implements
+//! [`Comparable`].
+
+use std::sync::atomic::Ordering;
+
+use super::decision_byte::UNDECIDED;
+use super::route::Route;
+use super::site::Kernel;
+use super::stats::Exclusion;
+use super::telemetry;
+use crate::backend::Backend;
+use crate::bucket::bucket_of;
+use crate::compare::{Agreement, Comparable, Tolerance};
+use crate::config::{self, Mode};
+use crate::persist;
+
+/// Runs one call that `route` sends to `variant`, checking its result against
+/// `scalar` first when it needs checking (see the module docs). `always` is the
+/// attribute's `verify = true` (else only `ADAPTIVE_KERNEL_MODE=verify` turns it
+/// on); `relative` its `tolerance = …`. Called by generated code.
+pub fn run_verified<R: Comparable>(
+    kernel: &'static Kernel,
+    route: Route,
+    size: usize,
+    always: bool,
+    relative: Option<f64>,
+    scalar: impl FnOnce() -> R,
+    variant: impl FnOnce() -> R,
+) -> R {
+    let backend = route.backend();
+    let on = always || config::mode() == Mode::Verify;
+    if !on || backend == Backend::Scalar || !route.is_timed() || !kernel.wants_check(size, backend) {
+        return route.run(variant);
+    }
+    let reference = scalar();
+    let out = route.run(variant);
+    let agreement = out.compare(&reference, Tolerance::for_call(kernel.complexity(), size, relative));
+    kernel.checked(size, backend, agreement);
+    if agreement.agrees {
+        out
+    } else {
+        reference
+    }
+}
+
+impl Kernel {
+    /// Whether `backend`'s result in `size`'s bucket has yet to be compared in this process.
+    #[cold]
+    #[inline(never)]
+    fn wants_check(&'static self, size: usize, backend: Backend) -> bool {
+        let st = self.lock();
+        st.buckets.get(&bucket_of(size)).is_none_or(|bs| !bs.checked[backend.index()])
+    }
+
+    /// Records a comparison of `backend` against Scalar in `size`'s bucket.
+    #[cold]
+    #[inline(never)]
+    fn checked(&'static self, size: usize, backend: Backend, agreement: Agreement) {
+        let bucket = bucket_of(size);
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        let bs = st.buckets.entry(bucket).or_insert_with(|| super::stats::BucketState::new(size));
+        bs.checked[backend.index()] = true;
+        if agreement.agrees {
+            return;
+        }
+        bs.excluded[backend.index()] = Some(Exclusion { size, largest_error: agreement.largest_error });
+        if bs.settled() == Some(backend) {
+            bs.restart_round(0);
+            self.decision(bucket).store(UNDECIDED, Ordering::Relaxed);
+        }
+        st.touched.insert(bucket);
+        let first = !std::mem::replace(&mut st.warned_excluded[backend.index()], true);
+        drop(guard);
+        if first {
+            telemetry::excluded(self.name(), size, backend, agreement.largest_error);
+        }
+        persist::note_changed();
+    }
+}

@@ -1,0 +1,155 @@
+//! `verify`: a variant whose result disagrees with the Scalar variant's is
+//! excluded from that size bucket, reported once, and stays excluded after a
+//! restart; where it agrees it is routed as usual.
+//!
+//! Each run is a child process (this test binary again, on the ignored `child`
+//! entry point), because the history file is chosen once per process.
+
+mod common;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use adaptive_kernel::{adaptive_kernel, Backend};
+use common::*;
+
+/// Sizes above this get a wrong answer from the hand-written SIMD variant.
+const WRONG_ABOVE: usize = 3_000;
+const SMALL: usize = 1_000;
+const BIG: usize = 8_000;
+/// Calls of the SIMD variant above [`WRONG_ABOVE`] in this process.
+static WRONG_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// A fast SIMD variant that is wrong above [`WRONG_ABOVE`] elements.
+fn fast_but_wrong(x: &[f32]) -> f32 {
+    let s: f32 = x.iter().map(|v| v * v).sum();
+    if x.len() > WRONG_ABOVE {
+        WRONG_CALLS.fetch_add(1, Ordering::Relaxed);
+        s * 1.5 + 1.0
+    } else {
+        s
+    }
+}
+
+/// The sum of squares, written slowly so the SIMD variant wins wherever it is allowed.
+#[adaptive_kernel(complexity = "Medium", simd = fast_but_wrong, verify = true, name = "verify::sum_sq")]
+pub fn sum_sq(x: &[f32]) -> f32 {
+    let mut acc = 0.0f32;
+    for v in x {
+        for _ in 0..20 {
+            std::hint::black_box(v);
+        }
+        acc += v * v;
+    }
+    acc
+}
+
+/// The same kernel without the key: checked only under `ADAPTIVE_KERNEL_MODE=verify`.
+#[adaptive_kernel(complexity = "Medium", simd = fast_but_wrong, name = "verify::sum_sq_by_mode")]
+pub fn sum_sq_by_mode(x: &[f32]) -> f32 {
+    sum_sq::scalar(x)
+}
+
+fn input(n: usize) -> Vec<f32> {
+    (0..n).map(|i| (i % 10) as f32 * 0.1).collect()
+}
+
+/// Calls `sum_sq` at `n` until its bucket settles; every result must be Scalar's.
+fn settle(n: usize) {
+    let x = input(n);
+    let right = sum_sq::scalar(&x);
+    for _ in 0..2_000 {
+        let got = sum_sq(&x);
+        assert!((got - right).abs() <= 1e-3 * right, "size {n}: {got} returned, {right} is right");
+        if settled(&sum_sq::KERNEL, n).is_some() {
+            return;
+        }
+    }
+    panic!("size {n} never settled: {}", sum_sq::KERNEL.table());
+}
+
+fn excluded(n: usize) -> Vec<Backend> {
+    sum_sq::KERNEL.table().row_for(n).map(|r| r.excluded.clone()).unwrap_or_default()
+}
+
+#[test]
+#[ignore = "entry point of the child processes the other tests start"]
+fn child() {
+    match child_role().expect("run by run_child").as_str() {
+        "learn" => {
+            settle(SMALL);
+            settle(BIG);
+            assert_eq!(settled(&sum_sq::KERNEL, SMALL), Some(Backend::Simd), "{}", sum_sq::KERNEL.table());
+            assert_eq!(settled(&sum_sq::KERNEL, BIG), Some(Backend::Scalar), "{}", sum_sq::KERNEL.table());
+            assert_eq!((excluded(SMALL), excluded(BIG)), (vec![], vec![Backend::Simd]));
+            assert!(WRONG_CALLS.load(Ordering::Relaxed) > 0, "the wrong variant was tried");
+            adaptive_kernel::flush().unwrap();
+        }
+        "restart" => {
+            assert_eq!(excluded(BIG), [Backend::Simd], "loaded with the history");
+            let x = input(BIG);
+            let right = sum_sq::scalar(&x);
+            for _ in 0..3_000 {
+                assert_eq!(sum_sq(&x), right);
+            }
+            assert_eq!(WRONG_CALLS.load(Ordering::Relaxed), 0, "an excluded variant is never called again");
+            assert_eq!(settled(&sum_sq::KERNEL, BIG), Some(Backend::Scalar));
+            settle(SMALL);
+            assert_eq!(settled(&sum_sq::KERNEL, SMALL), Some(Backend::Simd), "{}", sum_sq::KERNEL.table());
+        }
+        "by_mode" => {
+            let x = input(BIG);
+            for _ in 0..2_000 {
+                sum_sq_by_mode(&x);
+            }
+            let row = sum_sq_by_mode::KERNEL.table().row_for(BIG).cloned().expect("called");
+            println!("BY_MODE chosen={:?} excluded={:?}", row.chosen, row.excluded);
+        }
+        other => panic!("unknown role {other}"),
+    }
+}
+
+fn run(role: &str, file: &Path) -> String {
+    let env = [("ADAPTIVE_KERNEL_HISTORY", file.to_str().unwrap()), ("ADAPTIVE_KERNEL_GPU", "off")];
+    let (ok, out) = run_child("child", role, &env);
+    assert!(ok, "child {role} failed:\n{out}");
+    out
+}
+
+#[test]
+fn a_wrong_variant_is_excluded_where_it_is_wrong_reported_once_and_stays_excluded() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("history.json");
+    let first = run("learn", &file);
+    let reports: Vec<&str> = first.lines().filter(|l| l.contains("verify: the")).collect();
+    assert_eq!(reports.len(), 1, "reported once:\n{first}");
+    let r = reports[0];
+    assert!(r.contains("verify::sum_sq") && r.contains("SIMD") && r.contains(&format!("size {BIG}")), "{r}");
+    assert!(r.contains("differs from Scalar's by up to"), "{r}");
+
+    let history: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let machine = history["machines"].as_object().unwrap().values().next().unwrap();
+    let buckets = machine["kernels"]["verify::sum_sq"]["buckets"].as_array().unwrap();
+    let big = buckets
+        .iter()
+        .find(|b| b["sizes"][0].as_u64().unwrap() <= BIG as u64 && b["sizes"][1].as_u64().unwrap() >= BIG as u64)
+        .unwrap();
+    assert_eq!(big["excluded"][0]["backend"], "Simd", "{big}");
+    assert!(big["excluded"][0]["largest_error"].as_f64().unwrap() > 1.0, "{big}");
+
+    let second = run("restart", &file);
+    assert!(!second.contains("verify: the"), "nothing new to report:\n{second}");
+}
+
+#[test]
+fn the_verify_mode_checks_kernels_without_the_key_and_learn_mode_does_not() {
+    let off = [("ADAPTIVE_KERNEL_HISTORY", "off"), ("ADAPTIVE_KERNEL_GPU", "off")];
+    let (ok, verify) = run_child("child", "by_mode", &[off[0], off[1], ("ADAPTIVE_KERNEL_MODE", "verify")]);
+    assert!(ok, "{verify}");
+    assert!(verify.contains("BY_MODE chosen=Some(Scalar) excluded=[Simd]"), "{verify}");
+    assert_eq!(verify.matches("verify::sum_sq_by_mode: verify: the SIMD variant").count(), 1, "{verify}");
+    let (ok, learn) = run_child("child", "by_mode", &off);
+    assert!(ok, "{learn}");
+    // Without verification the fast, wrong variant wins: what `verify` exists to prevent.
+    assert!(learn.contains("BY_MODE chosen=Some(Simd) excluded=[]"), "{learn}");
+}
