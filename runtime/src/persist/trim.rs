@@ -162,6 +162,7 @@ mod tests {
                     count: samples as u64,
                     recent_ns: (0..samples as u64).collect(),
                 }],
+                excluded: Vec::new(),
             })
             .collect();
         KernelRecord { token_hash: "00".into(), complexity: OpComplexity::Low, buckets, loops: None }
