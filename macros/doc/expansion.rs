@@ -16,6 +16,27 @@ pub fn matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
             ::core::option::Option::None
         )
     });
+    // `verify` (here: in `ADAPTIVE_KERNEL_MODE=verify`, as the signature can be compared): a timed
+    // call of a variant other than Scalar is checked against Scalar; other calls pay one flag test.
+    if __adaptive_route.is_timed() && __adaptive_route.backend() != ::adaptive_kernel::__private::Backend::Scalar {
+        let __adaptive_backend = __adaptive_route.backend();
+        return ::adaptive_kernel::__private::run_verified(
+            &matmul::KERNEL,
+            __adaptive_route,
+            __adaptive_size,
+            false,
+            ::core::option::Option::None,
+            move || matmul::scalar(a, b, m, n, k),
+            move || {
+                match __adaptive_backend {
+                    ::adaptive_kernel::__private::Backend::Scalar => matmul::scalar(a, b, m, n, k),
+                    ::adaptive_kernel::__private::Backend::Simd => matmul::simd(a, b, m, n, k),
+                    ::adaptive_kernel::__private::Backend::Parallel => matmul::parallel(a, b, m, n, k),
+                    ::adaptive_kernel::__private::Backend::Gpu => matmul::gpu(a, b, m, n, k),
+                }
+            }
+        );
+    }
     match __adaptive_route.backend() {
         ::adaptive_kernel::__private::Backend::Scalar => __adaptive_route.run(move || matmul::scalar(a, b, m, n, k)),
         ::adaptive_kernel::__private::Backend::Simd => __adaptive_route.run(move || matmul::simd(a, b, m, n, k)),

@@ -443,7 +443,7 @@ mod tests {
             [
                 "unknown complexity `Hgh`; expected one of `Low`, `Medium`, `High`",
                 "unknown key `foo`; expected one of `complexity`, `size`, `flops`, `bytes`, `simd`, `parallel`, \
-                 `gpu`, `name`, `exact`",
+                 `gpu`, `name`, `exact`, `verify`, `tolerance`",
                 "duplicate key `size`",
             ]
         );
@@ -490,7 +490,8 @@ mod tests {
             let value = match key {
                 Key::Complexity => quote!("Low"),
                 Key::Name => quote!("k"),
-                Key::Exact => quote!(true),
+                Key::Exact | Key::Verify => quote!(true),
+                Key::Tolerance => quote!(1e-4),
                 _ => quote!(f),
             };
             let tokens = if *key == Key::Complexity {
