@@ -61,6 +61,10 @@ pub(crate) struct Policy {
     /// A neighbouring bucket's measurement prunes a candidate unmeasured here only when
     /// its typical size is within this factor of the call's (either way).
     pub(crate) prune_reach: f64,
+    /// A CPU candidate not yet measured in this round whose predicted time is below this
+    /// (nanoseconds) is measured rather than pruned: a sample costs less than a misprediction
+    /// (a neighbour dominated by fixed costs scales badly to a bigger size).
+    pub(crate) measure_below_ns: f64,
     /// Centres within this fraction of the best tie (and the tie-break decides).
     pub(crate) tolerance: f64,
     /// A settled choice slower than another measured backend by more than this fraction re-explores.
@@ -83,7 +87,7 @@ pub(crate) struct Policy {
 
 impl Policy {
     /// The defaults: 3 samples, prune at 4× (by a neighbour's figure only within 4× in
-    /// size), 5% tolerance, 25% drift band judged on 9
+    /// size; a CPU candidate predicted under 50 µs is measured instead), 5% tolerance, 25% drift band judged on 9
     /// samples; probes cost at most 1% of a bucket's time, an alternative is trusted
     /// after 8 fresh samples and re-timed after 30 s, takes over after 3; a loaded
     /// decision is judged on 5 fresh samples and re-explored when 2× off.
@@ -91,6 +95,7 @@ impl Policy {
         samples: 3,
         prune_factor: 4.0,
         prune_reach: 4.0,
+        measure_below_ns: 50_000.0,
         tolerance: 0.05,
         drift_band: 0.25,
         drift_samples: 9,
@@ -216,7 +221,8 @@ pub(crate) fn explore(
                 0 => predicted.for_pruning(b, best_b, best, policy.prune_reach),
                 _ => state.of(b).centre().unwrap_or_else(|| predicted.for_pruning(b, best_b, best, policy.prune_reach)),
             };
-            if best_b != b && estimate > policy.prune_factor * best {
+            let cheap = state.round_samples(b) == 0 && b != Backend::Gpu && estimate < policy.measure_below_ns;
+            if best_b != b && estimate > policy.prune_factor * best && !cheap {
                 state.pruned[i] = true;
                 continue;
             }
@@ -742,6 +748,29 @@ mod tests {
         assert_eq!(explore_after_scalar(256.0).backend, Backend::Simd, "measured here before judging");
         let near = explore_after_scalar(2.0);
         assert_eq!((near.backend, near.kind), (Backend::Scalar, DecisionKind::Historical), "a near one prunes");
+    }
+
+    #[test]
+    fn a_cheap_candidate_is_measured_rather_than_pruned_by_a_neighbour() {
+        // matmul 16³: SIMD's 8³ neighbour (fixed cost) scaled up predicts 6.9 µs against Scalar's
+        // measured 0.9 µs; one sample costs less than trusting that, so SIMD is measured.
+        let explore_after_scalar = |predicted: f64| {
+            let mut s = BucketState::new(768);
+            let p = Predictions {
+                neighbours: [None, Some(predicted), None, None],
+                reach: [1.0, 2.0, 1.0, 1.0],
+                model: [0.0; Backend::COUNT],
+            };
+            let two = [true, true, false, false];
+            let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
+            for _ in 0..P.samples {
+                assert_eq!(explore(&mut s, two, scalar_prior, &p, &P).backend, Backend::Scalar);
+                rec(&mut s, Backend::Scalar, 900, false);
+            }
+            explore(&mut s, two, scalar_prior, &p, &P).backend
+        };
+        assert_eq!(explore_after_scalar(6_900.0), Backend::Simd, "a 7 µs sample is cheaper than a wrong prune");
+        assert_eq!(explore_after_scalar(P.measure_below_ns * 2.0), Backend::Scalar, "an expensive one is pruned");
     }
 
     #[test]
