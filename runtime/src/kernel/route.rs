@@ -132,28 +132,50 @@ impl Route {
 
     /// Calls `variant` (the chosen backend's function) and returns its result,
     /// timing it when this call was picked for measurement.
+    ///
+    /// `variant` has one call site, so it is compiled once, inlined into the
+    /// wrapper and specialized on the caller's constants whether or not the call
+    /// is timed: a timed call runs the same code as an untimed one (a separate
+    /// timed copy ran unspecialized, and a bucket called rarely, which times
+    /// most of its calls, then ran that slower copy most of the time).
     #[inline]
     pub fn run<R>(self, variant: impl FnOnce() -> R) -> R {
-        if self.flags & (TIMED | SPAN) == 0 {
-            variant()
-        } else {
-            run_observed(self.kernel, self.size, self.flags, variant)
+        let observed = if self.flags & (TIMED | SPAN) == 0 { None } else { Some(Observed::start(self)) };
+        let out = variant();
+        if let Some(observed) = observed {
+            observed.finish();
         }
+        out
     }
 }
 
-/// A call that is timed, spanned or both (fields by value: nothing forces the route into memory).
-#[inline(never)]
-fn run_observed<R>(kernel: &'static Kernel, size: usize, flags: u8, variant: impl FnOnce() -> R) -> R {
-    let backend = decision_byte::backend(flags);
-    let _span = (flags & SPAN != 0).then(|| telemetry::call_span(kernel.name(), backend, size));
-    if flags & TIMED == 0 {
-        return variant();
+/// A call being timed, spanned or both: what [`Route::run`] keeps around the variant.
+struct Observed {
+    kernel: &'static Kernel,
+    size: usize,
+    backend: Backend,
+    _span: Option<tracing::span::EnteredSpan>,
+    /// When the variant started; `None` when the call is spanned but not timed.
+    start: Option<clock::Stamp>,
+}
+
+impl Observed {
+    #[cold]
+    #[inline(never)]
+    fn start(route: Route) -> Observed {
+        let backend = decision_byte::backend(route.flags);
+        let _span = (route.flags & SPAN != 0).then(|| telemetry::call_span(route.kernel.name(), backend, route.size));
+        let start = (route.flags & TIMED != 0).then(clock::now);
+        Observed { kernel: route.kernel, size: route.size, backend, _span, start }
     }
-    let start = clock::now();
-    let out = variant();
-    kernel.observe(size, backend, clock::since(start));
-    out
+
+    #[cold]
+    #[inline(never)]
+    fn finish(self) {
+        if let Some(start) = self.start {
+            self.kernel.observe(self.size, self.backend, clock::since(start));
+        }
+    }
 }
 
 impl Kernel {
