@@ -177,7 +177,7 @@ impl fmt::Display for HistoryStatus {
                 let s = if *kernels == 1 { "" } else { "s" };
                 write!(
                     f,
-                    "no entry for this machine: starting from the nearest, {from} ({kernels} kernel{s}); \
+                    "no entry for this machine: starting from the nearest, {from}, with {kernels} kernel{s}; \
                      its decisions are re-timed before they are trusted"
                 )
             }
