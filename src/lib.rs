@@ -45,9 +45,9 @@ pub use adaptive_kernel_runtime::{
     save_calibration, set_history, set_span_threshold, simd_level, with_backend, AdaptiveBackend, Backend,
     BackendReport, BackendSelector, BucketRecord, BucketReport, CostModel, CostParams, Decision, DecisionKind, Error,
     ExclusionRecord, Fingerprint, HistoryError, HistoryFile, HistoryStatus, ImportSummary, Kernel, KernelFamily,
-    KernelRecord, KernelSpec, KernelTable, LoopLine, LoopRecord, LoopRewrite, LoopSummary, MachineRecord, OpComplexity,
-    ParseEnumError, PerfStats, Route, SimdLevel, TimingRecord, Work, BUCKETS, DEFAULT_GPU_FLOPS,
-    DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH, LOOP_REASONS,
+    KernelRecord, KernelSpec, KernelTable, LoopLine, LoopRecord, LoopRewrite, LoopSummary, MachineRecord, NearestEntry,
+    NearestRule, OpComplexity, ParseEnumError, PerfStats, Route, SimdLevel, TimingRecord, Work, BUCKETS,
+    DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH, LOOP_REASONS,
 };
 
 /// Exporting routing decisions to an OpenTelemetry collector (feature `otlp`).

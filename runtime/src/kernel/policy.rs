@@ -42,11 +42,21 @@
 //!   start a new exploration round: slower when even the fastest fresh sample is
 //!   (a busy machine only slows calls down, so one quick call is enough to keep
 //!   the decision), faster when the fresh centre is.
+//! - **Another machine's decision** (the nearest entry's, `persist::nearest`) is
+//!   verified more strictly: its figures order nothing here (they predict no
+//!   neighbouring bucket and are replaced by the first sample taken here), and
+//!   before it is confirmed every alternative its figures put within
+//!   [`Policy::prune_factor`] of the chosen backend ([`contenders`]) is re-timed
+//!   [`Policy::samples`] times, alternating with the chosen one, outside the probe
+//!   budget (it is exploration's cost, paid once). Besides the figure check above,
+//!   a contender measured faster than the chosen backend by more than
+//!   [`Policy::tolerance`] starts a new exploration round: this machine disagrees.
+//!   Alternatives it called hopeless are re-timed later, as old figures are.
 
 use super::spec::{Decision, DecisionKind, KernelSpec};
 #[cfg(test)]
 use super::stats::Verify;
-use super::stats::{BucketState, Phase};
+use super::stats::{BucketState, Phase, ProbeBudget};
 use crate::backend::Backend;
 use crate::cost::Work;
 use crate::moe::moe;
@@ -283,6 +293,20 @@ pub(crate) struct Sample {
     pub(crate) warmup: bool,
 }
 
+/// The alternatives a decision from another machine must be re-timed against before it
+/// is confirmed (see the module docs): those that may run here (`candidates`) whose
+/// figures in `state` are within [`Policy::prune_factor`] of `chosen`'s.
+pub(crate) fn contenders(
+    state: &BucketState,
+    chosen: Backend,
+    candidates: [bool; Backend::COUNT],
+    policy: &Policy,
+) -> [bool; Backend::COUNT] {
+    let reach = state.of(chosen).centre().map_or(f64::INFINITY, |c| policy.prune_factor * c);
+    let allowed = state.allowed(candidates);
+    Backend::ALL.map(|b| b != chosen && allowed[b.index()] && state.of(b).centre().is_some_and(|c| c <= reach))
+}
+
 /// Records one sample (see the module docs for what it may change).
 pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -> Change {
     let Sample { backend, ns, now_ns, interval, warmup } = sample;
@@ -297,6 +321,7 @@ pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -
         }
         return Change::None;
     }
+    state.drop_foreign(backend);
     let chosen = match state.phase {
         Phase::Exploring => {
             state.stats[i].record(ns, now_ns);
@@ -316,18 +341,8 @@ pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -
     if backend == chosen {
         state.stats[i].record(ns, now_ns);
         state.budget.calls_ns += ns as f64 * interval.max(1.0);
-        if let Some(v) = state.verify {
-            if state.stats[i].fresh >= policy.verify_samples {
-                state.verify = None;
-                let fresh = state.of(chosen);
-                let saved = v.saved_centre.max(1.0);
-                let fastest = fresh.recent_ns.iter().min().map_or(saved, |&f| f as f64);
-                let centre = fresh.centre().unwrap_or(saved);
-                if fastest / saved > policy.verify_factor || centre / saved < 1.0 / policy.verify_factor {
-                    state.restart_round(0);
-                    return Change::Reexplore;
-                }
-            }
+        if verified_wrong(state, chosen, policy) {
+            return Change::Reexplore;
         }
         return if drifted(state, chosen, policy) { Change::Reexplore } else { Change::None };
     }
@@ -337,12 +352,53 @@ pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -
     if let Some(c) = chosen_centre {
         state.budget.extra_ns += (ns as f64 - c).max(0.0);
         let alt = &state.stats[i];
-        if alt.fresh >= policy.switch_after && alt.centre().is_some_and(|a| a < c * (1.0 - policy.tolerance)) {
+        // While a loaded decision is verified, the verdict decides (below), not one alternative.
+        let faster = alt.fresh >= policy.switch_after && alt.centre().is_some_and(|a| a < c * (1.0 - policy.tolerance));
+        if faster && state.verify.is_none() {
             state.settle_on(backend, DecisionKind::Historical);
             return Change::Switched(backend);
         }
     }
+    if verified_wrong(state, chosen, policy) {
+        return Change::Reexplore;
+    }
     Change::None
+}
+
+/// Judges a loaded decision once enough was re-timed (see the module docs' warm start):
+/// `true` when it starts a new exploration round. Until then, and once it is
+/// confirmed, `false`.
+fn verified_wrong(state: &mut BucketState, chosen: Backend, policy: &Policy) -> bool {
+    let Some(v) = state.verify else { return false };
+    let fresh = state.of(chosen);
+    let pending = |c: [bool; Backend::COUNT]| {
+        Backend::ALL.into_iter().any(|b| c[b.index()] && u64::from(state.of(b).fresh) < policy.samples)
+    };
+    if fresh.fresh < policy.verify_samples || v.foreign.is_some_and(pending) {
+        return false;
+    }
+    let saved = v.saved_centre.max(1.0);
+    let fastest = fresh.recent_ns.iter().min().map_or(saved, |&f| f as f64);
+    let centre = fresh.centre().unwrap_or(saved);
+    let off = fastest / saved > policy.verify_factor || centre / saved < 1.0 / policy.verify_factor;
+    let beaten = v.foreign.is_some_and(|c| {
+        Backend::ALL.into_iter().any(|b| {
+            c[b.index()]
+                && state.excluded[b.index()].is_none()
+                && state.of(b).centre().is_some_and(|a| a < centre * (1.0 - policy.tolerance))
+        })
+    });
+    state.verify = None;
+    if off || beaten {
+        state.restart_round(0);
+        return true;
+    }
+    if v.foreign.is_some() {
+        // Confirmed here. What re-timing the contenders cost was exploration's, not the probes'.
+        state.foreign = false;
+        state.budget = ProbeBudget::default();
+    }
+    false
 }
 
 /// Which backend a settled bucket's sampled call should time: an alternative to
@@ -359,7 +415,21 @@ pub(crate) fn probe(
     policy: &Policy,
 ) -> Option<Backend> {
     let Phase::Settled { backend: chosen, .. } = state.phase else { return None };
-    if std::mem::take(&mut state.budget.last_was_probe) || state.verify.is_some() {
+    if let Some(v) = &mut state.verify {
+        // A loaded decision is re-timed first; one from another machine alternates with
+        // its contenders (those that can still run), fewest fresh samples first.
+        let contenders = v.foreign.as_mut()?;
+        let stats = &state.stats;
+        for b in Backend::ALL {
+            contenders[b.index()] &= candidates[b.index()];
+        }
+        let next = Backend::ALL
+            .into_iter()
+            .filter(|b| contenders[b.index()] && u64::from(stats[b.index()].fresh) < policy.samples)
+            .min_by_key(|b| (stats[b.index()].fresh, *b))?;
+        return (stats[next.index()].fresh < stats[chosen.index()].fresh).then_some(next);
+    }
+    if std::mem::take(&mut state.budget.last_was_probe) {
         return None;
     }
     let chosen_stats = state.of(chosen);
@@ -808,7 +878,7 @@ mod tests {
     #[test]
     fn a_loaded_decision_timed_on_a_busy_machine_stays_when_one_call_matches() {
         let mut s = settled_on([300, 100, 1_000_000, 10_000]);
-        s.verify = Some(Verify { saved_centre: 100.0 });
+        s.verify = Some(Verify { saved_centre: 100.0, foreign: None });
         for st in &mut s.stats {
             st.last_ns = 0;
         }
@@ -825,7 +895,7 @@ mod tests {
     fn a_loaded_decision_far_off_re_explores_and_a_close_one_stays() {
         for (real, reexplores) in [(500, true), (120, false), (40, true)] {
             let mut s = settled_on([300, 100, 1_000_000, 10_000]);
-            s.verify = Some(Verify { saved_centre: 100.0 });
+            s.verify = Some(Verify { saved_centre: 100.0, foreign: None });
             for st in &mut s.stats {
                 st.last_ns = 0; // as loaded: figures from another run
             }
@@ -841,5 +911,90 @@ mod tests {
             assert_eq!(changes.contains(&Change::Reexplore), reexplores, "real {real}: {changes:?}");
             assert_eq!(s.verify, None);
         }
+    }
+
+    /// A bucket as borrowed from another machine's entry: settled on SIMD, these
+    /// figures (ns, 5 samples each; 0: none) marked foreign, its contenders computed.
+    fn borrowed(figures: [u64; Backend::COUNT]) -> BucketState {
+        let mut s = BucketState::new(5000);
+        for b in Backend::ALL.into_iter().filter(|b| figures[b.index()] > 0) {
+            let st = &mut s.stats[b.index()];
+            st.recent_ns = vec![figures[b.index()]; 5];
+            st.count = 5;
+            st.foreign = true;
+        }
+        s.settle_on(Backend::Simd, DecisionKind::Historical);
+        let contenders = contenders(&s, Backend::Simd, ALL, &P);
+        s.verify = Some(Verify { saved_centre: figures[Backend::Simd.index()] as f64, foreign: Some(contenders) });
+        s.foreign = true;
+        s
+    }
+
+    /// Sampled calls of a borrowed bucket with the true times `truth`, until its decision
+    /// changes or `calls` have run; the backends timed, and the change.
+    fn verify_borrowed(s: &mut BucketState, truth: [u64; Backend::COUNT], calls: usize) -> (Vec<Backend>, Change) {
+        let mut timed = Vec::new();
+        for _ in 0..calls {
+            let chosen = s.settled().expect("settled until a change");
+            let b = probe(s, ALL, [f64::INFINITY; Backend::COUNT], 1, &P).unwrap_or(chosen);
+            timed.push(b);
+            let change = record(s, sample(b, truth[b.index()], 1, 1.0), &P);
+            if change != Change::None {
+                return (timed, change);
+            }
+        }
+        (timed, Change::None)
+    }
+
+    #[test]
+    fn another_machines_decision_re_explores_where_this_machine_ranks_otherwise() {
+        // There: SIMD 100, Scalar 140 (a contender), GPU hopeless. Here SIMD matches, but Scalar takes 60.
+        let mut s = borrowed([140, 100, 0, 1_000_000]);
+        assert_eq!(s.verify.unwrap().foreign, Some([true, false, false, false]), "only Scalar is within reach");
+        let (timed, change) = verify_borrowed(&mut s, [60, 100, 0, 1_000_000], 40);
+        assert_eq!(timed[0], Backend::Simd, "the first call goes where the other machine decided");
+        assert_eq!(change, Change::Reexplore, "{timed:?}");
+        assert_eq!(timed.iter().filter(|&&b| b == Backend::Scalar).count() as u64, P.samples, "{timed:?}");
+        assert!(!timed.contains(&Backend::Gpu), "a hopeless alternative is not re-timed: {timed:?}");
+        assert!(!s.foreign && s.stats.iter().all(|st| !st.foreign), "this machine decides from now on");
+        // Its own figure for the chosen backend alone would have kept the decision.
+        let mut own = borrowed([140, 100, 0, 1_000_000]);
+        own.verify = Some(Verify { saved_centre: 100.0, foreign: None });
+        assert_eq!(verify_borrowed(&mut own, [60, 100, 0, 1_000_000], P.verify_samples as usize).1, Change::None);
+    }
+
+    #[test]
+    fn another_machines_decision_is_confirmed_where_this_machine_agrees() {
+        let mut s = borrowed([140, 100, 0, 1_000_000]);
+        let (timed, change) = verify_borrowed(&mut s, [150, 100, 0, 1_000_000], 40);
+        assert_eq!(change, Change::None, "{timed:?}");
+        assert_eq!((s.verify, s.foreign, s.settled()), (None, false, Some(Backend::Simd)), "confirmed");
+        let scalar = s.of(Backend::Scalar);
+        assert!(!scalar.foreign && scalar.recent_ns.iter().all(|&ns| ns == 150), "{scalar:?}: measured here only");
+        assert_eq!(scalar.count, P.samples, "the other machine's count is not carried");
+        assert!(s.of(Backend::Gpu).foreign, "never re-timed: still the other machine's");
+        assert_eq!(s.budget.extra_ns, 0.0, "re-timing contenders spent no probe budget");
+    }
+
+    #[test]
+    fn another_machines_figure_far_off_re_explores_and_its_figures_predict_nothing() {
+        // There SIMD took 20; here 100: the same check as a warm start's.
+        let mut s = borrowed([1_000, 20, 0, 0]);
+        assert_eq!(s.verify.unwrap().foreign, Some([false; Backend::COUNT]));
+        let (timed, change) = verify_borrowed(&mut s, [1_000, 100, 0, 0], 40);
+        assert_eq!((timed.len() as u32, change), (P.verify_samples, Change::Reexplore));
+    }
+
+    #[test]
+    fn a_contender_that_can_no_longer_run_is_not_waited_for() {
+        let mut s = borrowed([140, 100, 0, 110]);
+        assert_eq!(s.verify.unwrap().foreign, Some([true, false, false, true]));
+        let no_gpu = [true, true, false, false];
+        for _ in 0..20 {
+            let b = probe(&mut s, no_gpu, [f64::INFINITY; Backend::COUNT], 1, &P).unwrap_or(Backend::Simd);
+            assert_ne!(b, Backend::Gpu);
+            record(&mut s, sample(b, [150, 100, 0, 90][b.index()], 1, 1.0), &P);
+        }
+        assert_eq!((s.verify, s.foreign), (None, false), "confirmed without the GPU");
     }
 }

@@ -22,7 +22,7 @@ use super::{overrides, snapshot, telemetry};
 use crate::backend::{Backend, OpComplexity};
 use crate::bucket::{bucket_range, BUCKETS};
 use crate::cost::{self, Work};
-use crate::persist::{self, merge::KernelSnapshot};
+use crate::persist::{self, merge::KernelSnapshot, NearestEntry};
 use crate::{clock, config};
 
 /// Calls slower than this many nanoseconds get a span, on sites that are not hot (default 100 µs).
@@ -59,6 +59,8 @@ pub(super) struct KernelState {
     warned_frozen: bool,
     /// `verify` already reported this backend's disagreement.
     pub(super) warned_excluded: [bool; Backend::COUNT],
+    /// The other machine's entry the buckets marked `foreign` came from.
+    borrowed_from: Option<NearestEntry>,
 }
 
 impl KernelState {
@@ -73,6 +75,7 @@ impl KernelState {
             warned_unavailable: false,
             warned_frozen: false,
             warned_excluded: [false; Backend::COUNT],
+            borrowed_from: None,
         }
     }
 }
@@ -165,9 +168,17 @@ impl Kernel {
         if !st.loaded {
             st.loaded = true;
             let frozen = frozen();
-            if let Some(records) = persist::load(self.spec.name, self.spec.token_hash, self.spec.complexity) {
-                let gpu_usable = self.gpu_usable();
-                st.buckets.extend(snapshot::buckets_from(records, gpu_usable));
+            let saved = persist::load(self.spec.name, self.spec.token_hash, self.spec.complexity);
+            if !saved.own.is_empty() || saved.borrowed.is_some() {
+                let candidates = self.candidates(self.gpu_usable());
+                st.buckets.extend(snapshot::buckets_from(saved.own, candidates));
+                if let Some((from, records)) = saved.borrowed {
+                    // Sizes this machine has no bucket for start from the nearest machine's decisions.
+                    for (b, bs) in snapshot::borrowed_buckets_from(records, candidates) {
+                        st.buckets.entry(b).or_insert(bs);
+                    }
+                    st.borrowed_from = Some(from);
+                }
             }
             // Buckets loaded settled are published now, so the first call takes the fast path;
             // every call is timed until the loaded decision is confirmed (never when frozen).
@@ -392,7 +403,10 @@ impl Kernel {
         // A settled bucket's timed call stands for the calls its sampling interval skips.
         let interval = if bs.settled().is_some() { f64::from(1u32 << decision_byte::shift(byte)) } else { 1.0 };
         let sample = Sample { backend, ns, now_ns: clock::now_ns(), interval, warmup };
+        let was_foreign = bs.foreign;
         let mut change = policy::record(bs, sample, &Policy::DEFAULT);
+        // Another machine's decision, confirmed here: now this machine's, worth saving.
+        let confirmed = was_foreign && !bs.foreign && change == Change::None;
         if backend == Backend::Gpu && !crate::ops::gpu::is_available() {
             // The device failed: GPU calls now fall back inside the op; stop choosing it.
             bs.pruned[Backend::Gpu.index()] = true;
@@ -407,6 +421,10 @@ impl Kernel {
         let forced = st.forced.is_some();
         drop(guard);
         match change {
+            Change::None if confirmed => {
+                telemetry::confirmed(&self.spec, size, bucket, decision_byte::backend(byte));
+                persist::note_changed();
+            }
             Change::None => {}
             Change::Reexplore => {
                 if !forced {
@@ -443,7 +461,8 @@ impl Kernel {
     }
 
     /// The learned per-bucket table: sizes, per-backend count/centre/spread, the
-    /// chosen backend and how it was decided.
+    /// chosen backend and how it was decided, and which decisions and figures came
+    /// from another machine's entry and are not yet confirmed here.
     pub fn table(&'static self) -> KernelTable {
         let st = self.lock();
         let rows = st
@@ -463,6 +482,7 @@ impl Kernel {
                             centre: s.centre().map(|c| Duration::from_nanos(c as u64)),
                             spread: s.spread().map(|c| Duration::from_nanos(c as u64)),
                             pruned: bs.pruned[b.index()] && bs.settled().is_none(),
+                            other_machine: s.foreign,
                         }
                     })
                     .collect(),
@@ -472,14 +492,18 @@ impl Kernel {
                     Phase::Exploring => DecisionKind::Exploring,
                 },
                 excluded: Backend::ALL.into_iter().filter(|b| bs.excluded[b.index()].is_some()).collect(),
+                from: if bs.foreign { st.borrowed_from.clone() } else { None },
             })
             .collect();
+        let borrowed = st.buckets.values().any(|bs| bs.foreign || bs.stats.iter().any(|s| s.foreign));
+        let borrowed_from = if borrowed { st.borrowed_from.clone() } else { None };
         KernelTable {
             kernel: self.spec.name,
             complexity: self.spec.complexity,
             forced: st.forced,
             loops: self.spec.loops,
             rows,
+            borrowed_from,
         }
     }
 
@@ -538,7 +562,8 @@ fn predict_from_neighbours(
     for b in Backend::ALL {
         let nearest = buckets
             .iter()
-            .filter(|(&i, bs)| i != bucket && bs.typical_size > 0 && !bs.of(b).is_empty())
+            // Another machine's figures predict nothing here (`policy`'s warm start).
+            .filter(|(&i, bs)| i != bucket && bs.typical_size > 0 && !bs.of(b).is_empty() && !bs.of(b).foreign)
             .min_by_key(|(&i, _)| i.abs_diff(bucket));
         if let Some((_, bs)) = nearest {
             let centre = bs.of(b).centre().unwrap_or(0.0);

@@ -10,6 +10,19 @@
 //! the saved one (it was edited) starts fresh; other machines' and other kernels'
 //! entries are carried along untouched.
 //!
+//! # Another machine's entry
+//! Where this machine's entry has no decision for a kernel's size (no entry at
+//! all, or one without that kernel or bucket), the kernel starts from the
+//! *nearest* other entry holding its current version (`nearest`: same CPU model
+//! and features, then same features, then same GPU adapter; nothing looser, and
+//! never across architectures). [`history_status`] says
+//! [`HistoryStatus::Nearest`] when this machine had no entry. Those decisions are
+//! a prior the router verifies before trusting (re-timed against the
+//! alternatives the other machine found close), marked in the kernel's table
+//! until confirmed, and never saved as this machine's: a save writes only what
+//! this process confirmed or measured (the kernel layer's snapshot leaves the
+//! rest out). The cost model's figures are never borrowed.
+//!
 //! # Saving
 //! Off the hot path: when a decision changes, a background thread (`saver`)
 //! saves after a short debounce; [`flush`] saves at once. The kernel layer hands
@@ -52,6 +65,7 @@ mod edit;
 mod fingerprint;
 pub(crate) mod format;
 pub(crate) mod merge;
+mod nearest;
 mod saver;
 mod store;
 mod trim;
@@ -60,6 +74,7 @@ pub use edit::{clear_history, export_history, import_history, read_history, save
 pub use fingerprint::Fingerprint;
 pub use format::{BucketRecord, ExclusionRecord, HistoryFile, KernelRecord, LoopRecord, MachineRecord, TimingRecord};
 pub use merge::ImportSummary;
+pub use nearest::{NearestEntry, NearestRule};
 pub(crate) use saver::note_changed;
 pub use store::{default_path, flush, history_file, history_status, set_history, HistoryError, HistoryStatus};
 pub(crate) use store::{load, set_snapshot_source};
