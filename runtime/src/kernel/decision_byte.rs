@@ -44,12 +44,17 @@ pub(super) const MAX_SHIFT: u8 = 17;
 /// skips 1 and 3.
 pub(super) const SHIFTS: [u8; 16] = [0, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, MAX_SHIFT];
 
-/// Per code, what one call spends of the fast path's sampling allowance: `2^(MAX_SHIFT - shift)`.
+/// What a call of a bucket that times every call spends: more than any allowance holds,
+/// so the call is always timed, whatever the thread's allowance (see `route`).
+pub(super) const EVERY_CALL: i32 = 1 << 30;
+
+/// Per code, what one call spends of the fast path's sampling allowance: `2^(MAX_SHIFT - shift)`,
+/// or [`EVERY_CALL`] for an interval of 1.
 const SPEND: [i32; 16] = {
     let mut t = [0; 16];
     let mut i = 0;
     while i < 16 {
-        t[i] = 1 << (MAX_SHIFT - SHIFTS[i]);
+        t[i] = if SHIFTS[i] == 0 { EVERY_CALL } else { 1 << (MAX_SHIFT - SHIFTS[i]) };
         i += 1;
     }
     t
@@ -147,7 +152,8 @@ pub(super) fn shift(byte: u8) -> u8 {
     SHIFTS[usize::from((byte & SHIFT_MASK) >> 2)]
 }
 
-/// What a call of a bucket with this byte spends of the sampling allowance: `2^(MAX_SHIFT - shift)`.
+/// What a call of a bucket with this byte spends of the sampling allowance: `2^(MAX_SHIFT - shift)`
+/// ([`EVERY_CALL`] for an interval of 1).
 #[inline]
 pub(super) fn spend(byte: u8) -> i32 {
     SPEND[usize::from((byte & SHIFT_MASK) >> 2)]
@@ -164,7 +170,7 @@ mod tests {
                 for span in [false, true] {
                     let byte = encode(b, s, span);
                     assert_eq!((backend(byte), shift(byte), byte & SPAN != 0), (b, s, span));
-                    assert_eq!(spend(byte), 1 << (MAX_SHIFT - s));
+                    assert_eq!(spend(byte), if s == 0 { EVERY_CALL } else { 1 << (MAX_SHIFT - s) });
                     assert_ne!(byte & CACHED, 0);
                 }
             }

@@ -741,7 +741,7 @@ mod tests {
             x ^= x << 5;
             self.0 = x;
             let jitter = 0.8 + 0.4 * f64::from(x % 1_000) / 1_000.0;
-            let preempted = if (x >> 10) % 16 == 0 { 5.0 } else { 1.0 };
+            let preempted = if (x >> 10).is_multiple_of(16) { 5.0 } else { 1.0 };
             (truth as f64 * jitter * preempted) as u64
         }
     }
