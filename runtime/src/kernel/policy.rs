@@ -20,22 +20,37 @@
 //!   measured at small sizes looks like a per-element one.
 //! - **Settling**: the lowest centre wins; every candidate within
 //!   [`Policy::tolerance`] of it ties, and ties go to the incumbent, then to the
-//!   cheapest backend to launch (Scalar < SIMD < GPU), so decisions do not flap.
+//!   simplest backend (Scalar < SIMD < Parallel < GPU), so decisions do not flap.
+//! - **Replacing a settled decision needs more than noise.** Two variants that
+//!   run the same code (below its grain `ops::par` runs the SIMD kernel) have
+//!   medians that differ by a few percent either way on every look; a rule on
+//!   centres alone switched between them, and re-explored, over and over. So
+//!   a settled backend is replaced only by one that *beats* it: the upper end of
+//!   the challenger's confidence interval ([`BackendStats::half_width`]), raised by
+//!   the margin, lies below the lower end of the chosen one's.
 //! - **Drift**: once at least [`Policy::drift_samples`] samples were taken since
-//!   settling, a chosen backend whose centre exceeds another's by more than
-//!   [`Policy::drift_band`] starts a new round. The centre is a median, so an
-//!   outlier alone never triggers this.
+//!   settling, a chosen backend beaten by another's recent figures with
+//!   [`Policy::drift_band`] as the margin starts a new round. The centre is a
+//!   median, so an outlier alone never triggers this; old figures (another run,
+//!   or older than [`Policy::stale_ns`]) are re-timed by probes, not compared with.
 //! - **Self-correction** ([`probe`]): a settled bucket's sampled calls
 //!   alternate between timing the chosen backend and, within an explicit budget
 //!   ([`Policy::probe_budget`] of the bucket's time, counted as what the
 //!   alternative took *beyond* the chosen backend), re-timing an alternative that
 //!   is not hopeless and whose figures are few ([`Policy::confident`]) or whose
-//!   confidence interval still overlaps the chosen one's, or whose figures are
-//!   old ([`Policy::stale_ns`], or from another run) even if they call it
-//!   hopeless (figures taken under a transient load must not exclude it for good). As intervals separate, probing stops: the
-//!   cost decays with confidence. An alternative with [`Policy::switch_after`]
-//!   fresh samples whose centre beats the chosen one by more than
-//!   [`Policy::tolerance`] takes over (no new exploration round).
+//!   confidence interval still overlaps the chosen one's (until it holds a full
+//!   window of fresh samples: then it is a tie, and more samples would only test
+//!   it again until noise separates it once), or whose figures are old
+//!   ([`Policy::stale_ns`], or from another run) even if they call it hopeless
+//!   (figures taken under a transient load must not exclude it for good). As
+//!   intervals separate, probing stops: the cost decays with confidence. An
+//!   alternative with [`Policy::switch_after`] fresh samples that beats the
+//!   chosen one with [`Policy::tolerance`] as the margin takes over (no new
+//!   exploration round); so does a simpler one with [`Policy::confident`] fresh
+//!   samples whose centre is within [`Policy::tolerance`] of the chosen one's
+//!   (the settling tie-break, applied once the figures are firm). A switch the
+//!   other way needs the full margin, so a tie settles on the simpler backend
+//!   and stays there.
 //! - **Warm start** ([`Verify`]): a decision loaded from history is re-timed on
 //!   its first sampled calls; once [`Policy::verify_samples`] fresh samples
 //!   exist, figures off the saved centre by more than [`Policy::verify_factor`]
@@ -56,7 +71,7 @@
 use super::spec::{Decision, DecisionKind, KernelSpec};
 #[cfg(test)]
 use super::stats::Verify;
-use super::stats::{BucketState, Phase, ProbeBudget};
+use super::stats::{BackendStats, BucketState, Phase, ProbeBudget, WINDOW};
 use crate::backend::Backend;
 use crate::cost::Work;
 use crate::moe::moe;
@@ -75,9 +90,11 @@ pub(crate) struct Policy {
     /// (nanoseconds) is measured rather than pruned: a sample costs less than a misprediction
     /// (a neighbour dominated by fixed costs scales badly to a bigger size).
     pub(crate) measure_below_ns: f64,
-    /// Centres within this fraction of the best tie (and the tie-break decides).
+    /// Centres within this fraction of the best tie (and the tie-break decides); a settled
+    /// choice is replaced only by a backend faster by more than this beyond both intervals.
     pub(crate) tolerance: f64,
-    /// A settled choice slower than another measured backend by more than this fraction re-explores.
+    /// A settled choice beaten by another backend's recent figures by more than this fraction
+    /// (beyond both confidence intervals) re-explores.
     pub(crate) drift_band: f64,
     /// Samples of the chosen backend needed since settling before drift is judged.
     pub(crate) drift_samples: u64,
@@ -344,17 +361,20 @@ pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -
         if verified_wrong(state, chosen, policy) {
             return Change::Reexplore;
         }
-        return if drifted(state, chosen, policy) { Change::Reexplore } else { Change::None };
+        return if drifted(state, chosen, now_ns, policy) { Change::Reexplore } else { Change::None };
     }
     // A re-timed alternative.
     let chosen_centre = state.of(chosen).centre();
     state.stats[i].record(ns, now_ns);
     if let Some(c) = chosen_centre {
         state.budget.extra_ns += (ns as f64 - c).max(0.0);
-        let alt = &state.stats[i];
+        let (alt, mine) = (state.of(backend), state.of(chosen));
+        let faster = alt.fresh >= policy.switch_after && beats(alt, mine, policy.tolerance);
+        let simpler_tie = backend < chosen
+            && alt.fresh >= policy.confident
+            && alt.centre().is_some_and(|a| a <= c * (1.0 + policy.tolerance));
         // While a loaded decision is verified, the verdict decides (below), not one alternative.
-        let faster = alt.fresh >= policy.switch_after && alt.centre().is_some_and(|a| a < c * (1.0 - policy.tolerance));
-        if faster && state.verify.is_none() {
+        if (faster || simpler_tie) && state.verify.is_none() {
             state.settle_on(backend, DecisionKind::Historical);
             return Change::Switched(backend);
         }
@@ -399,6 +419,17 @@ fn verified_wrong(state: &mut BucketState, chosen: Backend, policy: &Policy) -> 
         state.budget = ProbeBudget::default();
     }
     false
+}
+
+/// Whether `fast`'s figures beat `slow`'s by more than their noise and `margin`: the
+/// upper end of `fast`'s confidence interval ([`BackendStats::half_width`]), raised by
+/// `margin`, lies below the lower end of `slow`'s. False with fewer than two samples
+/// on either side (an interval is infinite until then).
+fn beats(fast: &BackendStats, slow: &BackendStats, margin: f64) -> bool {
+    match (fast.centre(), slow.centre()) {
+        (Some(f), Some(s)) => (f + fast.half_width()) * (1.0 + margin) < s - slow.half_width(),
+        _ => false,
+    }
 }
 
 /// Which backend a settled bucket's sampled call should time: an alternative to
@@ -449,7 +480,10 @@ pub(crate) fn probe(
             }
             let few = s.fresh < policy.confident;
             let old = s.is_empty() || stale;
-            let overlaps = estimate - s.half_width() <= c_hi;
+            // A full window of fresh figures that still overlaps is a tie: more samples
+            // cannot narrow a window's interval, only test it again and again until noise
+            // separates it once. It is re-timed when its figures are old.
+            let overlaps = s.fresh < WINDOW as u32 && estimate - s.half_width() <= c_hi;
             let extra = (estimate - c).max(0.0);
             ((few || old || overlaps) && extra <= budget_left).then_some((s.fresh, b))
         })
@@ -459,17 +493,21 @@ pub(crate) fn probe(
     Some(b)
 }
 
-/// Whether the settled `chosen` backend has degraded past the drift band; if so the bucket re-explores.
-fn drifted(state: &mut BucketState, chosen: Backend, policy: &Policy) -> bool {
+/// Whether the settled `chosen` backend has degraded past the drift band against
+/// another backend's recent figures (see [`beats`]); if so the bucket re-explores.
+/// Old figures (from another run, or older than [`Policy::stale_ns`]) are not
+/// compared with: [`probe`] re-times them first.
+fn drifted(state: &mut BucketState, chosen: Backend, now_ns: u64, policy: &Policy) -> bool {
     if state.round_samples(chosen) < policy.drift_samples {
         return false;
     }
-    let Some(mine) = state.of(chosen).centre() else { return false };
+    let mine = state.of(chosen);
     let beaten = Backend::ALL
         .into_iter()
         .filter(|&b| b != chosen)
-        .filter_map(|b| state.of(b).centre())
-        .any(|other| mine > other * (1.0 + policy.drift_band));
+        .map(|b| state.of(b))
+        .filter(|other| !other.is_empty() && !other.is_stale(now_ns, policy.stale_ns))
+        .any(|other| beats(other, mine, policy.drift_band));
     if beaten {
         state.restart_round(0);
     }
@@ -758,6 +796,107 @@ mod tests {
         // Once confident and apart, nothing more is probed.
         let (later, _) = run_settled(&mut s, [130, 100, 1_000_000, 10_000], 1_000, 3);
         assert_eq!(later, 0);
+    }
+
+    /// Noisy timings from a fixed seed: the true time ±20% (uniform), one call in 16
+    /// preempted (5×): what a µs-scale kernel looks like on a shared machine.
+    struct Noise(u32);
+
+    impl Noise {
+        fn time(&mut self, truth: u64) -> u64 {
+            let mut x = self.0;
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            self.0 = x;
+            let jitter = 0.8 + 0.4 * f64::from(x % 1_000) / 1_000.0;
+            let preempted = if (x >> 10).is_multiple_of(16) { 5.0 } else { 1.0 };
+            (truth as f64 * jitter * preempted) as u64
+        }
+    }
+
+    const CPU: [bool; Backend::COUNT] = [true, true, true, false];
+
+    /// Runs `calls` timed calls (50 a second from t = 1 s) of a bucket with noisy true times
+    /// `truth`: probes and records while settled, explores when re-opened. Returns how many
+    /// calls re-timed an alternative and every change of decision.
+    fn run_noisy(
+        s: &mut BucketState,
+        truth: [u64; Backend::COUNT],
+        calls: u64,
+        noise: &mut Noise,
+    ) -> (usize, Vec<Change>) {
+        let (mut probes, mut changes) = (0, Vec::new());
+        for k in 0..calls {
+            let now_ns = 1_000_000_000 + k * 20_000_000;
+            let b = match s.settled() {
+                Some(chosen) => {
+                    let b = probe(s, CPU, [f64::INFINITY; Backend::COUNT], now_ns, &P).unwrap_or(chosen);
+                    probes += usize::from(b != chosen);
+                    b
+                }
+                None => explore(s, CPU, simd_prior(), &NONE, &P).backend,
+            };
+            let interval = if s.settled().is_some() { 16.0 } else { 1.0 };
+            let sample = Sample { backend: b, ns: noise.time(truth[b.index()]), now_ns, interval, warmup: false };
+            let change = record(s, sample, &P);
+            if change != Change::None {
+                changes.push(change);
+            }
+        }
+        (probes, changes)
+    }
+
+    /// A bucket settled, from noise-free exploration, on SIMD (Scalar 200, SIMD 100, Parallel `parallel`).
+    fn settled_among_cpu(parallel: u64) -> BucketState {
+        let mut s = BucketState::new(5000);
+        run_to_settle_on(&mut s, CPU, |b| [200, 100, parallel, 0][b.index()]);
+        s
+    }
+
+    #[test]
+    fn equal_backends_do_not_flap_under_noise() {
+        // SIMD and Parallel run the same code (below the parallel grain): 100 ns each, noisy.
+        let mut s = settled_among_cpu(102);
+        assert_eq!(s.settled(), Some(Backend::Simd));
+        let (probes, changes) = run_noisy(&mut s, [200, 100, 100, 0], 20_000, &mut Noise(0x5EED));
+        assert!(probes >= P.confident as usize, "the alternative was re-timed ({probes} probes)");
+        assert_eq!(changes, [], "a tie flapped");
+        assert_eq!(s.settled(), Some(Backend::Simd));
+    }
+
+    #[test]
+    fn a_tie_settled_on_the_more_complex_backend_moves_to_the_simpler_once() {
+        let mut s = settled_among_cpu(95);
+        assert_eq!(s.settled(), Some(Backend::Parallel));
+        let (_, changes) = run_noisy(&mut s, [200, 100, 100, 0], 20_000, &mut Noise(0xBEEF));
+        assert_eq!(changes, [Change::Switched(Backend::Simd)]);
+    }
+
+    #[test]
+    fn a_clear_improvement_still_switches_under_the_same_noise() {
+        // Exploration saw SIMD and Parallel alike; SIMD really takes 130, Parallel 100.
+        let mut s = settled_among_cpu(102);
+        assert_eq!(s.settled(), Some(Backend::Simd));
+        let (_, changes) = run_noisy(&mut s, [200, 130, 100, 0], 250, &mut Noise(0x5EED));
+        assert_eq!(changes.first(), Some(&Change::Switched(Backend::Parallel)), "within 5 s at 50 samples/s");
+        assert_eq!(s.settled(), Some(Backend::Parallel));
+    }
+
+    #[test]
+    fn a_degraded_choice_is_not_judged_against_old_figures() {
+        // Settled at t = 1 s; at t = 100 s the chosen SIMD takes 400, twice Scalar's 40 s old figure.
+        let mut s = settled_on([200, 100, 1_000_000, 10_000]);
+        for _ in 0..P.drift_samples + 8 {
+            assert_eq!(record(&mut s, sample(Backend::Simd, 400, 100, 16.0), &P), Change::None);
+        }
+        // Re-timed now, Scalar's figure counts.
+        let mut changes = Vec::new();
+        for _ in 0..4 {
+            changes.push(record(&mut s, sample(Backend::Scalar, 200, 100, 16.0), &P));
+            changes.push(record(&mut s, sample(Backend::Simd, 400, 100, 16.0), &P));
+        }
+        assert!(changes.iter().any(|&c| c != Change::None), "{changes:?}");
     }
 
     #[test]

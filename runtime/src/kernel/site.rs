@@ -30,12 +30,19 @@ static SPAN_THRESHOLD_NS: AtomicU64 = AtomicU64::new(100_000);
 /// A site above this many calls per second is hot: no per-call spans.
 const HOT_CALLS_PER_SEC: f64 = 10_000.0;
 
-/// When a settled bucket was last sampled, to estimate its call rate.
+/// When a settled bucket was last sampled, to estimate its call rate, and what
+/// its timed calls cost the router.
 #[derive(Clone, Copy, Debug)]
 struct SampleClock {
     last: clock::Stamp,
     /// Smoothed seconds between calls (0 before the second sample).
     secs_per_call: f64,
+    /// What a timed call costs beyond an untimed one, in nanoseconds: the time spent
+    /// in [`Kernel::sampled`] and [`Kernel::record`] (locks included), smoothed by
+    /// [`decision_byte::smooth_overhead`]; 0 until measured.
+    overhead_ns: f64,
+    /// The time the last [`Kernel::sampled`] took, until its [`Kernel::record`] adds its own.
+    pending_ns: f64,
 }
 
 /// The backend a decision byte cached before a change.
@@ -319,32 +326,36 @@ impl Kernel {
 
     /// The backend a sampled call of a settled bucket times: the chosen one, or an
     /// alternative to re-time (`policy::probe`). Also where the bucket's sampling
-    /// interval follows its call rate ([`decision_byte::shift_for_rate`]). Called for about
-    /// 50 calls a second per bucket.
+    /// interval follows its call rate and the cost of timing it
+    /// ([`decision_byte::settled_shift`]). Called for at most about 50 calls a second
+    /// per bucket, fewer where timing would cost more than 1% of the bucket's time.
     #[cold]
     #[inline(never)]
     pub(super) fn sampled(&'static self, bucket: usize, byte: u8) -> Backend {
+        let entered = clock::now();
         let cached = decision_byte::backend(byte);
         let mut guard = self.lock();
         let st = &mut *guard;
-        let now = clock::now();
-        let clock = st.clocks.entry(bucket).or_insert(SampleClock { last: now, secs_per_call: 0.0 });
-        let dt = now.duration_since(clock.last).as_secs_f64();
-        clock.last = now;
+        let new_clock = SampleClock { last: entered, secs_per_call: 0.0, overhead_ns: 0.0, pending_ns: 0.0 };
+        let clock = st.clocks.entry(bucket).or_insert(new_clock);
+        let dt = entered.duration_since(clock.last).as_secs_f64();
+        clock.last = entered;
         // Each sampled call stands for 2^shift calls on average; smooth the noisy gaps.
         let per_call = dt / f64::from(1u32 << decision_byte::shift(byte));
         clock.secs_per_call =
             if clock.secs_per_call == 0.0 { per_call } else { 0.8 * clock.secs_per_call + 0.2 * per_call };
         let rate = if clock.secs_per_call > 0.0 { 1.0 / clock.secs_per_call } else { 0.0 };
+        let overhead_ns = clock.overhead_ns;
         if st.forced.is_some() || frozen() {
             return cached;
         }
         let Some(bs) = st.buckets.get_mut(&bucket) else { return cached };
         let Some(chosen) = bs.settled() else { return cached };
+        let centre = bs.of(chosen).centre().unwrap_or(0.0);
         let shift = if bs.verify.is_some() {
             0 // a loaded decision is re-timed on its first calls
         } else {
-            decision_byte::shift_for_rate(rate)
+            decision_byte::settled_shift(rate, overhead_ns, centre)
         };
         let gpu_usable = self.gpu_usable();
         let candidates = bs.allowed(self.candidates(gpu_usable));
@@ -357,11 +368,13 @@ impl Kernel {
             None => [f64::INFINITY; Backend::COUNT],
         };
         let probe = policy::probe(bs, candidates, predicted, clock::now_ns(), &Policy::DEFAULT);
-        let centre = bs.of(chosen).centre().unwrap_or(0.0);
         let site_rate: f64 =
             st.clocks.values().map(|c| if c.secs_per_call > 0.0 { 1.0 / c.secs_per_call } else { 0.0 }).sum();
         let span = centre > SPAN_THRESHOLD_NS.load(Ordering::Relaxed) as f64 && site_rate <= HOT_CALLS_PER_SEC;
         self.decisions[bucket].store(encode(chosen, shift, span), Ordering::Relaxed);
+        if let Some(clock) = st.clocks.get_mut(&bucket) {
+            clock.pending_ns = clock::since(entered).as_nanos() as f64;
+        }
         probe.unwrap_or(chosen)
     }
 
@@ -394,6 +407,7 @@ impl Kernel {
             // A frozen table never changes: the rare sampled call's timing is discarded.
             return;
         }
+        let entered = clock::now();
         let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
         let mut guard = self.lock();
         let st = &mut *guard;
@@ -417,6 +431,11 @@ impl Kernel {
         }
         if !warmup {
             st.touched.insert(bucket);
+        }
+        // A sampled call's cost to the router: its `sampled` part, kept there, and this one.
+        if let Some(clock) = st.clocks.get_mut(&bucket).filter(|c| c.pending_ns > 0.0) {
+            let spent = std::mem::take(&mut clock.pending_ns) + clock::since(entered).as_nanos() as f64;
+            clock.overhead_ns = decision_byte::smooth_overhead(clock.overhead_ns, spent);
         }
         let forced = st.forced.is_some();
         drop(guard);
