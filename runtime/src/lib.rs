@@ -31,6 +31,7 @@ pub mod moe;
 mod numeric;
 pub mod ops;
 mod persist;
+mod platform;
 mod select;
 mod simd_level;
 pub mod tolerance;
@@ -47,9 +48,10 @@ pub use kernel::{
     LOOP_REASONS,
 };
 pub use persist::{
-    clear_history, default_path, export_history, flush, history_file, history_status, import_history, read_history,
-    save_calibration, set_history, BucketRecord, ExclusionRecord, Fingerprint, HistoryError, HistoryFile,
-    HistoryStatus, ImportSummary, KernelRecord, LoopRecord, MachineRecord, NearestEntry, NearestRule, TimingRecord,
+    clear_history, default_path, export_history, export_learned, flush, history_file, history_status, import_history,
+    import_learned, read_history, save_calibration, set_history, BucketRecord, ExclusionRecord, Fingerprint,
+    HistoryError, HistoryFile, HistoryStatus, ImportError, ImportSummary, KernelRecord, LearnedImport, LoopRecord,
+    MachineRecord, NearestEntry, NearestRule, TimingRecord,
 };
 pub use select::{
     catalog, AdaptiveBackend, BackendSelector, PerfStats, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO,

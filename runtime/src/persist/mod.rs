@@ -50,6 +50,12 @@
 //! they hand out ([`HistoryFile`] and the types it holds) serialize to exactly
 //! the file's JSON. [`history_status`] says what this process found at start-up.
 //!
+//! # Without a file
+//! [`export_learned`] and [`import_learned`] hand the learned tables over as a
+//! JSON string (a history file's JSON) and take them back, in memory: for a web
+//! page, which keeps them in `localStorage` (WebAssembly has no history file by
+//! default), or any program that stores them its own way. `memory` holds them.
+//!
 //! # Bad files
 //! Reported once (a `tracing` warning and a line on stderr) and never fatal:
 //! - a truncated or corrupt file of ours is ignored and, at the next save, moved
@@ -64,6 +70,7 @@
 mod edit;
 mod fingerprint;
 pub(crate) mod format;
+mod memory;
 pub(crate) mod merge;
 mod nearest;
 mod saver;
@@ -73,6 +80,7 @@ mod trim;
 pub use edit::{clear_history, export_history, import_history, read_history, save_calibration};
 pub use fingerprint::Fingerprint;
 pub use format::{BucketRecord, ExclusionRecord, HistoryFile, KernelRecord, LoopRecord, MachineRecord, TimingRecord};
+pub use memory::{export_learned, import_learned, ImportError, LearnedImport};
 pub use merge::ImportSummary;
 pub use nearest::{NearestEntry, NearestRule};
 pub(crate) use saver::note_changed;

@@ -131,7 +131,7 @@ struct Store {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HistoryStatus {
-    /// Persistence is off (`ADAPTIVE_KERNEL_HISTORY=off`, or no home directory to keep it in).
+    /// Persistence is off (`ADAPTIVE_KERNEL_HISTORY=off`, no home directory to keep it in, or WebAssembly).
     Off,
     /// There was no file: this process starts fresh and creates it at its first save.
     Missing,
@@ -209,6 +209,19 @@ pub(crate) fn set_snapshot_source(source: fn() -> Vec<KernelSnapshot>) {
     let _ = SNAPSHOTS.set(source);
 }
 
+/// The live kernels' state, from the source the kernel layer registered.
+pub(super) fn snapshots() -> Vec<KernelSnapshot> {
+    SNAPSHOTS.get().map_or_else(Vec::new, |source| source())
+}
+
+/// Adds imported tables of this machine's kernels to what kernels load on their first
+/// call (by [`merge::merge_kernels`]); a kernel that already loaded keeps what it has.
+pub(super) fn adopt(kernels: BTreeMap<String, KernelRecord>) -> merge::ImportSummary {
+    let mut summary = merge::ImportSummary::default();
+    merge::merge_kernels(&mut lock_store().loaded, kernels, &mut summary);
+    summary
+}
+
 /// Whether saving is possible at all (a file is configured and not refused).
 pub(super) fn can_save() -> bool {
     if !writes_allowed() {
@@ -249,7 +262,12 @@ pub fn set_history(setting: HistorySetting) -> bool {
 }
 
 /// `$XDG_CACHE_HOME/adaptive-kernel/history.json`, else `$HOME/.cache/adaptive-kernel/history.json`.
+/// `None` on WebAssembly: persistence is off there unless a file is set (WASI), and a
+/// page keeps its tables with [`crate::export_learned`] instead.
 pub fn default_path() -> Option<PathBuf> {
+    if !crate::platform::DEFAULT_HISTORY_FILE {
+        return None;
+    }
     let cache = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -416,7 +434,7 @@ pub fn flush() -> Result<(), HistoryError> {
     }
     // Taken now, not at start-up: by now the GPU may have started and its adapter can be recorded.
     let fingerprint = Fingerprint::current();
-    let snapshots = SNAPSHOTS.get().map_or_else(Vec::new, |source| source());
+    let snapshots = snapshots();
     let io_err = |source| HistoryError::Io { path: path.clone(), source };
     let lock = lock_beside(&path)?;
     let mut file = match read_file(&path) {
@@ -449,6 +467,7 @@ pub fn flush() -> Result<(), HistoryError> {
         report_trim(&path, before, json.len(), &dropped);
     }
     write_atomically(&path, &json).map_err(io_err)?;
+    #[cfg_attr(target_family = "wasm", allow(clippy::drop_non_drop, reason = "`File` has no destructor there"))]
     drop(lock);
     Ok(())
 }
