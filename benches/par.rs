@@ -9,16 +9,22 @@
 //! - `fork_join`: one par fork–join with no work (`ops::par::fork_join`), a
 //!   bare `rayon::join` of two empty closures on the global pool, and a par
 //!   op on an input below its grain against the SIMD op;
-//! - `grain`: par/simd at 2, 4 and 16 grains of each kind of op (below 2
-//!   grains par *is* simd), and `matmul` from 96³ to 512³;
+//! - `grain`: par/simd at 2, 4 and 16 grains of each kind of op but
+//!   `matmul` (below 2 grains par *is* simd);
+//! - `grain_matmul`: par/simd for `matmul` from 96³ to 512³ (below one
+//!   grain, 203³, par *is* simd; above it, faer's GEMM on the team);
 //! - `bandwidth`: at 16M elements, a multi-threaded triad `b + s·c` into a
 //!   preallocated buffer (rayon, 64K-element chunks: the machine's parallel
 //!   bandwidth), `par::add`, `par::sum`, `par::dot`, and their SIMD versions;
 //!   `bandwidth_recycled` repeats it, last, with glibc told to keep freed
 //!   memory, so that fresh outputs reuse mapped pages;
-//! - `matmul1024`: `par::matmul` 1024³ against faer with all threads
-//!   (`Par::rayon(0)`), `simd::matmul`, and numpy (`scripts/bench-numpy.py`,
-//!   run between rounds when `python3` with numpy is found).
+//! - `matmul1024`: `par::matmul` 1024³ against faer called directly with all
+//!   threads (`Par::rayon(0)`, into a preallocated C), bands of rows of
+//!   trueno's `gemm_blis` on rayon (what `par::matmul` ran before it called
+//!   faer), `simd::matmul`, and numpy (`scripts/bench-numpy.py`, run between
+//!   rounds when `python3` with numpy is found);
+//! - `matmul_1t`: one thread's GEMMs, faer (`Par::Seq`) against
+//!   `simd::matmul` (trueno's `gemm_blis`), at 256³, 512³ and 1024³.
 //!
 //! `cargo bench --bench par [-- GROUP…]` (exact group names); about 3 minutes on two cores.
 
@@ -180,22 +186,25 @@ fn grain() {
         );
         ratio(&format!("conv2d_{k}G ({side}², 3×3)"), &m);
     }
-    for side in [96usize, 128, 160, 192, 256, 512] {
+}
+
+/// par/simd for `matmul` around and above its grain (2²³ multiply-adds, 203³).
+fn grain_matmul() {
+    for side in [96usize, 128, 160, 192, 208, 256, 384, 512] {
         let (a, b) = (data(side * side, 8), data(side * side, 9));
         let m = interleave(
-            &format!("grain/matmul_{side}"),
+            &format!("grain_matmul/{side}"),
             21,
             vec![
                 ("par", Box::new(|| keep(par::matmul(black_box(&a), &b, side, side, side)))),
                 ("simd", Box::new(|| keep(simd::matmul(black_box(&a), &b, side, side, side)))),
             ],
         );
-        let gflops = |s: f64| 2.0 * (side * side * side) as f64 / s / 1e9;
         println!(
-            "grain/matmul_{side}: par/simd time {:.2} (par {:.1}, simd {:.1} GFLOP/s)",
+            "grain_matmul/{side}: par/simd time {:.2} (par {:.1}, simd {:.1} GFLOP/s)",
             m[0] / m[1],
-            gflops(m[0]),
-            gflops(m[1])
+            gflops(side, m[0]),
+            gflops(side, m[1])
         );
     }
 }
@@ -282,12 +291,62 @@ fn numpy_matmul(n: usize, reps: usize, blas: bool) -> Option<f64> {
     text.lines().find_map(|l| l.strip_prefix("numpy_matmul ")?.split_whitespace().nth(1)?.parse().ok())
 }
 
+/// `n`³ FLOP/s in GFLOP/s for a call of `secs`.
+fn gflops(n: usize, secs: f64) -> f64 {
+    2.0 * (n * n * n) as f64 / secs / 1e9
+}
+
+/// What `par::matmul` ran before it called faer: bands of rows of A and C, two per
+/// thread where each keeps trueno's `MC` rows, each a call of trueno's `gemm_blis`
+/// (the kernel `simd::matmul` runs) writing its rows of C, on rayon's global pool.
+fn trueno_bands(a: &[f32], b: &[f32], side: usize) -> Vec<f32> {
+    use adaptive_kernel::trueno::blis::{gemm_blis, MC, MR};
+    let threads = rayon::current_num_threads();
+    let bands = (2 * threads).min(side / MC).max(threads).min(side / MR);
+    let rows = side.div_ceil(bands).next_multiple_of(MR);
+    let mut c = vec![0.0f32; side * side];
+    c.par_chunks_mut(rows * side).zip(a.par_chunks(rows * side)).for_each(|(c, a)| {
+        gemm_blis(c.len() / side, side, side, a, b, c, None).expect("whole rows of square matrices");
+    });
+    c
+}
+
+/// Row-major `side`² data as a faer matrix.
+fn faer_mat(v: &[f32], side: usize) -> faer::Mat<f32> {
+    faer::Mat::from_fn(side, side, |i, j| v[i * side + j])
+}
+
+/// C = A·B with faer into a preallocated C.
+fn faer_into(c: &mut faer::Mat<f32>, a: &faer::Mat<f32>, b: &faer::Mat<f32>, par: faer::Par) {
+    faer::linalg::matmul::matmul(c.as_mut(), faer::Accum::Replace, a.as_ref(), b.as_ref(), 1.0, par);
+    black_box(c);
+}
+
+fn matmul_1t() {
+    for side in [256usize, 512, 1024] {
+        let (a, b) = (data(side * side, 8), data(side * side, 9));
+        let (fa, fb, mut fc) = (faer_mat(&a, side), faer_mat(&b, side), faer::Mat::<f32>::zeros(side, side));
+        let m = interleave(
+            &format!("matmul_1t/{side}"),
+            if side < 1024 { 21 } else { 11 },
+            vec![
+                ("faer_seq", Box::new(|| faer_into(&mut fc, &fa, &fb, faer::Par::Seq))),
+                ("simd", Box::new(|| keep(simd::matmul(black_box(&a), &b, side, side, side)))),
+            ],
+        );
+        println!(
+            "matmul_1t/{side}: faer {:.1}, simd {:.1} GFLOP/s; simd/faer time {:.2}",
+            gflops(side, m[0]),
+            gflops(side, m[1]),
+            m[1] / m[0]
+        );
+    }
+}
+
 fn matmul1024() {
     let side = 1024;
     let (a, b) = (data(side * side, 12), data(side * side, 13));
-    let fa = faer::Mat::<f32>::from_fn(side, side, |i, j| a[i * side + j]);
-    let fb = faer::Mat::<f32>::from_fn(side, side, |i, j| b[i * side + j]);
-    let mut fc = faer::Mat::<f32>::zeros(side, side);
+    let (fa, fb, mut fc) = (faer_mat(&a, side), faer_mat(&b, side), faer::Mat::<f32>::zeros(side, side));
     let numpy_ok = numpy_matmul(64, 1, true).is_some();
     let mut numpy = Vec::new();
     let rounds = 11;
@@ -295,20 +354,8 @@ fn matmul1024() {
     let m = {
         let mut contenders: Vec<Contender<'_>> = vec![
             ("par", Box::new(|| keep(par::matmul(black_box(&a), &b, side, side, side)))),
-            (
-                "faer_all_threads",
-                Box::new(|| {
-                    faer::linalg::matmul::matmul(
-                        fc.as_mut(),
-                        faer::Accum::Replace,
-                        fa.as_ref(),
-                        fb.as_ref(),
-                        1.0,
-                        faer::Par::rayon(0),
-                    );
-                    black_box(&fc);
-                }),
-            ),
+            ("faer_all_threads", Box::new(|| faer_into(&mut fc, &fa, &fb, faer::Par::rayon(0)))),
+            ("trueno_bands", Box::new(|| keep(trueno_bands(black_box(&a), &b, side)))),
             ("simd", Box::new(|| keep(simd::matmul(black_box(&a), &b, side, side, side)))),
         ];
         let mut all = vec![Vec::new(); contenders.len()];
@@ -331,9 +378,9 @@ fn matmul1024() {
         }
         m
     };
-    let gflops = |s: f64| 2.0 * (side * side * side) as f64 / s / 1e9;
-    let (par_g, faer_g, simd_g) = (gflops(m[0]), gflops(m[1]), gflops(m[2]));
-    println!("matmul1024: par {par_g:.1}, faer {faer_g:.1}, simd {simd_g:.1} GFLOP/s");
+    let gflops = |s: f64| gflops(side, s);
+    let (par_g, faer_g, bands_g, simd_g) = (gflops(m[0]), gflops(m[1]), gflops(m[2]), gflops(m[3]));
+    println!("matmul1024: par {par_g:.1}, faer {faer_g:.1}, trueno bands {bands_g:.1}, simd {simd_g:.1} GFLOP/s");
     let best_peer = if numpy.is_empty() {
         println!("matmul1024: numpy not measured (no python3 with numpy)");
         faer_g
@@ -352,11 +399,13 @@ fn main() {
     println!("machine: {} ; ops::par threads: {}", cpu.as_deref().unwrap_or("unknown CPU"), par::threads());
     // `cargo bench` passes `--bench`; any other argument names the groups to run.
     let wanted: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
-    let groups: [(&str, fn()); 5] = [
+    let groups: [(&str, fn()); 7] = [
         ("fork_join", fork_join),
         ("grain", grain),
+        ("grain_matmul", grain_matmul),
         ("bandwidth", bandwidth),
         ("matmul1024", matmul1024),
+        ("matmul_1t", matmul_1t),
         ("bandwidth_recycled", bandwidth_recycled),
     ];
     for (name, run) in groups {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# ops::par::matmul (bands of rows of trueno's `gemm_blis` on rayon) against
-# trueno's own `blis::gemm_blis_parallel`, interleaved in one process.
+# ops::par::matmul (faer's multi-threaded GEMM on rayon; until it called faer,
+# bands of rows of trueno's `gemm_blis`) against trueno's own
+# `blis::gemm_blis_parallel`, interleaved in one process.
 #
 # trueno's GEMM needs its `parallel` cargo feature, which the workspace does
 # not enable: it also makes `blis::transpose` (what `ops::simd::transpose`

@@ -2,8 +2,11 @@
 //! backend's tolerances (`ops_common/props.rs`) at 1, 2 and 3 threads, on the
 //! small inputs `ops_simd.rs` uses (which run SIMD whole: empty, odd lengths,
 //! NaN and ±∞) and on inputs of 2 to 5 grains, which are split into chunks;
-//! reductions and `softmax` give the same bits at every thread count; the
-//! other ops give SIMD's bits; shape mismatches panic with Scalar's message;
+//! reductions and `softmax` give the same bits at every thread count;
+//! `matmul` above its grain (faer's GEMM) agrees on non-square, one-row,
+//! one-column, depth-1 and empty shapes too, and gives the same bits on
+//! every call at a thread count, calls at once included; the other ops give
+//! SIMD's bits; shape mismatches panic with Scalar's message;
 //! calls from inside rayon tasks and from many threads at once finish without
 //! forking again; `ADAPTIVE_KERNEL_THREADS` and `RAYON_NUM_THREADS` pick the
 //! thread count, and a bad value is reported once and ignored.
@@ -154,7 +157,8 @@ proptest! {
     }
 }
 
-/// (m, n, k) with m·n·k from one to two `matmul` grains and m ≥ 16: the band split.
+/// (m, n, k) with m·n·k from one to two `matmul` grains: faer's split (its other
+/// paths, for one row, one column or depth 1, are in `matmul_of_every_shape_agrees_with_scalar`).
 fn big_mnk() -> impl Strategy<Value = (usize, usize, usize)> {
     (16usize..=300, 8usize..=300)
         .prop_flat_map(|(m, n)| {
@@ -220,6 +224,79 @@ proptest! {
     }
 }
 
+/// Finite `m·k` and `k·n` values for a matmul test.
+fn finite_inputs((m, n, k): (usize, usize, usize), seed: u64) -> (Vec<f32>, Vec<f32>) {
+    (props::seeded_vector(m * k, 16, seed), props::seeded_vector(k * n, 16, seed + 1))
+}
+
+/// [`finite_inputs`] with a NaN in the last row of A where C has other rows,
+/// and +∞ in the first column of B where C has other columns (so that the
+/// rest of C stays finite).
+fn matmul_inputs(m: usize, n: usize, k: usize, seed: u64) -> (Vec<f32>, Vec<f32>) {
+    let (mut a, mut b) = finite_inputs((m, n, k), seed);
+    if let (true, Some(x)) = (m > 1, a.last_mut()) {
+        *x = f32::NAN;
+    }
+    if let (true, Some(x)) = (n > 1, b.first_mut()) {
+        *x = f32::INFINITY;
+    }
+    (a, b)
+}
+
+#[test]
+fn matmul_of_every_shape_agrees_with_scalar() {
+    let g = Grain::MATMUL;
+    // Above the grain: one row of C, one column, depth 1 (faer's matrix-vector and
+    // outer-product paths), odd and non-square shapes; then the empty ones (SIMD's path).
+    let split = [
+        (1, 2048, g / 2048),
+        (g / 4096, 1, 4096),
+        (4096, g / 4096, 1),
+        (7, 1201, 1001),
+        (1003, 5, 1677),
+        (130, 257, 263),
+    ];
+    let empty = [(0, 3000, 3000), (3000, 0, 3000), (3000, 3000, 0)];
+    for (m, n, k) in split.into_iter().chain(empty) {
+        assert!(m * n * k >= g || m * n * k == 0, "{m}×{n}×{k} is meant to be split or empty");
+        let (a, b) = matmul_inputs(m, n, k, (m * n + k) as u64);
+        agree::matmul_within_summation_bound(&Impl::par_all(), (&a, &b, m, n, k))
+            .unwrap_or_else(|e| panic!("{m}×{n}×{k}: {e}"));
+        if k == 0 {
+            assert!(
+                par::with_threads(2, || par::matmul(&a, &b, m, n, k)).iter().all(|&c| c == 0.0),
+                "{m}×{n}×0 is zeros"
+            );
+        }
+    }
+}
+
+/// A matmul shape above the grain, with tiles left over at every edge, whose
+/// faer result differs from SIMD's in some bits (the two GEMMs block and
+/// order the depth differently; `a_call_on_a_rayon_worker_does_not_fork` checks it).
+const ODD_MNK: (usize, usize, usize) = (301, 289, 517);
+
+#[test]
+fn a_matmul_result_depends_only_on_the_input_and_the_thread_count() {
+    let bits = |c: Vec<f32>| c.into_iter().map(f32::to_bits).collect::<Vec<_>>();
+    // The general split (threads race for tiles) and a C of one row (faer's
+    // matrix-vector path, whose split follows the thread count).
+    for (m, n, k) in [ODD_MNK, (1, 2048, Grain::MATMUL / 2048)] {
+        let (a, b) = finite_inputs((m, n, k), 7);
+        for threads in [2, 3] {
+            par::with_threads(threads, || {
+                let first = bits(par::matmul(&a, &b, m, n, k));
+                for call in 1..6 {
+                    assert!(
+                        bits(par::matmul(&a, &b, m, n, k)) == first,
+                        "{m}×{n}×{k}, {threads} threads: call {call} differs from the first"
+                    );
+                }
+            });
+        }
+    }
+}
+
 #[test]
 fn empty_conv2d_kernel_and_overflowing_shapes_panic_like_scalar() {
     mismatch::degenerate_shapes_panic_like_scalar(&Impl::par_all());
@@ -257,11 +334,11 @@ fn a_call_on_a_rayon_worker_does_not_fork() {
         (0..6).into_par_iter().map(|_| par::with_threads(3, par::threads)).collect()
     });
     assert_eq!(from_tasks, [1; 6], "inside parallel iterator tasks");
-    // With one thread a matmul is SIMD's, bit for bit (bands would change trueno's kernel choice).
-    let side = 160;
-    let a: Vec<f32> = (0..side * side).map(|i| (i % 13) as f32 * 0.37 - 2.0).collect();
-    let want = simd::matmul(&a, &a, side, side, side);
-    assert_eq!(pool.install(|| par::with_threads(2, || par::matmul(&a, &a, side, side, side))), want);
+    // With one thread a matmul is SIMD's, bit for bit, above the grain too (faer's GEMM gives other bits).
+    let ((m, n, k), (a, b)) = (ODD_MNK, finite_inputs(ODD_MNK, 5));
+    let want = simd::matmul(&a, &b, m, n, k);
+    assert_ne!(par::with_threads(2, || par::matmul(&a, &b, m, n, k)), want, "split: faer's bits");
+    assert_eq!(pool.install(|| par::with_threads(2, || par::matmul(&a, &b, m, n, k))), want);
 }
 
 #[test]
@@ -290,6 +367,31 @@ fn calls_from_workers_and_from_many_threads_at_once_finish_and_agree() {
             assert!(same(sum, want.0), "sum {sum} vs {}", want.0);
             assert!(add == want.1, "add differs");
         }
+    });
+}
+
+#[test]
+fn concurrent_matmuls_finish_with_their_thread_counts_bits() {
+    // Above the grain: faer's GEMM wherever the team has more than one thread.
+    let ((m, n, k), (a, b)) = (ODD_MNK, finite_inputs(ODD_MNK, 5));
+    let mm = move |a: &[f32], b: &[f32]| par::matmul(a, b, m, n, k);
+    let (one, three, shared) = (simd::matmul(&a, &b, m, n, k), par::with_threads(3, || mm(&a, &b)), mm(&a, &b));
+    within(300, "concurrent par matmuls", move || {
+        use rayon::prelude::*;
+        let (a, b) = (&a, &b);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let in_tasks: Vec<_> = pool.install(|| (0..4).into_par_iter().map(|_| mm(a, b)).collect());
+        let (scoped, default): (Vec<_>, Vec<_>) = std::thread::scope(|s| {
+            let scoped: Vec<_> = (0..4).map(|_| s.spawn(|| par::with_threads(3, || mm(a, b)))).collect();
+            let default: Vec<_> = (0..4).map(|_| s.spawn(|| mm(a, b))).collect();
+            let join = |h: Vec<std::thread::ScopedJoinHandle<'_, Vec<f32>>>| -> Vec<_> {
+                h.into_iter().map(|h| h.join().unwrap()).collect()
+            };
+            (join(scoped), join(default))
+        });
+        assert!(in_tasks.iter().all(|c| *c == one), "on a rayon worker: SIMD's bits");
+        assert!(scoped.iter().all(|c| *c == three), "3 threads at once: the 3-thread bits");
+        assert!(default.iter().all(|c| *c == shared), "on the shared default pool at once: its bits");
     });
 }
 

@@ -484,34 +484,7 @@ pub(crate) mod mismatch {
 pub(crate) fn big_vector(n: usize, max_exp: i32) -> impl Strategy<Value = Vec<f32>> {
     (any::<u64>(), proptest::bool::weighted(0.2), proptest::collection::vec((any::<Index>(), special()), 1..=2))
         .prop_map(move |(seed, inject, specials)| {
-            let mut s = seed | 1;
-            let mut next = move || {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                s
-            };
-            let unit = |r: u64| (r >> 11) as f64 / (1u64 << 53) as f64;
-            let mut v: Vec<f32> = (0..n)
-                .map(|_| {
-                    let (class, r) = (next() % 20, unit(next()));
-                    match class {
-                        0..=7 => (r * 8.0 - 4.0) as f32,
-                        8..=11 => (r * 200.0 - 100.0) as f32,
-                        12..=17 => {
-                            let e = -45 + (next() % (max_exp + 46) as u64) as i32;
-                            let v = ((1.0 + 9.0 * r) * 10f64.powi(e)) as f32;
-                            if next() % 2 == 0 {
-                                v
-                            } else {
-                                -v
-                            }
-                        }
-                        18 => 0.0,
-                        _ => -0.0,
-                    }
-                })
-                .collect();
+            let mut v = seeded_vector(n, max_exp, seed);
             if inject && n > 0 {
                 for (i, sp) in specials {
                     v[i.index(n)] = sp;
@@ -519,4 +492,36 @@ pub(crate) fn big_vector(n: usize, max_exp: i32) -> impl Strategy<Value = Vec<f3
             }
             v
         })
+}
+
+/// [`big_vector`]'s finite values for one `seed`, for tests that pick their own inputs.
+pub(crate) fn seeded_vector(n: usize, max_exp: i32, seed: u64) -> Vec<f32> {
+    let mut s = seed | 1;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let unit = |r: u64| (r >> 11) as f64 / (1u64 << 53) as f64;
+    (0..n)
+        .map(|_| {
+            let (class, r) = (next() % 20, unit(next()));
+            match class {
+                0..=7 => (r * 8.0 - 4.0) as f32,
+                8..=11 => (r * 200.0 - 100.0) as f32,
+                12..=17 => {
+                    let e = -45 + (next() % (max_exp + 46) as u64) as i32;
+                    let v = ((1.0 + 9.0 * r) * 10f64.powi(e)) as f32;
+                    if next() % 2 == 0 {
+                        v
+                    } else {
+                        -v
+                    }
+                }
+                18 => 0.0,
+                _ => -0.0,
+            }
+        })
+        .collect()
 }

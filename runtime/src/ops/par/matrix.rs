@@ -1,16 +1,29 @@
-//! Matrix ops, split by rows.
+//! Matrix ops, split by rows (`matmul`: split by faer).
 //!
-//! - `matmul`: bands of rows of A and C, each a call of trueno's `gemm_blis`
-//!   (the kernel `ops::simd::matmul` runs) writing its rows of C in place.
-//!   Two bands per thread where each still has `MATMUL_BAND_ROWS` (128) rows,
-//!   else one: every `gemm_blis` call packs all of B, so bands are few, but
-//!   a second one per thread lets work stealing even out a core that another
-//!   process takes part of the time (on the loaded VM, 1024³ ran 34.0 rather
-//!   than 29.0 GFLOP/s; on two idle cores 4 and 2 bands were within 3%).
-//!   The bands depend on the thread count, and `gemm_blis` picks its inner
-//!   kernel by shape, so a `matmul` result depends on the input and the
-//!   thread count (each element stays within SIMD's summation bound of
-//!   Scalar). Why this and not trueno's `gemm_blis_parallel`: BENCHMARKS.md.
+//! - `matmul`: faer's multi-threaded GEMM (`faer::linalg::matmul::matmul`
+//!   with `Par::rayon(threads)`), called inside the team's pool, whose size
+//!   is the team's thread count, so that faer's workers are exactly the
+//!   team's threads (the policy of `threads.rs` holds: one thread, or a call
+//!   on a rayon worker, runs SIMD); below `Grain::MATMUL` multiply-adds, and
+//!   on WebAssembly, it is `ops::simd::matmul` on the calling thread.
+//!
+//!   Why faer: at 1024³ on the 2-vCPU benchmark VM, bands of rows of
+//!   trueno's `gemm_blis` (the kernel SIMD runs, one call per band, each
+//!   packing all of B) reached about half of faer's and numpy's GFLOP/s on
+//!   the same two cores, faer's GEMM through this function about 0.96 of
+//!   faer's own figure and 1.2× the bands, and trueno's `gemm_blis_parallel` is the
+//!   same row split as the bands (BENCHMARKS.md, "ops::par").
+//!
+//!   Results: faer's threads take tiles of C from a shared counter, but each
+//!   tile sums its depth in blocks of 512 in order, whichever thread runs it,
+//!   and its splits of a C of one row or column are fixed by the thread
+//!   count; so a result depends only on the input, the thread count and the
+//!   CPU's instruction set (faer's AVX-512 or AVX2 kernels), and repeated
+//!   calls give the same bits (tests/ops_par.rs). On the benchmark VM the
+//!   general case gave the same bits at 2, 3, 4 and 8 threads, and a C of
+//!   one row did not. Its bits are not always SIMD's (the two GEMMs block
+//!   and order the depth differently); each element stays within SIMD's
+//!   summation bound of Scalar.
 //! - `matvec`: chunks of rows of A, each an `ops::simd::matvec`; every output
 //!   is one SIMD `dot`, so results are bit-identical to SIMD.
 //! - `transpose`: chunks of output rows (input columns): a chunk gathers its
@@ -22,18 +35,9 @@
 use std::mem::MaybeUninit;
 use std::ops::Range;
 
-use super::split::{copy_into, fill, map_chunks, zeroed, Grain, Grid};
+use super::split::{copy_into, fill, Grain, Grid};
 use super::threads::Team;
 use crate::ops::{check, simd};
-
-/// Rows per `matmul` band are a multiple of this: the height of trueno's
-/// AVX2 micro-kernel (`blis::MR`), so no band ends in a partial tile.
-const MATMUL_ROW_ALIGN: usize = trueno::blis::MR;
-
-/// The fewest rows that make a `matmul` band worth a second one per thread:
-/// trueno's L2 block height (`blis::MC`), so that no band is a fraction of
-/// one block.
-const MATMUL_BAND_ROWS: usize = trueno::blis::MC;
 
 /// The team for a matrix op, or `None` when it has one thread (run SIMD).
 fn team() -> Option<Team> {
@@ -54,23 +58,30 @@ fn with_team(grid: Grid) -> Option<(Grid, Team)> {
 pub fn matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
     check::matmul(a.len(), b.len(), m, n, k);
     let work = m.saturating_mul(n).saturating_mul(k);
-    let big = work >= Grain::MATMUL && m >= 2 * MATMUL_ROW_ALIGN;
-    let Some(team) = big.then(team).flatten() else {
-        return simd::matmul(a, b, m, n, k);
-    };
-    let threads = team.threads();
-    let bands = (2 * threads).min(m / MATMUL_BAND_ROWS).max(threads).min(m / MATMUL_ROW_ALIGN);
-    let rows = m.div_ceil(bands).next_multiple_of(MATMUL_ROW_ALIGN);
-    let mut c = zeroed(m * n);
-    let parts: Vec<_> = c.chunks_mut(rows * n).zip(a.chunks(rows * k)).collect();
-    map_chunks(&team, parts, |_, (c, a)| {
-        // `gemm_blis` fails only on lengths that disagree with the shape: these are
-        // `c.len() / n` whole rows of A and C, and B as checked above.
-        if let Err(e) = trueno::blis::gemm_blis(c.len() / n, n, k, a, b, c, None) {
-            unreachable!("gemm_blis rejected a band of a shape that check::matmul accepted: {e}");
-        }
-    });
+    match (work >= Grain::MATMUL).then(team).flatten() {
+        Some(team) => gemm(&team, a, b, m, n, k),
+        None => simd::matmul(a, b, m, n, k),
+    }
+}
+
+/// faer's GEMM on `team`'s threads; the shapes are checked and m·n·k ≥ 1.
+#[cfg(not(target_arch = "wasm32"))]
+fn gemm(team: &Team, a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
+    let mut c = super::split::zeroed(m * n);
+    let lhs = faer::MatRef::from_row_major_slice(a, m, k);
+    let rhs = faer::MatRef::from_row_major_slice(b, k, n);
+    let dst = faer::MatMut::from_row_major_slice_mut(&mut c, m, n);
+    // Inside `run`, rayon's current pool is the team's, whose size is `threads`: faer's
+    // workers are that pool's (the global pool's when the team has no pool of its own).
+    let par = faer::Par::rayon(team.threads());
+    team.run(|| faer::linalg::matmul::matmul(dst, faer::Accum::Replace, lhs, rhs, 1.0, par));
     c
+}
+
+/// WebAssembly runs one thread: a team there has one, and `matmul` never gets here.
+#[cfg(target_arch = "wasm32")]
+fn gemm(_: &Team, a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
+    simd::matmul(a, b, m, n, k)
 }
 
 /// y = A·x for row-major A (m×n); y has m elements.

@@ -1,6 +1,7 @@
 //! The Parallel backend: every op of [`scalar`](super::scalar) with the same
 //! signature, shape checks and empty/NaN conventions, computed by running the
-//! [`simd`](super::simd) ops on chunks of the input across a rayon thread pool.
+//! [`simd`](super::simd) ops on chunks of the input across a rayon thread pool;
+//! `matmul` is faer's multi-threaded GEMM, on the same pool.
 //!
 //! # When it forks
 //! An input is cut into chunks of at least a *grain* of work, per kind of op
@@ -22,9 +23,10 @@
 //!   length, so a result depends only on the input, never on the thread
 //!   count or on which thread ran which chunk; it differs from Scalar's
 //!   left-to-right sum within the same bound as SIMD's (tests/ops_par.rs).
-//! - `matmul`: one or two bands of rows per thread (each a call of the GEMM
-//!   kernel SIMD uses), so a result depends on the input and the thread
-//!   count, and each element stays within SIMD's bound of Scalar.
+//! - `matmul`: faer's GEMM on the team's threads (`matrix.rs` says why), so a
+//!   result depends on the input and the thread count (and on the CPU's
+//!   instruction set, as SIMD's does), never on which thread ran which tile;
+//!   each element stays within SIMD's bound of Scalar.
 //!
 //! # Threads
 //! [`threads`] says how many threads a call made here uses; [`with_threads`]

@@ -67,10 +67,14 @@ impl Grain {
     pub const TRANSPOSE: usize = 1 << 18;
     /// `conv2d`, in multiply-adds (output elements × kernel elements).
     pub const CONV2D: usize = 1 << 18;
-    /// `matmul`, in multiply-adds (m·n·k): from about 203³. Below it the
-    /// bands gained nothing measurable on two cores (192³: 0.71–1.12× SIMD's
-    /// time across runs, 128³–160³: 0.78–1.25×), and a band under ~100 rows
-    /// drops trueno's GEMM into its small-matrix paths.
+    /// `matmul`, in multiply-adds (m·n·k): from about 203³ it is faer's
+    /// multi-threaded GEMM, below it SIMD's. Set when `matmul` was bands of
+    /// trueno's GEMM, which gained nothing measurable below it on two cores
+    /// (192³: 0.71–1.12× SIMD's time across runs, 128³–160³: 0.78–1.25×).
+    /// faer's GEMM on two threads already gains at 160³–192³ (the `par`
+    /// bench's `grain_matmul` group, BENCHMARKS.md) and loses at 96³–128³, so
+    /// the grain could come down to about 3·2²⁰ (146³) once a quiet run
+    /// confirms it.
     pub const MATMUL: usize = 1 << 23;
 
     /// A grain of `work` units expressed in rows that cost `per_row` units each (at least one row).
@@ -199,8 +203,9 @@ fn advise_huge_pages(v: &mut Vec<f32>, n: usize) {
 fn advise_huge_pages(_v: &mut Vec<f32>, _n: usize) {}
 
 /// A zeroed vector of `n` elements (`calloc`: a fresh mapping is not touched
-/// here), advised like [`fill`]'s outputs, for kernels that accumulate into
-/// their output (trueno's GEMM).
+/// here), advised like [`fill`]'s outputs, for kernels that write into an
+/// initialised output (faer's GEMM; not on WebAssembly, which has none).
+#[cfg(not(target_arch = "wasm32"))]
 pub(super) fn zeroed(n: usize) -> Vec<f32> {
     let mut v = vec![0.0f32; n];
     advise_huge_pages(&mut v, n);
