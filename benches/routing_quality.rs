@@ -28,7 +28,9 @@
 //! The router's calls are never extrapolated.
 //!
 //! Child processes of this binary measure a warm start from the history file the
-//! cold pass wrote, a stale history file, and the stalls of a fresh process; the
+//! cold pass wrote, a stale history file, and the stalls of a fresh process (a routed
+//! call's time beyond its variant's median; reported over all calls, over those that
+//! took the cold path, where one-time work could hide, and over settled ones); the
 //! parent then measures recovery from a busy machine and the sampling rate.
 //! Results go to stdout and `target/routing_quality.json`; figures in BENCHMARKS.md.
 //!
@@ -574,17 +576,21 @@ impl Track {
         }
     }
 
-    /// Reads the events of the routed call just made on pair `p`, at `t` seconds into the pass.
-    fn attribute(&mut self, p: usize, t: f64) -> Via {
+    /// Reads the events of the routed call just made on pair `p`, at `t` seconds into the pass:
+    /// which backend it ran, and whether it took the cold path (a route event: an exploring
+    /// call, or the one that settled its bucket), the calls that could do one-time work.
+    fn attribute(&mut self, p: usize, t: f64) -> (Via, bool) {
         let events = EVENTS.with(|e| std::mem::take(&mut *e.borrow_mut()));
         let mut via = match self.chosen[p] {
             Some(b) => Via::Settled(b),
             None => Via::Unknown,
         };
+        let mut cold = false;
         for ev in events {
             match ev {
                 Event::Route { backend, settled } => {
                     via = Via::Traced(backend);
+                    cold = true;
                     if settled {
                         self.chosen[p] = Some(backend);
                         self.last_settle[p] = Some(t);
@@ -606,7 +612,8 @@ impl Track {
                 }
             }
         }
-        via
+        // A call nothing is known about counts as a cold one.
+        (via, cold || matches!(via, Via::Unknown))
     }
 }
 
@@ -670,6 +677,8 @@ struct Item {
     t: [u64; SLOTS],
     routed: u64,
     via: Via,
+    /// The routed call took the cold path (see [`Track::attribute`]).
+    cold: bool,
 }
 
 fn pass(pairs: &mut [Pair], order: &[usize], m: &mut Measured, cfg: PassCfg, track: &mut Track) -> (Vec<Item>, f64) {
@@ -705,12 +714,12 @@ fn pass(pairs: &mut [Pair], order: &[usize], m: &mut Measured, cfg: PassCfg, tra
         for a in (1..hows.len()).rev() {
             hows.swap(a, (within.next() % (a as u64 + 1)) as usize);
         }
-        let mut item = Item { pair: pi, t: [NONE; SLOTS], routed: NONE, via: Via::Unknown };
+        let mut item = Item { pair: pi, t: [NONE; SLOTS], routed: NONE, via: Via::Unknown, cold: false };
         for &h in &hows {
             if h == How::Routed {
                 EVENTS.with(|e| e.borrow_mut().clear());
                 item.routed = call(p, h);
-                item.via = track.attribute(pi, start.elapsed().as_secs_f64());
+                (item.via, item.cold) = track.attribute(pi, start.elapsed().as_secs_f64());
             } else {
                 let j = DIRECT.iter().position(|&d| d == h).expect("direct");
                 let ns = call(p, h);
@@ -910,10 +919,20 @@ fn stall_ns(via: Via, ns: u64, meds: &[Option<f64>; SLOTS]) -> Option<f64> {
     Some(ns as f64 - expected_ns(via, meds)?)
 }
 
+/// The longest stall of a routed call, over all of them and separately over the calls that
+/// took the cold path (could do one-time work: the ≤ 10 ms target is about these) and the
+/// settled ones (a preempted large call is not the router's doing).
 fn stalls(pairs: &[Pair], items: &[Item], meds: &[[Option<f64>; SLOTS]]) -> Value {
+    let mut all = longest_stall(pairs, items.iter(), meds);
+    all["cold_path"] = longest_stall(pairs, items.iter().filter(|it| it.cold), meds);
+    all["settled"] = longest_stall(pairs, items.iter().filter(|it| !it.cold), meds);
+    all
+}
+
+fn longest_stall<'a>(pairs: &[Pair], items: impl Iterator<Item = &'a Item>, meds: &[[Option<f64>; SLOTS]]) -> Value {
     let mut worst: Option<(f64, usize, Via, u64)> = None;
     let mut over_10ms = 0;
-    for it in items.iter().filter(|it| it.routed != NONE) {
+    for it in items.filter(|it| it.routed != NONE) {
         if let Some(s) = stall_ns(it.via, it.routed, &meds[it.pair]) {
             over_10ms += usize::from(s > 10e6);
             if worst.is_none_or(|w| s > w.0) {
@@ -1039,6 +1058,8 @@ fn child_main(mode: &str, history: &str, out: &Path) {
                     Via::Settled(b) => format!("settled:{b}"),
                     Via::Unknown => "unknown".to_owned(),
                 };
+                // Calls that took the cold path are kept apart (see `stalls`).
+                let key = if it.cold { format!("cold/{key}") } else { key };
                 let e = slowest.entry(key).or_insert(json!(0));
                 *e = json!(e.as_u64().unwrap_or(0).max(it.routed));
             }
@@ -1451,7 +1472,11 @@ fn main() {
         let mut found = Vec::new();
         for (pi, p) in c["pairs"].as_array().cloned().unwrap_or_default().iter().enumerate() {
             for (key, ns) in p["slowest_ns"].as_object().cloned().unwrap_or_default() {
-                let via = match key.split_once(':') {
+                let (cold, attributed) = match key.strip_prefix("cold/") {
+                    Some(rest) => (true, rest),
+                    None => (false, key.as_str()),
+                };
+                let via = match attributed.split_once(':') {
                     Some(("traced", b)) => Via::Traced(b.parse().unwrap_or(0)),
                     Some(("settled", b)) => Via::Settled(b.parse().unwrap_or(0)),
                     _ => Via::Unknown,
@@ -1460,15 +1485,20 @@ fn main() {
                 if let Some(s) = stall_ns(via, ns, &meds1[pi]) {
                     let at = json!({ "stall_ms": s / 1e6, "kernel": pairs[pi].k.label(), "n": pairs[pi].n,
                         "via": key, "call_ms": ns as f64 / 1e6 });
-                    found.push((s, at));
+                    found.push((s, cold, at));
                 }
             }
         }
         found.sort_by(|a, b| b.0.total_cmp(&a.0));
-        found.truncate(3);
-        let top: Vec<Value> = found.into_iter().map(|f| f.1).collect();
-        println!("  fresh process (history off, routed calls only), longest stalls: {}", json!(top));
-        json!({ "routed_total_s": c["routed_total_s"], "longest_stalls": top })
+        let top = |keep: &dyn Fn(bool) -> bool| -> Value {
+            json!(found.iter().filter(|f| keep(f.1)).take(3).map(|f| f.2.clone()).collect::<Vec<_>>())
+        };
+        let (all, cold, settled) = (top(&|_| true), top(&|c| c), top(&|c| !c));
+        println!("  fresh process (history off, routed calls only), longest stalls: {all}");
+        println!("    on calls that took the cold path (first calls, exploring; target <= 10 ms): {cold}");
+        println!("    on settled calls (preemption of a call that does no one-time work): {settled}");
+        json!({ "routed_total_s": c["routed_total_s"], "longest_stalls": all,
+            "longest_cold_path_stalls": cold, "longest_settled_stalls": settled })
     });
 
     // Noise in this process.

@@ -352,7 +352,9 @@ fn print_kernel(sweep: &Sweep, measured: &[Measured]) {
         if let (Some(r), Some(b)) = (row, routed) {
             chosen.push((r.sizes.clone(), b));
         }
-        let routed = routed.map_or("exploring".to_owned(), |b| b.to_string());
+        // A decision taken from another machine's entry and not yet confirmed here.
+        let borrowed = if row.is_some_and(|r| r.from.is_some()) { "*" } else { "" };
+        let routed = routed.map_or("exploring".to_owned(), |b| format!("{b}{borrowed}"));
         println!(
             "   {routed:<8} {:<8} {:>7} {:>7} {:>8}",
             m.moe.to_string(),
@@ -363,6 +365,9 @@ fn print_kernel(sweep: &Sweep, measured: &[Measured]) {
     }
     for line in crossovers(&chosen) {
         println!("  {line}");
+    }
+    if let Some(from) = measured.iter().find_map(|m| table.row_for(m.size)?.from.as_ref()) {
+        println!("  * decided on another machine, not yet confirmed here: {from}");
     }
 }
 
@@ -404,7 +409,8 @@ fn print_totals(all: &[&Measured]) {
     println!("  always SIMD       {:>10}   routed: {}", duration(simd), versus(simd, routed));
     let exploring: u32 = all.iter().map(|m| m.exploring).sum();
     let explore_time = all.iter().map(|m| m.explore_time).sum::<Duration>();
-    let loaded = matches!(adaptive_kernel::history_status(), HistoryStatus::Loaded { .. });
+    let loaded =
+        matches!(adaptive_kernel::history_status(), HistoryStatus::Loaded { .. } | HistoryStatus::Nearest { .. });
     let why = match (exploring, loaded) {
         (0, true) => "every bucket started settled from the saved history".to_owned(),
         (0, false) => "nothing to learn".to_owned(),

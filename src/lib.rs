@@ -40,14 +40,15 @@
 /// ```
 pub use adaptive_kernel_macros::adaptive_kernel;
 pub use adaptive_kernel_runtime::{
-    bucket_of, bucket_range, catalog, clear_history, config, cost, default_path, export_history, flush, history_file,
-    history_status, import_history, init_logging, kernel_named, kernels, loop_reason, moe, ops, read_history,
-    save_calibration, set_history, set_span_threshold, simd_level, with_backend, AdaptiveBackend, Backend,
-    BackendReport, BackendSelector, BucketRecord, BucketReport, CostModel, CostParams, Decision, DecisionKind, Error,
-    ExclusionRecord, Fingerprint, HistoryError, HistoryFile, HistoryStatus, ImportSummary, Kernel, KernelFamily,
-    KernelRecord, KernelSpec, KernelTable, LoopLine, LoopRecord, LoopRewrite, LoopSummary, MachineRecord, OpComplexity,
-    ParseEnumError, PerfStats, Route, SimdLevel, TimingRecord, Work, BUCKETS, DEFAULT_GPU_FLOPS,
-    DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH, LOOP_REASONS,
+    bucket_of, bucket_range, catalog, clear_history, config, cost, default_path, export_history, export_learned, flush,
+    history_file, history_status, import_history, import_learned, init_logging, kernel_named, kernels, loop_reason,
+    moe, ops, read_history, save_calibration, set_history, set_span_threshold, simd_level, with_backend,
+    AdaptiveBackend, Backend, BackendReport, BackendSelector, BucketRecord, BucketReport, CostModel, CostParams,
+    Decision, DecisionKind, Error, ExclusionRecord, Fingerprint, HistoryError, HistoryFile, HistoryStatus, ImportError,
+    ImportSummary, Kernel, KernelFamily, KernelRecord, KernelSpec, KernelTable, LearnedImport, LoopLine, LoopRecord,
+    LoopRewrite, LoopSummary, MachineRecord, NearestEntry, NearestRule, OpComplexity, ParseEnumError, PerfStats, Route,
+    SimdLevel, TimingRecord, Work, BUCKETS, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH,
+    LOOP_REASONS,
 };
 
 /// Exporting routing decisions to an OpenTelemetry collector (feature `otlp`).

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use adaptive_kernel::HistoryFile;
+use adaptive_kernel::{Fingerprint, HistoryFile};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_adaptive-kernel");
@@ -173,6 +173,72 @@ fn report_json_follows_schema_1() {
         ])
     );
     assert_eq!(a["kernels"][1]["crossovers"], serde_json::json!([]));
+}
+
+#[test]
+fn report_lists_the_variants_verify_excluded() {
+    let good = fixture("good.json");
+    let out = ok(&["report", "--history", good.to_str().unwrap()]);
+    let line = "    verify excluded Parallel from 4,096..=8,191: at 5,000 elements its result was off Scalar's by up to 5.0e-1\n";
+    assert_eq!(out.matches(line).count(), 1, "{out}");
+    let dot = &out[out.find("kernel demo::dot").unwrap()..];
+    assert!(dot.find(line).unwrap() < dot.find("SIMD beats Scalar").unwrap(), "with its kernel's table:\n{out}");
+    let doc = json(&["report", "--history", good.to_str().unwrap(), "--json"]);
+    let buckets = &doc["machines"][0]["kernels"][0]["buckets"];
+    assert_eq!(
+        buckets[1]["excluded"],
+        serde_json::json!([{ "backend": "Parallel", "size": 5000, "largest_error": 0.5 }])
+    );
+    assert_eq!(buckets[0]["excluded"], serde_json::json!([]));
+}
+
+/// A history file with one entry per fingerprint, each holding kernel `demo::k` with one settled bucket.
+fn entries(fps: &[&Fingerprint]) -> String {
+    let machines: serde_json::Map<String, Value> = fps
+        .iter()
+        .map(|fp| {
+            let kernel = serde_json::json!({ "token_hash": "0000000000000007", "complexity": "Medium", "buckets": [
+                { "sizes": [4096, 8191], "typical_size": 5000, "chosen": "Simd",
+                  "timings": [ { "backend": "Simd", "count": 5, "recent_ns": [100, 110, 120] } ] } ] });
+            (fp.key(), serde_json::json!({ "fingerprint": fp, "kernels": { "demo::k": kernel } }))
+        })
+        .collect();
+    serde_json::json!({ "format": "adaptive-kernel-history", "version": 2, "machines": machines }).to_string()
+}
+
+#[test]
+fn report_marks_the_entries_this_machine_would_start_from() {
+    let here = Fingerprint::current();
+    let arch = std::env::consts::ARCH;
+    let near = Fingerprint { cpu: format!("{arch} Near CPU"), gpu: None, ..here.clone() };
+    let mut features = here.cpu_features.clone();
+    features.push("sve2".into());
+    let far = Fingerprint { cpu: format!("{arch} Far CPU"), cpu_features: features, gpu: None, ..here.clone() };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.json");
+
+    fs::write(&path, entries(&[&near, &far])).unwrap();
+    let out = ok(&["report", "--history", path.to_str().unwrap()]);
+    assert!(out.contains("\n  this machine has no entry: a program here starts each kernel from the nearest"), "{out}");
+    assert!(
+        out.contains(&format!("machine {} (nearest to this machine, #1: same CPU features)\n", near.key())),
+        "{out}"
+    );
+    assert!(out.contains(&format!("machine {}\n", far.key())), "other SIMD features: not near\n{out}");
+    let doc = json(&["report", "--history", path.to_str().unwrap(), "--json"]);
+    let by_key = |key: &str| doc["machines"].as_array().unwrap().iter().find(|m| m["key"] == key).unwrap().clone();
+    assert_eq!(by_key(&near.key())["nearest"], serde_json::json!({ "rank": 1, "rule": "same_features" }));
+    assert_eq!(by_key(&far.key())["nearest"], Value::Null);
+
+    fs::write(&path, entries(&[&far])).unwrap();
+    let out = ok(&["report", "--history", path.to_str().unwrap()]);
+    assert!(out.contains("this machine has no entry, and none is near it"), "{out}");
+
+    fs::write(&path, entries(&[&here, &near])).unwrap();
+    let out = ok(&["report", "--history", path.to_str().unwrap()]);
+    assert!(!out.contains("has no entry"), "{out}");
+    assert!(out.contains(&format!("machine {} (this machine)\n", here.key())), "{out}");
+    assert!(out.contains(&format!("machine {} (nearest to this machine, #1", near.key())), "{out}");
 }
 
 #[test]

@@ -70,16 +70,6 @@ fn child() {
     }
 }
 
-fn child_ok(role: &str, file: &Path) -> String {
-    let (ok, out) = run_child(
-        "child",
-        role,
-        &[("ADAPTIVE_KERNEL_HISTORY", file.to_str().unwrap()), ("ADAPTIVE_KERNEL_GPU", "off")],
-    );
-    assert!(ok, "child {role} failed:\n{out}");
-    out
-}
-
 fn json(file: &Path) -> serde_json::Value {
     serde_json::from_slice(&fs::read(file).unwrap()).unwrap()
 }
@@ -138,11 +128,13 @@ fn another_machine_s_history_is_kept_but_not_trusted() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("history.json");
     child_ok("learn", &file);
-    // Pretend the file was written on another machine.
+    // Pretend the file was written on another machine, with other SIMD features (with
+    // the same ones it would be the nearest entry: tests/nearest_fingerprint.rs).
     let mut v = json(&file);
     let machines = v["machines"].as_object_mut().unwrap();
     let (_, mut entry) = machines.iter().next().map(|(k, e)| (k.clone(), e.clone())).unwrap();
     entry["fingerprint"]["cpu"] = "x86_64 Some Other CPU".into();
+    entry["fingerprint"]["cpu_features"].as_array_mut().unwrap().push("sve2".into());
     machines.clear();
     machines.insert("0123456789abcdef".into(), entry);
     fs::write(&file, serde_json::to_vec(&v).unwrap()).unwrap();

@@ -53,23 +53,48 @@ fn kernels_called_from_several_threads_are_each_sampled() {
 }
 
 static RARE: Kernel = Kernel::new(cpu_spec("sampling::rare", OpComplexity::Medium));
+static CHEAP: Kernel = Kernel::new(cpu_spec("sampling::cheap", OpComplexity::Medium));
+
+/// Injected costs of a kernel whose calls dwarf the cost of timing one (SIMD 20 ms).
+fn dear(b: Backend) -> std::time::Duration {
+    if b == Backend::Simd {
+        us(20_000)
+    } else {
+        us(100_000)
+    }
+}
+
+/// Injected costs of a kernel cheaper than timing one of its calls (SIMD 100 ns).
+fn cheap(b: Backend) -> std::time::Duration {
+    std::time::Duration::from_nanos(if b == Backend::Simd { 100 } else { 500 })
+}
 
 #[test]
-fn a_rarely_called_bucket_times_every_call() {
+fn a_rarely_called_bucket_times_every_call_unless_timing_costs_more_than_its_share() {
     no_history();
-    settle(&RARE);
-    // At most 100 calls a second (10 ms apart): once the rate is known, every call is timed.
-    let mut in_a_row = 0;
-    for _ in 0..300 {
+    settle_with(&RARE, SIZE, dear);
+    settle_with(&CHEAP, SIZE, cheap);
+    // Both called 100 times a second (10 ms apart). Once the rate is known, every call of
+    // RARE is timed; timing CHEAP's calls (microseconds in the cold path, for a 100 ns call)
+    // would cost it many times its own time, so it is timed at most once in ~1,000 calls.
+    let (mut in_a_row, mut cheap_timed) = (0, 0);
+    for round in 0..300 {
         std::thread::sleep(std::time::Duration::from_millis(10));
-        let route = RARE.route(SIZE, || unreachable!("settled"));
-        let (timed, b) = (route.is_timed(), route.backend());
-        drop(route);
-        in_a_row = if timed { in_a_row + 1 } else { 0 };
-        if timed {
-            RARE.observe(SIZE, b, us(if b == Backend::Simd { 10 } else { 50 }));
+        for (k, cost) in [(&RARE, dear as fn(Backend) -> _), (&CHEAP, cheap)] {
+            let route = k.route(SIZE, || unreachable!("settled"));
+            let (timed, b) = (route.is_timed(), route.backend());
+            drop(route);
+            if timed {
+                k.observe(SIZE, b, cost(b));
+            }
+            if std::ptr::eq(k, &RARE) {
+                in_a_row = if timed { in_a_row + 1 } else { 0 };
+            } else if round >= 50 {
+                cheap_timed += usize::from(timed);
+            }
         }
-        if in_a_row == 8 {
+        if in_a_row >= 8 && round >= 100 {
+            assert!(cheap_timed <= 3, "a 100 ns bucket was timed on {cheap_timed} of {} calls", round - 49);
             return;
         }
     }

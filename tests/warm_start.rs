@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 
 use adaptive_kernel::{Backend, Kernel, OpComplexity};
-use common::{call_spinning, child_role, cpu_spec, run_child, settle_with, settled, us};
+use common::{call_spinning, child_ok, child_role, cpu_spec, settle_with, settled, us};
 
 static K: Kernel = Kernel::new(cpu_spec("warm_start::k", OpComplexity::Medium));
 
@@ -72,15 +72,6 @@ fn child() {
         "expect_scalar" => assert_eq!(settled(&K, SIZE), Some(Backend::Scalar), "{}", K.table()),
         other => panic!("unknown role {other}"),
     }
-}
-
-fn child_ok(role: &str, file: &Path) {
-    let (ok, out) = run_child(
-        "child",
-        role,
-        &[("ADAPTIVE_KERNEL_HISTORY", file.to_str().unwrap()), ("ADAPTIVE_KERNEL_GPU", "off")],
-    );
-    assert!(ok, "child {role} failed:\n{out}");
 }
 
 /// Scales every saved timing of `backend` in the history file by `factor`.

@@ -78,7 +78,7 @@ pub mod matmul {
             use ::adaptive_kernel::__private::ops_scalar as ops;
             ops::matmul(a, b, m, n, k)
         }
-        /// The SIMD variant of `matmul`: its body compiled for this CPU's widest instruction set (AVX-512 or AVX2+FMA clones on x86_64, picked at run time), with `ops` bound to SIMD kernels. Bypasses the router.
+        /// The SIMD variant of `matmul`: its body compiled for this CPU's widest instruction set (AVX-512 or AVX2+FMA clones on x86_64, SIMD128 on wasm32, picked at run time), with `ops` bound to SIMD kernels. Bypasses the router.
         #[inline]
         #[allow(unsafe_code)]
         pub fn __adaptive_simd(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {

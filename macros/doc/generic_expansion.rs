@@ -69,7 +69,7 @@ pub mod dot {
             }
             acc
         }
-        /// The SIMD variant of `dot`: its body compiled for this CPU's widest instruction set (AVX-512 or AVX2+FMA clones on x86_64, picked at run time), with `ops` bound to SIMD kernels. Bypasses the router.
+        /// The SIMD variant of `dot`: its body compiled for this CPU's widest instruction set (AVX-512 or AVX2+FMA clones on x86_64, SIMD128 on wasm32, picked at run time), with `ops` bound to SIMD kernels. Bypasses the router.
         #[inline]
         #[allow(unsafe_code)]
         pub fn __adaptive_simd<T>(a: &[T], b: &[T]) -> T

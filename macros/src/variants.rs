@@ -241,7 +241,7 @@ impl Variants<'_> {
         }
         let doc = Doc(format!(
             "The SIMD variant of `{name}`: its body compiled for this CPU's widest instruction set (AVX-512 or \
-             AVX2+FMA clones on x86_64, picked at run time), with `ops` bound to SIMD kernels. Bypasses the router."
+             AVX2+FMA clones on x86_64, SIMD128 on wasm32, picked at run time), with `ops` bound to SIMD kernels. Bypasses the router."
         ));
         let sig = self.forwarding_sig("__adaptive_simd");
         let body =

@@ -11,7 +11,7 @@
 //! | [`ops`] | the op set in four backends: [`ops::scalar`], [`ops::simd`], [`ops::par`], [`ops::gpu`] |
 //! | [`cost`] | [`CostModel`]: predicted time per backend from figures calibrated on this machine; [`Work`] |
 //! | `select` | the stateless selection API: [`BackendSelector`] (MoE table, 5× rule), [`catalog`], [`AdaptiveBackend`] |
-//! | `persist` | the history file: its own versioned records ([`HistoryFile`]), a pure merge, the background saver, [`Fingerprint`], [`flush`], and reading and editing a file by path ([`read_history`], [`clear_history`], [`save_calibration`]) |
+//! | `persist` | the history file: its own versioned records ([`HistoryFile`]), a pure merge, the background saver, [`Fingerprint`] and the nearest other entry ([`NearestEntry`]), [`flush`], and reading and editing a file by path ([`read_history`], [`clear_history`], [`save_calibration`]) |
 //! | `kernel` | the learning router: [`KernelSpec`], [`Kernel`] (static handle, cold path), [`Route`] (fast path), policy, statistics, [`KernelTable`], [`with_backend`], telemetry |
 //!
 //! `select` and `kernel` are siblings: the stateless API never reaches the
@@ -31,6 +31,7 @@ pub mod moe;
 mod numeric;
 pub mod ops;
 mod persist;
+mod platform;
 mod select;
 mod simd_level;
 pub mod tolerance;
@@ -47,9 +48,10 @@ pub use kernel::{
     LOOP_REASONS,
 };
 pub use persist::{
-    clear_history, default_path, export_history, flush, history_file, history_status, import_history, read_history,
-    save_calibration, set_history, BucketRecord, ExclusionRecord, Fingerprint, HistoryError, HistoryFile,
-    HistoryStatus, ImportSummary, KernelRecord, LoopRecord, MachineRecord, TimingRecord,
+    clear_history, default_path, export_history, export_learned, flush, history_file, history_status, import_history,
+    import_learned, read_history, save_calibration, set_history, BucketRecord, ExclusionRecord, Fingerprint,
+    HistoryError, HistoryFile, HistoryStatus, ImportError, ImportSummary, KernelRecord, LearnedImport, LoopRecord,
+    MachineRecord, NearestEntry, NearestRule, TimingRecord,
 };
 pub use select::{
     catalog, AdaptiveBackend, BackendSelector, PerfStats, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO,

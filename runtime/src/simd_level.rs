@@ -6,7 +6,7 @@
 //! op class's cap of it) on each call: one relaxed load of a cached byte.
 //!
 //! The feature sets are spelled once, in [`__simd_feature_sets!`]. Everything
-//! else derives from that macro: [`FEATURE_SETS`] (what detection checks and
+//! else derives from that macro: [`feature_sets`] (what detection checks and
 //! what fingerprints read) and [`__simd_clones!`] (the `#[target_feature]`
 //! clones plus the run-time pick, used by `ops::simd` and by every kernel the
 //! attribute generates). `#[target_feature(enable = ..)]` takes only a string
@@ -16,22 +16,32 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// The widest instruction set a generated SIMD variant is compiled for.
+///
+/// Levels compare within one architecture (wider is greater); a level of
+/// another architecture never runs here (`Simd128` on x86_64, `Avx2` on wasm32).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SimdLevel {
-    /// No clone: the target's baseline (SSE2 on x86_64, NEON on aarch64).
+    /// No clone: the target's baseline (SSE2 on x86_64, NEON on aarch64, scalar on wasm32).
     Baseline,
+    /// wasm32 with SIMD128 (128-bit lanes; no fused multiply-add).
+    Simd128,
     /// x86_64 with AVX2 and FMA.
     Avx2,
     /// x86_64 with AVX-512 F/BW/VL/DQ (and AVX2, FMA).
     Avx512,
 }
 
-/// The x86_64 feature sets of the SIMD clones, widest first: the one place
-/// they are spelled. Not a public API.
+/// The feature sets of the SIMD clones, per architecture, widest first: the
+/// one place they are spelled. Not a public API.
 ///
 /// `__simd_feature_sets!([path::to::callback] extra tokens)` expands to
-/// `path::to::callback! { extra tokens [(Level, clone_name, "features") …] }`,
-/// where `Level` is a [`SimdLevel`] variant.
+/// `path::to::callback! { extra tokens [(Level, clone_name, "arch", "features") …] }`,
+/// where `Level` is a [`SimdLevel`] variant and `"arch"` the `target_arch` its
+/// clones are compiled for (on other architectures they do not exist).
+///
+/// On wasm32 the SIMD128 clone is always picked: a WebAssembly engine validates
+/// the whole module before running any of it, so a module holding the clones
+/// runs only on engines with SIMD128 (every current browser, Node ≥ 16.4).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __simd_feature_sets {
@@ -39,14 +49,15 @@ macro_rules! __simd_feature_sets {
         $($callback)*! {
             $($extra)*
             [
-                (Avx512, avx512, "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")
-                (Avx2, avx2, "avx2,fma")
+                (Avx512, avx512, "x86_64", "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")
+                (Avx2, avx2, "x86_64", "avx2,fma")
+                (Simd128, simd128, "wasm32", "simd128")
             ]
         }
     };
 }
 
-/// The body of one function compiled once per [`FEATURE_SETS`] entry as a
+/// The body of one function compiled once per [`feature_sets`] entry as a
 /// `#[target_feature]` clone, and the call of the clone `pick` names: the
 /// dispatch of `ops::simd` and of every generated SIMD variant. Not a public
 /// API.
@@ -86,14 +97,16 @@ macro_rules! __simd_clones {
     };
     (
         @clones ($pick:expr) $sig:tt $unsafety:tt $turbofish:tt $args:tt $simd:tt $baseline:tt
-        [$(($level:ident, $clone:ident, $features:literal))*]
+        [$(($level:ident, $clone:ident, $arch:literal, $features:literal))*]
     ) => {{
-        $($crate::__simd_clones!(@clone $clone $features $sig $unsafety $args $simd);)*
+        $($crate::__simd_clones!(@clone $clone $arch $features $sig $unsafety $args $simd);)*
         match $pick {
             $(
                 // SAFETY: `pick` names a level no wider than `simd_level()` detected on this CPU
                 // (the macro's contract), and this clone enables exactly that level's features.
-                #[cfg(target_arch = "x86_64")]
+                // (On wasm32 calling a safe `#[target_feature]` function needs no `unsafe`.)
+                #[cfg(target_arch = $arch)]
+                #[allow(unused_unsafe)]
                 $crate::SimdLevel::$level => unsafe { $crate::__simd_clones!(@turbofish $clone $turbofish $args) },
             )*
             _ => $crate::__simd_clones!(@call $unsafety $baseline $args),
@@ -105,8 +118,8 @@ macro_rules! __simd_clones {
     (@call {$($unsafety:tt)*} $callee:tt $args:tt) => {
         $($unsafety)* { $callee $args }
     };
-    (@clone $clone:ident $features:literal {$($sig:tt)*} {$($unsafety:tt)*} $args:tt ($($simd:tt)*)) => {
-        #[cfg(target_arch = "x86_64")]
+    (@clone $clone:ident $arch:literal $features:literal {$($sig:tt)*} {$($unsafety:tt)*} $args:tt ($($simd:tt)*)) => {
+        #[cfg(target_arch = $arch)]
         #[target_feature(enable = $features)]
         $($unsafety)* fn $clone $($sig)* {
             $crate::__simd_clones!(@call {$($unsafety)*} ($($simd)*) $args)
@@ -116,7 +129,7 @@ macro_rules! __simd_clones {
 
 /// Defines [`simd_run`] from [`__simd_feature_sets!`].
 macro_rules! simd_run {
-    ([$(($level:ident, $clone:ident, $features:literal))*]) => {
+    ([$(($level:ident, $clone:ident, $arch:literal, $features:literal))*]) => {
         /// Runs `body` inside a `#[target_feature]` clone for this CPU's widest
         /// [`SimdLevel`] (the target's baseline below every level): the SIMD
         /// variant of a kernel whose variants live inside the function (methods,
@@ -130,7 +143,7 @@ macro_rules! simd_run {
         #[inline]
         pub fn simd_run<R, F: FnOnce() -> R>(body: F) -> R {
             $(
-                #[cfg(target_arch = "x86_64")]
+                #[cfg(target_arch = $arch)]
                 #[target_feature(enable = $features)]
                 #[inline]
                 unsafe fn $clone<R, F: FnOnce() -> R>(body: F) -> R {
@@ -141,7 +154,7 @@ macro_rules! simd_run {
                 $(
                     // SAFETY: `simd_level()` detected this level on this CPU, and the clone
                     // enables exactly that level's features.
-                    #[cfg(target_arch = "x86_64")]
+                    #[cfg(target_arch = $arch)]
                     SimdLevel::$level => unsafe { $clone(body) },
                 )*
                 _ => body(),
@@ -152,17 +165,29 @@ macro_rules! simd_run {
 
 crate::__simd_feature_sets!([simd_run]);
 
-/// Builds [`FEATURE_SETS`] from [`__simd_feature_sets!`].
+/// Builds the table behind [`feature_sets`] from [`__simd_feature_sets!`].
 macro_rules! feature_table {
-    ([$(($level:ident, $clone:ident, $features:literal))*]) => {
-        /// Each [`SimdLevel`] above `Baseline` with the comma-separated x86_64
-        /// features its clones are compiled with, widest first. Detection picks
-        /// the first entry whose features this CPU has.
-        pub(crate) const FEATURE_SETS: &[(SimdLevel, &str)] = &[$((SimdLevel::$level, $features)),*];
+    ([$(($level:ident, $clone:ident, $arch:literal, $features:literal))*]) => {
+        /// Each [`SimdLevel`] above `Baseline`, the architecture its clones exist on,
+        /// and the comma-separated features they are compiled with, widest first.
+        const ALL_FEATURE_SETS: &[(SimdLevel, &str, &str)] = &[$((SimdLevel::$level, $arch, $features)),*];
     };
 }
 
 crate::__simd_feature_sets!([feature_table]);
+
+/// The entries of [`ALL_FEATURE_SETS`] for this architecture: each [`SimdLevel`]
+/// above `Baseline` that can run here with its comma-separated features, widest
+/// first. Detection picks the first entry whose features this CPU has.
+pub(crate) fn feature_sets() -> impl Iterator<Item = (SimdLevel, &'static str)> {
+    ALL_FEATURE_SETS.iter().filter(|(_, arch, _)| *arch == std::env::consts::ARCH).map(|&(level, _, f)| (level, f))
+}
+
+/// Whether code compiled for `level` can run on this CPU: the baseline, or a level of
+/// this architecture no wider than [`simd_level`].
+pub(crate) fn runs_here(level: SimdLevel) -> bool {
+    level == SimdLevel::Baseline || (level <= simd_level() && feature_sets().any(|(l, _)| l == level))
+}
 
 static LEVEL: AtomicU8 = AtomicU8::new(u8::MAX);
 
@@ -172,8 +197,9 @@ pub fn simd_level() -> SimdLevel {
     // Relaxed: the byte is the whole message; racing detections store the same value.
     match LEVEL.load(Ordering::Relaxed) {
         0 => SimdLevel::Baseline,
-        1 => SimdLevel::Avx2,
-        2 => SimdLevel::Avx512,
+        1 => SimdLevel::Simd128,
+        2 => SimdLevel::Avx2,
+        3 => SimdLevel::Avx512,
         _ => detect_and_cache(),
     }
 }
@@ -186,17 +212,16 @@ fn detect_and_cache() -> SimdLevel {
 }
 
 fn detect() -> SimdLevel {
-    FEATURE_SETS
-        .iter()
+    feature_sets()
         .find(|(_, features)| features.split(',').all(|f| has_feature(f) == Some(true)))
-        .map_or(SimdLevel::Baseline, |&(level, _)| level)
+        .map_or(SimdLevel::Baseline, |(level, _)| level)
 }
 
-/// The features named in [`FEATURE_SETS`] that this CPU has, each once, widest
+/// The features named in [`feature_sets`] that this CPU has, each once, widest
 /// set first: what the SIMD variants may use, and what a hardware fingerprint records.
 pub(crate) fn detected_features() -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();
-    for (_, features) in FEATURE_SETS {
+    for (_, features) in feature_sets() {
         for f in features.split(',') {
             if has_feature(f) == Some(true) && !out.contains(&f) {
                 out.push(f);
@@ -222,8 +247,19 @@ fn has_feature(name: &str) -> Option<bool> {
     })
 }
 
-/// No x86_64 feature exists on other targets.
-#[cfg(not(target_arch = "x86_64"))]
+/// Whether this engine has the wasm32 feature `name`; `None` for a name this
+/// function does not know. SIMD128 is there whenever this code runs: the engine
+/// validated the whole module, SIMD128 clones included, before running any of it.
+#[cfg(target_arch = "wasm32")]
+fn has_feature(name: &str) -> Option<bool> {
+    match name {
+        "simd128" => Some(true),
+        _ => None,
+    }
+}
+
+/// No feature of the table exists on other targets.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "wasm32")))]
 fn has_feature(_name: &str) -> Option<bool> {
     Some(false)
 }
@@ -234,7 +270,7 @@ mod tests {
 
     #[test]
     fn every_feature_in_the_table_is_detectable() {
-        for (level, features) in FEATURE_SETS {
+        for (level, features) in feature_sets() {
             for feature in features.split(',') {
                 assert!(has_feature(feature).is_some(), "{level:?}: `{feature}` is not known to has_feature");
             }
@@ -243,14 +279,21 @@ mod tests {
 
     #[test]
     fn the_table_lists_every_level_above_baseline_widest_first() {
-        let levels: Vec<SimdLevel> = FEATURE_SETS.iter().map(|&(level, _)| level).collect();
-        assert_eq!(levels, [SimdLevel::Avx512, SimdLevel::Avx2]);
+        let levels: Vec<SimdLevel> = ALL_FEATURE_SETS.iter().map(|&(level, _, _)| level).collect();
+        assert_eq!(levels, [SimdLevel::Avx512, SimdLevel::Avx2, SimdLevel::Simd128]);
+        let here: Vec<SimdLevel> = feature_sets().map(|(level, _)| level).collect();
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(here, [SimdLevel::Avx512, SimdLevel::Avx2]);
+        #[cfg(target_arch = "wasm32")]
+        assert_eq!(here, [SimdLevel::Simd128]);
+        assert!(!runs_here(SimdLevel::Simd128) || !runs_here(SimdLevel::Avx2), "one architecture's levels at a time");
     }
 
     #[test]
     fn a_wider_level_includes_the_features_of_the_narrower_ones() {
         // A clone may be picked for any CPU at or above its level, so each set must contain the next.
-        for pair in FEATURE_SETS.windows(2) {
+        let sets: Vec<(SimdLevel, &str)> = feature_sets().collect();
+        for pair in sets.windows(2) {
             let (wide, narrow) = (pair[0].1, pair[1].1);
             assert!(narrow.split(',').all(|f| wide.split(',').any(|w| w == f)), "{wide} lacks part of {narrow}");
         }
@@ -259,7 +302,7 @@ mod tests {
     #[test]
     fn the_attribute_reference_names_the_same_feature_sets() {
         let reference = include_str!("../../macros/doc/reference.md");
-        for (level, features) in FEATURE_SETS {
+        for &(level, _, features) in ALL_FEATURE_SETS {
             assert!(
                 reference.contains(&format!("`{features}`")),
                 "macros/doc/reference.md does not name {level:?}'s `{features}`"
@@ -270,7 +313,7 @@ mod tests {
     #[test]
     fn detection_agrees_with_the_table() {
         let level = simd_level();
-        for &(candidate, features) in FEATURE_SETS {
+        for (candidate, features) in feature_sets() {
             let has_all = features.split(',').all(|f| has_feature(f) == Some(true));
             if candidate > level {
                 assert!(!has_all, "the CPU has every feature of {candidate:?} but detection said {level:?}");
@@ -315,8 +358,8 @@ mod tests {
             }
         }
         let x = [1.0, 2.0, 3.0];
-        for level in [SimdLevel::Baseline, SimdLevel::Avx2, SimdLevel::Avx512] {
-            if level <= simd_level() {
+        for level in [SimdLevel::Baseline, SimdLevel::Simd128, SimdLevel::Avx2, SimdLevel::Avx512] {
+            if runs_here(level) {
                 assert_eq!(*picked(level, &x, 2), 3.0);
                 // SAFETY: `x` is alive and `level` is one this CPU has.
                 assert_eq!(unsafe { picked_unsafe(level, x.as_ptr()) }, 1.0);

@@ -106,6 +106,18 @@ pub(crate) fn run_child(entry: &str, role: &str, env: &[(&str, &str)]) -> (bool,
     (out.status.success(), stderr)
 }
 
+/// Runs this test binary's ignored test `child` as `role` on the history file `file`,
+/// with the GPU off; returns its output, and fails the test with it when the child fails.
+pub(crate) fn child_ok(role: &str, file: &std::path::Path) -> String {
+    let (ok, out) = run_child(
+        "child",
+        role,
+        &[("ADAPTIVE_KERNEL_HISTORY", file.to_str().unwrap()), ("ADAPTIVE_KERNEL_GPU", "off")],
+    );
+    assert!(ok, "child {role} failed:\n{out}");
+    out
+}
+
 /// The role this process was started with by [`run_child`], if any.
 pub(crate) fn child_role() -> Option<String> {
     std::env::var("ADAPTIVE_KERNEL_TEST_ROLE").ok()

@@ -4,9 +4,10 @@
 //! (its Calibration section); this file implements them.
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::model::{CostModel, CostParams};
+use crate::clock::Instant;
 use crate::numeric;
 use crate::ops;
 

@@ -5,14 +5,20 @@
 //! CPU figures arrive the model is [`CostParams::conservative`] (the router then
 //! routes by the MoE table and its own measurements, and prunes nothing by
 //! prediction); until the GPU figures arrive the GPU is predicted unavailable.
+//! On a target without threads (WebAssembly) the CPU figures are not measured
+//! at all: the only thread is the caller's, whose routed call must not stall for
+//! a calibration, and a browser's coarse clock (100 µs) cannot time its
+//! sub-millisecond probes anyway. The model stays conservative there unless
+//! figures are installed ([`install_global`]) or imported with learned tables,
+//! so the router prunes by its own measurements only.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Once, OnceLock};
-use std::time::Instant;
 
 use super::calibrate;
 use super::model::{CostModel, CostParams};
-use crate::ops;
+use crate::clock::Instant;
+use crate::{ops, platform};
 
 /// The model before GPU figures: installed, loaded, or CPU-calibrated.
 static BASE: OnceLock<CostModel> = OnceLock::new();
@@ -50,7 +56,8 @@ pub(crate) fn measured() -> Option<CostModel> {
 /// background (for a save about to be written; never on a routed call).
 pub(crate) fn calibrated_within(timeout: std::time::Duration) -> Option<CostParams> {
     let started = Instant::now();
-    while CPU_CALIBRATION.started() && BASE.get().is_none() && started.elapsed() < timeout {
+    // Without threads a calibration runs inline and is done before anything can wait for it.
+    while platform::THREADS && CPU_CALIBRATION.started() && BASE.get().is_none() && started.elapsed() < timeout {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     calibrated()
@@ -105,10 +112,15 @@ impl Background {
 
     /// The model in `cell`; if there is none yet, starts `measure` on a background
     /// thread (once; it fills `cell` unless something else did first) and returns
-    /// `None` without waiting. Where no thread can be started, measures on this one.
+    /// `None` without waiting. Where no thread can be started, measures on this one;
+    /// on a target without threads (WebAssembly) it never measures and returns `None`.
     fn get_or_start(&self, cell: &'static OnceLock<CostModel>, measure: fn() -> CostModel) -> Option<CostModel> {
         if let Some(model) = cell.get() {
             return Some(*model);
+        }
+        if !platform::THREADS {
+            // Nothing to measure on but a routed call, which must not stall for it.
+            return None;
         }
         if self.started.swap(true, Ordering::AcqRel) {
             return None;

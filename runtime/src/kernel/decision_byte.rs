@@ -7,6 +7,17 @@
 //! | 6 | wrap calls in a tracing span (slow calls on a site that is not hot) |
 //! | 2..=5 | the sampling interval N (one call in N is timed), as a code: see [`SHIFTS`] |
 //! | 0..=1 | the backend's [`Backend::index`] |
+//!
+//! It also holds the rule that picks a settled bucket's sampling interval
+//! ([`settled_shift`]): the longer of the interval that gives the bucket about
+//! [`TARGET_SAMPLES_PER_SEC`] timed calls a second ([`shift_for_rate`]) and the
+//! shortest one at which timing costs at most [`SAMPLING_SHARE`] of the bucket's
+//! own time ([`shift_for_cost`]). A timed call goes through the cold path (two
+//! lock acquisitions, clock reads, statistics), a few microseconds when the
+//! bucket is called rarely and its state is out of cache: for a 100 ns kernel
+//! called 200 times a second, timing every fourth call made the routed calls
+//! several times slower than direct ones, while correcting a decision worth
+//! nanoseconds.
 
 use crate::backend::Backend;
 
@@ -33,12 +44,17 @@ pub(super) const MAX_SHIFT: u8 = 17;
 /// skips 1 and 3.
 pub(super) const SHIFTS: [u8; 16] = [0, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, MAX_SHIFT];
 
-/// Per code, what one call spends of the fast path's sampling allowance: `2^(MAX_SHIFT - shift)`.
+/// What a call of a bucket that times every call spends: more than any allowance holds,
+/// so the call is always timed, whatever the thread's allowance (see `route`).
+pub(super) const EVERY_CALL: i32 = 1 << 30;
+
+/// Per code, what one call spends of the fast path's sampling allowance: `2^(MAX_SHIFT - shift)`,
+/// or [`EVERY_CALL`] for an interval of 1.
 const SPEND: [i32; 16] = {
     let mut t = [0; 16];
     let mut i = 0;
     while i < 16 {
-        t[i] = 1 << (MAX_SHIFT - SHIFTS[i]);
+        t[i] = if SHIFTS[i] == 0 { EVERY_CALL } else { 1 << (MAX_SHIFT - SHIFTS[i]) };
         i += 1;
     }
     t
@@ -51,13 +67,65 @@ pub(super) const TARGET_SAMPLES_PER_SEC: f64 = 50.0;
 /// not known yet: [`MIN_SHIFT`]): the power of two nearest to `calls_per_sec /`
 /// [`TARGET_SAMPLES_PER_SEC`], so a bucket gets 35–71 samples a second up to
 /// [`MAX_SHIFT`]; a rare bucket times every call, or every fourth, so a wrong decision
-/// in it corrects within a few calls.
+/// in it corrects within a few calls (unless timing it costs more than
+/// [`SAMPLING_SHARE`] of its time: see [`settled_shift`]).
 pub(super) fn shift_for_rate(calls_per_sec: f64) -> u8 {
     if !calls_per_sec.is_finite() || calls_per_sec <= 0.0 {
         return MIN_SHIFT;
     }
     let ideal = (calls_per_sec / TARGET_SAMPLES_PER_SEC).log2().round();
     ideal.clamp(0.0, f64::from(MAX_SHIFT)) as u8
+}
+
+/// The share of a settled bucket's own time that timing its calls may cost.
+pub(super) const SAMPLING_SHARE: f64 = 0.01;
+
+/// The largest cost of one timed call taken into account, in nanoseconds: a
+/// measurement above it was preempted, not slowed by the router's work.
+pub(super) const MAX_OVERHEAD_NS: f64 = 50_000.0;
+
+/// The shortest interval exponent at which timing one call in `2^shift` costs at most
+/// [`SAMPLING_SHARE`] of the bucket's time, when a timed call costs `overhead_ns` more
+/// than an untimed one and a call takes `call_ns`: the smallest representable exponent
+/// (see [`SHIFTS`]) with `overhead_ns / 2^shift ≤ SAMPLING_SHARE × call_ns`. 0 (no
+/// bound) while either figure is unknown (0 or not finite).
+pub(super) fn shift_for_cost(overhead_ns: f64, call_ns: f64) -> u8 {
+    let known = |x: f64| x.is_finite() && x > 0.0;
+    if !known(overhead_ns) || !known(call_ns) {
+        return 0;
+    }
+    let interval = overhead_ns.min(MAX_OVERHEAD_NS) / (SAMPLING_SHARE * call_ns);
+    if interval <= 1.0 {
+        return 0;
+    }
+    let exact = interval.log2().ceil().min(f64::from(MAX_SHIFT)) as u8;
+    // Round up to a nameable exponent, so the bound holds after encoding.
+    SHIFTS.iter().copied().find(|&s| s >= exact).unwrap_or(MAX_SHIFT)
+}
+
+/// The sampling interval exponent of a settled bucket called `calls_per_sec` times a
+/// second, whose calls take `call_ns` and whose timed calls cost `overhead_ns` on top:
+/// the longer of [`shift_for_rate`] and [`shift_for_cost`]. So a bucket is timed about
+/// [`TARGET_SAMPLES_PER_SEC`] times a second, or less often where that would cost more
+/// than [`SAMPLING_SHARE`] of its time (a cheap kernel called rarely: a decision
+/// worth nanoseconds is corrected more slowly, never at a tenfold cost).
+pub(super) fn settled_shift(calls_per_sec: f64, overhead_ns: f64, call_ns: f64) -> u8 {
+    shift_for_rate(calls_per_sec).max(shift_for_cost(overhead_ns, call_ns))
+}
+
+/// The cost of a timed call as the router keeps it: `measured` (ns) folded into the
+/// running estimate `old` (0: none yet) with weight 1/5, each measurement first capped
+/// at 4× the estimate and at [`MAX_OVERHEAD_NS`], so a preempted measurement moves the
+/// estimate by at most 1.6× and a few quiet ones bring it back.
+pub(super) fn smooth_overhead(old: f64, measured: f64) -> f64 {
+    if !measured.is_finite() || measured < 0.0 {
+        return old;
+    }
+    let measured = measured.min(MAX_OVERHEAD_NS);
+    if old <= 0.0 {
+        return measured;
+    }
+    0.8 * old + 0.2 * measured.min(4.0 * old)
 }
 
 /// The code of the longest representable interval not longer than `2^shift`.
@@ -84,7 +152,8 @@ pub(super) fn shift(byte: u8) -> u8 {
     SHIFTS[usize::from((byte & SHIFT_MASK) >> 2)]
 }
 
-/// What a call of a bucket with this byte spends of the sampling allowance: `2^(MAX_SHIFT - shift)`.
+/// What a call of a bucket with this byte spends of the sampling allowance: `2^(MAX_SHIFT - shift)`
+/// ([`EVERY_CALL`] for an interval of 1).
 #[inline]
 pub(super) fn spend(byte: u8) -> i32 {
     SPEND[usize::from((byte & SHIFT_MASK) >> 2)]
@@ -101,7 +170,7 @@ mod tests {
                 for span in [false, true] {
                     let byte = encode(b, s, span);
                     assert_eq!((backend(byte), shift(byte), byte & SPAN != 0), (b, s, span));
-                    assert_eq!(spend(byte), 1 << (MAX_SHIFT - s));
+                    assert_eq!(spend(byte), if s == 0 { EVERY_CALL } else { 1 << (MAX_SHIFT - s) });
                     assert_ne!(byte & CACHED, 0);
                 }
             }
@@ -132,6 +201,66 @@ mod tests {
         assert_eq!(shift(encode(Backend::Simd, shift_for_rate(400.0), false)), 2);
         assert_eq!(shift_for_rate(0.0), MIN_SHIFT);
         assert_eq!(shift_for_rate(f64::NAN), MIN_SHIFT);
+    }
+
+    /// The share of a bucket's time that timing costs at `rate` calls a second.
+    fn timing_share(rate: f64, overhead_ns: f64, call_ns: f64) -> f64 {
+        let interval =
+            f64::from(1u32 << shift(encode(Backend::Simd, settled_shift(rate, overhead_ns, call_ns), false)));
+        overhead_ns / interval / call_ns
+    }
+
+    #[test]
+    fn timing_a_cheap_rarely_called_bucket_costs_at_most_its_share() {
+        // A 100 ns kernel called 200 times a second, timed calls costing 1.5 µs: by rate
+        // alone every fourth call would be timed (375 ns a call on average, 3.75× the kernel).
+        assert_eq!(shift_for_rate(200.0), 2);
+        for (rate, overhead, call) in [(200.0, 1_500.0, 100.0), (20.0, 5_000.0, 80.0), (3_000.0, 800.0, 300.0)] {
+            let share = timing_share(rate, overhead, call);
+            assert!(share <= SAMPLING_SHARE, "{rate}/s, {overhead} ns per timed call, {call} ns a call: {share}");
+            assert!(share > SAMPLING_SHARE / 4.0, "no longer than needed: {share}");
+        }
+        // 1.5 µs / (1% of 100 ns) = 1,500 calls between timed ones at least: 2^11.
+        assert_eq!(settled_shift(200.0, 1_500.0, 100.0), 11);
+    }
+
+    #[test]
+    fn an_expensive_or_busy_bucket_keeps_the_rate_rule() {
+        // 10 µs calls at 50 a second: timing every call costs 1.5 µs, 15% — over the share.
+        assert_eq!(settled_shift(50.0, 1_500.0, 10_000.0), 4);
+        // 1 ms calls: every call is timed, as the rate rule says.
+        assert_eq!(settled_shift(50.0, 1_500.0, 1e6), 0);
+        // Millions of calls a second: the rate rule's interval is already far longer.
+        assert_eq!(settled_shift(3e6, 1_500.0, 200.0), shift_for_rate(3e6));
+        // Nothing measured yet: the rate rule alone.
+        assert_eq!(settled_shift(200.0, 0.0, 100.0), 2);
+        assert_eq!(settled_shift(200.0, 1_500.0, 0.0), 2);
+        assert_eq!(settled_shift(200.0, f64::NAN, 100.0), 2);
+    }
+
+    #[test]
+    fn the_cost_bound_rounds_up_to_a_named_interval_and_stops_at_the_longest() {
+        // 1% of 1 µs = 10 ns: 15 ns needs 2^1, which is not named, so 2^2.
+        assert_eq!(shift_for_cost(15.0, 1_000.0), 2);
+        assert_eq!(shift_for_cost(10.0, 1_000.0), 0);
+        assert_eq!(shift_for_cost(1e12, 1.0), MAX_SHIFT);
+        for s in [shift_for_cost(15.0, 1_000.0), shift_for_cost(1e12, 1.0)] {
+            assert_eq!(shift(encode(Backend::Simd, s, false)), s);
+        }
+    }
+
+    #[test]
+    fn a_preempted_measurement_barely_moves_the_overhead_estimate() {
+        let mut est = smooth_overhead(0.0, 2_000.0);
+        assert_eq!(est, 2_000.0, "the first measurement is taken as it is");
+        est = smooth_overhead(est, 8e6); // a time slice lost inside the cold path
+        assert!(est <= 1.6 * 2_000.0, "{est}");
+        for _ in 0..15 {
+            est = smooth_overhead(est, 2_000.0);
+        }
+        assert!((est - 2_000.0).abs() < 100.0, "quiet measurements bring it back: {est}");
+        assert_eq!(smooth_overhead(0.0, 1e9), MAX_OVERHEAD_NS, "a first measurement is capped too");
+        assert_eq!(smooth_overhead(est, f64::NAN), est);
     }
 
     #[test]

@@ -20,33 +20,58 @@
 //!   measured at small sizes looks like a per-element one.
 //! - **Settling**: the lowest centre wins; every candidate within
 //!   [`Policy::tolerance`] of it ties, and ties go to the incumbent, then to the
-//!   cheapest backend to launch (Scalar < SIMD < GPU), so decisions do not flap.
+//!   simplest backend (Scalar < SIMD < Parallel < GPU), so decisions do not flap.
+//! - **Replacing a settled decision needs more than noise.** Two variants that
+//!   run the same code (below its grain `ops::par` runs the SIMD kernel) have
+//!   medians that differ by a few percent either way on every look; a rule on
+//!   centres alone switched between them, and re-explored, over and over. So
+//!   a settled backend is replaced only by one that *beats* it: the upper end of
+//!   the challenger's confidence interval ([`BackendStats::half_width`]), raised by
+//!   the margin, lies below the lower end of the chosen one's.
 //! - **Drift**: once at least [`Policy::drift_samples`] samples were taken since
-//!   settling, a chosen backend whose centre exceeds another's by more than
-//!   [`Policy::drift_band`] starts a new round. The centre is a median, so an
-//!   outlier alone never triggers this.
+//!   settling, a chosen backend beaten by another's recent figures with
+//!   [`Policy::drift_band`] as the margin starts a new round. The centre is a
+//!   median, so an outlier alone never triggers this; old figures (another run,
+//!   or older than [`Policy::stale_ns`]) are re-timed by probes, not compared with.
 //! - **Self-correction** ([`probe`]): a settled bucket's sampled calls
 //!   alternate between timing the chosen backend and, within an explicit budget
 //!   ([`Policy::probe_budget`] of the bucket's time, counted as what the
 //!   alternative took *beyond* the chosen backend), re-timing an alternative that
 //!   is not hopeless and whose figures are few ([`Policy::confident`]) or whose
-//!   confidence interval still overlaps the chosen one's, or whose figures are
-//!   old ([`Policy::stale_ns`], or from another run) even if they call it
-//!   hopeless (figures taken under a transient load must not exclude it for good). As intervals separate, probing stops: the
-//!   cost decays with confidence. An alternative with [`Policy::switch_after`]
-//!   fresh samples whose centre beats the chosen one by more than
-//!   [`Policy::tolerance`] takes over (no new exploration round).
+//!   confidence interval still overlaps the chosen one's (until it holds a full
+//!   window of fresh samples: then it is a tie, and more samples would only test
+//!   it again until noise separates it once), or whose figures are old
+//!   ([`Policy::stale_ns`], or from another run) even if they call it hopeless
+//!   (figures taken under a transient load must not exclude it for good). As
+//!   intervals separate, probing stops: the cost decays with confidence. An
+//!   alternative with [`Policy::switch_after`] fresh samples that beats the
+//!   chosen one with [`Policy::tolerance`] as the margin takes over (no new
+//!   exploration round); so does a simpler one with [`Policy::confident`] fresh
+//!   samples whose centre is within [`Policy::tolerance`] of the chosen one's
+//!   (the settling tie-break, applied once the figures are firm). A switch the
+//!   other way needs the full margin, so a tie settles on the simpler backend
+//!   and stays there.
 //! - **Warm start** ([`Verify`]): a decision loaded from history is re-timed on
 //!   its first sampled calls; once [`Policy::verify_samples`] fresh samples
 //!   exist, figures off the saved centre by more than [`Policy::verify_factor`]
 //!   start a new exploration round: slower when even the fastest fresh sample is
 //!   (a busy machine only slows calls down, so one quick call is enough to keep
 //!   the decision), faster when the fresh centre is.
+//! - **Another machine's decision** (the nearest entry's, `persist::nearest`) is
+//!   verified more strictly: its figures order nothing here (they predict no
+//!   neighbouring bucket and are replaced by the first sample taken here), and
+//!   before it is confirmed every alternative its figures put within
+//!   [`Policy::prune_factor`] of the chosen backend ([`contenders`]) is re-timed
+//!   [`Policy::samples`] times, alternating with the chosen one, outside the probe
+//!   budget (it is exploration's cost, paid once). Besides the figure check above,
+//!   a contender measured faster than the chosen backend by more than
+//!   [`Policy::tolerance`] starts a new exploration round: this machine disagrees.
+//!   Alternatives it called hopeless are re-timed later, as old figures are.
 
 use super::spec::{Decision, DecisionKind, KernelSpec};
 #[cfg(test)]
 use super::stats::Verify;
-use super::stats::{BucketState, Phase};
+use super::stats::{BackendStats, BucketState, Phase, ProbeBudget, WINDOW};
 use crate::backend::Backend;
 use crate::cost::Work;
 use crate::moe::moe;
@@ -65,9 +90,11 @@ pub(crate) struct Policy {
     /// (nanoseconds) is measured rather than pruned: a sample costs less than a misprediction
     /// (a neighbour dominated by fixed costs scales badly to a bigger size).
     pub(crate) measure_below_ns: f64,
-    /// Centres within this fraction of the best tie (and the tie-break decides).
+    /// Centres within this fraction of the best tie (and the tie-break decides); a settled
+    /// choice is replaced only by a backend faster by more than this beyond both intervals.
     pub(crate) tolerance: f64,
-    /// A settled choice slower than another measured backend by more than this fraction re-explores.
+    /// A settled choice beaten by another backend's recent figures by more than this fraction
+    /// (beyond both confidence intervals) re-explores.
     pub(crate) drift_band: f64,
     /// Samples of the chosen backend needed since settling before drift is judged.
     pub(crate) drift_samples: u64,
@@ -283,6 +310,20 @@ pub(crate) struct Sample {
     pub(crate) warmup: bool,
 }
 
+/// The alternatives a decision from another machine must be re-timed against before it
+/// is confirmed (see the module docs): those that may run here (`candidates`) whose
+/// figures in `state` are within [`Policy::prune_factor`] of `chosen`'s.
+pub(crate) fn contenders(
+    state: &BucketState,
+    chosen: Backend,
+    candidates: [bool; Backend::COUNT],
+    policy: &Policy,
+) -> [bool; Backend::COUNT] {
+    let reach = state.of(chosen).centre().map_or(f64::INFINITY, |c| policy.prune_factor * c);
+    let allowed = state.allowed(candidates);
+    Backend::ALL.map(|b| b != chosen && allowed[b.index()] && state.of(b).centre().is_some_and(|c| c <= reach))
+}
+
 /// Records one sample (see the module docs for what it may change).
 pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -> Change {
     let Sample { backend, ns, now_ns, interval, warmup } = sample;
@@ -297,6 +338,7 @@ pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -
         }
         return Change::None;
     }
+    state.drop_foreign(backend);
     let chosen = match state.phase {
         Phase::Exploring => {
             state.stats[i].record(ns, now_ns);
@@ -316,33 +358,78 @@ pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -
     if backend == chosen {
         state.stats[i].record(ns, now_ns);
         state.budget.calls_ns += ns as f64 * interval.max(1.0);
-        if let Some(v) = state.verify {
-            if state.stats[i].fresh >= policy.verify_samples {
-                state.verify = None;
-                let fresh = state.of(chosen);
-                let saved = v.saved_centre.max(1.0);
-                let fastest = fresh.recent_ns.iter().min().map_or(saved, |&f| f as f64);
-                let centre = fresh.centre().unwrap_or(saved);
-                if fastest / saved > policy.verify_factor || centre / saved < 1.0 / policy.verify_factor {
-                    state.restart_round(0);
-                    return Change::Reexplore;
-                }
-            }
+        if verified_wrong(state, chosen, policy) {
+            return Change::Reexplore;
         }
-        return if drifted(state, chosen, policy) { Change::Reexplore } else { Change::None };
+        return if drifted(state, chosen, now_ns, policy) { Change::Reexplore } else { Change::None };
     }
     // A re-timed alternative.
     let chosen_centre = state.of(chosen).centre();
     state.stats[i].record(ns, now_ns);
     if let Some(c) = chosen_centre {
         state.budget.extra_ns += (ns as f64 - c).max(0.0);
-        let alt = &state.stats[i];
-        if alt.fresh >= policy.switch_after && alt.centre().is_some_and(|a| a < c * (1.0 - policy.tolerance)) {
+        let (alt, mine) = (state.of(backend), state.of(chosen));
+        let faster = alt.fresh >= policy.switch_after && beats(alt, mine, policy.tolerance);
+        let simpler_tie = backend < chosen
+            && alt.fresh >= policy.confident
+            && alt.centre().is_some_and(|a| a <= c * (1.0 + policy.tolerance));
+        // While a loaded decision is verified, the verdict decides (below), not one alternative.
+        if (faster || simpler_tie) && state.verify.is_none() {
             state.settle_on(backend, DecisionKind::Historical);
             return Change::Switched(backend);
         }
     }
+    if verified_wrong(state, chosen, policy) {
+        return Change::Reexplore;
+    }
     Change::None
+}
+
+/// Judges a loaded decision once enough was re-timed (see the module docs' warm start):
+/// `true` when it starts a new exploration round. Until then, and once it is
+/// confirmed, `false`.
+fn verified_wrong(state: &mut BucketState, chosen: Backend, policy: &Policy) -> bool {
+    let Some(v) = state.verify else { return false };
+    let fresh = state.of(chosen);
+    let pending = |c: [bool; Backend::COUNT]| {
+        Backend::ALL.into_iter().any(|b| c[b.index()] && u64::from(state.of(b).fresh) < policy.samples)
+    };
+    if fresh.fresh < policy.verify_samples || v.foreign.is_some_and(pending) {
+        return false;
+    }
+    let saved = v.saved_centre.max(1.0);
+    let fastest = fresh.recent_ns.iter().min().map_or(saved, |&f| f as f64);
+    let centre = fresh.centre().unwrap_or(saved);
+    let off = fastest / saved > policy.verify_factor || centre / saved < 1.0 / policy.verify_factor;
+    let beaten = v.foreign.is_some_and(|c| {
+        Backend::ALL.into_iter().any(|b| {
+            c[b.index()]
+                && state.excluded[b.index()].is_none()
+                && state.of(b).centre().is_some_and(|a| a < centre * (1.0 - policy.tolerance))
+        })
+    });
+    state.verify = None;
+    if off || beaten {
+        state.restart_round(0);
+        return true;
+    }
+    if v.foreign.is_some() {
+        // Confirmed here. What re-timing the contenders cost was exploration's, not the probes'.
+        state.foreign = false;
+        state.budget = ProbeBudget::default();
+    }
+    false
+}
+
+/// Whether `fast`'s figures beat `slow`'s by more than their noise and `margin`: the
+/// upper end of `fast`'s confidence interval ([`BackendStats::half_width`]), raised by
+/// `margin`, lies below the lower end of `slow`'s. False with fewer than two samples
+/// on either side (an interval is infinite until then).
+fn beats(fast: &BackendStats, slow: &BackendStats, margin: f64) -> bool {
+    match (fast.centre(), slow.centre()) {
+        (Some(f), Some(s)) => (f + fast.half_width()) * (1.0 + margin) < s - slow.half_width(),
+        _ => false,
+    }
 }
 
 /// Which backend a settled bucket's sampled call should time: an alternative to
@@ -359,7 +446,21 @@ pub(crate) fn probe(
     policy: &Policy,
 ) -> Option<Backend> {
     let Phase::Settled { backend: chosen, .. } = state.phase else { return None };
-    if std::mem::take(&mut state.budget.last_was_probe) || state.verify.is_some() {
+    if let Some(v) = &mut state.verify {
+        // A loaded decision is re-timed first; one from another machine alternates with
+        // its contenders (those that can still run), fewest fresh samples first.
+        let contenders = v.foreign.as_mut()?;
+        let stats = &state.stats;
+        for b in Backend::ALL {
+            contenders[b.index()] &= candidates[b.index()];
+        }
+        let next = Backend::ALL
+            .into_iter()
+            .filter(|b| contenders[b.index()] && u64::from(stats[b.index()].fresh) < policy.samples)
+            .min_by_key(|b| (stats[b.index()].fresh, *b))?;
+        return (stats[next.index()].fresh < stats[chosen.index()].fresh).then_some(next);
+    }
+    if std::mem::take(&mut state.budget.last_was_probe) {
         return None;
     }
     let chosen_stats = state.of(chosen);
@@ -379,7 +480,10 @@ pub(crate) fn probe(
             }
             let few = s.fresh < policy.confident;
             let old = s.is_empty() || stale;
-            let overlaps = estimate - s.half_width() <= c_hi;
+            // A full window of fresh figures that still overlaps is a tie: more samples
+            // cannot narrow a window's interval, only test it again and again until noise
+            // separates it once. It is re-timed when its figures are old.
+            let overlaps = s.fresh < WINDOW as u32 && estimate - s.half_width() <= c_hi;
             let extra = (estimate - c).max(0.0);
             ((few || old || overlaps) && extra <= budget_left).then_some((s.fresh, b))
         })
@@ -389,17 +493,21 @@ pub(crate) fn probe(
     Some(b)
 }
 
-/// Whether the settled `chosen` backend has degraded past the drift band; if so the bucket re-explores.
-fn drifted(state: &mut BucketState, chosen: Backend, policy: &Policy) -> bool {
+/// Whether the settled `chosen` backend has degraded past the drift band against
+/// another backend's recent figures (see [`beats`]); if so the bucket re-explores.
+/// Old figures (from another run, or older than [`Policy::stale_ns`]) are not
+/// compared with: [`probe`] re-times them first.
+fn drifted(state: &mut BucketState, chosen: Backend, now_ns: u64, policy: &Policy) -> bool {
     if state.round_samples(chosen) < policy.drift_samples {
         return false;
     }
-    let Some(mine) = state.of(chosen).centre() else { return false };
+    let mine = state.of(chosen);
     let beaten = Backend::ALL
         .into_iter()
         .filter(|&b| b != chosen)
-        .filter_map(|b| state.of(b).centre())
-        .any(|other| mine > other * (1.0 + policy.drift_band));
+        .map(|b| state.of(b))
+        .filter(|other| !other.is_empty() && !other.is_stale(now_ns, policy.stale_ns))
+        .any(|other| beats(other, mine, policy.drift_band));
     if beaten {
         state.restart_round(0);
     }
@@ -690,6 +798,107 @@ mod tests {
         assert_eq!(later, 0);
     }
 
+    /// Noisy timings from a fixed seed: the true time ±20% (uniform), one call in 16
+    /// preempted (5×): what a µs-scale kernel looks like on a shared machine.
+    struct Noise(u32);
+
+    impl Noise {
+        fn time(&mut self, truth: u64) -> u64 {
+            let mut x = self.0;
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            self.0 = x;
+            let jitter = 0.8 + 0.4 * f64::from(x % 1_000) / 1_000.0;
+            let preempted = if (x >> 10).is_multiple_of(16) { 5.0 } else { 1.0 };
+            (truth as f64 * jitter * preempted) as u64
+        }
+    }
+
+    const CPU: [bool; Backend::COUNT] = [true, true, true, false];
+
+    /// Runs `calls` timed calls (50 a second from t = 1 s) of a bucket with noisy true times
+    /// `truth`: probes and records while settled, explores when re-opened. Returns how many
+    /// calls re-timed an alternative and every change of decision.
+    fn run_noisy(
+        s: &mut BucketState,
+        truth: [u64; Backend::COUNT],
+        calls: u64,
+        noise: &mut Noise,
+    ) -> (usize, Vec<Change>) {
+        let (mut probes, mut changes) = (0, Vec::new());
+        for k in 0..calls {
+            let now_ns = 1_000_000_000 + k * 20_000_000;
+            let b = match s.settled() {
+                Some(chosen) => {
+                    let b = probe(s, CPU, [f64::INFINITY; Backend::COUNT], now_ns, &P).unwrap_or(chosen);
+                    probes += usize::from(b != chosen);
+                    b
+                }
+                None => explore(s, CPU, simd_prior(), &NONE, &P).backend,
+            };
+            let interval = if s.settled().is_some() { 16.0 } else { 1.0 };
+            let sample = Sample { backend: b, ns: noise.time(truth[b.index()]), now_ns, interval, warmup: false };
+            let change = record(s, sample, &P);
+            if change != Change::None {
+                changes.push(change);
+            }
+        }
+        (probes, changes)
+    }
+
+    /// A bucket settled, from noise-free exploration, on SIMD (Scalar 200, SIMD 100, Parallel `parallel`).
+    fn settled_among_cpu(parallel: u64) -> BucketState {
+        let mut s = BucketState::new(5000);
+        run_to_settle_on(&mut s, CPU, |b| [200, 100, parallel, 0][b.index()]);
+        s
+    }
+
+    #[test]
+    fn equal_backends_do_not_flap_under_noise() {
+        // SIMD and Parallel run the same code (below the parallel grain): 100 ns each, noisy.
+        let mut s = settled_among_cpu(102);
+        assert_eq!(s.settled(), Some(Backend::Simd));
+        let (probes, changes) = run_noisy(&mut s, [200, 100, 100, 0], 20_000, &mut Noise(0x5EED));
+        assert!(probes >= P.confident as usize, "the alternative was re-timed ({probes} probes)");
+        assert_eq!(changes, [], "a tie flapped");
+        assert_eq!(s.settled(), Some(Backend::Simd));
+    }
+
+    #[test]
+    fn a_tie_settled_on_the_more_complex_backend_moves_to_the_simpler_once() {
+        let mut s = settled_among_cpu(95);
+        assert_eq!(s.settled(), Some(Backend::Parallel));
+        let (_, changes) = run_noisy(&mut s, [200, 100, 100, 0], 20_000, &mut Noise(0xBEEF));
+        assert_eq!(changes, [Change::Switched(Backend::Simd)]);
+    }
+
+    #[test]
+    fn a_clear_improvement_still_switches_under_the_same_noise() {
+        // Exploration saw SIMD and Parallel alike; SIMD really takes 130, Parallel 100.
+        let mut s = settled_among_cpu(102);
+        assert_eq!(s.settled(), Some(Backend::Simd));
+        let (_, changes) = run_noisy(&mut s, [200, 130, 100, 0], 250, &mut Noise(0x5EED));
+        assert_eq!(changes.first(), Some(&Change::Switched(Backend::Parallel)), "within 5 s at 50 samples/s");
+        assert_eq!(s.settled(), Some(Backend::Parallel));
+    }
+
+    #[test]
+    fn a_degraded_choice_is_not_judged_against_old_figures() {
+        // Settled at t = 1 s; at t = 100 s the chosen SIMD takes 400, twice Scalar's 40 s old figure.
+        let mut s = settled_on([200, 100, 1_000_000, 10_000]);
+        for _ in 0..P.drift_samples + 8 {
+            assert_eq!(record(&mut s, sample(Backend::Simd, 400, 100, 16.0), &P), Change::None);
+        }
+        // Re-timed now, Scalar's figure counts.
+        let mut changes = Vec::new();
+        for _ in 0..4 {
+            changes.push(record(&mut s, sample(Backend::Scalar, 200, 100, 16.0), &P));
+            changes.push(record(&mut s, sample(Backend::Simd, 400, 100, 16.0), &P));
+        }
+        assert!(changes.iter().any(|&c| c != Change::None), "{changes:?}");
+    }
+
     #[test]
     fn old_figures_are_re_timed() {
         let mut s = settled_on([130, 100, 1_000_000, 10_000]);
@@ -808,7 +1017,7 @@ mod tests {
     #[test]
     fn a_loaded_decision_timed_on_a_busy_machine_stays_when_one_call_matches() {
         let mut s = settled_on([300, 100, 1_000_000, 10_000]);
-        s.verify = Some(Verify { saved_centre: 100.0 });
+        s.verify = Some(Verify { saved_centre: 100.0, foreign: None });
         for st in &mut s.stats {
             st.last_ns = 0;
         }
@@ -825,7 +1034,7 @@ mod tests {
     fn a_loaded_decision_far_off_re_explores_and_a_close_one_stays() {
         for (real, reexplores) in [(500, true), (120, false), (40, true)] {
             let mut s = settled_on([300, 100, 1_000_000, 10_000]);
-            s.verify = Some(Verify { saved_centre: 100.0 });
+            s.verify = Some(Verify { saved_centre: 100.0, foreign: None });
             for st in &mut s.stats {
                 st.last_ns = 0; // as loaded: figures from another run
             }
@@ -841,5 +1050,90 @@ mod tests {
             assert_eq!(changes.contains(&Change::Reexplore), reexplores, "real {real}: {changes:?}");
             assert_eq!(s.verify, None);
         }
+    }
+
+    /// A bucket as borrowed from another machine's entry: settled on SIMD, these
+    /// figures (ns, 5 samples each; 0: none) marked foreign, its contenders computed.
+    fn borrowed(figures: [u64; Backend::COUNT]) -> BucketState {
+        let mut s = BucketState::new(5000);
+        for b in Backend::ALL.into_iter().filter(|b| figures[b.index()] > 0) {
+            let st = &mut s.stats[b.index()];
+            st.recent_ns = vec![figures[b.index()]; 5];
+            st.count = 5;
+            st.foreign = true;
+        }
+        s.settle_on(Backend::Simd, DecisionKind::Historical);
+        let contenders = contenders(&s, Backend::Simd, ALL, &P);
+        s.verify = Some(Verify { saved_centre: figures[Backend::Simd.index()] as f64, foreign: Some(contenders) });
+        s.foreign = true;
+        s
+    }
+
+    /// Sampled calls of a borrowed bucket with the true times `truth`, until its decision
+    /// changes or `calls` have run; the backends timed, and the change.
+    fn verify_borrowed(s: &mut BucketState, truth: [u64; Backend::COUNT], calls: usize) -> (Vec<Backend>, Change) {
+        let mut timed = Vec::new();
+        for _ in 0..calls {
+            let chosen = s.settled().expect("settled until a change");
+            let b = probe(s, ALL, [f64::INFINITY; Backend::COUNT], 1, &P).unwrap_or(chosen);
+            timed.push(b);
+            let change = record(s, sample(b, truth[b.index()], 1, 1.0), &P);
+            if change != Change::None {
+                return (timed, change);
+            }
+        }
+        (timed, Change::None)
+    }
+
+    #[test]
+    fn another_machines_decision_re_explores_where_this_machine_ranks_otherwise() {
+        // There: SIMD 100, Scalar 140 (a contender), GPU hopeless. Here SIMD matches, but Scalar takes 60.
+        let mut s = borrowed([140, 100, 0, 1_000_000]);
+        assert_eq!(s.verify.unwrap().foreign, Some([true, false, false, false]), "only Scalar is within reach");
+        let (timed, change) = verify_borrowed(&mut s, [60, 100, 0, 1_000_000], 40);
+        assert_eq!(timed[0], Backend::Simd, "the first call goes where the other machine decided");
+        assert_eq!(change, Change::Reexplore, "{timed:?}");
+        assert_eq!(timed.iter().filter(|&&b| b == Backend::Scalar).count() as u64, P.samples, "{timed:?}");
+        assert!(!timed.contains(&Backend::Gpu), "a hopeless alternative is not re-timed: {timed:?}");
+        assert!(!s.foreign && s.stats.iter().all(|st| !st.foreign), "this machine decides from now on");
+        // Its own figure for the chosen backend alone would have kept the decision.
+        let mut own = borrowed([140, 100, 0, 1_000_000]);
+        own.verify = Some(Verify { saved_centre: 100.0, foreign: None });
+        assert_eq!(verify_borrowed(&mut own, [60, 100, 0, 1_000_000], P.verify_samples as usize).1, Change::None);
+    }
+
+    #[test]
+    fn another_machines_decision_is_confirmed_where_this_machine_agrees() {
+        let mut s = borrowed([140, 100, 0, 1_000_000]);
+        let (timed, change) = verify_borrowed(&mut s, [150, 100, 0, 1_000_000], 40);
+        assert_eq!(change, Change::None, "{timed:?}");
+        assert_eq!((s.verify, s.foreign, s.settled()), (None, false, Some(Backend::Simd)), "confirmed");
+        let scalar = s.of(Backend::Scalar);
+        assert!(!scalar.foreign && scalar.recent_ns.iter().all(|&ns| ns == 150), "{scalar:?}: measured here only");
+        assert_eq!(scalar.count, P.samples, "the other machine's count is not carried");
+        assert!(s.of(Backend::Gpu).foreign, "never re-timed: still the other machine's");
+        assert_eq!(s.budget.extra_ns, 0.0, "re-timing contenders spent no probe budget");
+    }
+
+    #[test]
+    fn another_machines_figure_far_off_re_explores_and_its_figures_predict_nothing() {
+        // There SIMD took 20; here 100: the same check as a warm start's.
+        let mut s = borrowed([1_000, 20, 0, 0]);
+        assert_eq!(s.verify.unwrap().foreign, Some([false; Backend::COUNT]));
+        let (timed, change) = verify_borrowed(&mut s, [1_000, 100, 0, 0], 40);
+        assert_eq!((timed.len() as u32, change), (P.verify_samples, Change::Reexplore));
+    }
+
+    #[test]
+    fn a_contender_that_can_no_longer_run_is_not_waited_for() {
+        let mut s = borrowed([140, 100, 0, 110]);
+        assert_eq!(s.verify.unwrap().foreign, Some([true, false, false, true]));
+        let no_gpu = [true, true, false, false];
+        for _ in 0..20 {
+            let b = probe(&mut s, no_gpu, [f64::INFINITY; Backend::COUNT], 1, &P).unwrap_or(Backend::Simd);
+            assert_ne!(b, Backend::Gpu);
+            record(&mut s, sample(b, [150, 100, 0, 90][b.index()], 1, 1.0), &P);
+        }
+        assert_eq!((s.verify, s.foreign), (None, false), "confirmed without the GPU");
     }
 }

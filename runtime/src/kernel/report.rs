@@ -1,5 +1,10 @@
 //! The learned routing table of a kernel, as returned by [`crate::Kernel::table`],
 //! with a `Display` that prints it for people.
+//!
+//! Decisions and figures that came from another machine's entry (the nearest
+//! one, when this machine's has none for a size) are marked until this machine
+//! has confirmed or replaced them: a row's [`BucketReport::from`], a figure's
+//! [`BackendReport::other_machine`].
 
 use std::fmt;
 use std::ops::RangeInclusive;
@@ -9,6 +14,7 @@ use super::loops::LoopSummary;
 use super::spec::{DecisionKind, LoopRewrite};
 use crate::backend::{Backend, OpComplexity};
 use crate::bucket::bucket_of;
+use crate::persist::NearestEntry;
 
 /// One backend's measurements in one bucket.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,6 +29,8 @@ pub struct BackendReport {
     pub spread: Option<Duration>,
     /// Ruled out in the current exploration round (predicted or measured too slow).
     pub pruned: bool,
+    /// These figures are another machine's ([`KernelTable::borrowed_from`]): not yet measured here.
+    pub other_machine: bool,
 }
 
 /// One size bucket of a kernel.
@@ -40,6 +48,10 @@ pub struct BucketReport {
     pub decided_by: DecisionKind,
     /// Backends `verify` excluded here: their result disagreed with Scalar's.
     pub excluded: Vec<Backend>,
+    /// The other machine's entry this bucket's decision came from, while this machine
+    /// has not confirmed it (it is being re-timed; in frozen mode, for good); `None`
+    /// for a decision of this machine's.
+    pub from: Option<NearestEntry>,
 }
 
 impl BucketReport {
@@ -62,6 +74,9 @@ pub struct KernelTable {
     pub loops: &'static [LoopRewrite],
     /// Buckets that have been called or loaded, smallest sizes first.
     pub rows: Vec<BucketReport>,
+    /// The other machine's entry some of these decisions or figures came from, while
+    /// any still are ([`crate::HistoryStatus::Nearest`]).
+    pub borrowed_from: Option<NearestEntry>,
 }
 
 impl KernelTable {
@@ -103,15 +118,78 @@ impl fmt::Display for KernelTable {
                 let cell = match r.backend(b) {
                     None => "-".to_owned(),
                     Some(m) => {
-                        let mark = if m.pruned { "x" } else { "" };
-                        format!("{} ({}){mark}", Micros(m.centre), m.count)
+                        let pruned = if m.pruned { "x" } else { "" };
+                        let other = if m.other_machine { "*" } else { "" };
+                        format!("{} ({}){pruned}{other}", Micros(m.centre), m.count)
                     }
                 };
                 write!(f, "  {cell:>16}")?;
             }
             let chosen = r.chosen.map_or("…".to_owned(), |b| b.to_string());
-            writeln!(f, "  {chosen:<8} {}", r.decided_by)?;
+            write!(f, "  {chosen:<8} {}", r.decided_by)?;
+            if let Some(from) = &r.from {
+                write!(f, ", from {} ({}), not yet confirmed here", from.cpu, from.rule)?;
+            }
+            writeln!(f)?;
+        }
+        if let Some(from) = &self.borrowed_from {
+            writeln!(f, "  * another machine's figures, not yet measured here: {from}")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::persist::NearestRule;
+
+    #[test]
+    fn decisions_and_figures_from_another_machine_are_marked() {
+        let from = NearestEntry {
+            key: "00112233aabbccdd".into(),
+            cpu: "x86_64 Other CPU".into(),
+            rule: NearestRule::SameFeatures,
+        };
+        let us = |n| Some(Duration::from_micros(n));
+        let figure = |backend, centre, other_machine| BackendReport {
+            backend,
+            count: 5,
+            centre: us(centre),
+            spread: us(1),
+            pruned: false,
+            other_machine,
+        };
+        let row = |lo: usize, from: Option<NearestEntry>, other_machine| BucketReport {
+            bucket: bucket_of(lo),
+            sizes: lo..=2 * lo - 1,
+            backends: vec![figure(Backend::Scalar, 900, other_machine), figure(Backend::Simd, 100, false)],
+            chosen: Some(Backend::Simd),
+            decided_by: DecisionKind::Historical,
+            excluded: vec![],
+            from,
+        };
+        let table = KernelTable {
+            kernel: "k",
+            complexity: OpComplexity::Medium,
+            forced: None,
+            loops: &[],
+            rows: vec![row(4096, Some(from.clone()), true), row(8192, None, false)],
+            borrowed_from: Some(from),
+        };
+        let text = table.to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        let borrowed = lines.iter().find(|l| l.contains("4096..=8191")).unwrap();
+        assert!(
+            borrowed.ends_with("historical, from x86_64 Other CPU (same CPU features), not yet confirmed here"),
+            "{text}"
+        );
+        assert!(borrowed.contains("900.0 (5)*"), "{text}");
+        let own = lines.iter().find(|l| l.contains("8192..=16383")).unwrap();
+        assert!(own.trim_end().ends_with("historical") && !own.contains('*'), "{text}");
+        assert_eq!(
+            lines.last().copied(),
+            Some("  * another machine's figures, not yet measured here: x86_64 Other CPU (entry 00112233aabbccdd, same CPU features)")
+        );
     }
 }

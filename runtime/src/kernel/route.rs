@@ -19,10 +19,13 @@ use std::sync::atomic::Ordering;
 thread_local! {
     /// This thread's sampling allowance. Each settled call spends `2^(MAX_SHIFT - shift)`
     /// of it (`shift` from its bucket's byte); the call that overdraws it is timed and
-    /// the allowance is refilled by a random amount averaging `2^MAX_SHIFT`. So a call
-    /// of a bucket with interval `2^shift` is timed with probability `2^-shift` whatever
-    /// other kernels, buckets or rates share the thread, and the random refill keeps
-    /// periodic call patterns from aliasing with the samples.
+    /// the allowance is refilled by a random amount averaging `2^MAX_SHIFT`, the debt
+    /// forgiven where the refill does not cover it: a debt carried over would time the next call of whatever bucket
+    /// comes next (a bucket timing every call made its neighbour on the thread pay for
+    /// a quarter of its calls). So a call of a bucket with interval `2^shift` is timed
+    /// with probability `2^-shift` (every call at interval 1) whatever other kernels,
+    /// buckets or rates share the thread, and the random refill keeps periodic call
+    /// patterns from aliasing with the samples.
     static ALLOWANCE: Cell<i32> = const { Cell::new(0) };
     /// The refill's generator (xorshift32), touched only on timed calls.
     static REFILL: Cell<u32> = const { Cell::new(0x9e37_79b9) };
@@ -38,7 +41,9 @@ fn sample(byte: u8) -> bool {
     })
 }
 
-/// Refills an overdrawn allowance by a uniform amount in `1..=2^(MAX_SHIFT+1)`; always `true`.
+/// Refills an overdrawn allowance by a uniform amount in `1..=2^(MAX_SHIFT+1)`; when that
+/// does not cover the debt, the allowance is the fresh draw alone (see [`ALLOWANCE`]);
+/// always `true`.
 #[cold]
 #[inline(never)]
 fn refill(a: &Cell<i32>, left: i32) -> bool {
@@ -51,7 +56,9 @@ fn refill(a: &Cell<i32>, left: i32) -> bool {
         x
     });
     let span = 2u32 << MAX_SHIFT;
-    a.set(left + 1 + (r % span) as i32);
+    let draw = 1 + (r % span) as i32;
+    // A debt larger than the draw is forgiven: the next call starts from a fresh draw.
+    a.set(if left + draw >= 1 { left + draw } else { draw });
     true
 }
 
@@ -61,10 +68,14 @@ impl Kernel {
     /// A settled bucket returns its cached backend. Each call is timed with
     /// probability 1/N, N a power of two per bucket up to 131,072 that follows the
     /// bucket's call rate so it gets about 50 samples a second (16 until the rate is
-    /// known; every call of a bucket called less than ~100 times a second; every
-    /// call is timed while a decision loaded from history is re-checked); a timed
-    /// call may re-time an alternative instead, within a small budget, so a wrong
-    /// decision corrects itself. Everything else goes through the cold path.
+    /// known; every call of a bucket called less than ~100 times a second), but never
+    /// so short that timing costs more than 1% of the bucket's own time: a timed
+    /// call spends about a microsecond or more in the cold path, so a 100 ns kernel
+    /// is timed at most once in ~1,000 calls whatever its rate. Every call is timed
+    /// while a decision loaded from history is re-checked, and every call of an
+    /// exploring bucket. A timed call may re-time an alternative instead, within a
+    /// small budget, so a wrong decision corrects itself. Everything else goes
+    /// through the cold path.
     #[inline]
     pub fn route(&'static self, size: usize, work: impl FnOnce() -> Work) -> Route {
         let bucket = bucket_of(size);
@@ -132,28 +143,50 @@ impl Route {
 
     /// Calls `variant` (the chosen backend's function) and returns its result,
     /// timing it when this call was picked for measurement.
+    ///
+    /// `variant` has one call site, so it is compiled once, inlined into the
+    /// wrapper and specialized on the caller's constants whether or not the call
+    /// is timed: a timed call runs the same code as an untimed one (a separate
+    /// timed copy ran unspecialized, and a bucket called rarely, which times
+    /// most of its calls, then ran that slower copy most of the time).
     #[inline]
     pub fn run<R>(self, variant: impl FnOnce() -> R) -> R {
-        if self.flags & (TIMED | SPAN) == 0 {
-            variant()
-        } else {
-            run_observed(self.kernel, self.size, self.flags, variant)
+        let observed = if self.flags & (TIMED | SPAN) == 0 { None } else { Some(Observed::start(self)) };
+        let out = variant();
+        if let Some(observed) = observed {
+            observed.finish();
         }
+        out
     }
 }
 
-/// A call that is timed, spanned or both (fields by value: nothing forces the route into memory).
-#[inline(never)]
-fn run_observed<R>(kernel: &'static Kernel, size: usize, flags: u8, variant: impl FnOnce() -> R) -> R {
-    let backend = decision_byte::backend(flags);
-    let _span = (flags & SPAN != 0).then(|| telemetry::call_span(kernel.name(), backend, size));
-    if flags & TIMED == 0 {
-        return variant();
+/// A call being timed, spanned or both: what [`Route::run`] keeps around the variant.
+struct Observed {
+    kernel: &'static Kernel,
+    size: usize,
+    backend: Backend,
+    _span: Option<tracing::span::EnteredSpan>,
+    /// When the variant started; `None` when the call is spanned but not timed.
+    start: Option<clock::Stamp>,
+}
+
+impl Observed {
+    #[cold]
+    #[inline(never)]
+    fn start(route: Route) -> Observed {
+        let backend = decision_byte::backend(route.flags);
+        let _span = (route.flags & SPAN != 0).then(|| telemetry::call_span(route.kernel.name(), backend, route.size));
+        let start = (route.flags & TIMED != 0).then(clock::now);
+        Observed { kernel: route.kernel, size: route.size, backend, _span, start }
     }
-    let start = clock::now();
-    let out = variant();
-    kernel.observe(size, backend, clock::since(start));
-    out
+
+    #[cold]
+    #[inline(never)]
+    fn finish(self) {
+        if let Some(start) = self.start {
+            self.kernel.observe(self.size, self.backend, clock::since(start));
+        }
+    }
 }
 
 impl Kernel {

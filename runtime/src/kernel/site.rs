@@ -22,7 +22,7 @@ use super::{overrides, snapshot, telemetry};
 use crate::backend::{Backend, OpComplexity};
 use crate::bucket::{bucket_range, BUCKETS};
 use crate::cost::{self, Work};
-use crate::persist::{self, merge::KernelSnapshot};
+use crate::persist::{self, merge::KernelSnapshot, NearestEntry};
 use crate::{clock, config};
 
 /// Calls slower than this many nanoseconds get a span, on sites that are not hot (default 100 µs).
@@ -30,12 +30,19 @@ static SPAN_THRESHOLD_NS: AtomicU64 = AtomicU64::new(100_000);
 /// A site above this many calls per second is hot: no per-call spans.
 const HOT_CALLS_PER_SEC: f64 = 10_000.0;
 
-/// When a settled bucket was last sampled, to estimate its call rate.
+/// When a settled bucket was last sampled, to estimate its call rate, and what
+/// its timed calls cost the router.
 #[derive(Clone, Copy, Debug)]
 struct SampleClock {
     last: clock::Stamp,
     /// Smoothed seconds between calls (0 before the second sample).
     secs_per_call: f64,
+    /// What a timed call costs beyond an untimed one, in nanoseconds: the time spent
+    /// in [`Kernel::sampled`] and [`Kernel::record`] (locks included), smoothed by
+    /// [`decision_byte::smooth_overhead`]; 0 until measured.
+    overhead_ns: f64,
+    /// The time the last [`Kernel::sampled`] took, until its [`Kernel::record`] adds its own.
+    pending_ns: f64,
 }
 
 /// The backend a decision byte cached before a change.
@@ -59,6 +66,8 @@ pub(super) struct KernelState {
     warned_frozen: bool,
     /// `verify` already reported this backend's disagreement.
     pub(super) warned_excluded: [bool; Backend::COUNT],
+    /// The other machine's entry the buckets marked `foreign` came from.
+    borrowed_from: Option<NearestEntry>,
 }
 
 impl KernelState {
@@ -73,6 +82,7 @@ impl KernelState {
             warned_unavailable: false,
             warned_frozen: false,
             warned_excluded: [false; Backend::COUNT],
+            borrowed_from: None,
         }
     }
 }
@@ -165,9 +175,17 @@ impl Kernel {
         if !st.loaded {
             st.loaded = true;
             let frozen = frozen();
-            if let Some(records) = persist::load(self.spec.name, self.spec.token_hash, self.spec.complexity) {
-                let gpu_usable = self.gpu_usable();
-                st.buckets.extend(snapshot::buckets_from(records, gpu_usable));
+            let saved = persist::load(self.spec.name, self.spec.token_hash, self.spec.complexity);
+            if !saved.own.is_empty() || saved.borrowed.is_some() {
+                let candidates = self.candidates(self.gpu_usable());
+                st.buckets.extend(snapshot::buckets_from(saved.own, candidates));
+                if let Some((from, records)) = saved.borrowed {
+                    // Sizes this machine has no bucket for start from the nearest machine's decisions.
+                    for (b, bs) in snapshot::borrowed_buckets_from(records, candidates) {
+                        st.buckets.entry(b).or_insert(bs);
+                    }
+                    st.borrowed_from = Some(from);
+                }
             }
             // Buckets loaded settled are published now, so the first call takes the fast path;
             // every call is timed until the loaded decision is confirmed (never when frozen).
@@ -308,32 +326,36 @@ impl Kernel {
 
     /// The backend a sampled call of a settled bucket times: the chosen one, or an
     /// alternative to re-time (`policy::probe`). Also where the bucket's sampling
-    /// interval follows its call rate ([`decision_byte::shift_for_rate`]). Called for about
-    /// 50 calls a second per bucket.
+    /// interval follows its call rate and the cost of timing it
+    /// ([`decision_byte::settled_shift`]). Called for at most about 50 calls a second
+    /// per bucket, fewer where timing would cost more than 1% of the bucket's time.
     #[cold]
     #[inline(never)]
     pub(super) fn sampled(&'static self, bucket: usize, byte: u8) -> Backend {
+        let entered = clock::now();
         let cached = decision_byte::backend(byte);
         let mut guard = self.lock();
         let st = &mut *guard;
-        let now = clock::now();
-        let clock = st.clocks.entry(bucket).or_insert(SampleClock { last: now, secs_per_call: 0.0 });
-        let dt = now.duration_since(clock.last).as_secs_f64();
-        clock.last = now;
+        let new_clock = SampleClock { last: entered, secs_per_call: 0.0, overhead_ns: 0.0, pending_ns: 0.0 };
+        let clock = st.clocks.entry(bucket).or_insert(new_clock);
+        let dt = entered.duration_since(clock.last).as_secs_f64();
+        clock.last = entered;
         // Each sampled call stands for 2^shift calls on average; smooth the noisy gaps.
         let per_call = dt / f64::from(1u32 << decision_byte::shift(byte));
         clock.secs_per_call =
             if clock.secs_per_call == 0.0 { per_call } else { 0.8 * clock.secs_per_call + 0.2 * per_call };
         let rate = if clock.secs_per_call > 0.0 { 1.0 / clock.secs_per_call } else { 0.0 };
+        let overhead_ns = clock.overhead_ns;
         if st.forced.is_some() || frozen() {
             return cached;
         }
         let Some(bs) = st.buckets.get_mut(&bucket) else { return cached };
         let Some(chosen) = bs.settled() else { return cached };
+        let centre = bs.of(chosen).centre().unwrap_or(0.0);
         let shift = if bs.verify.is_some() {
             0 // a loaded decision is re-timed on its first calls
         } else {
-            decision_byte::shift_for_rate(rate)
+            decision_byte::settled_shift(rate, overhead_ns, centre)
         };
         let gpu_usable = self.gpu_usable();
         let candidates = bs.allowed(self.candidates(gpu_usable));
@@ -346,11 +368,13 @@ impl Kernel {
             None => [f64::INFINITY; Backend::COUNT],
         };
         let probe = policy::probe(bs, candidates, predicted, clock::now_ns(), &Policy::DEFAULT);
-        let centre = bs.of(chosen).centre().unwrap_or(0.0);
         let site_rate: f64 =
             st.clocks.values().map(|c| if c.secs_per_call > 0.0 { 1.0 / c.secs_per_call } else { 0.0 }).sum();
         let span = centre > SPAN_THRESHOLD_NS.load(Ordering::Relaxed) as f64 && site_rate <= HOT_CALLS_PER_SEC;
         self.decisions[bucket].store(encode(chosen, shift, span), Ordering::Relaxed);
+        if let Some(clock) = st.clocks.get_mut(&bucket) {
+            clock.pending_ns = clock::since(entered).as_nanos() as f64;
+        }
         probe.unwrap_or(chosen)
     }
 
@@ -383,6 +407,7 @@ impl Kernel {
             // A frozen table never changes: the rare sampled call's timing is discarded.
             return;
         }
+        let entered = clock::now();
         let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
         let mut guard = self.lock();
         let st = &mut *guard;
@@ -392,7 +417,10 @@ impl Kernel {
         // A settled bucket's timed call stands for the calls its sampling interval skips.
         let interval = if bs.settled().is_some() { f64::from(1u32 << decision_byte::shift(byte)) } else { 1.0 };
         let sample = Sample { backend, ns, now_ns: clock::now_ns(), interval, warmup };
+        let was_foreign = bs.foreign;
         let mut change = policy::record(bs, sample, &Policy::DEFAULT);
+        // Another machine's decision, confirmed here: now this machine's, worth saving.
+        let confirmed = was_foreign && !bs.foreign && change == Change::None;
         if backend == Backend::Gpu && !crate::ops::gpu::is_available() {
             // The device failed: GPU calls now fall back inside the op; stop choosing it.
             bs.pruned[Backend::Gpu.index()] = true;
@@ -404,9 +432,18 @@ impl Kernel {
         if !warmup {
             st.touched.insert(bucket);
         }
+        // A sampled call's cost to the router: its `sampled` part, kept there, and this one.
+        if let Some(clock) = st.clocks.get_mut(&bucket).filter(|c| c.pending_ns > 0.0) {
+            let spent = std::mem::take(&mut clock.pending_ns) + clock::since(entered).as_nanos() as f64;
+            clock.overhead_ns = decision_byte::smooth_overhead(clock.overhead_ns, spent);
+        }
         let forced = st.forced.is_some();
         drop(guard);
         match change {
+            Change::None if confirmed => {
+                telemetry::confirmed(&self.spec, size, bucket, decision_byte::backend(byte));
+                persist::note_changed();
+            }
             Change::None => {}
             Change::Reexplore => {
                 if !forced {
@@ -443,7 +480,8 @@ impl Kernel {
     }
 
     /// The learned per-bucket table: sizes, per-backend count/centre/spread, the
-    /// chosen backend and how it was decided.
+    /// chosen backend and how it was decided, and which decisions and figures came
+    /// from another machine's entry and are not yet confirmed here.
     pub fn table(&'static self) -> KernelTable {
         let st = self.lock();
         let rows = st
@@ -463,6 +501,7 @@ impl Kernel {
                             centre: s.centre().map(|c| Duration::from_nanos(c as u64)),
                             spread: s.spread().map(|c| Duration::from_nanos(c as u64)),
                             pruned: bs.pruned[b.index()] && bs.settled().is_none(),
+                            other_machine: s.foreign,
                         }
                     })
                     .collect(),
@@ -472,14 +511,18 @@ impl Kernel {
                     Phase::Exploring => DecisionKind::Exploring,
                 },
                 excluded: Backend::ALL.into_iter().filter(|b| bs.excluded[b.index()].is_some()).collect(),
+                from: if bs.foreign { st.borrowed_from.clone() } else { None },
             })
             .collect();
+        let borrowed = st.buckets.values().any(|bs| bs.foreign || bs.stats.iter().any(|s| s.foreign));
+        let borrowed_from = if borrowed { st.borrowed_from.clone() } else { None };
         KernelTable {
             kernel: self.spec.name,
             complexity: self.spec.complexity,
             forced: st.forced,
             loops: self.spec.loops,
             rows,
+            borrowed_from,
         }
     }
 
@@ -538,7 +581,8 @@ fn predict_from_neighbours(
     for b in Backend::ALL {
         let nearest = buckets
             .iter()
-            .filter(|(&i, bs)| i != bucket && bs.typical_size > 0 && !bs.of(b).is_empty())
+            // Another machine's figures predict nothing here (`policy`'s warm start).
+            .filter(|(&i, bs)| i != bucket && bs.typical_size > 0 && !bs.of(b).is_empty() && !bs.of(b).foreign)
             .min_by_key(|(&i, _)| i.abs_diff(bucket));
         if let Some((_, bs)) = nearest {
             let centre = bs.of(b).centre().unwrap_or(0.0);

@@ -5,9 +5,18 @@
 //! Only decisions and timings cross; exploration bookkeeping (pruning, round
 //! counters) does not. A record is placed in the bucket that holds its sizes;
 //! one whose sizes no longer fit one bucket (the bucketing changed) is dropped.
+//!
+//! Buckets borrowed from another machine's entry (`persist::nearest`) are marked
+//! as such, with their figures, and their decision is verified more strictly
+//! (`policy`'s warm start). A save writes this machine's entry only with what
+//! this machine measured: a borrowed decision not yet confirmed here is not
+//! saved at all (the next run starts from the other entry again, which the file
+//! still holds), and once confirmed or re-decided its bucket is saved without
+//! the figures that are still the other machine's.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::policy::{self, Policy};
 use super::spec::{DecisionKind, KernelSpec, LoopRewrite};
 use super::stats::{BucketState, Exclusion, Verify};
 use crate::backend::Backend;
@@ -15,42 +24,63 @@ use crate::bucket::{bucket_of, bucket_range};
 use crate::persist::format::{self, BucketRecord, ExclusionRecord, KernelRecord, LoopRecord, TimingRecord};
 use crate::persist::merge::KernelSnapshot;
 
-/// Bucket states from saved records. A saved GPU decision is kept only when
-/// `gpu_usable` (the kernel has a GPU variant and a usable device exists);
-/// otherwise that bucket explores again.
-pub(super) fn buckets_from(records: Vec<BucketRecord>, gpu_usable: bool) -> Vec<(usize, BucketState)> {
-    let mut out = Vec::with_capacity(records.len());
-    for record in records {
-        let [lo, hi] = record.sizes;
-        let bucket = bucket_of(lo);
-        if lo > hi || bucket_of(hi) != bucket {
-            continue;
-        }
-        let mut bs = BucketState::new(record.typical_size.clamp(lo, hi));
-        for t in record.timings {
-            let stats = &mut bs.stats[t.backend.index()];
-            stats.count = t.count;
-            stats.recent_ns = t.recent_ns;
-            stats.sanitize();
-        }
-        for e in record.excluded {
-            if e.backend != Backend::Scalar {
-                bs.excluded[e.backend.index()] = Some(Exclusion { size: e.size, largest_error: e.largest_error });
-            }
-        }
-        match record.chosen {
-            Some(b) if bs.excluded[b.index()].is_some() => {}
-            Some(Backend::Gpu) if !gpu_usable => {}
-            Some(backend) => {
-                bs.settle_on(backend, DecisionKind::Historical);
-                // Confirmed by the first calls of this run (see `policy`'s warm start).
-                bs.verify = bs.of(backend).centre().map(|saved_centre| Verify { saved_centre });
-            }
-            None => {}
-        }
-        out.push((bucket, bs));
+/// Bucket states from this machine's saved records. A saved decision is kept only
+/// when its backend may run now (`candidates`: a GPU decision needs a usable device,
+/// a Parallel one two threads) and `verify` has not excluded it; otherwise that
+/// bucket explores again.
+pub(super) fn buckets_from(
+    records: Vec<BucketRecord>,
+    candidates: [bool; Backend::COUNT],
+) -> Vec<(usize, BucketState)> {
+    records.into_iter().filter_map(|r| bucket_from(r, candidates, false)).collect()
+}
+
+/// Bucket states from another machine's settled records (the nearest entry's), marked
+/// as such: each decision is verified against its contenders before it is confirmed
+/// (`policy`'s warm start). A record whose decision may not run here, or without a
+/// figure for its chosen backend to check, is left out (its bucket starts fresh).
+pub(super) fn borrowed_buckets_from(
+    records: Vec<BucketRecord>,
+    candidates: [bool; Backend::COUNT],
+) -> Vec<(usize, BucketState)> {
+    records.into_iter().filter_map(|r| bucket_from(r, candidates, true)).filter(|(_, bs)| bs.foreign).collect()
+}
+
+fn bucket_from(
+    record: BucketRecord,
+    candidates: [bool; Backend::COUNT],
+    foreign: bool,
+) -> Option<(usize, BucketState)> {
+    let [lo, hi] = record.sizes;
+    let bucket = bucket_of(lo);
+    if lo > hi || bucket_of(hi) != bucket {
+        return None;
     }
-    out
+    let mut bs = BucketState::new(record.typical_size.clamp(lo, hi));
+    for t in record.timings {
+        let stats = &mut bs.stats[t.backend.index()];
+        stats.count = t.count;
+        stats.recent_ns = t.recent_ns;
+        stats.foreign = foreign;
+        stats.sanitize();
+    }
+    for e in record.excluded {
+        if e.backend != Backend::Scalar {
+            bs.excluded[e.backend.index()] = Some(Exclusion { size: e.size, largest_error: e.largest_error });
+        }
+    }
+    let runnable = bs.allowed(candidates);
+    if let Some(backend) = record.chosen.filter(|b| runnable[b.index()]) {
+        let saved_centre = bs.of(backend).centre();
+        let contenders = foreign.then(|| policy::contenders(&bs, backend, candidates, &Policy::DEFAULT));
+        if !foreign || saved_centre.is_some() {
+            bs.settle_on(backend, DecisionKind::Historical);
+            // Confirmed by the first calls of this run (see `policy`'s warm start).
+            bs.verify = saved_centre.map(|saved_centre| Verify { saved_centre, foreign: contenders });
+            bs.foreign = foreign;
+        }
+    }
+    Some((bucket, bs))
 }
 
 /// A kernel's buckets as a snapshot for a save; `touched` are the buckets this process measured.
@@ -66,7 +96,12 @@ pub(super) fn snapshot(
             token_hash: format::hex(spec.token_hash),
             complexity: spec.complexity,
             loops: Some(spec.loops.iter().map(loop_record).collect()),
-            buckets: buckets.iter().filter_map(|(&b, bs)| Some(record(sizes(b)?, bs))).collect(),
+            // A borrowed decision not confirmed here is not this machine's to save.
+            buckets: buckets
+                .iter()
+                .filter(|(_, bs)| !bs.foreign)
+                .filter_map(|(&b, bs)| Some(record(sizes(b)?, bs)))
+                .collect(),
         },
         touched: touched.iter().filter_map(|&b| sizes(b)).collect(),
     }
@@ -83,7 +118,7 @@ fn record(sizes: [usize; 2], bs: &BucketState) -> BucketRecord {
         chosen: bs.settled(),
         timings: Backend::ALL
             .into_iter()
-            .filter(|b| !bs.of(*b).is_empty())
+            .filter(|b| !bs.of(*b).is_empty() && !bs.of(*b).foreign)
             .map(|b| TimingRecord { backend: b, count: bs.of(b).count, recent_ns: bs.of(b).recent_ns.clone() })
             .collect(),
         excluded: Backend::ALL
@@ -126,7 +161,7 @@ mod tests {
             (loops[0].line, loops[0].idiom.as_str(), loops[0].variants.as_slice()),
             (4, "for range +=", &[Backend::Simd][..])
         );
-        let back = buckets_from(snap.record.buckets.clone(), true);
+        let back = buckets_from(snap.record.buckets.clone(), [true; Backend::COUNT]);
         assert_eq!(back.len(), 1);
         let (at, loaded) = &back[0];
         assert_eq!((*at, loaded.settled(), loaded.typical_size), (b, Some(Backend::Gpu), 5000));
@@ -136,7 +171,7 @@ mod tests {
         }
         assert!(loaded.verify.is_some(), "a loaded decision awaits confirmation");
         assert_eq!(loaded.excluded, bs.excluded, "exclusions survive a restart");
-        let no_gpu = buckets_from(snap.record.buckets, false);
+        let no_gpu = buckets_from(snap.record.buckets, [true, true, true, false]);
         assert_eq!(no_gpu[0].1.settled(), None, "a GPU decision without a GPU explores again");
     }
 
@@ -149,6 +184,69 @@ mod tests {
             timings: vec![],
             excluded: vec![],
         };
-        assert!(buckets_from(vec![r], true).is_empty());
+        assert!(buckets_from(vec![r], [true; Backend::COUNT]).is_empty());
+    }
+
+    fn simd_record(lo: usize, chosen: Option<Backend>, scalar_ns: u64) -> BucketRecord {
+        let t = |backend, ns| TimingRecord { backend, count: 9, recent_ns: vec![ns; 3] };
+        BucketRecord {
+            sizes: [lo, 2 * lo - 1],
+            typical_size: lo,
+            chosen,
+            timings: vec![t(Backend::Scalar, scalar_ns), t(Backend::Simd, 100)],
+            excluded: vec![],
+        }
+    }
+
+    #[test]
+    fn borrowed_buckets_are_marked_and_verified_against_their_contenders() {
+        let gpu_without_figure = BucketRecord { chosen: Some(Backend::Gpu), ..simd_record(4096, None, 150) };
+        let records =
+            vec![simd_record(1024, Some(Backend::Simd), 150), simd_record(2048, None, 150), gpu_without_figure.clone()];
+        let got = borrowed_buckets_from(records.clone(), [true; Backend::COUNT]);
+        assert_eq!(got.len(), 1, "exploring there, or no figure to check the decision by: left out");
+        let (at, bs) = &got[0];
+        assert_eq!((*at, bs.settled(), bs.foreign), (bucket_of(1024), Some(Backend::Simd), true));
+        assert!(bs.stats[Backend::Scalar.index()].foreign && bs.stats[Backend::Simd.index()].foreign);
+        let v = bs.verify.expect("verified before it is trusted");
+        assert_eq!((v.saved_centre, v.foreign), (100.0, Some([true, false, false, false])));
+        let no_gpu = borrowed_buckets_from(vec![gpu_without_figure], [true, true, true, false]);
+        assert!(no_gpu.is_empty(), "a decision that cannot run here is not borrowed");
+        let own = buckets_from(records, [true; Backend::COUNT]);
+        assert!(own.iter().all(|(_, bs)| !bs.foreign && bs.verify.is_none_or(|v| v.foreign.is_none())));
+    }
+
+    #[test]
+    fn a_save_keeps_only_what_this_machine_measured() {
+        let spec = KernelSpec {
+            name: "k",
+            complexity: OpComplexity::Low,
+            has_gpu: false,
+            has_parallel: false,
+            token_hash: 7,
+            loops: &[],
+        };
+        let mut buckets: BTreeMap<usize, BucketState> = borrowed_buckets_from(
+            vec![simd_record(1024, Some(Backend::Simd), 150), simd_record(8192, Some(Backend::Simd), 150)],
+            [true; Backend::COUNT],
+        )
+        .into_iter()
+        .collect();
+        // The first bucket was confirmed here, its SIMD figures re-timed; Scalar's are still the other machine's.
+        let confirmed = buckets.get_mut(&bucket_of(1024)).unwrap();
+        confirmed.drop_foreign(Backend::Simd);
+        confirmed.stats[Backend::Simd.index()].record(120, 5);
+        confirmed.verify = None;
+        confirmed.foreign = false;
+        let snap = snapshot(&spec, &buckets, &BTreeSet::from([bucket_of(1024), bucket_of(8192)]));
+        assert_eq!(snap.record.buckets.len(), 1, "an unconfirmed borrowed decision is not saved");
+        let saved = &snap.record.buckets[0];
+        assert_eq!(saved.sizes[0], 1024);
+        assert_eq!(saved.chosen, Some(Backend::Simd));
+        assert_eq!(
+            saved.timings,
+            vec![TimingRecord { backend: Backend::Simd, count: 1, recent_ns: vec![120] }],
+            "the other machine's figures are not saved as this one's"
+        );
     }
 }

@@ -27,6 +27,10 @@ pub(crate) struct BackendStats {
     /// When the newest sample was taken, on the process clock (`clock::now_ns`);
     /// 0 for samples from another run (loaded history) or none.
     pub(crate) last_ns: u64,
+    /// The samples are another machine's (its entry was the nearest one): they order
+    /// and judge nothing here beyond the loaded decision's check, are replaced by the
+    /// first sample this process keeps, and are never saved as this machine's.
+    pub(crate) foreign: bool,
 }
 
 impl BackendStats {
@@ -118,6 +122,9 @@ pub(crate) struct BucketState {
     pub(crate) budget: ProbeBudget,
     /// Set for a decision loaded from history until its chosen backend has been re-timed.
     pub(crate) verify: Option<Verify>,
+    /// The decision came from another machine's entry and this process has not
+    /// confirmed it yet (shown in the table; such a bucket is not saved).
+    pub(crate) foreign: bool,
     /// Backends whose result disagreed with Scalar's here (`verify`): never candidates again.
     pub(crate) excluded: [Option<Exclusion>; Backend::COUNT],
     /// Backends whose result was compared with Scalar's here in this process.
@@ -150,6 +157,10 @@ pub(crate) struct ProbeBudget {
 pub(crate) struct Verify {
     /// The chosen backend's centre as saved, in nanoseconds.
     pub(crate) saved_centre: f64,
+    /// For a decision from another machine's entry: the alternatives its figures put
+    /// within reach of the chosen backend, each re-timed here before the decision is
+    /// confirmed (see `policy`'s warm start). `None` for this machine's own history.
+    pub(crate) foreign: Option<[bool; Backend::COUNT]>,
 }
 
 impl BucketState {
@@ -163,6 +174,7 @@ impl BucketState {
             round_base: [0; Backend::COUNT],
             budget: ProbeBudget::default(),
             verify: None,
+            foreign: false,
             excluded: [None; Backend::COUNT],
             checked: [false; Backend::COUNT],
         }
@@ -180,15 +192,30 @@ impl BucketState {
     }
 
     /// Starts a new exploration round: every backend must be measured afresh, and
-    /// only the newest few old samples are kept so stale figures fade quickly.
+    /// only the newest few old samples are kept so stale figures fade quickly (another
+    /// machine's are dropped: from now on this machine decides).
     pub(crate) fn restart_round(&mut self, keep: usize) {
         for s in &mut self.stats {
+            if s.foreign {
+                *s = BackendStats::default();
+            }
             s.keep_recent(keep);
         }
         self.round_base = self.stats.each_ref().map(|s| s.count);
         self.pruned = [false; Backend::COUNT];
         self.phase = Phase::Exploring;
         self.verify = None;
+        self.foreign = false;
+    }
+
+    /// Drops `backend`'s samples if they are another machine's (before this process keeps one of its own).
+    pub(crate) fn drop_foreign(&mut self, backend: Backend) {
+        let i = backend.index();
+        if self.stats[i].foreign {
+            // The round's count stays what it was: only the other machine's samples go.
+            self.round_base[i] = self.round_base[i].saturating_sub(self.stats[i].count);
+            self.stats[i] = BackendStats::default();
+        }
     }
 
     /// Settles on `backend`: what is known from now on counts as fresh, and the probe budget starts over.

@@ -70,6 +70,11 @@ pub(crate) fn reexplore(spec: &KernelSpec, size: usize, bucket: usize) {
     info!(target: "adaptive_kernel", kernel = spec.name, size, bucket, decision = "exploring", "chosen backend degraded; re-exploring");
 }
 
+/// A decision from another machine's entry was confirmed by this machine's timings.
+pub(crate) fn confirmed(spec: &KernelSpec, size: usize, bucket: usize, backend: Backend) {
+    info!(target: "adaptive_kernel", kernel = spec.name, size, bucket, backend = backend.name(), decision = "historical", "another machine's decision confirmed here");
+}
+
 /// A settled bucket's re-timed alternative beat its choice and took over.
 pub(crate) fn corrected(spec: &KernelSpec, size: usize, bucket: usize, from: Backend, to: Backend) {
     info!(target: "adaptive_kernel", kernel = spec.name, size, bucket, from = from.name(), backend = to.name(), decision = "historical", "re-timed alternative is faster; switched");

@@ -111,6 +111,7 @@ fn update<R>(path: &Path, edit: impl FnOnce(&mut HistoryFile) -> (R, bool)) -> R
         let json = serde_json::to_vec_pretty(&file).map_err(|e| io_err(io::Error::other(e)))?;
         write_atomically(path, &json).map_err(io_err)?;
     }
+    #[cfg_attr(target_family = "wasm", allow(clippy::drop_non_drop, reason = "`File` has no destructor there"))]
     drop(lock);
     Ok((changed || existed).then_some(result))
 }

@@ -1,6 +1,8 @@
 //! The hardware fingerprint that keys saved history: timings learned on one
 //! machine (CPU model and features) or by another version of this crate are not
-//! trusted on another.
+//! trusted on another. A machine whose own entry has no decision starts from the
+//! nearest other entry instead, as a prior that is re-timed before it is trusted
+//! (`nearest`).
 //!
 //! The GPU adapter is recorded with each entry but is not part of the key: it
 //! is known only once the GPU has started, which happens in the background so

@@ -11,6 +11,8 @@
 //! - A kernel that changed (another token hash or complexity), or that the file
 //!   lacks: ours replaces the file's.
 
+use std::collections::BTreeMap;
+
 use super::fingerprint::Fingerprint;
 use super::format::{HistoryFile, KernelRecord, MachineRecord};
 use crate::cost::CostParams;
@@ -103,33 +105,43 @@ pub(crate) fn merge_import(file: &mut HistoryFile, incoming: HistoryFile) -> Imp
         if ours.calibration.is_none() {
             ours.calibration = theirs.calibration;
         }
-        for (name, kernel) in theirs.kernels {
-            match ours.kernels.get_mut(&name) {
-                Some(mine) if mine.token_hash == kernel.token_hash && mine.complexity == kernel.complexity => {
-                    for bucket in kernel.buckets {
-                        match mine.buckets.iter().position(|b| b.sizes == bucket.sizes) {
-                            Some(i) if mine.buckets[i] == bucket => {}
-                            Some(i) => {
-                                mine.buckets[i] = bucket;
-                                summary.buckets_replaced += 1;
-                            }
-                            None => {
-                                mine.buckets.push(bucket);
-                                summary.buckets_added += 1;
-                            }
+        merge_kernels(&mut ours.kernels, theirs.kernels, &mut summary);
+    }
+    summary
+}
+
+/// Merges imported kernel tables into one machine's `ours` by the rules of
+/// [`merge_import`], counting what changed into `summary`.
+pub(crate) fn merge_kernels(
+    ours: &mut BTreeMap<String, KernelRecord>,
+    theirs: BTreeMap<String, KernelRecord>,
+    summary: &mut ImportSummary,
+) {
+    for (name, kernel) in theirs {
+        match ours.get_mut(&name) {
+            Some(mine) if mine.token_hash == kernel.token_hash && mine.complexity == kernel.complexity => {
+                for bucket in kernel.buckets {
+                    match mine.buckets.iter().position(|b| b.sizes == bucket.sizes) {
+                        Some(i) if mine.buckets[i] == bucket => {}
+                        Some(i) => {
+                            mine.buckets[i] = bucket;
+                            summary.buckets_replaced += 1;
+                        }
+                        None => {
+                            mine.buckets.push(bucket);
+                            summary.buckets_added += 1;
                         }
                     }
-                    mine.buckets.sort_by_key(|b| b.sizes);
                 }
-                Some(mine) if *mine == kernel => {}
-                _ => {
-                    ours.kernels.insert(name, kernel);
-                    summary.kernels_added += 1;
-                }
+                mine.buckets.sort_by_key(|b| b.sizes);
+            }
+            Some(mine) if *mine == kernel => {}
+            _ => {
+                ours.insert(name, kernel);
+                summary.kernels_added += 1;
             }
         }
     }
-    summary
 }
 
 #[cfg(test)]

@@ -10,6 +10,19 @@
 //! the saved one (it was edited) starts fresh; other machines' and other kernels'
 //! entries are carried along untouched.
 //!
+//! # Another machine's entry
+//! Where this machine's entry has no decision for a kernel's size (no entry at
+//! all, or one without that kernel or bucket), the kernel starts from the
+//! *nearest* other entry holding its current version (`nearest`: same CPU model
+//! and features, then same features, then same GPU adapter; nothing looser, and
+//! never across architectures). [`history_status`] says
+//! [`HistoryStatus::Nearest`] when this machine had no entry. Those decisions are
+//! a prior the router verifies before trusting (re-timed against the
+//! alternatives the other machine found close), marked in the kernel's table
+//! until confirmed, and never saved as this machine's: a save writes only what
+//! this process confirmed or measured (the kernel layer's snapshot leaves the
+//! rest out). The cost model's figures are never borrowed.
+//!
 //! # Saving
 //! Off the hot path: when a decision changes, a background thread (`saver`)
 //! saves after a short debounce; [`flush`] saves at once. The kernel layer hands
@@ -37,6 +50,12 @@
 //! they hand out ([`HistoryFile`] and the types it holds) serialize to exactly
 //! the file's JSON. [`history_status`] says what this process found at start-up.
 //!
+//! # Without a file
+//! [`export_learned`] and [`import_learned`] hand the learned tables over as a
+//! JSON string (a history file's JSON) and take them back, in memory: for a web
+//! page, which keeps them in `localStorage` (WebAssembly has no history file by
+//! default), or any program that stores them its own way. `memory` holds them.
+//!
 //! # Bad files
 //! Reported once (a `tracing` warning and a line on stderr) and never fatal:
 //! - a truncated or corrupt file of ours is ignored and, at the next save, moved
@@ -51,7 +70,9 @@
 mod edit;
 mod fingerprint;
 pub(crate) mod format;
+mod memory;
 pub(crate) mod merge;
+mod nearest;
 mod saver;
 mod store;
 mod trim;
@@ -59,7 +80,9 @@ mod trim;
 pub use edit::{clear_history, export_history, import_history, read_history, save_calibration};
 pub use fingerprint::Fingerprint;
 pub use format::{BucketRecord, ExclusionRecord, HistoryFile, KernelRecord, LoopRecord, MachineRecord, TimingRecord};
+pub use memory::{export_learned, import_learned, ImportError, LearnedImport};
 pub use merge::ImportSummary;
+pub use nearest::{NearestEntry, NearestRule};
 pub(crate) use saver::note_changed;
 pub use store::{default_path, flush, history_file, history_status, set_history, HistoryError, HistoryStatus};
 pub(crate) use store::{load, set_snapshot_source};

@@ -7,11 +7,17 @@
 //! error (a `tracing` warning and a line on stderr, naming the file), never
 //! retried in a loop: the next change (or an explicit `flush`) tries again, and
 //! learning goes on in memory meanwhile.
+//!
+//! A target without threads (WebAssembly) starts no saver: a history file
+//! configured there (WASI) is written by [`crate::flush`] only, which the
+//! program calls when it suits it, so no routed call ever waits for the file
+//! there either.
 
 use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use super::store;
+use crate::platform;
 
 /// How long after a change the background save waits for more to accumulate.
 const DEBOUNCE: Duration = Duration::from_millis(200);
@@ -25,7 +31,7 @@ static SAVER: Saver = Saver { dirty: Mutex::new(false), wake: Condvar::new() };
 
 /// Notes that something worth saving changed; a background thread saves after a short debounce.
 pub(crate) fn note_changed() {
-    if !store::can_save() {
+    if !platform::THREADS || !store::can_save() {
         return;
     }
     *SAVER.dirty.lock().unwrap_or_else(PoisonError::into_inner) = true;

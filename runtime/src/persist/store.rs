@@ -11,6 +11,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use super::fingerprint::Fingerprint;
 use super::format::{self, BucketRecord, HistoryFile, KernelRecord, Parsed, MAX_FILE_BYTES};
 use super::merge::{self, KernelSnapshot};
+use super::nearest::{self, NearestEntry};
 use super::trim;
 use crate::backend::OpComplexity;
 use crate::config::{self, HistorySetting, Mode};
@@ -116,6 +117,8 @@ struct Store {
     fingerprint: Option<Fingerprint>,
     /// This machine's kernels as loaded at start-up.
     loaded: BTreeMap<String, KernelRecord>,
+    /// The other entries this machine may start from, nearest first, with their kernels (`nearest`).
+    nearest: Vec<(NearestEntry, BTreeMap<String, KernelRecord>)>,
     /// Set when the file must not be written; with the reason.
     refused: Option<String>,
     /// Set when the file is ours but damaged: it is moved aside at the next save.
@@ -128,12 +131,23 @@ struct Store {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HistoryStatus {
-    /// Persistence is off (`ADAPTIVE_KERNEL_HISTORY=off`, or no home directory to keep it in).
+    /// Persistence is off (`ADAPTIVE_KERNEL_HISTORY=off`, no home directory to keep it in, or WebAssembly).
     Off,
     /// There was no file: this process starts fresh and creates it at its first save.
     Missing,
-    /// The file held no entry for this machine and build (other machines' entries are kept).
+    /// The file held no entry for this machine and build, and none near it (other
+    /// machines' entries are kept).
     NoEntry,
+    /// The file held no entry for this machine and build, but one near it
+    /// ([`crate::HistoryFile::nearest_entries`]): each kernel starts from the nearest
+    /// entry holding it, its decisions re-timed on their first calls before they are
+    /// trusted, and marked in [`crate::Kernel::table`] until they are.
+    Nearest {
+        /// The nearest entry.
+        from: NearestEntry,
+        /// Kernels in that entry.
+        kernels: usize,
+    },
     /// This machine's entry was loaded: what it learned is used from the first call.
     Loaded {
         /// Kernels in the entry.
@@ -159,6 +173,14 @@ impl fmt::Display for HistoryStatus {
             HistoryStatus::Off => f.write_str("off"),
             HistoryStatus::Missing => f.write_str("not there yet: starting fresh"),
             HistoryStatus::NoEntry => f.write_str("no entry for this machine: starting fresh"),
+            HistoryStatus::Nearest { from, kernels } => {
+                let s = if *kernels == 1 { "" } else { "s" };
+                write!(
+                    f,
+                    "no entry for this machine: starting from the nearest, {from}, with {kernels} kernel{s}; \
+                     its decisions are re-timed before they are trusted"
+                )
+            }
             HistoryStatus::Loaded { kernels, calibration } => {
                 let s = if *kernels == 1 { "" } else { "s" };
                 write!(f, "loaded this machine's entry ({kernels} kernel{s}")?;
@@ -185,6 +207,19 @@ static SNAPSHOTS: OnceLock<fn() -> Vec<KernelSnapshot>> = OnceLock::new();
 /// Registers the function a save asks for the kernels' state; the first registration wins.
 pub(crate) fn set_snapshot_source(source: fn() -> Vec<KernelSnapshot>) {
     let _ = SNAPSHOTS.set(source);
+}
+
+/// The live kernels' state, from the source the kernel layer registered.
+pub(super) fn snapshots() -> Vec<KernelSnapshot> {
+    SNAPSHOTS.get().map_or_else(Vec::new, |source| source())
+}
+
+/// Adds imported tables of this machine's kernels to what kernels load on their first
+/// call (by [`merge::merge_kernels`]); a kernel that already loaded keeps what it has.
+pub(super) fn adopt(kernels: BTreeMap<String, KernelRecord>) -> merge::ImportSummary {
+    let mut summary = merge::ImportSummary::default();
+    merge::merge_kernels(&mut lock_store().loaded, kernels, &mut summary);
+    summary
 }
 
 /// Whether saving is possible at all (a file is configured and not refused).
@@ -227,7 +262,12 @@ pub fn set_history(setting: HistorySetting) -> bool {
 }
 
 /// `$XDG_CACHE_HOME/adaptive-kernel/history.json`, else `$HOME/.cache/adaptive-kernel/history.json`.
+/// `None` on WebAssembly: persistence is off there unless a file is set (WASI), and a
+/// page keeps its tables with [`crate::export_learned`] instead.
 pub fn default_path() -> Option<PathBuf> {
+    if !crate::platform::DEFAULT_HISTORY_FILE {
+        return None;
+    }
     let cache = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -255,6 +295,7 @@ fn open(path: Option<PathBuf>) -> Store {
         machine: String::new(),
         fingerprint: None,
         loaded: BTreeMap::new(),
+        nearest: Vec::new(),
         refused: None,
         corrupt: false,
         status: HistoryStatus::Off,
@@ -264,20 +305,33 @@ fn open(path: Option<PathBuf>) -> Store {
         freeze_cost_model(frozen, None);
         return store;
     };
-    let fp = Fingerprint::current();
+    let mut fp = Fingerprint::current();
     store.machine = fp.key();
     let mut saved_calibration = None;
     store.status = match read_file(&path) {
         Loaded::Missing => HistoryStatus::Missing,
-        Loaded::Ours(mut file) => match file.machines.remove(&store.machine) {
-            Some(entry) => {
-                let calibration = entry.calibration.is_some();
-                saved_calibration = entry.calibration;
-                store.loaded = entry.kernels;
-                HistoryStatus::Loaded { kernels: store.loaded.len(), calibration }
+        Loaded::Ours(mut file) => {
+            if frozen && fp.gpu.is_none() && nearest::only_gpu_could_decide(&fp, &store.machine, &file.machines) {
+                // Every frozen run must choose alike: wait for the GPU's adapter (`nearest`'s docs).
+                crate::ops::gpu::is_available();
+                fp = Fingerprint::current();
             }
-            None => HistoryStatus::NoEntry,
-        },
+            let own = file.machines.remove(&store.machine);
+            store.nearest = nearest::ranked(&fp, &store.machine, &file.machines)
+                .into_iter()
+                .filter_map(|e| Some((e.clone(), file.machines.remove(&e.key)?.kernels)))
+                .collect();
+            match (own, store.nearest.first()) {
+                (Some(entry), _) => {
+                    let calibration = entry.calibration.is_some();
+                    saved_calibration = entry.calibration;
+                    store.loaded = entry.kernels;
+                    HistoryStatus::Loaded { kernels: store.loaded.len(), calibration }
+                }
+                (None, Some((from, kernels))) => HistoryStatus::Nearest { from: from.clone(), kernels: kernels.len() },
+                (None, None) => HistoryStatus::NoEntry,
+            }
+        }
         Loaded::Corrupt(why) => {
             report(&path, &format!("{why}; it will be replaced (the old one kept as .corrupt)"));
             store.corrupt = true;
@@ -311,17 +365,43 @@ fn writes_allowed() -> bool {
     config::mode() != Mode::Frozen
 }
 
-/// The saved buckets of a kernel, if this machine's entry holds one whose token
-/// hash and complexity match (an edited kernel starts fresh). Called once per
+/// What a kernel starts from: this machine's saved buckets, and those of the nearest
+/// other entry for sizes it has none for.
+#[derive(Debug, Default)]
+pub(crate) struct SavedTable {
+    /// This machine's buckets of the kernel.
+    pub(crate) own: Vec<BucketRecord>,
+    /// Another machine's settled buckets for sizes `own` lacks, and that entry (`nearest`'s docs).
+    pub(crate) borrowed: Option<(NearestEntry, Vec<BucketRecord>)>,
+}
+
+/// What a kernel starts from (see [`SavedTable`]): tables whose token hash and
+/// complexity match (an edited kernel starts fresh). The cost model's figures are
+/// never taken from another entry: this machine calibrates its own. Called once per
 /// kernel, from its first cold path.
-pub(crate) fn load(name: &str, token_hash: u64, complexity: OpComplexity) -> Option<Vec<BucketRecord>> {
+pub(crate) fn load(name: &str, token_hash: u64, complexity: OpComplexity) -> SavedTable {
     let store = lock_store();
-    let entry = store.loaded.get(name)?;
-    if entry.token_hash != format::hex(token_hash) || entry.complexity != complexity {
-        tracing::info!(target: "adaptive_kernel", kernel = name, "kernel changed since its history was saved; starting fresh");
-        return None;
+    let hash = format::hex(token_hash);
+    let current = |k: &&KernelRecord| k.token_hash == hash && k.complexity == complexity;
+    let own = match store.loaded.get(name) {
+        Some(k) if current(&k) => k.buckets.clone(),
+        Some(_) => {
+            tracing::info!(target: "adaptive_kernel", kernel = name, "kernel changed since its history was saved; starting fresh");
+            Vec::new()
+        }
+        None => Vec::new(),
+    };
+    let borrowed = store
+        .nearest
+        .iter()
+        .find_map(|(from, kernels)| Some((from, kernels.get(name).filter(|k| current(k))?)))
+        .map(|(from, theirs)| (from.clone(), nearest::borrowable(from.rule, theirs, &own)))
+        .filter(|(_, buckets)| !buckets.is_empty());
+    if let Some((from, buckets)) = &borrowed {
+        tracing::info!(target: "adaptive_kernel", kernel = name, from = %from, buckets = buckets.len(),
+            "starting from the nearest machine's decisions; they are re-timed before they are trusted");
     }
-    Some(entry.buckets.clone())
+    SavedTable { own, borrowed }
 }
 
 /// Saves the history of every kernel called in this process now, merging with
@@ -354,7 +434,7 @@ pub fn flush() -> Result<(), HistoryError> {
     }
     // Taken now, not at start-up: by now the GPU may have started and its adapter can be recorded.
     let fingerprint = Fingerprint::current();
-    let snapshots = SNAPSHOTS.get().map_or_else(Vec::new, |source| source());
+    let snapshots = snapshots();
     let io_err = |source| HistoryError::Io { path: path.clone(), source };
     let lock = lock_beside(&path)?;
     let mut file = match read_file(&path) {
@@ -387,6 +467,7 @@ pub fn flush() -> Result<(), HistoryError> {
         report_trim(&path, before, json.len(), &dropped);
     }
     write_atomically(&path, &json).map_err(io_err)?;
+    #[cfg_attr(target_family = "wasm", allow(clippy::drop_non_drop, reason = "`File` has no destructor there"))]
     drop(lock);
     Ok(())
 }

@@ -12,13 +12,18 @@
 //! lock acquisitions and two string hashes, and threads selecting at once take
 //! turns. Generated kernels do not use it; their call sites (`Kernel`) cost one
 //! atomic load per call.
+//!
+//! The `*_at` methods take the runtime clock's instant: `std::time::Instant`,
+//! or `web_time::Instant` (`performance.now()`) on `wasm32-unknown-unknown`,
+//! where `std::time::Instant::now()` panics.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::backend::Backend;
 use crate::bucket::bucket_of;
+use crate::clock::Instant;
 use crate::cost::cheapest;
 use crate::ops;
 

@@ -3,7 +3,7 @@
 //!
 //! ```sh
 //! cargo install --path .                       # or: cargo run --release --bin adaptive-kernel -- …
-//! adaptive-kernel report                       # per machine entry and kernel: the per-bucket table
+//! adaptive-kernel report                       # per machine entry and kernel: the per-bucket table, exclusions
 //! adaptive-kernel report --kernel tour::dot    # one kernel
 //! adaptive-kernel report --json                # the same as JSON (schema below)
 //! adaptive-kernel report --plot docs/x.svg     # time against size, log–log, one panel per kernel
@@ -50,6 +50,7 @@
 //!       "cpu_features": ["sse4.2", "avx", "avx2", "fma"],
 //!       "gpu": null,                      // or "adapter | driver | info | API | vendor:device"
 //!       "crate_version": "0.1.0",
+//!       "nearest": null,                  // another entry near this machine: { "rank": 1, "rule": "same_features" }
 //!       "calibration": {                  // null when none was saved; SI units
 //!         "scalar_flops": 2.1e9, "simd_flops": 4.5e10, "mem_bandwidth": 1.2e10,
 //!         "gpu_flops": 1e12, "transfer_bandwidth": 8e9, "gpu_latency": 1e-4,
@@ -72,6 +73,9 @@
 //!               "backends": [             // measured ones, Scalar, Simd, Gpu order
 //!                 { "backend": "Scalar", "count": 4, "median_ns": 2510.0 },
 //!                 { "backend": "Simd", "count": 52, "median_ns": 402.5 }
+//!               ],
+//!               "excluded": [             // backends `verify` excluded here (their result disagreed with Scalar's)
+//!                 { "backend": "Gpu", "size": 3000, "largest_error": 0.5 }
 //!               ]
 //!             }
 //!           ],
@@ -88,6 +92,14 @@
 //! A crossover compares consecutive *settled* buckets: `to` is chosen from
 //! `size` on, `from` was chosen up to `below` (buckets between them were not
 //! measured or are still exploring).
+//!
+//! `nearest` marks the other machines' entries a program on this machine
+//! starts from where its own entry has no decision (the library's
+//! `HistoryFile::nearest_entries`): `rank` 1 is tried first for each kernel,
+//! `rule` is `same_cpu` (same CPU model and features, another crate version),
+//! `same_features` (another CPU model with the same SIMD features) or
+//! `same_gpu` (same GPU adapter and driver; GPU decisions only). The table
+//! says the same in words, and says when this machine has no entry.
 
 mod model;
 mod plot;
@@ -115,7 +127,9 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Print what was learned: per machine entry and kernel, each size bucket's
-    /// median time per backend and the chosen backend, and the crossovers.
+    /// median time per backend and the chosen backend, the variants `verify`
+    /// excluded, and the crossovers; and which entries a program on this machine
+    /// starts from where its own entry has no decision.
     Report {
         /// Only this kernel (its full name, as printed by `report`).
         #[arg(long, value_name = "NAME")]

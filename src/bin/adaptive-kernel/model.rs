@@ -1,7 +1,9 @@
 //! What `report` shows, built once from a history file: the machine entries,
 //! their kernels and per-bucket rows with each backend's median time, and the
-//! crossovers. The text table, the JSON document and the plot all render this
-//! model, so they cannot disagree. Its `Serialize` form *is* the `--json`
+//! crossovers, the backends `verify` excluded, and which entries a program on
+//! this machine would start from where its own entry has no decision. The text
+//! table, the JSON document and the plot all render this model, so they cannot
+//! disagree. Its `Serialize` form *is* the `--json`
 //! schema documented in `main.rs`: a field renamed here is a schema change.
 
 use std::path::Path;
@@ -41,8 +43,23 @@ pub(crate) struct Machine {
     pub(crate) crate_version: String,
     /// The cost model's figures, as in the history file (SI units: FLOP/s, B/s, s).
     pub(crate) calibration: Option<CostParams>,
+    /// For another machine's entry near this one (`HistoryFile::nearest_entries`): its
+    /// rank (1: the first a program here starts from) and the rule that makes it near.
+    pub(crate) nearest: Option<Near>,
     /// Kernels by name.
     pub(crate) kernels: Vec<Kernel>,
+}
+
+/// How near another machine's entry is to this machine.
+#[derive(Debug, Serialize, PartialEq)]
+pub(crate) struct Near {
+    /// 1 for the nearest; a kernel starts from the nearest entry holding it.
+    pub(crate) rank: usize,
+    /// `same_cpu`, `same_features` or `same_gpu` (`NearestRule::name`).
+    pub(crate) rule: &'static str,
+    /// The rule in words, for the table.
+    #[serde(skip)]
+    pub(crate) words: String,
 }
 
 /// One kernel's learned table on one machine.
@@ -70,6 +87,18 @@ pub(crate) struct Bucket {
     pub(crate) chosen: Option<Backend>,
     /// Measured backends, in Scalar, SIMD, GPU order.
     pub(crate) backends: Vec<Timing>,
+    /// Backends `verify` excluded here (their result disagreed with Scalar's).
+    pub(crate) excluded: Vec<Excluded>,
+}
+
+/// A backend `verify` excluded from a bucket.
+#[derive(Debug, Serialize)]
+pub(crate) struct Excluded {
+    pub(crate) backend: Backend,
+    /// The size of the call whose result disagreed.
+    pub(crate) size: usize,
+    /// The largest difference from the Scalar result then.
+    pub(crate) largest_error: f64,
 }
 
 /// One backend's timing in one bucket.
@@ -97,14 +126,21 @@ impl Report {
     /// The report of `file` (read from `path`; `None` when there was none), keeping
     /// only the kernel named `kernel` when given.
     pub(crate) fn new(path: &Path, file: Option<HistoryFile>, kernel: Option<&str>) -> Report {
-        let here = Fingerprint::current().key();
+        let fingerprint = Fingerprint::current();
+        let here = fingerprint.key();
         let exists = file.is_some();
         let format_version = file.as_ref().map(|f| f.version);
+        let near = file.as_ref().map(|f| f.nearest_entries(&fingerprint)).unwrap_or_default();
+        let nearest = |key: &str| {
+            let (i, e) = near.iter().enumerate().find(|(_, e)| e.key == key)?;
+            Some(Near { rank: i + 1, rule: e.rule.name(), words: e.rule.to_string() })
+        };
         let mut machines: Vec<Machine> = file
             .map(|f| f.machines)
             .unwrap_or_default()
             .into_iter()
             .map(|(key, m)| Machine {
+                nearest: nearest(&key),
                 this_machine: key == here,
                 key,
                 cpu: m.fingerprint.cpu,
@@ -127,7 +163,22 @@ impl Report {
                                     .map(|t| Timing { backend: t.backend, count: t.count, median_ns: t.median_ns() })
                                     .collect();
                                 backends.sort_by_key(|t| t.backend);
-                                Bucket { sizes: b.sizes, typical_size: b.typical_size, chosen: b.chosen, backends }
+                                let excluded = b
+                                    .excluded
+                                    .iter()
+                                    .map(|e| Excluded {
+                                        backend: e.backend,
+                                        size: e.size,
+                                        largest_error: e.largest_error,
+                                    })
+                                    .collect();
+                                Bucket {
+                                    sizes: b.sizes,
+                                    typical_size: b.typical_size,
+                                    chosen: b.chosen,
+                                    backends,
+                                    excluded,
+                                }
                             })
                             .collect();
                         buckets.sort_by_key(|b| b.sizes);
@@ -184,7 +235,7 @@ mod tests {
     use super::*;
 
     fn bucket(lo: usize, hi: usize, chosen: Option<Backend>) -> Bucket {
-        Bucket { sizes: [lo, hi], typical_size: lo, chosen, backends: vec![] }
+        Bucket { sizes: [lo, hi], typical_size: lo, chosen, backends: vec![], excluded: vec![] }
     }
 
     #[test]

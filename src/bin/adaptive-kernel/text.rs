@@ -1,13 +1,14 @@
-//! The report as a table for people: per machine entry its fingerprint and
+//! The report as a table for people: whether this machine has an entry (and
+//! if not, which it would start from), per machine entry its fingerprint and
 //! calibration, per kernel what the attribute did to its float reductions, one
-//! row per size bucket (each backend's median time, the chosen backend) and a
-//! sentence per crossover.
+//! row per size bucket (each backend's median time, the chosen backend), a line
+//! per backend `verify` excluded and a sentence per crossover.
 
 use std::fmt::Write;
 
 use adaptive_kernel::{Backend, CostParams, LoopSummary};
 
-use crate::model::{Crossover, Kernel, Machine, Report};
+use crate::model::{Bucket, Crossover, Kernel, Machine, Report};
 use crate::units::{duration, thousands};
 
 /// The whole report as text.
@@ -21,6 +22,15 @@ pub(crate) fn render(report: &Report) -> String {
     let _ = writeln!(out, "history {}{version}", report.history);
     if report.machines.is_empty() {
         let _ = writeln!(out, "  no machine entries");
+    } else if !report.machines.iter().any(|m| m.this_machine) {
+        let line = if report.machines.iter().any(|m| m.nearest.is_some()) {
+            "this machine has no entry: a program here starts each kernel from the nearest entry \
+             holding it (marked below), re-timing its decisions before trusting them"
+        } else {
+            "this machine has no entry, and none is near it (same architecture and CPU features, or \
+             GPU adapter): a program here starts fresh"
+        };
+        let _ = writeln!(out, "  {line}");
     }
     for m in &report.machines {
         out.push('\n');
@@ -30,7 +40,11 @@ pub(crate) fn render(report: &Report) -> String {
 }
 
 fn machine(out: &mut String, m: &Machine) {
-    let here = if m.this_machine { " (this machine)" } else { "" };
+    let here = match &m.nearest {
+        _ if m.this_machine => " (this machine)".to_owned(),
+        Some(near) => format!(" (nearest to this machine, #{}: {})", near.rank, near.words),
+        None => String::new(),
+    };
     let _ = writeln!(out, "machine {}{here}", m.key);
     let _ = writeln!(out, "  CPU     {} [{}]", m.cpu, m.cpu_features.join(" "));
     let _ = writeln!(out, "  GPU     {}", m.gpu.as_deref().unwrap_or("none recorded"));
@@ -103,8 +117,26 @@ fn kernel(out: &mut String, k: &Kernel) {
     if k.buckets.is_empty() {
         let _ = writeln!(out, "    no buckets");
     }
+    for b in &k.buckets {
+        excluded(out, b);
+    }
     for c in &k.crossovers {
         let _ = writeln!(out, "    {}", sentence(c));
+    }
+}
+
+/// "verify excluded SIMD from 8,192..=16,383: at 9,000 elements its result was off Scalar's by up to 5.0e-1"
+fn excluded(out: &mut String, b: &Bucket) {
+    for e in &b.excluded {
+        let _ = writeln!(
+            out,
+            "    verify excluded {} from {}..={}: at {} elements its result was off Scalar's by up to {:.1e}",
+            e.backend,
+            thousands(b.sizes[0]),
+            thousands(b.sizes[1]),
+            thousands(e.size),
+            e.largest_error
+        );
     }
 }
 

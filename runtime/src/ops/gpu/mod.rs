@@ -40,6 +40,16 @@
 //! missing or failed; [`health`] says which case holds, and a failure is
 //! logged once (`tracing` warning, target `adaptive_kernel`).
 //!
+//! # WebAssembly
+//! There is no GPU on WebAssembly: the ops compute with [`simd`], [`is_available`]
+//! is false and the router never picks the GPU. In a browser the GPU is WebGPU,
+//! and WebGPU is asynchronous: requesting an adapter and reading a result back
+//! (`mapAsync`) return promises that only the page's event loop resolves, and
+//! a synchronous kernel call cannot return to that loop, so it cannot wait for
+//! them. The `gpu` feature does not build for WebAssembly (trueno's wgpu
+//! backend does not compile there): depend on adaptive-kernel with
+//! `default-features = false`.
+//!
 //! # Precision
 //! `+ − ×`, `scale`, `relu`, `max`, `min` and `transpose` are exact (up to
 //! flushing subnormals to zero, which WGSL permits; lavapipe does not).

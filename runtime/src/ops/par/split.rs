@@ -38,6 +38,7 @@ pub(super) const BLOCK: usize = 4096;
 
 /// Outputs of at least this many bytes ask for transparent huge pages (the
 /// threshold `ops::simd` uses).
+#[cfg(target_os = "linux")]
 const HUGE_PAGE_MIN_BYTES: usize = 16 << 20;
 
 /// The least work per chunk, per kind of op: below twice this an op runs

@@ -25,6 +25,11 @@
 //! it waits. Calls from many ordinary threads at once queue their chunks on
 //! the one pool, whose size bounds the threads that compute.
 //!
+//! # Without threads
+//! On WebAssembly, which runs one thread, [`threads`] is 1: every par op runs
+//! the SIMD op on the calling thread and the router never offers the Parallel
+//! backend; [`with_threads`] panics there (no pool can be built).
+//!
 //! The variable itself is read and checked in [`crate::config`], with the
 //! others.
 
@@ -108,7 +113,8 @@ enum Pooled {
 impl Team {
     /// The team for a call made on this thread now.
     pub(super) fn here() -> Team {
-        if rayon::current_thread_index().is_some() {
+        // Without threads (WebAssembly) every par op is its SIMD op on the calling thread.
+        if !crate::platform::THREADS || rayon::current_thread_index().is_some() {
             return Team { pool: None, threads: 1 };
         }
         let pooled = match SCOPED.with(|s| s.borrow().clone()) {

@@ -14,6 +14,7 @@ use std::mem::MaybeUninit;
 /// Outputs of at least this many bytes ask for transparent huge pages: the
 /// smallest size that spans several 2 MiB pages, below which the allocator
 /// usually reuses already-mapped memory anyway.
+#[cfg(target_os = "linux")]
 const HUGE_PAGE_MIN_BYTES: usize = 16 << 20;
 
 /// A vector of `n` elements, all of which `write` initialises in place.

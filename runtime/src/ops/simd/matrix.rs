@@ -1,5 +1,5 @@
 //! Matrix ops ([`OpClass::Matrix`](super::OpClass::Matrix)): `matmul` on
-//! trueno's BLIS GEMM, `transpose` on trueno's 8×8 in-register transpose,
+//! trueno's BLIS GEMM (on wasm32 our own row loop, see below), `transpose` on trueno's 8×8 in-register transpose,
 //! `matvec` as one trueno `dot` per row, and `conv2d` as our own loop.
 //!
 //! `gemm_blis` and `blis::transpose` choose their instruction set inside
@@ -8,6 +8,13 @@
 //! `blis::gemm`: the latter asserts (in debug builds) that every output is
 //! finite, which would turn a NaN input into a panic. Both GEMM entry points
 //! compute `C += A·B`, so C starts zeroed.
+//!
+//! trueno's BLIS has SIMD microkernels for x86_64 and aarch64 only; on wasm32
+//! its portable path ran slower than Scalar's loop (BENCHMARKS.md,
+//! "WebAssembly"). There `matmul` is Scalar's row loop (`c[i][..] +=
+//! a[i][p]·b[p][..]`) compiled for SIMD128, which vectorises over the row and
+//! keeps Scalar's summation order (bit-identical: SIMD128 has no fused
+//! multiply-add).
 //!
 //! trueno has no matrix–vector product in our orientation (its `gemv` is
 //! `xᵀ·B`) and no 2-D convolution. `matvec` streams each row of A once
@@ -45,8 +52,24 @@ multiversion! {
     }
 }
 
+multiversion! {
+    /// Adds A·B (A m×k, B k×n, row-major) into `c` (m×n) row by row, vectorised over
+    /// each row: the GEMM where trueno's BLIS has no SIMD microkernel.
+    #[cfg(target_arch = "wasm32")]
+    fn matmul_rows<const FMA: bool>(a: &[f32], b: &[f32], n: usize, k: usize, c: &mut [f32]) {
+        for (arow, crow) in a.chunks_exact(k).zip(c.chunks_exact_mut(n)) {
+            for (&aip, brow) in arow.iter().zip(b.chunks_exact(n)) {
+                for (cij, &bpj) in crow.iter_mut().zip(brow) {
+                    *cij += aip * bpj;
+                }
+            }
+        }
+    }
+}
+
 impl At {
-    /// C = A·B (A m×k, B k×n, row-major) with trueno's `gemm_blis`.
+    /// C = A·B (A m×k, B k×n, row-major) with trueno's `gemm_blis` (on wasm32, Scalar's
+    /// row loop compiled for this level).
     ///
     /// # Panics
     /// If `a.len() != m·k`, `b.len() != k·n`, or a shape overflows `usize`.
@@ -57,7 +80,10 @@ impl At {
         if c.is_empty() || k == 0 {
             return c;
         }
+        #[cfg(target_arch = "wasm32")]
+        matmul_rows(self, a, b, n, k, &mut c);
         // `gemm_blis` fails only on slice lengths that disagree with m, n, k: checked above.
+        #[cfg(not(target_arch = "wasm32"))]
         if let Err(e) = trueno::blis::gemm_blis(m, n, k, a, b, &mut c, None) {
             unreachable!("gemm_blis rejected shapes that check::matmul accepted: {e}");
         }

@@ -39,17 +39,18 @@
 //! (`buffer.rs`): on the VM the benchmarks ran on, first-touch page faults
 //! otherwise cost more than the op itself.
 
-use crate::simd_level::{simd_level, SimdLevel};
+use crate::simd_level::{runs_here, simd_level, SimdLevel};
 
 /// Defines `$vis fn $name(at: At, args…) -> R` whose body is compiled once
-/// per instruction set: a `#[target_feature]` clone for each level of
-/// [`FEATURE_SETS`](crate::simd_level) (AVX-512 and AVX2, each with FMA, made
-/// by [`__simd_clones!`](crate::__simd_clones), the dispatch generated kernels
-/// use too) and the target's baseline; the call runs the clone `at` names.
+/// per instruction set: a `#[target_feature]` clone for each level of the
+/// table in [`simd_level`](crate::simd_level) (AVX-512 and AVX2, each with FMA,
+/// on x86_64; SIMD128 on wasm32; made by [`__simd_clones!`](crate::__simd_clones),
+/// the dispatch generated kernels use too) and the target's baseline; the call
+/// runs the clone `at` names.
 ///
-/// The body is generic over `const $fma: bool` (true in the clones), so it can
-/// fuse multiply-adds only where the FMA unit exists: a `mul_add` without it
-/// is a libm call.
+/// The body is generic over `const $fma: bool` (true in the x86_64 clones), so
+/// it can fuse multiply-adds only where the FMA unit exists: a `mul_add`
+/// without it is a libm call (SIMD128 has no fused multiply-add either).
 macro_rules! multiversion {
     ($(#[$meta:meta])* $vis:vis fn $name:ident<const $fma:ident: bool>($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
         $(#[$meta])*
@@ -65,15 +66,20 @@ macro_rules! multiversion {
                 sig: { ($($arg: $ty),*) $(-> $ret)? },
                 unsafety: {},
                 args: ($($arg),*),
-                simd: (body::<true>),
+                simd: (body::<{ $crate::ops::simd::FMA_IN_CLONES }>),
                 baseline: (body::<false>),
             }
         }
     };
 }
 
+/// Whether the `#[target_feature]` clones have a fused multiply-add: the x86_64
+/// ones (AVX2+FMA, AVX-512) do, wasm32's SIMD128 does not.
+pub(crate) const FMA_IN_CLONES: bool = cfg!(target_arch = "x86_64");
+
 /// Calls one of trueno's `VectorBackend` kernels: the backend for `at`'s level
-/// (AVX-512, AVX2, SSE2 on x86_64; the portable one elsewhere).
+/// (AVX-512, AVX2, SSE2 on x86_64; SIMD128 on wasm32; the portable one below
+/// that and elsewhere).
 ///
 /// The caller states, in a `// SAFETY:` comment, that the kernel's slice
 /// preconditions hold; the CPU-feature precondition is `At`'s invariant.
@@ -92,10 +98,17 @@ macro_rules! trueno_kernel {
             $crate::SimdLevel::Avx2 => unsafe {
                 <::trueno::backends::avx2::Avx2Backend as VectorBackend>::$kernel($($arg),*)
             },
-            // SAFETY: SSE2 is part of the x86_64 baseline; slices as above.
+            // SAFETY: SSE2 is part of the x86_64 baseline; slices as above. (The baseline is the
+            // only other level an `At` holds here: `Simd128` is wasm32's.)
             #[cfg(target_arch = "x86_64")]
-            $crate::SimdLevel::Baseline => unsafe {
+            _ => unsafe {
                 <::trueno::backends::sse2::Sse2Backend as VectorBackend>::$kernel($($arg),*)
+            },
+            // SAFETY: `At` holds SIMD128 only on wasm32, whose engine validated this module's
+            // SIMD128 code before running it (see `simd_level`); slices as above.
+            #[cfg(target_arch = "wasm32")]
+            $crate::SimdLevel::Simd128 => unsafe {
+                <::trueno::backends::wasm::WasmBackend as VectorBackend>::$kernel($($arg),*)
             },
             // SAFETY: the portable backend needs no CPU feature; slices as above.
             #[cfg(not(target_arch = "x86_64"))]
@@ -131,6 +144,8 @@ impl OpClass {
 
     /// The widest level this class uses even when the CPU offers more.
     ///
+    /// On wasm32 the cap lies above SIMD128, so every class runs SIMD128 there.
+    ///
     /// AVX2 for every class: the machine the figures in BENCHMARKS.md come
     /// from does not expose AVX-512, so no class has a measurement that
     /// justifies the wider clones. They are compiled, tested on CPUs that have
@@ -155,14 +170,17 @@ impl OpClass {
 pub struct At(SimdLevel);
 
 impl At {
-    /// `level`, if this CPU can run it.
+    /// `level`, if this CPU can run it (a level of another architecture never can).
     pub fn new(level: SimdLevel) -> Option<At> {
-        (level <= simd_level()).then_some(At(level))
+        runs_here(level).then_some(At(level))
     }
 
     /// Every level this CPU can run, narrowest first.
     pub fn available() -> Vec<At> {
-        [SimdLevel::Baseline, SimdLevel::Avx2, SimdLevel::Avx512].into_iter().filter_map(At::new).collect()
+        [SimdLevel::Baseline, SimdLevel::Simd128, SimdLevel::Avx2, SimdLevel::Avx512]
+            .into_iter()
+            .filter_map(At::new)
+            .collect()
     }
 
     /// The level the free functions use for `class` on this CPU.
