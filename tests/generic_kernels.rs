@@ -10,7 +10,7 @@ mod common;
 use std::sync::Arc;
 
 use adaptive_kernel::{adaptive_kernel, kernel_named, with_backend, Backend, Kernel};
-use common::{child_role, run_child, settle_with, settled, us};
+use common::{child_role, run_child, settle_with, settled, wins};
 
 /// The element types the generic kernels are written over.
 pub trait Float: Copy + Default + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> + 'static {}
@@ -155,30 +155,13 @@ fn each_instantiation_has_its_own_named_kernel() {
     assert!(dot::FAMILY.instances().iter().any(|k| std::ptr::eq(*k, f32_k)));
 }
 
-/// Scalar fast for `f32`, SIMD fast for `f64`: the two tables settle apart.
-fn scalar_wins(b: Backend) -> std::time::Duration {
-    if b == Backend::Scalar {
-        us(10)
-    } else {
-        us(100)
-    }
-}
-
-fn simd_wins(b: Backend) -> std::time::Duration {
-    if b == Backend::Simd {
-        us(10)
-    } else {
-        us(100)
-    }
-}
-
 const SIZE: usize = 3_000;
 
 #[test]
 fn two_instantiations_settle_on_different_backends() {
     common::no_history();
-    settle_with(dot::kernel::<f32>(), SIZE, scalar_wins);
-    settle_with(dot::kernel::<f64>(), SIZE, simd_wins);
+    settle_with(dot::kernel::<f32>(), SIZE, wins(Backend::Scalar));
+    settle_with(dot::kernel::<f64>(), SIZE, wins(Backend::Simd));
     assert_eq!(settled(dot::kernel::<f32>(), SIZE), Some(Backend::Scalar));
     assert_eq!(settled(dot::kernel::<f64>(), SIZE), Some(Backend::Simd));
     // The routed calls follow their own instantiation's table.
@@ -197,8 +180,8 @@ fn a_method_kernel_learns_per_self_type_and_can_be_forced() {
     l64.forward(&[1.0; 4]);
     let k32 = kernel_named("generic_kernels::Layer<f32>::forward").unwrap();
     let k64 = kernel_named("generic_kernels::Layer<f64>::forward").unwrap();
-    settle_with(k32, SIZE, simd_wins);
-    settle_with(k64, SIZE, scalar_wins);
+    settle_with(k32, SIZE, wins(Backend::Simd));
+    settle_with(k64, SIZE, wins(Backend::Scalar));
     assert_eq!(settled(k32, SIZE), Some(Backend::Simd));
     assert_eq!(settled(k64, SIZE), Some(Backend::Scalar));
     assert_eq!(k32.table().rows.len(), 2, "the 4-element call's bucket and SIZE's:\n{}", k32.table());
@@ -223,10 +206,10 @@ fn child() {
     let k64 = kernel_named("generic_kernels::Layer<f64>::forward").unwrap();
     match child_role().expect("run by run_child").as_str() {
         "learn" => {
-            settle_with(dot::kernel::<f32>(), SIZE, scalar_wins);
-            settle_with(dot::kernel::<f64>(), SIZE, simd_wins);
-            settle_with(k32, SIZE, simd_wins);
-            settle_with(k64, SIZE, scalar_wins);
+            settle_with(dot::kernel::<f32>(), SIZE, wins(Backend::Scalar));
+            settle_with(dot::kernel::<f64>(), SIZE, wins(Backend::Simd));
+            settle_with(k32, SIZE, wins(Backend::Simd));
+            settle_with(k64, SIZE, wins(Backend::Scalar));
             adaptive_kernel::flush().unwrap();
         }
         "recall" => {

@@ -70,6 +70,8 @@ keys! {
     Verify = "verify", e.g. "true";
     /// `tolerance = FLOAT`: the relative difference from Scalar that `verify` accepts.
     Tolerance = "tolerance", e.g. "1e-4";
+    /// `associated`, `associated = true` or `associated = false`: a flag, so it may stand alone.
+    Associated = "associated", e.g. "true";
 }
 
 impl Key {
@@ -80,7 +82,7 @@ impl Key {
 
     /// Whether the key may stand alone, meaning `key = true`.
     fn is_flag(self) -> bool {
-        matches!(self, Key::Exact | Key::Verify)
+        matches!(self, Key::Exact | Key::Verify | Key::Associated)
     }
 }
 
@@ -148,6 +150,9 @@ pub(crate) struct Args {
     pub verify: Option<bool>,
     /// `tolerance = FLOAT`: the relative difference `verify` accepts, instead of the rounding bound.
     pub tolerance: Option<syn::LitFloat>,
+    /// `associated` (the key's span): the function is an associated function, whatever its
+    /// source file says (see `crate::enclosing`); `associated = false` or absent: found out.
+    pub associated: Option<Span>,
     /// `false` when a syntax error stopped parsing early: keys after it are unknown,
     /// so nothing may be reported as missing.
     pub complete: bool,
@@ -184,6 +189,7 @@ struct Builder<'e> {
     exact: bool,
     verify: Option<bool>,
     tolerance: Option<syn::LitFloat>,
+    associated: Option<Span>,
     errors: &'e mut Errors,
 }
 
@@ -202,6 +208,7 @@ impl<'e> Builder<'e> {
             exact: false,
             verify: None,
             tolerance: None,
+            associated: None,
             errors,
         }
     }
@@ -226,7 +233,7 @@ impl<'e> Builder<'e> {
             if duplicate {
                 self.errors.error(span, format!("duplicate key `{}`", key.name()));
             } else if key.is_flag() {
-                self.set_flag(key, true);
+                self.set_flag(key, true, span);
                 return Ok(());
             } else {
                 self.errors.error(span, format!("`{0}` needs a value, e.g. `{0} = {1}`", key.name(), key.example()));
@@ -256,9 +263,9 @@ impl<'e> Builder<'e> {
                 Ok(lit) => self.name = Some(lit),
                 Err(e) => self.errors.push(e),
             },
-            Key::Exact | Key::Verify => {
+            Key::Exact | Key::Verify | Key::Associated => {
                 if let Some(lit) = self.errors.take(literal::<LitBool>(key, &value)) {
-                    self.set_flag(key, lit.value);
+                    self.set_flag(key, lit.value, span);
                 }
             }
             Key::Tolerance => match literal::<syn::LitFloat>(key, &value) {
@@ -276,10 +283,11 @@ impl<'e> Builder<'e> {
         Ok(())
     }
 
-    /// Sets the flag `key` (one of those [`Key::is_flag`] accepts).
-    fn set_flag(&mut self, key: Key, value: bool) {
+    /// Sets the flag `key` (one of those [`Key::is_flag`] accepts), written at `span`.
+    fn set_flag(&mut self, key: Key, value: bool, span: Span) {
         match key {
             Key::Verify => self.verify = Some(value),
+            Key::Associated => self.associated = value.then_some(span),
             _ => self.exact = value,
         }
     }
@@ -321,6 +329,7 @@ impl<'e> Builder<'e> {
             exact: self.exact,
             verify: self.verify,
             tolerance: self.tolerance,
+            associated: self.associated,
             complete,
         }
     }
@@ -443,7 +452,7 @@ mod tests {
             [
                 "unknown complexity `Hgh`; expected one of `Low`, `Medium`, `High`",
                 "unknown key `foo`; expected one of `complexity`, `size`, `flops`, `bytes`, `simd`, `parallel`, \
-                 `gpu`, `name`, `exact`, `verify`, `tolerance`",
+                 `gpu`, `name`, `exact`, `verify`, `tolerance`, `associated`",
                 "duplicate key `size`",
             ]
         );
@@ -483,6 +492,16 @@ mod tests {
     }
 
     #[test]
+    fn associated_is_a_flag_that_keeps_its_span() {
+        assert!(parse(quote!(complexity = "Low")).unwrap().associated.is_none());
+        assert!(parse(quote!(complexity = "Low", associated)).unwrap().associated.is_some());
+        assert!(parse(quote!(associated = true, complexity = "Low")).unwrap().associated.is_some());
+        assert!(parse(quote!(complexity = "Low", associated = false)).unwrap().associated.is_none());
+        let e = parse(quote!(complexity = "Low", associated = "yes")).err().unwrap();
+        assert_eq!(messages(e), ["`associated` expects `true` or `false`, e.g. `associated = true`"]);
+    }
+
+    #[test]
     fn every_key_is_parsed_and_listed() {
         // The message lists `Key::ALL`; each of them must be accepted as a key.
         for key in Key::ALL {
@@ -490,7 +509,7 @@ mod tests {
             let value = match key {
                 Key::Complexity => quote!("Low"),
                 Key::Name => quote!("k"),
-                Key::Exact | Key::Verify => quote!(true),
+                Key::Exact | Key::Verify | Key::Associated => quote!(true),
                 Key::Tolerance => quote!(1e-4),
                 _ => quote!(f),
             };

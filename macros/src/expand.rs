@@ -106,7 +106,7 @@ impl KernelDef {
                 ),
             );
         }
-        let shape = Shape::of(&func.sig, &func.block);
+        let shape = Shape::of(func, parsed_args.associated, &mut errors);
         let verification = verify::plan(&parsed_args, &func.sig, &params, &mut errors);
         let verification = verify::for_shape(verification, shape, &func.sig, &mut errors);
         errors.finish()?;

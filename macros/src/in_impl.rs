@@ -1,5 +1,7 @@
-//! A method or associated function (a receiver or `Self` in it): the routed
-//! function with its variants and routing handle inside its own body.
+//! A method or associated function (a receiver or `Self` in it, an `impl` or
+//! `trait` around it in its source file, or the `associated` key, see
+//! `crate::signature::Shape`): the routed function with its variants and
+//! routing handle inside its own body.
 //!
 //! ```text
 //! #[attrs] #[inline] #vis fn k(&self, a: &[f32]) -> R {
@@ -32,7 +34,7 @@
 //! `NAME::<Self, ..>` with `name = "NAME"`).
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, ToTokens};
+use quote::{quote, quote_spanned, ToTokens};
 use syn::{Block, FnArg, Ident};
 
 use crate::expand::KernelDef;
@@ -54,7 +56,12 @@ impl ToTokens for InImpl<'_> {
 
         let family = KernelDef::hidden("__ADAPTIVE_FAMILY");
         let method = sig.ident.to_string();
-        let mut values = vec![quote!(::core::any::type_name::<Self>())];
+        // `Self` at the `associated` key, if given: on a free function it is the one error, there.
+        let self_ty = match k.args.associated {
+            Some(span) => quote_spanned!(span=> Self),
+            None => quote!(Self),
+        };
+        let mut values = vec![quote!(::core::any::type_name::<#self_ty>())];
         values.extend(generic_values(k));
         // `Self` first, then the method's own generic arguments.
         let all = vec!["{}"; values.len()].join(", ");

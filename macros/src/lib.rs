@@ -53,8 +53,10 @@
 //! | `expand` | input to output: parse and check everything into one `KernelDef` (named apart from the runtime's `Kernel`), print it; the user's item plus the errors on failure |
 //! | `args` | the attribute's keys, parsed with `syn::meta::parser`; strings become enums at once |
 //! | `signature` | which functions can be kernels, and the parameters to forward |
+//! | `enclosing` | whether a function with neither `self` nor `Self` sits in an `impl` or `trait`, from its source file |
 //! | `errors` | collecting every problem before reporting (`syn::Error::combine`) |
 //! | `size` | the default `size` expression |
+//! | `tokens` | searching token streams for identifiers |
 //! | `hash` | `token_hash`: FNV-1a over a layout-independent rendering of the tokens |
 //! | `attrs` | which user attribute goes on which generated item |
 //! | `relocate` | module-relative paths moved to where the variants live |
@@ -66,6 +68,7 @@
 
 mod args;
 mod attrs;
+mod enclosing;
 mod errors;
 mod expand;
 mod hash;
@@ -74,6 +77,7 @@ mod reduce;
 mod relocate;
 mod signature;
 mod size;
+mod tokens;
 mod variants;
 mod verify;
 mod wrapper;

@@ -10,9 +10,12 @@
 //! rejected: the wrapper names every generic argument when it calls a variant
 //! (`k::scalar::<T, N>(..)`), and Rust allows no explicit generic arguments
 //! beside `impl Trait`. Receivers (`self`, `&self`, `&mut self`,
-//! `self: Box<Self>`, ..) make the function a method ([`Shape::InImpl`]).
+//! `self: Box<Self>`, ..) make the function a method ([`Shape::InImpl`]), and so
+//! does an `impl` or `trait` block around it in its source file, or `Self`.
 
+use crate::enclosing::{self, Enclosing};
 use crate::errors::Errors;
+use crate::tokens::mentions;
 use proc_macro2::Span;
 use quote::ToTokens;
 use syn::spanned::Spanned;
@@ -24,35 +27,54 @@ use syn::{FnArg, GenericParam, Ident, Item, ItemFn, Pat, ReturnType, Signature, 
 pub(crate) enum Shape {
     /// A free function: the wrapper plus `mod k` beside it.
     Free,
-    /// A method or associated function (it takes a receiver or names `Self`):
-    /// everything inside the function, since an impl item may bring no other
+    /// A method or associated function (it takes a receiver, sits in an `impl` or
+    /// `trait` block of its source file, says `associated` or names `Self`): everything
+    /// inside the function, since an impl item may bring no other
     /// item with it (a trait impl accepts only the trait's items, and an impl
     /// no modules).
     InImpl,
 }
 
 impl Shape {
-    /// The shape of the function with signature `sig` and body `block`.
+    /// The shape of `func`, the attribute's item, whose `associated` key (if given) is at
+    /// `associated`.
     ///
-    /// An associated function that names neither `self` nor `Self` looks like a
-    /// free function token for token; the attribute cannot see the `impl` around it.
-    pub(crate) fn of(sig: &Signature, block: &syn::Block) -> Shape {
-        let has_receiver = sig.inputs.iter().any(|i| matches!(i, FnArg::Receiver(_)));
-        if has_receiver || names_self_type(sig.to_token_stream()) || names_self_type(block.to_token_stream()) {
-            Shape::InImpl
-        } else {
-            Shape::Free
+    /// A receiver makes it a method. Otherwise it may look like a free function token for
+    /// token (the attribute cannot see an `impl` around it), so its source file is asked
+    /// ([`crate::enclosing`]). When the file cannot tell, the `associated` key or a `Self` in
+    /// the function makes it associated. `associated` on a function the file shows to be free
+    /// is an error.
+    pub(crate) fn of(func: &ItemFn, associated: Option<Span>, errors: &mut Errors) -> Shape {
+        let (sig, block) = (&func.sig, &func.block);
+        if sig.inputs.iter().any(|i| matches!(i, FnArg::Receiver(_))) {
+            return Shape::InImpl;
+        }
+        match (enclosing::of(func), associated) {
+            (Enclosing::Associated, _) => Shape::InImpl,
+            (Enclosing::Free, None) => Shape::Free,
+            (Enclosing::Free, Some(span)) => {
+                errors.error(
+                    span,
+                    format!(
+                        "`{}` is a free function, in no `impl` or `trait` block, so `associated` does not apply; \
+                         remove it",
+                        sig.ident
+                    ),
+                );
+                Shape::Free
+            }
+            (Enclosing::Unknown, Some(_)) => Shape::InImpl,
+            // `Self` is only valid in an impl or a trait (or in an item nested in the body,
+            // which the file would have shown).
+            (Enclosing::Unknown, None) => {
+                if mentions(sig.to_token_stream(), &["Self"]) || mentions(block.to_token_stream(), &["Self"]) {
+                    Shape::InImpl
+                } else {
+                    Shape::Free
+                }
+            }
         }
     }
-}
-
-/// Whether `tokens` contain the identifier `Self` (also inside groups and macro calls).
-fn names_self_type(tokens: proc_macro2::TokenStream) -> bool {
-    tokens.into_iter().any(|tt| match tt {
-        proc_macro2::TokenTree::Ident(i) => i == "Self",
-        proc_macro2::TokenTree::Group(g) => names_self_type(g.stream()),
-        _ => false,
-    })
 }
 
 /// The type and const parameters of `generics`, in order, as a turbofish names them

@@ -79,6 +79,11 @@ pub(crate) fn us(n: u64) -> Duration {
     Duration::from_micros(n)
 }
 
+/// Injected timings for [`settle_with`]: 10 µs on `winner`, 100 µs on every other backend.
+pub(crate) fn wins(winner: Backend) -> impl Fn(Backend) -> Duration {
+    move |b| if b == winner { us(10) } else { us(100) }
+}
+
 /// A kernel spec without a GPU variant.
 pub(crate) const fn cpu_spec(name: &'static str, complexity: OpComplexity) -> adaptive_kernel::KernelSpec {
     adaptive_kernel::KernelSpec { name, complexity, has_gpu: false, has_parallel: false, token_hash: 7, loops: &[] }

@@ -20,12 +20,13 @@
 //!   combined by one operator. `max`/`min` need the width (`f32` or `f64`)
 //!   known, since a method call on an unsuffixed literal does not compile.
 
-use proc_macro2::{Ident, TokenStream, TokenTree};
+use proc_macro2::Ident;
 use quote::ToTokens;
 use syn::visit::Visit;
 use syn::{BinOp, Block, Expr, ExprForLoop, ExprMethodCall, Pat, Stmt};
 
 use super::types::{pat_names, Env, Int, Ty, Width};
+use crate::tokens::mentions;
 
 /// How an accumulator combines its terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -184,15 +185,6 @@ pub(crate) fn plain_ident(e: &Expr) -> Option<Ident> {
         Expr::Group(g) => plain_ident(&g.expr),
         _ => None,
     }
-}
-
-/// Whether `tokens` mention any of `names` (inside groups too).
-pub(crate) fn mentions(tokens: TokenStream, names: &[String]) -> bool {
-    tokens.into_iter().any(|tt| match tt {
-        TokenTree::Ident(i) => names.iter().any(|n| i == n),
-        TokenTree::Group(g) => mentions(g.stream(), names),
-        _ => false,
-    })
 }
 
 /// The accumulators a loop body updates, in order of first update, with the
