@@ -37,7 +37,7 @@ pub(crate) fn note_changed() {
     *SAVER.dirty.lock().unwrap_or_else(PoisonError::into_inner) = true;
     static THREAD: OnceLock<()> = OnceLock::new();
     THREAD.get_or_init(|| {
-        let spawned = std::thread::Builder::new().name("adaptive-kernel-history".into()).spawn(run);
+        let spawned = platform::spawn_background("adaptive-kernel-history", run);
         if let Err(e) = spawned {
             tracing::warn!(target: "adaptive_kernel", "cannot start the history saver thread ({e}); call adaptive_kernel::flush() to save");
         }
