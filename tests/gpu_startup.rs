@@ -8,8 +8,11 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use adaptive_kernel::ops::gpu::{self, GpuHealth};
-use adaptive_kernel::ops::scalar;
+use adaptive_kernel::ops::{par, scalar};
+use adaptive_kernel::{adaptive_kernel, Backend};
 
 const SKIP_VAR: &str = "ADAPTIVE_KERNEL_SKIP_GPU_TESTS";
 const ROLE_VAR: &str = "ADAPTIVE_KERNEL_TEST_ROLE";
@@ -93,6 +96,31 @@ fn start_up_prints_nothing_without_a_display_session() {
 /// that exited 1–20 ms after `start`. With the guard removed, 40 exits spread
 /// over that window failed this test in 2 of 6 runs; it makes 60.
 #[test]
+fn parallel_variants_wait_for_the_driver_to_load() {
+    if !skip_gpu() {
+        eprintln!("{}", run("parallel-waits", &[]));
+    }
+}
+
+/// Calls of [`halve_threaded`], the Parallel variant of [`halve`].
+static THREADED_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// A kernel with a hand-written Parallel variant that starts a thread per call.
+#[adaptive_kernel(complexity = "Low", parallel = halve_threaded)]
+fn halve(x: &[f32]) -> Vec<f32> {
+    x.iter().map(|v| v * 0.5).collect()
+}
+
+fn halve_threaded(x: &[f32]) -> Vec<f32> {
+    THREADED_CALLS.fetch_add(1, Ordering::Relaxed);
+    let (a, b) = x.split_at(x.len() / 2);
+    let half = |s: &[f32]| s.iter().map(|v| v * 0.5).collect::<Vec<f32>>();
+    let mut out = std::thread::scope(|s| s.spawn(|| half(a)).join().expect("halve thread"));
+    out.extend(half(b));
+    out
+}
+
+#[test]
 fn a_process_may_end_while_start_up_runs() {
     for i in 0..60u64 {
         let pause = (i * 333).to_string();
@@ -104,6 +132,11 @@ fn a_process_may_end_while_start_up_runs() {
 #[test]
 fn the_off_policy_starts_nothing() {
     run("off", &[("ADAPTIVE_KERNEL_GPU", Some("off"))]);
+}
+
+/// The settled backend of [`halve`]'s bucket for `size`.
+fn row_settled(size: usize) -> Option<Backend> {
+    halve::KERNEL.table().row_for(size).and_then(|r| r.chosen)
 }
 
 /// The scenarios, one per child process (see the module docs).
@@ -154,6 +187,42 @@ fn child() {
             assert!(took >= DELAY, "the op returned after {took:?}, before start-up could finish");
             assert_ready_on_device();
             assert!(gpu::is_ready() && gpu::is_available());
+        }
+        "parallel-waits" => {
+            // Two threads whatever the machine has, so Parallel is a candidate.
+            par::with_threads(2, || {
+                gpu::__delay_start_for_tests(DELAY);
+                gpu::start();
+                let began = Instant::now();
+                // Fewer calls than a bucket waits for (64), all within the delay.
+                let mut calls = 0;
+                while calls < 30 && began.elapsed() < DELAY / 2 {
+                    assert_eq!(halve(&a), scalar::scale(&a, 0.5));
+                    calls += 1;
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                let row = halve::KERNEL.table().row_for(a.len()).cloned().expect("a row for the size called");
+                assert_eq!(
+                    THREADED_CALLS.load(Ordering::Relaxed),
+                    0,
+                    "Parallel ran during start-up:\n{}",
+                    halve::KERNEL.table()
+                );
+                assert_eq!(row.chosen, None, "settled without measuring Parallel:\n{}", halve::KERNEL.table());
+                assert!(gpu::wait_ready(Duration::from_secs(5)), "{}", gpu::health());
+                while row_settled(a.len()).is_none() && began.elapsed() < Duration::from_secs(10) {
+                    assert_eq!(halve(&a), scalar::scale(&a, 0.5));
+                    calls += 1;
+                }
+                let chosen = row_settled(a.len());
+                assert!(chosen.is_some(), "not settled after {calls} calls:\n{}", halve::KERNEL.table());
+                assert!(
+                    THREADED_CALLS.load(Ordering::Relaxed) > 0,
+                    "Parallel never measured:\n{}",
+                    halve::KERNEL.table()
+                );
+                eprintln!("child parallel-waits: {calls} calls, settled on {chosen:?}");
+            });
         }
         "quiet" => {
             assert!(gpu::wait_ready(Duration::from_secs(10)), "{}", gpu::health());

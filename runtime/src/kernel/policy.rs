@@ -42,7 +42,11 @@
 //!   window of fresh samples: then it is a tie, and more samples would only test
 //!   it again until noise separates it once), or whose figures are old
 //!   ([`Policy::stale_ns`], or from another run) even if they call it hopeless
-//!   (figures taken under a transient load must not exclude it for good). As
+//!   (figures taken under a transient load must not exclude it for good). When
+//!   the chosen backend runs faster now than when the bucket settled by more than
+//!   [`Policy::drift_band`] (the machine was busy while exploring), the figures
+//!   of that moment count as old too, scaled by the same factor for the budget,
+//!   and the first sample taken now replaces them. As
 //!   intervals separate, probing stops: the cost decays with confidence. An
 //!   alternative with [`Policy::switch_after`] fresh samples that beats the
 //!   chosen one with [`Policy::tolerance`] as the margin takes over (no new
@@ -110,6 +114,9 @@ pub(crate) struct Policy {
     pub(crate) verify_samples: u32,
     /// A loaded decision whose fresh centre is off the saved one by more than this factor re-explores.
     pub(crate) verify_factor: f64,
+    /// Exploring calls a bucket spends waiting for candidates that may run only later
+    /// (see [`explore`]) before it measures them anyway.
+    pub(crate) wait_calls: u32,
 }
 
 impl Policy {
@@ -117,7 +124,8 @@ impl Policy {
     /// size; a CPU candidate predicted under 50 µs is measured instead), 5% tolerance, 25% drift band judged on 9
     /// samples; probes cost at most 1% of a bucket's time, an alternative is trusted
     /// after 8 fresh samples and re-timed after 30 s, takes over after 3; a loaded
-    /// decision is judged on 5 fresh samples and re-explored when 2× off.
+    /// decision is judged on 5 fresh samples and re-explored when 2× off; a candidate
+    /// that may run only later is waited for during at most 64 calls.
     pub(crate) const DEFAULT: Policy = Policy {
         samples: 3,
         prune_factor: 4.0,
@@ -132,6 +140,7 @@ impl Policy {
         switch_after: 3,
         verify_samples: 5,
         verify_factor: 2.0,
+        wait_calls: 64,
     };
 }
 
@@ -221,16 +230,25 @@ impl Predictions {
 /// The next backend to call in an exploring bucket, or the settled decision once
 /// every candidate is measured or pruned.
 ///
-/// `candidates[i]` says whether backend `i` may run at all. Candidates are tried
+/// `candidates[i]` says whether backend `i` may run at all; `later[i]` that it may,
+/// but not now (the site defers Parallel while a GPU driver loads): it is measured
+/// once it may, and the bucket does not settle without it. Meanwhile calls go to the
+/// fastest candidate measured so far (their samples count), else to the first that
+/// can run now; after [`Policy::wait_calls`] such calls the bucket stops waiting.
+///
+/// Candidates are tried
 /// prior first, then by predicted time; but when every candidate was measured in a
 /// neighbouring bucket, those measurements order them and the prior is not special.
 pub(crate) fn explore(
     state: &mut BucketState,
     candidates: [bool; Backend::COUNT],
+    later: [bool; Backend::COUNT],
     prior: Decision,
     predicted: &Predictions,
     policy: &Policy,
 ) -> Decision {
+    let later = if state.waited < policy.wait_calls { later } else { [false; Backend::COUNT] };
+    let mut waiting = false;
     let mut order: Vec<Backend> = Backend::ALL.into_iter().filter(|b| candidates[b.index()]).collect();
     let informed = order.iter().all(|b| predicted.neighbours[b.index()].is_some());
     order.sort_by(|&a, &b| {
@@ -254,8 +272,19 @@ pub(crate) fn explore(
                 continue;
             }
         }
+        if later[i] {
+            waiting = true;
+            continue;
+        }
         let kind = if !state.has_history() && b == prior.backend { prior.kind } else { DecisionKind::Exploring };
         return Decision { backend: b, kind };
+    }
+    if waiting {
+        state.waited += 1;
+        let now = |b: &Backend| candidates[b.index()] && !later[b.index()];
+        let measured = best_centre(state, None).map(|(b, _)| b).filter(now);
+        let backend = measured.or_else(|| order.iter().copied().find(now)).unwrap_or(Backend::Scalar);
+        return Decision { backend, kind: DecisionKind::Exploring };
     }
     settle(state, candidates, policy)
 }
@@ -363,7 +392,10 @@ pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -
         }
         return if drifted(state, chosen, now_ns, policy) { Change::Reexplore } else { Change::None };
     }
-    // A re-timed alternative.
+    // A re-timed alternative. Its figures from before a calmer machine describe another moment.
+    if state.stats[i].fresh == 0 && calmer_since_settled(state, chosen, policy) > 1.0 + policy.drift_band {
+        state.stats[i].keep_recent(0);
+    }
     let chosen_centre = state.of(chosen).centre();
     state.stats[i].record(ns, now_ns);
     if let Some(c) = chosen_centre {
@@ -467,13 +499,16 @@ pub(crate) fn probe(
     let c = chosen_stats.centre()?;
     let c_hi = c + chosen_stats.half_width();
     let budget_left = policy.probe_budget * state.budget.calls_ns - state.budget.extra_ns;
+    let calm = calmer_since_settled(state, chosen, policy);
     let pick = Backend::ALL
         .into_iter()
         .filter(|&b| b != chosen && candidates[b.index()])
         .filter_map(|b| {
             let s = state.of(b);
-            let estimate = s.centre().unwrap_or(predicted[b.index()]);
-            let stale = !s.is_empty() && s.is_stale(now_ns, policy.stale_ns);
+            // Figures from before the settle, taken on a busier machine, are as much too slow.
+            let then = s.fresh == 0 && calm > 1.0 + policy.drift_band;
+            let estimate = s.centre().map_or(predicted[b.index()], |e| if then { e / calm } else { e });
+            let stale = !s.is_empty() && (then || s.is_stale(now_ns, policy.stale_ns));
             // Hopeless by fresh figures or by prediction; stale figures are re-timed (within the budget).
             if !estimate.is_finite() || (estimate > policy.prune_factor * c && !stale) {
                 return None;
@@ -491,6 +526,21 @@ pub(crate) fn probe(
     let (_, b) = pick?;
     state.budget.last_was_probe = true;
     Some(b)
+}
+
+/// How many times faster the settled `chosen` backend runs now than when the bucket
+/// settled (at least 1): its centre then over the median of its fresh samples (once it
+/// has [`Policy::samples`] of them). Above 1 by more than [`Policy::drift_band`], the
+/// machine was busier then (a competing load while exploring), and every figure taken
+/// then is too slow by about as much: [`probe`] scales the alternatives' by it and
+/// re-times them (even ones that looked hopeless), and [`record`] replaces them with
+/// the first sample taken now.
+fn calmer_since_settled(state: &BucketState, chosen: Backend, policy: &Policy) -> f64 {
+    let mine = state.of(chosen);
+    match (state.budget.settled_centre, mine.fresh_centre()) {
+        (Some(then), Some(now)) if u64::from(mine.fresh) >= policy.samples && now > 0.0 => (then / now).max(1.0),
+        _ => 1.0,
+    }
 }
 
 /// Whether the settled `chosen` backend has degraded past the drift band against
@@ -521,6 +571,8 @@ mod tests {
 
     /// Scalar, SIMD and GPU; Parallel has its own tests.
     const ALL: [bool; Backend::COUNT] = [true, true, false, true];
+    /// Every candidate may run now.
+    const NOW: [bool; Backend::COUNT] = [false; Backend::COUNT];
     const P: Policy = Policy::DEFAULT;
     /// Every neighbour at the call's own size.
     const NEAR: [f64; Backend::COUNT] = [1.0; Backend::COUNT];
@@ -541,7 +593,7 @@ mod tests {
     fn run_to_settle(state: &mut BucketState, prior: Decision, time: impl Fn(Backend) -> u64) -> Vec<Backend> {
         let mut calls = Vec::new();
         for _ in 0..100 {
-            let d = explore(state, ALL, prior, &NONE, &P);
+            let d = explore(state, ALL, NOW, prior, &NONE, &P);
             if d.kind == DecisionKind::Historical {
                 return calls;
             }
@@ -566,6 +618,60 @@ mod tests {
     }
 
     #[test]
+    fn a_candidate_for_later_is_waited_for_not_run_and_not_skipped() {
+        const CPU3: [bool; Backend::COUNT] = [true, true, true, false];
+        const PAR_LATER: [bool; Backend::COUNT] = [false, false, true, false];
+        let time = |b: Backend| match b {
+            Backend::Scalar => 300,
+            Backend::Simd => 200,
+            Backend::Parallel => 100,
+            Backend::Gpu => unreachable!("not a candidate here"),
+        };
+        let mut s = BucketState::new(5000);
+        let mut calls = Vec::new();
+        for _ in 0..20 {
+            let d = explore(&mut s, CPU3, PAR_LATER, simd_prior(), &NONE, &P);
+            assert_ne!(d.kind, DecisionKind::Historical, "settled before Parallel could run: {calls:?}");
+            calls.push(d.backend);
+            rec(&mut s, d.backend, time(d.backend), false);
+        }
+        assert!(!calls.contains(&Backend::Parallel), "{calls:?}");
+        // Once the others are measured, the waiting calls go to the fastest of them.
+        assert!(calls[6..].iter().all(|&b| b == Backend::Simd), "{calls:?}");
+        // It may run now: measured, and it wins.
+        let mut settled = None;
+        for _ in 0..10 {
+            let d = explore(&mut s, CPU3, NOW, simd_prior(), &NONE, &P);
+            if d.kind == DecisionKind::Historical {
+                settled = Some(d.backend);
+                break;
+            }
+            assert_eq!(d.backend, Backend::Parallel);
+            rec(&mut s, d.backend, time(d.backend), false);
+        }
+        assert_eq!(settled, Some(Backend::Parallel));
+    }
+
+    #[test]
+    fn a_bucket_waits_for_a_later_candidate_only_so_many_calls() {
+        const CPU3: [bool; Backend::COUNT] = [true, true, true, false];
+        const PAR_LATER: [bool; Backend::COUNT] = [false, false, true, false];
+        let mut s = BucketState::new(5000);
+        let mut calls = Vec::new();
+        for _ in 0..200 {
+            let d = explore(&mut s, CPU3, PAR_LATER, simd_prior(), &NONE, &P);
+            if d.kind == DecisionKind::Historical {
+                break;
+            }
+            calls.push(d.backend);
+            rec(&mut s, d.backend, if d.backend == Backend::Parallel { 100 } else { 200 }, false);
+        }
+        let first_parallel = calls.iter().position(|&b| b == Backend::Parallel).expect("Parallel measured");
+        assert_eq!(first_parallel, 6 + P.wait_calls as usize, "{calls:?}");
+        assert_eq!(s.settled(), Some(Backend::Parallel));
+    }
+
+    #[test]
     fn prunes_a_candidate_measured_far_slower_after_one_sample() {
         let mut s = BucketState::new(5000);
         let calls = run_to_settle(&mut s, simd_prior(), |b| match b {
@@ -586,7 +692,7 @@ mod tests {
         loop {
             let p =
                 Predictions { neighbours: [None; Backend::COUNT], reach: NEAR, model: [1e12, 1e6, f64::INFINITY, 1e6] };
-            let d = explore(&mut s, ALL, simd_prior(), &p, &P);
+            let d = explore(&mut s, ALL, NOW, simd_prior(), &p, &P);
             if d.kind == DecisionKind::Historical {
                 break;
             }
@@ -611,7 +717,7 @@ mod tests {
     #[test]
     fn first_call_carries_the_prior_kind() {
         let mut s = BucketState::new(10);
-        let d = explore(&mut s, ALL, simd_prior(), &NONE, &P);
+        let d = explore(&mut s, ALL, NOW, simd_prior(), &NONE, &P);
         assert_eq!(d, simd_prior());
     }
 
@@ -641,7 +747,7 @@ mod tests {
             model: [0.0; Backend::COUNT],
         };
         let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
-        let d = explore(&mut s, ALL, scalar_prior, &p, &P);
+        let d = explore(&mut s, ALL, NOW, scalar_prior, &p, &P);
         assert_eq!(d, Decision { backend: Backend::Gpu, kind: DecisionKind::Exploring });
     }
 
@@ -658,11 +764,11 @@ mod tests {
         let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
         let two = [true, true, false, false];
         for _ in 0..3 {
-            let d = explore(&mut s, two, scalar_prior, &p, &P);
+            let d = explore(&mut s, two, NOW, scalar_prior, &p, &P);
             assert_eq!(d.backend, Backend::Scalar);
             rec(&mut s, Backend::Scalar, 300, false);
         }
-        assert_eq!(explore(&mut s, two, scalar_prior, &p, &P).backend, Backend::Simd);
+        assert_eq!(explore(&mut s, two, NOW, scalar_prior, &p, &P).backend, Backend::Simd);
     }
 
     #[test]
@@ -676,11 +782,11 @@ mod tests {
         };
         let simd_prior = simd_prior();
         for _ in 0..3 {
-            let d = explore(&mut s, [true, true, false, false], simd_prior, &p, &P);
+            let d = explore(&mut s, [true, true, false, false], NOW, simd_prior, &p, &P);
             assert_eq!(d.backend, Backend::Simd);
             rec(&mut s, Backend::Simd, 1_000_000, false);
         }
-        assert_eq!(explore(&mut s, [true, true, false, false], simd_prior, &p, &P).kind, DecisionKind::Historical);
+        assert_eq!(explore(&mut s, [true, true, false, false], NOW, simd_prior, &p, &P).kind, DecisionKind::Historical);
         assert!(s.pruned[Backend::Scalar.index()]);
     }
 
@@ -835,7 +941,7 @@ mod tests {
                     probes += usize::from(b != chosen);
                     b
                 }
-                None => explore(s, CPU, simd_prior(), &NONE, &P).backend,
+                None => explore(s, CPU, NOW, simd_prior(), &NONE, &P).backend,
             };
             let interval = if s.settled().is_some() { 16.0 } else { 1.0 };
             let sample = Sample { backend: b, ns: noise.time(truth[b.index()]), now_ns, interval, warmup: false };
@@ -863,6 +969,26 @@ mod tests {
         assert!(probes >= P.confident as usize, "the alternative was re-timed ({probes} probes)");
         assert_eq!(changes, [], "a tie flapped");
         assert_eq!(s.settled(), Some(Backend::Simd));
+    }
+
+    #[test]
+    fn figures_from_a_busier_moment_are_re_timed_and_a_wrong_settle_corrected() {
+        // Explored while a competing load ran: everything 2× slow, Parallel (its threads
+        // competing too) 9× slow: more than 4× SIMD, so it looked hopeless.
+        let mut s = BucketState::new(5000);
+        run_to_settle_on(&mut s, CPU, |b| [400, 200, 900, 0][b.index()]);
+        assert_eq!(s.settled(), Some(Backend::Simd));
+        // The load is gone: SIMD takes 100, Parallel 60. Within 200 sampled calls (4 s
+        // at 50 a second) the bucket re-times Parallel and switches to it, once.
+        let (probes, changes) = run_noisy(&mut s, [200, 100, 60, 0], 200, &mut Noise(0x5EED));
+        assert_eq!(changes, [Change::Switched(Backend::Parallel)], "{probes} probes");
+        assert!(s.budget.extra_ns <= P.probe_budget * s.budget.calls_ns + 1_000.0, "{:?}", s.budget);
+        // The same exploration on a machine as busy now as then: nothing changes.
+        let mut s = BucketState::new(5000);
+        run_to_settle_on(&mut s, CPU, |b| [400, 200, 900, 0][b.index()]);
+        let (_, changes) = run_noisy(&mut s, [400, 200, 900, 0], 200, &mut Noise(0x5EED));
+        assert_eq!(changes, []);
+        assert_eq!(s.of(Backend::Parallel).fresh, 0, "the hopeless one was re-timed");
     }
 
     #[test]
@@ -948,11 +1074,11 @@ mod tests {
             let two = [true, true, false, false];
             let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
             for _ in 0..P.samples {
-                let d = explore(&mut s, two, scalar_prior, &p, &P);
+                let d = explore(&mut s, two, NOW, scalar_prior, &p, &P);
                 assert_eq!(d.backend, Backend::Scalar);
                 rec(&mut s, Backend::Scalar, 11_000_000, false);
             }
-            explore(&mut s, two, scalar_prior, &p, &P)
+            explore(&mut s, two, NOW, scalar_prior, &p, &P)
         };
         assert_eq!(explore_after_scalar(256.0).backend, Backend::Simd, "measured here before judging");
         let near = explore_after_scalar(2.0);
@@ -973,10 +1099,10 @@ mod tests {
             let two = [true, true, false, false];
             let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
             for _ in 0..P.samples {
-                assert_eq!(explore(&mut s, two, scalar_prior, &p, &P).backend, Backend::Scalar);
+                assert_eq!(explore(&mut s, two, NOW, scalar_prior, &p, &P).backend, Backend::Scalar);
                 rec(&mut s, Backend::Scalar, 900, false);
             }
-            explore(&mut s, two, scalar_prior, &p, &P).backend
+            explore(&mut s, two, NOW, scalar_prior, &p, &P).backend
         };
         assert_eq!(explore_after_scalar(6_900.0), Backend::Simd, "a 7 µs sample is cheaper than a wrong prune");
         assert_eq!(explore_after_scalar(P.measure_below_ns * 2.0), Backend::Scalar, "an expensive one is pruned");
@@ -1005,7 +1131,7 @@ mod tests {
 
     fn run_to_settle_on(s: &mut BucketState, candidates: [bool; Backend::COUNT], time: impl Fn(Backend) -> u64) {
         for _ in 0..100 {
-            let d = explore(s, candidates, simd_prior(), &NONE, &P);
+            let d = explore(s, candidates, NOW, simd_prior(), &NONE, &P);
             if d.kind == DecisionKind::Historical {
                 return;
             }

@@ -251,7 +251,7 @@ impl Kernel {
                 };
                 let (neighbours, reach) = neighbours;
                 let predicted = policy::Predictions { neighbours, reach, model };
-                policy::explore(bs, candidates, prior, &predicted, &Policy::DEFAULT)
+                policy::explore(bs, candidates, self.later(), prior, &predicted, &Policy::DEFAULT)
             }
         };
         if bs.settled().is_some() {
@@ -386,6 +386,14 @@ impl Kernel {
         }
         // `is_ready` starts the device in the background on first use and never waits.
         self.spec.has_gpu && crate::ops::gpu::is_ready()
+    }
+
+    /// The candidates exploration must not call yet: Parallel while GPU start-up
+    /// loads its driver (see [`crate::ops::gpu::starting`]): a variant that starts
+    /// threads would wait for the load. It is explored once the load is over.
+    fn later(&self) -> [bool; Backend::COUNT] {
+        let loading = self.spec.has_parallel && crate::ops::gpu::starting();
+        Backend::ALL.map(|b| b == Backend::Parallel && loading)
     }
 
     /// The backends the router may call now: Scalar and SIMD always; Parallel when

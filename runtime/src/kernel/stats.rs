@@ -55,6 +55,12 @@ impl BackendStats {
         median(&mut self.recent_ns.iter().map(|&x| x as f64).collect::<Vec<_>>())
     }
 
+    /// Median of the fresh samples among the recent ones (see [`BackendStats::fresh`]), in nanoseconds.
+    pub(crate) fn fresh_centre(&self) -> Option<f64> {
+        let fresh = (self.fresh as usize).min(self.recent_ns.len());
+        median(&mut self.recent_ns[self.recent_ns.len() - fresh..].iter().map(|&x| x as f64).collect::<Vec<_>>())
+    }
+
     /// Median absolute deviation of the recent samples from their median, in nanoseconds.
     pub(crate) fn spread(&self) -> Option<f64> {
         let c = self.centre()?;
@@ -129,6 +135,8 @@ pub(crate) struct BucketState {
     pub(crate) excluded: [Option<Exclusion>; Backend::COUNT],
     /// Backends whose result was compared with Scalar's here in this process.
     pub(crate) checked: [bool; Backend::COUNT],
+    /// Exploring calls this round spent waiting for a candidate that could not run yet.
+    pub(crate) waited: u32,
 }
 
 /// Why a backend is excluded from a bucket: a call whose result disagreed with Scalar's.
@@ -150,6 +158,9 @@ pub(crate) struct ProbeBudget {
     pub(crate) extra_ns: f64,
     /// The last sampled call re-timed an alternative (the next one times the chosen backend).
     pub(crate) last_was_probe: bool,
+    /// The chosen backend's centre when the bucket settled, in nanoseconds (`None` for a
+    /// decision loaded from history): how fast the machine ran it then (see `policy::probe`).
+    pub(crate) settled_centre: Option<f64>,
 }
 
 /// A loaded decision awaiting confirmation.
@@ -177,6 +188,7 @@ impl BucketState {
             foreign: false,
             excluded: [None; Backend::COUNT],
             checked: [false; Backend::COUNT],
+            waited: 0,
         }
     }
 
@@ -203,6 +215,7 @@ impl BucketState {
         }
         self.round_base = self.stats.each_ref().map(|s| s.count);
         self.pruned = [false; Backend::COUNT];
+        self.waited = 0;
         self.phase = Phase::Exploring;
         self.verify = None;
         self.foreign = false;
@@ -225,7 +238,7 @@ impl BucketState {
         for s in &mut self.stats {
             s.fresh = 0;
         }
-        self.budget = ProbeBudget::default();
+        self.budget = ProbeBudget { settled_centre: self.stats[backend.index()].centre(), ..ProbeBudget::default() };
     }
 
     /// The settled backend, if any.

@@ -148,6 +148,11 @@ pub(super) fn is_ready() -> bool {
     }
 }
 
+/// Whether start-up is loading the driver now: begun at most `max` ago and not finished.
+pub(super) fn starting_within(max: Duration) -> bool {
+    INIT.running_within(max)
+}
+
 /// Starts start-up if needed and waits up to `timeout` for it to finish;
 /// then [`is_ready`].
 pub(super) fn wait_ready(timeout: Duration) -> bool {

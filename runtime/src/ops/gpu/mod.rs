@@ -142,6 +142,27 @@ pub fn is_ready() -> bool {
     return false;
 }
 
+/// How long after start-up began [`starting`] may still say true: a driver
+/// that takes longer is no longer waited on.
+#[cfg(feature = "gpu")]
+const STARTING_AT_MOST: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Whether GPU start-up is running now (loading the driver, creating the
+/// device), for at most [`STARTING_AT_MOST`] so far. Never blocks, starts
+/// nothing; false without the `gpu` feature.
+///
+/// A thread started while another thread loads a shared library waits for the
+/// load to finish: glibc's loader lock is taken when a new thread registers its
+/// thread-local destructors. Mesa's lavapipe loads LLVM, which held new threads
+/// back for 20–45 ms on a 2-core VM; so the router does not explore variants
+/// that may start threads (Parallel) meanwhile.
+pub(crate) fn starting() -> bool {
+    #[cfg(feature = "gpu")]
+    return device::starting_within(STARTING_AT_MOST);
+    #[cfg(not(feature = "gpu"))]
+    return false;
+}
+
 /// Begins start-up if needed and blocks until it finishes or `timeout`
 /// passes, whichever is first; then returns [`is_ready`]. For programs and
 /// tests that want the GPU in play from their first call.

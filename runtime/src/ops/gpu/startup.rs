@@ -49,6 +49,8 @@ pub(super) struct Startup<T> {
     finished_changed: Condvar,
     /// Test hook: nanoseconds creation sleeps before it begins.
     delay_ns: AtomicU64,
+    /// When start-up began, on the process clock (`clock::now_ns`, at least 1); 0 before.
+    begun_ns: AtomicU64,
 }
 
 /// Something an exiting thread can wait for (`Startup` is generic; the
@@ -88,6 +90,7 @@ impl<T: Send + Sync + 'static> Startup<T> {
             finished: Mutex::new(false),
             finished_changed: Condvar::new(),
             delay_ns: AtomicU64::new(0),
+            begun_ns: AtomicU64::new(0),
         }
     }
 
@@ -99,6 +102,17 @@ impl<T: Send + Sync + 'static> Startup<T> {
     /// Whether start-up has begun (it may have finished).
     pub(super) fn has_begun(&self) -> bool {
         self.started.load(Ordering::Relaxed)
+    }
+
+    /// Whether start-up is running now: it has begun, at most `max` ago, and not finished.
+    pub(super) fn running_within(&self, max: Duration) -> bool {
+        let begun = self.begun_ns.load(Ordering::Relaxed);
+        let max = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
+        begun != 0 && self.value.get().is_none() && crate::clock::now_ns().saturating_sub(begun) <= max
+    }
+
+    fn note_begun(&self) {
+        let _ = self.begun_ns.compare_exchange(0, crate::clock::now_ns().max(1), Ordering::Relaxed, Ordering::Relaxed);
     }
 
     /// Begins `create` on a background thread unless start-up has begun;
@@ -115,6 +129,7 @@ impl<T: Send + Sync + 'static> Startup<T> {
         // `try_with`: called from another thread-local's destructor, this thread
         // is ending anyway; it then simply does not wait.
         let _ = WAIT_ON_EXIT.try_with(|guard| guard.0.set(Some(self)));
+        self.note_begun();
         let spawned = thread::Builder::new().name("adaptive-kernel-gpu-start".into()).spawn(move || {
             self.get_or_run(create);
         });
@@ -132,6 +147,7 @@ impl<T: Send + Sync + 'static> Startup<T> {
         }
         self.started.store(true, Ordering::Relaxed);
         let value = self.value.get_or_init(|| {
+            self.note_begun();
             let delay = self.delay_ns.load(Ordering::Relaxed);
             if delay > 0 {
                 thread::sleep(Duration::from_nanos(delay));
