@@ -521,8 +521,10 @@ pub(crate) fn probe(
             let overlaps = s.fresh < WINDOW as u32 && estimate - s.half_width() <= c_hi;
             // Charged optimistically (the low end of its interval, UCB-style): figures
             // taken under load are wide and high, and the budget counts what the
-            // probe really costs once it ran, so the 1% holds over time.
-            let low = if s.recent_ns.len() >= 2 { (estimate - s.half_width()).max(0.0) } else { estimate };
+            // probe really costs once it ran, so the 1% holds over time. Not for the GPU:
+            // a GPU call is made only when its figure fits the budget.
+            let optimistic = b != Backend::Gpu && s.recent_ns.len() >= 2;
+            let low = if optimistic { (estimate - s.half_width()).max(0.0) } else { estimate };
             let extra = (low - c).max(0.0);
             ((few || old || overlaps) && extra <= budget_left).then_some((s.fresh, b))
         })
