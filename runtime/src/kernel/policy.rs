@@ -393,7 +393,7 @@ pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -
         return if drifted(state, chosen, now_ns, policy) { Change::Reexplore } else { Change::None };
     }
     // A re-timed alternative. Its figures from before a calmer machine describe another moment.
-    if state.stats[i].fresh == 0 && calmer_since_settled(state, chosen, policy) > 1.0 + policy.drift_band {
+    if from_a_busier_moment(&state.stats[i], calmer_since_settled(state, chosen, policy), policy) {
         state.stats[i].keep_recent(0);
     }
     let chosen_centre = state.of(chosen).centre();
@@ -506,7 +506,7 @@ pub(crate) fn probe(
         .filter_map(|b| {
             let s = state.of(b);
             // Figures from before the settle, taken on a busier machine, are as much too slow.
-            let then = s.fresh == 0 && calm > 1.0 + policy.drift_band;
+            let then = from_a_busier_moment(s, calm, policy);
             let estimate = s.centre().map_or(predicted[b.index()], |e| if then { e / calm } else { e });
             let stale = !s.is_empty() && (then || s.is_stale(now_ns, policy.stale_ns));
             // Hopeless by fresh figures or by prediction; stale figures are re-timed (within the budget).
@@ -547,6 +547,13 @@ fn calmer_since_settled(state: &BucketState, chosen: Backend, policy: &Policy) -
         (Some(then), Some(now)) if u64::from(mine.fresh) >= policy.samples && now > 0.0 => (then / now).max(1.0),
         _ => 1.0,
     }
+}
+
+/// Whether an alternative's figures were all taken before the bucket settled, on a
+/// machine busier than now by more than [`Policy::drift_band`] (`calm`, from
+/// [`calmer_since_settled`]).
+fn from_a_busier_moment(alt: &BackendStats, calm: f64, policy: &Policy) -> bool {
+    alt.fresh == 0 && calm > 1.0 + policy.drift_band
 }
 
 /// Whether the settled `chosen` backend has degraded past the drift band against
