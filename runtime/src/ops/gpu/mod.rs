@@ -153,9 +153,10 @@ const STARTING_AT_MOST: std::time::Duration = std::time::Duration::from_secs(1);
 ///
 /// A thread started while another thread loads a shared library waits for the
 /// load to finish: glibc's loader lock is taken when a new thread registers its
-/// thread-local destructors. Mesa's lavapipe loads LLVM, which held new threads
-/// back for 20–45 ms on a 2-core VM; so the router does not explore variants
-/// that may start threads (Parallel) meanwhile.
+/// thread-local destructors. Mesa's lavapipe loads LLVM: in the fresh process of
+/// `benches/routing_quality.rs` a Parallel variant that starts a thread per call
+/// stalled its first calls by 7–90 ms (BENCHMARKS.md, "Evening run"). So the
+/// router does not explore variants that may start threads (Parallel) meanwhile.
 pub(crate) fn starting() -> bool {
     #[cfg(feature = "gpu")]
     return device::starting_within(STARTING_AT_MOST);
