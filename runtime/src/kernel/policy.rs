@@ -36,17 +36,23 @@
 //! - **Self-correction** ([`probe`]): a settled bucket's sampled calls
 //!   alternate between timing the chosen backend and, within an explicit budget
 //!   ([`Policy::probe_budget`] of the bucket's time, counted as what the
-//!   alternative took *beyond* the chosen backend), re-timing an alternative that
+//!   alternative took *beyond* the chosen backend's current pace, on a ledger whose
+//!   two sides halve every [`Policy::budget_half_life_ns`] so that an old overrun is
+//!   forgotten), re-timing an alternative that
 //!   is not hopeless and whose figures are few ([`Policy::confident`]) or whose
 //!   confidence interval still overlaps the chosen one's (until it holds a full
 //!   window of fresh samples: then it is a tie, and more samples would only test
 //!   it again until noise separates it once), or whose figures are old
 //!   ([`Policy::stale_ns`], or from another run) even if they call it hopeless
 //!   (figures taken under a transient load must not exclude it for good). When
-//!   the chosen backend runs faster now than when the bucket settled by more than
-//!   [`Policy::drift_band`] (the machine was busy while exploring), the figures
-//!   of that moment count as old too, scaled by the same factor for the budget,
-//!   and the first sample taken now replaces them. As
+//!   the chosen backend runs faster now (its [pace](BackendStats::pace)) than when
+//!   an alternative's figures were taken (when the bucket settled, or when they
+//!   were last re-timed) by more than [`Policy::drift_band`], the machine was busy
+//!   then: those figures count as old too, scaled by the same factor for the
+//!   budget, and the first sample taken now replaces them. Likewise the chosen
+//!   backend's own window drops its older samples when its pace is faster than
+//!   its centre by more than the band, so fresh figures are compared with fresh
+//!   ones. As
 //!   intervals separate, probing stops: the cost decays with confidence. An
 //!   alternative with [`Policy::switch_after`] fresh samples that beats the
 //!   chosen one with [`Policy::tolerance`] as the margin takes over (no new
@@ -75,7 +81,7 @@
 use super::spec::{Decision, DecisionKind, KernelSpec};
 #[cfg(test)]
 use super::stats::Verify;
-use super::stats::{BackendStats, BucketState, Phase, ProbeBudget, WINDOW};
+use super::stats::{BackendStats, BucketState, Phase, ProbeBudget, PACE, WINDOW};
 use crate::backend::Backend;
 use crate::cost::Work;
 use crate::moe::moe;
@@ -104,6 +110,11 @@ pub(crate) struct Policy {
     pub(crate) drift_samples: u64,
     /// Share of a settled bucket's time that re-timing alternatives may cost on top.
     pub(crate) probe_budget: f64,
+    /// The probe budget's memory (nanoseconds of wall time): both sides of its ledger
+    /// halve this often, so it holds over any stretch of a few half-lives, and a few
+    /// probes that ran long (a preempted call) do not stop re-timing for minutes in a
+    /// bucket called a few times a second.
+    pub(crate) budget_half_life_ns: u64,
     /// Fresh samples of an alternative after which only an overlapping interval or age re-times it.
     pub(crate) confident: u32,
     /// Figures older than this (nanoseconds) are re-timed.
@@ -122,7 +133,7 @@ pub(crate) struct Policy {
 impl Policy {
     /// The defaults: 3 samples, prune at 4× (by a neighbour's figure only within 4× in
     /// size; a CPU candidate predicted under 50 µs is measured instead), 5% tolerance, 25% drift band judged on 9
-    /// samples; probes cost at most 1% of a bucket's time, an alternative is trusted
+    /// samples; probes cost at most 1% of a bucket's time (a ledger with a 5 s half-life), an alternative is trusted
     /// after 8 fresh samples and re-timed after 30 s, takes over after 3; a loaded
     /// decision is judged on 5 fresh samples and re-explored when 2× off; a candidate
     /// that may run only later is waited for during at most 64 calls.
@@ -135,6 +146,7 @@ impl Policy {
         drift_band: 0.25,
         drift_samples: 9,
         probe_budget: 0.01,
+        budget_half_life_ns: 5_000_000_000,
         confident: 8,
         stale_ns: 30_000_000_000,
         switch_after: 3,
@@ -380,26 +392,41 @@ pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -
         }
         Phase::Settled { backend: chosen, .. } => chosen,
     };
+    state.budget.age(now_ns, policy.budget_half_life_ns);
     // Figures from another run or long ago describe another moment: a fresh sample replaces them.
     if state.stats[i].is_stale(now_ns, policy.stale_ns) {
         state.stats[i].keep_recent(0);
     }
     if backend == chosen {
-        state.stats[i].record(ns, now_ns);
+        let mine = &mut state.stats[i];
+        mine.record(ns, now_ns);
+        // Running faster now than over its window by more than the drift band: the
+        // window's older figures are from a busier moment, and comparing a fresh
+        // alternative with them would favour it by as much.
+        if let (Some(centre), Some(pace)) = (mine.centre(), mine.pace()) {
+            if mine.recent_ns.len() > PACE && centre > pace * (1.0 + policy.drift_band) {
+                mine.keep_recent(PACE);
+            }
+        }
         state.budget.calls_ns += ns as f64 * interval.max(1.0);
         if verified_wrong(state, chosen, policy) {
             return Change::Reexplore;
         }
         return if drifted(state, chosen, now_ns, policy) { Change::Reexplore } else { Change::None };
     }
-    // A re-timed alternative. Its figures from before a calmer machine describe another moment.
-    if from_a_busier_moment(&state.stats[i], calmer_since_settled(state, chosen, policy), policy) {
+    // A re-timed alternative. Its figures from a busier moment describe another machine.
+    let mine = state.of(chosen);
+    let (busier, chosen_centre, pace) =
+        (from_a_busier_moment(&state.stats[i], mine, policy), mine.centre(), mine.pace());
+    if busier {
         state.stats[i].keep_recent(0);
     }
-    let chosen_centre = state.of(chosen).centre();
     state.stats[i].record(ns, now_ns);
+    state.stats[i].against_ns = pace;
     if let Some(c) = chosen_centre {
-        state.budget.extra_ns += (ns as f64 - c).max(0.0);
+        // What the chosen backend would have taken now, not over its window: a probe
+        // during a load is charged beyond the chosen backend's pace under that load.
+        state.budget.extra_ns += (ns as f64 - pace.unwrap_or(c)).max(0.0);
         let (alt, mine) = (state.of(backend), state.of(chosen));
         let faster = alt.fresh >= policy.switch_after && beats(alt, mine, policy.tolerance);
         let simpler_tie = backend < chosen
@@ -495,19 +522,20 @@ pub(crate) fn probe(
     if std::mem::take(&mut state.budget.last_was_probe) {
         return None;
     }
+    state.budget.age(now_ns, policy.budget_half_life_ns);
     let chosen_stats = state.of(chosen);
     let c = chosen_stats.centre()?;
     let c_hi = c + chosen_stats.half_width();
     let budget_left = policy.probe_budget * state.budget.calls_ns - state.budget.extra_ns;
-    let calm = calmer_since_settled(state, chosen, policy);
     let pick = Backend::ALL
         .into_iter()
         .filter(|&b| b != chosen && candidates[b.index()])
         .filter_map(|b| {
             let s = state.of(b);
-            // Figures from before the settle, taken on a busier machine, are as much too slow.
-            let then = from_a_busier_moment(s, calm, policy);
-            let estimate = s.centre().map_or(predicted[b.index()], |e| if then { e / calm } else { e });
+            // Figures taken on a busier machine are as much too slow as the chosen backend was then.
+            let calm = calmer_since(s, chosen_stats, policy);
+            let then = from_a_busier_moment(s, chosen_stats, policy);
+            let estimate = s.centre().map_or(predicted[b.index()], |e| e / calm);
             let stale = !s.is_empty() && (then || s.is_stale(now_ns, policy.stale_ns));
             // Hopeless by fresh figures or by prediction; stale figures are re-timed (within the budget).
             if !estimate.is_finite() || (estimate > policy.prune_factor * c && !stale) {
@@ -534,26 +562,25 @@ pub(crate) fn probe(
     Some(b)
 }
 
-/// How many times faster the settled `chosen` backend runs now than when the bucket
-/// settled (at least 1): its centre then over the median of its fresh samples (once it
-/// has [`Policy::samples`] of them). Above 1 by more than [`Policy::drift_band`], the
-/// machine was busier then (a competing load while exploring), and every figure taken
-/// then is too slow by about as much: [`probe`] scales the alternatives' by it and
-/// re-times them (even ones that looked hopeless), and [`record`] replaces them with
-/// the first sample taken now.
-fn calmer_since_settled(state: &BucketState, chosen: Backend, policy: &Policy) -> f64 {
-    let mine = state.of(chosen);
-    match (state.budget.settled_centre, mine.fresh_centre()) {
-        (Some(then), Some(now)) if u64::from(mine.fresh) >= policy.samples && now > 0.0 => (then / now).max(1.0),
+/// How many times faster the settled backend (`chosen`) runs now than when `alt`'s
+/// figures were taken (at least 1): its pace then ([`BackendStats::against_ns`]) over
+/// its pace now ([`BackendStats::pace`], once it has [`Policy::samples`] samples since
+/// the bucket settled). Above 1 by more than [`Policy::drift_band`], the machine was
+/// busier then (a competing load while exploring, or while an alternative was
+/// re-timed), and `alt`'s figures are too slow by about as much: [`probe`] scales them
+/// by it and re-times them (even ones that looked hopeless), and [`record`] replaces
+/// them with the first sample taken now.
+fn calmer_since(alt: &BackendStats, chosen: &BackendStats, policy: &Policy) -> f64 {
+    match (alt.against_ns, chosen.pace()) {
+        (Some(then), Some(now)) if u64::from(chosen.fresh) >= policy.samples && now > 0.0 => (then / now).max(1.0),
         _ => 1.0,
     }
 }
 
-/// Whether an alternative's figures were all taken before the bucket settled, on a
-/// machine busier than now by more than [`Policy::drift_band`] (`calm`, from
-/// [`calmer_since_settled`]).
-fn from_a_busier_moment(alt: &BackendStats, calm: f64, policy: &Policy) -> bool {
-    alt.fresh == 0 && calm > 1.0 + policy.drift_band
+/// Whether `alt`'s figures were taken on a machine busier than now by more than
+/// [`Policy::drift_band`], as the settled backend (`chosen`) measures it (see [`calmer_since`]).
+fn from_a_busier_moment(alt: &BackendStats, chosen: &BackendStats, policy: &Policy) -> bool {
+    calmer_since(alt, chosen, policy) > 1.0 + policy.drift_band
 }
 
 /// Whether the settled `chosen` backend has degraded past the drift band against
@@ -987,9 +1014,10 @@ mod tests {
     #[test]
     fn figures_from_a_busier_moment_are_re_timed_and_a_wrong_settle_corrected() {
         // Explored while a competing load ran: everything 2× slow, Parallel (its threads
-        // competing too) 9× slow: more than 4× SIMD, so it looked hopeless.
+        // competing too) 20× slow: 6× SIMD, beyond noise from the 4× prune factor, so it
+        // looked hopeless.
         let mut s = BucketState::new(5000);
-        run_to_settle_on(&mut s, CPU, |b| [400, 200, 900, 0][b.index()]);
+        run_to_settle_on(&mut s, CPU, |b| [400, 200, 1_200, 0][b.index()]);
         assert_eq!(s.settled(), Some(Backend::Simd));
         // The load is gone: SIMD takes 100, Parallel 60. Within 200 sampled calls (4 s
         // at 50 a second) the bucket re-times Parallel and moves to it (a switch, or a new
@@ -1000,10 +1028,29 @@ mod tests {
         assert!(s.budget.extra_ns <= P.probe_budget * s.budget.calls_ns + 1_000.0, "{:?}", s.budget);
         // The same exploration on a machine as busy now as then: nothing changes.
         let mut s = BucketState::new(5000);
-        run_to_settle_on(&mut s, CPU, |b| [400, 200, 900, 0][b.index()]);
-        let (_, changes) = run_noisy(&mut s, [400, 200, 900, 0], 200, &mut Noise(0x5EED));
+        run_to_settle_on(&mut s, CPU, |b| [400, 200, 1_200, 0][b.index()]);
+        let (_, changes) = run_noisy(&mut s, [400, 200, 1_200, 0], 200, &mut Noise(0x5EED));
         assert_eq!(changes, []);
         assert_eq!(s.of(Backend::Parallel).fresh, 0, "the hopeless one was re-timed");
+    }
+
+    #[test]
+    fn figures_re_timed_during_a_load_are_re_timed_again_once_it_is_gone() {
+        // Explored and settled under a competing load, which then lasted 2 s more: SIMD
+        // 2× slow, Parallel (its threads competing too) 4× slow, and re-timed while it
+        // lasted, so its figures are fresh ones from a busy moment.
+        let mut s = BucketState::new(5000);
+        let busy = [400, 200, 240, 0];
+        run_to_settle_on(&mut s, CPU, |b| busy[b.index()]);
+        let (probes, changes) = run_noisy(&mut s, busy, 100, &mut Noise(0xFEED));
+        assert_eq!((changes, s.settled()), (vec![], Some(Backend::Simd)));
+        assert!(s.of(Backend::Parallel).fresh > 0, "Parallel was re-timed under the load ({probes} probes)");
+        // The load is gone: SIMD takes 100, Parallel 60. Within 5 s at 50 sampled calls
+        // a second the bucket moves to Parallel, once, within the probe budget.
+        let (probes, changes) = run_noisy(&mut s, [200, 100, 60, 0], 250, &mut Noise(0x5EED));
+        assert_eq!(changes.len(), 1, "{changes:?} after {probes} probes");
+        assert_eq!(s.settled(), Some(Backend::Parallel), "{changes:?} after {probes} probes");
+        assert!(s.budget.extra_ns <= P.probe_budget * s.budget.calls_ns + 1_000.0, "{:?}", s.budget);
     }
 
     #[test]
@@ -1128,6 +1175,29 @@ mod tests {
         let mut s = settled_on([300, 100, 1_000_000, 10_000]);
         // Nothing was spent on the chosen backend yet: a 3× slower alternative costs more than 1% of nothing.
         assert_eq!(probe(&mut s, ALL, [f64::INFINITY; Backend::COUNT], 1, &P), None);
+    }
+
+    #[test]
+    fn an_overrun_of_the_budget_is_forgotten_after_a_few_half_lives() {
+        // Scalar at 120 is worth re-timing (few fresh figures; 20 ns beyond SIMD a probe),
+        // but earlier probes ran long: 10 µs beyond the chosen backend, the budget of 62
+        // sampled calls (each standing for 160 calls of 100 ns).
+        let mut s = settled_on([120, 100, 1_000_000, 10_000]);
+        assert_eq!(s.settled(), Some(Backend::Simd));
+        for _ in 0..P.samples {
+            record(&mut s, sample(Backend::Simd, 100, 1, 160.0), &P);
+        }
+        s.budget.extra_ns = 10_000.0;
+        let probe_at = |s: &mut BucketState, at_s: u64| {
+            s.budget.last_was_probe = false;
+            probe(s, ALL, [f64::INFINITY; Backend::COUNT], at_s * 1_000_000_000, &P)
+        };
+        assert_eq!(probe_at(&mut s, 1), None, "in debt");
+        record(&mut s, sample(Backend::Simd, 100, 2, 160.0), &P);
+        assert_eq!(probe_at(&mut s, 2), None, "one sampled call does not repay it");
+        // Seven half-lives later the overrun weighs 1/128 as much; one sampled call repays it.
+        record(&mut s, sample(Backend::Simd, 100, 36, 160.0), &P);
+        assert_eq!(probe_at(&mut s, 36), Some(Backend::Scalar));
     }
 
     #[test]

@@ -15,8 +15,13 @@ use crate::numeric::median;
 /// How many recent samples per (bucket, backend) the statistics are computed from.
 pub(crate) const WINDOW: usize = 16;
 
+/// How many of a backend's newest samples say how fast the machine runs it at the
+/// moment ([`BackendStats::pace`]): few enough to follow a load that comes and goes
+/// within a second, a median so one preempted call does not count.
+pub(crate) const PACE: usize = 5;
+
 /// Samples of one backend in one bucket.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct BackendStats {
     /// Samples kept over this entry's whole life (warm-ups excluded).
     pub(crate) count: u64,
@@ -31,6 +36,12 @@ pub(crate) struct BackendStats {
     /// and judge nothing here beyond the loaded decision's check, are replaced by the
     /// first sample this process keeps, and are never saved as this machine's.
     pub(crate) foreign: bool,
+    /// The settled backend's pace ([`BackendStats::pace`]) when this backend's newest
+    /// sample was taken (or, for figures from exploration, when the bucket settled), in
+    /// nanoseconds: how loaded the machine was when these figures were taken, measured
+    /// on the backend they are compared with. `None` for the settled backend itself and
+    /// while no decision stands.
+    pub(crate) against_ns: Option<f64>,
 }
 
 impl BackendStats {
@@ -55,10 +66,12 @@ impl BackendStats {
         median(&mut self.recent_ns.iter().map(|&x| x as f64).collect::<Vec<_>>())
     }
 
-    /// Median of the fresh samples among the recent ones (see [`BackendStats::fresh`]), in nanoseconds.
-    pub(crate) fn fresh_centre(&self) -> Option<f64> {
-        let fresh = (self.fresh as usize).min(self.recent_ns.len());
-        median(&mut self.recent_ns[self.recent_ns.len() - fresh..].iter().map(|&x| x as f64).collect::<Vec<_>>())
+    /// Median of the newest [`PACE`] samples (fewer if fewer are held), in nanoseconds:
+    /// how fast this backend runs at the moment, where [`BackendStats::centre`] says how
+    /// fast it ran over its whole window.
+    pub(crate) fn pace(&self) -> Option<f64> {
+        let from = self.recent_ns.len().saturating_sub(PACE);
+        median(&mut self.recent_ns[from..].iter().map(|&x| x as f64).collect::<Vec<_>>())
     }
 
     /// Median absolute deviation of the recent samples from their median, in nanoseconds.
@@ -158,9 +171,26 @@ pub(crate) struct ProbeBudget {
     pub(crate) extra_ns: f64,
     /// The last sampled call re-timed an alternative (the next one times the chosen backend).
     pub(crate) last_was_probe: bool,
-    /// The chosen backend's centre when the bucket settled, in nanoseconds (`None` for a
-    /// decision loaded from history): how fast the machine ran it then (see `policy::probe`).
-    pub(crate) settled_centre: Option<f64>,
+    /// When both sides of the ledger last halved (process clock, nanoseconds; 0: not yet).
+    pub(crate) aged_ns: u64,
+}
+
+impl ProbeBudget {
+    /// Halves both sides of the ledger once per `half_life_ns` elapsed up to `now_ns`: the
+    /// budget holds over any stretch of a few half-lives, and an old overrun is forgotten.
+    pub(crate) fn age(&mut self, now_ns: u64, half_life_ns: u64) {
+        if self.aged_ns == 0 || half_life_ns == 0 {
+            self.aged_ns = now_ns;
+            return;
+        }
+        let halvings = now_ns.saturating_sub(self.aged_ns) / half_life_ns;
+        if halvings > 0 {
+            let f = 0.5f64.powi(halvings.min(64) as i32);
+            self.calls_ns *= f;
+            self.extra_ns *= f;
+            self.aged_ns += halvings * half_life_ns;
+        }
+    }
 }
 
 /// A loaded decision awaiting confirmation.
@@ -231,14 +261,18 @@ impl BucketState {
         }
     }
 
-    /// Settles on `backend`: what is known from now on counts as fresh, and the probe budget starts over.
+    /// Settles on `backend`: what is known from now on counts as fresh, the probe budget
+    /// starts over, and the other backends' figures are marked as taken at `backend`'s
+    /// current pace ([`BackendStats::against_ns`]).
     pub(crate) fn settle_on(&mut self, backend: Backend, by: DecisionKind) {
         self.phase = Phase::Settled { backend, by };
         self.round_base = self.stats.each_ref().map(|s| s.count);
-        for s in &mut self.stats {
+        let pace = self.stats[backend.index()].pace();
+        for (b, s) in Backend::ALL.into_iter().zip(&mut self.stats) {
             s.fresh = 0;
+            s.against_ns = if b == backend || s.is_empty() { None } else { pace };
         }
-        self.budget = ProbeBudget { settled_centre: self.stats[backend.index()].centre(), ..ProbeBudget::default() };
+        self.budget = ProbeBudget::default();
     }
 
     /// The settled backend, if any.
