@@ -33,7 +33,10 @@
 //! took the cold path, where one-time work could hide, and over settled ones; a
 //! variant's first call is charged only beyond what its first direct call took in
 //! another fresh process, since faulting in a fresh output is the kernel's own cost); the
-//! parent then measures recovery from a busy machine and the sampling rate.
+//! parent then measures recovery from a busy machine and the sampling rate. The recovery
+//! runs routed calls only, where large inputs meet cold caches, so its decisions are judged
+//! twice: against the warm pass's medians, and against direct calls timed afterwards in the
+//! recovery's own loop.
 //! Results go to stdout and `target/routing_quality.json`; figures in BENCHMARKS.md.
 //!
 //! `cargo bench --bench routing_quality` (prefix `ADAPTIVE_KERNEL_GPU=software`
