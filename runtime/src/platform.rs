@@ -28,8 +28,8 @@ pub(crate) const DEFAULT_HISTORY_FILE: bool = !cfg!(target_family = "wasm");
 #[cfg(target_os = "linux")]
 const BACKGROUND_NICE: libc::c_int = 10;
 
-/// Starts `work` on a new thread named `name`, for work no call waits for (the cost
-/// model's calibration, GPU probes, saving history), at a lower scheduling priority
+/// Starts `work` on a new thread named `name`, for work no call waits for and that
+/// measures nothing (saving history), at a lower scheduling priority
 /// where the system has one per thread: on Linux the thread adds 10 to its own nice
 /// value first (at most 19), so on a machine with few cores it takes the CPU time the
 /// program's own threads leave over rather than preempting a routed call. Threads it
@@ -44,6 +44,20 @@ pub(crate) fn spawn_background(name: &str, work: impl FnOnce() + Send + 'static)
         lower_this_threads_priority();
         work();
     })?;
+    Ok(())
+}
+
+/// Starts `work` on a new thread named `name`, at the caller's priority, for a
+/// measurement no call waits for (the cost model's calibration and GPU probes). Not
+/// lowered like [`spawn_background`]: at a lower priority a probe measures what the
+/// other threads leave over (on the benchmark VM, while the GPU driver loaded, SIMD's
+/// matmul probe once came out 20× slower than Scalar's), and wrong figures outlive
+/// the moment (they prune exploration and are saved with the history).
+///
+/// # Errors
+/// As [`spawn_background`].
+pub(crate) fn spawn_measurement(name: &str, work: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+    std::thread::Builder::new().name(name.to_owned()).spawn(work)?;
     Ok(())
 }
 

@@ -125,7 +125,7 @@ impl Background {
         if self.started.swap(true, Ordering::AcqRel) {
             return None;
         }
-        let spawned = platform::spawn_background("adaptive-kernel-calibration", move || {
+        let spawned = platform::spawn_measurement("adaptive-kernel-calibration", move || {
             let _ = cell.set(measure());
         });
         match spawned {
@@ -145,7 +145,7 @@ fn spawn_gpu_probes(base: CostParams) {
         calibrate::log(&model, started, "calibrated the GPU figures of the cost model");
         let _ = WITH_GPU.set(model);
     };
-    if let Err(e) = platform::spawn_background("adaptive-kernel-gpu-probes", run) {
+    if let Err(e) = platform::spawn_measurement("adaptive-kernel-gpu-probes", run) {
         tracing::warn!(target: "adaptive_kernel", "cannot start the GPU calibration thread ({e}); the GPU stays unpredicted");
     }
 }

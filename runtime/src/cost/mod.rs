@@ -27,10 +27,12 @@
 //!
 //! # Calibration
 //!
-//! [`CostModel::calibrate`] times a few realistic calls of the real ops, each a
-//! median of at most five repetitions after one dropped warm-up, stopping early
-//! once a probe has used its budget (1 ms for a CPU probe, 25 ms for a GPU probe) (a probe whose single call is longer,
-//! as in a debug build, is timed once):
+//! [`CostModel::calibrate`] times a few realistic calls of the real ops, each the
+//! fastest of three to five repetitions after one dropped warm-up, stopping after
+//! three once a probe has used its budget (1 ms for a CPU probe, 25 ms for a GPU
+//! probe). The fastest, because a probe shares the machine (with GPU start-up, with
+//! the program) and other threads only ever slow a call down; the probes run at the
+//! program's priority for the same reason:
 //!
 //! | figure | probe |
 //! | --- | --- |

@@ -693,6 +693,20 @@ mod tests {
     }
 
     #[test]
+    fn an_unmeasured_bucket_tries_the_predicted_fastest_after_the_prior() {
+        // conv2d 2048², first calls: the prior (Parallel) must wait for the GPU driver; the
+        // cost model predicts Scalar at 8× SIMD. SIMD runs, not the simplest variant.
+        const CPU3: [bool; Backend::COUNT] = [true, true, true, false];
+        const PAR_LATER: [bool; Backend::COUNT] = [false, false, true, false];
+        let prior = Decision { backend: Backend::Parallel, kind: DecisionKind::CostModel };
+        let model = Predictions { model: [40e6, 5e6, 3e6, 0.0], ..NONE };
+        let mut s = BucketState::new(1 << 22);
+        assert_eq!(explore(&mut s, CPU3, PAR_LATER, prior, &model, &P).backend, Backend::Simd);
+        // Without figures (still calibrating) nothing orders them: the simplest goes first.
+        assert_eq!(explore(&mut s, CPU3, PAR_LATER, prior, &NONE, &P).backend, Backend::Scalar);
+    }
+
+    #[test]
     fn a_bucket_waits_for_a_later_candidate_only_so_many_calls() {
         const CPU3: [bool; Backend::COUNT] = [true, true, true, false];
         const PAR_LATER: [bool; Backend::COUNT] = [false, false, true, false];

@@ -243,11 +243,13 @@ impl Kernel {
             None => {
                 let candidates = bs.allowed(self.candidates(gpu_usable));
                 let prior = policy::prior(&self.spec, &work, candidates, |b| cost::global().predict(b, &work));
-                // The cost model prunes only once something was measured to compare with,
-                // and only with measured figures (0 ns: nothing is pruned by prediction).
+                // Measured figures only (0 ns: no order, nothing pruned by prediction). They
+                // order the candidates from the first call (a variant predicted 8× slower
+                // is not tried second because it is the simplest), and prune only once
+                // something was measured here to compare with (see `policy::explore`).
                 let model = match cost::measured() {
-                    Some(model) if has_history => Backend::ALL.map(|b| model.predict(b, &work) * 1e9),
-                    _ => [0.0; Backend::COUNT],
+                    Some(model) => Backend::ALL.map(|b| model.predict(b, &work) * 1e9),
+                    None => [0.0; Backend::COUNT],
                 };
                 let (neighbours, reach) = neighbours;
                 let predicted = policy::Predictions { neighbours, reach, model };
