@@ -22,7 +22,8 @@
 //!   threads (`Par::rayon(0)`, into a preallocated C), bands of rows of
 //!   trueno's `gemm_blis` on rayon (what `par::matmul` ran before it called
 //!   faer), `simd::matmul`, and numpy (`scripts/bench-numpy.py`, run between
-//!   rounds when `python3` with numpy is found);
+//!   rounds when `python3` with numpy is found); every contender timed as numpy
+//!   is, the median of three calls back to back, in a new order each round;
 //! - `matmul_1t`: one thread's GEMMs, faer (`Par::Seq`) against
 //!   `simd::matmul` (trueno's `gemm_blis`), at 256³, 512³ and 1024³.
 //!
@@ -343,13 +344,16 @@ fn matmul_1t() {
     }
 }
 
+/// Calls per round of each matmul1024 contender, numpy's included; the round's figure is their median.
+const NUMPY_REPS: usize = 3;
+
 fn matmul1024() {
     let side = 1024;
     let (a, b) = (data(side * side, 12), data(side * side, 13));
     let (fa, fb, mut fc) = (faer_mat(&a, side), faer_mat(&b, side), faer::Mat::<f32>::zeros(side, side));
     let numpy_ok = numpy_matmul(64, 1, true).is_some();
     let mut numpy = Vec::new();
-    let rounds = 11;
+    let rounds = 21;
     // numpy runs in its own process between the rounds of the in-process contenders.
     let m = {
         let mut contenders: Vec<Contender<'_>> = vec![
@@ -362,14 +366,34 @@ fn matmul1024() {
         for (_, f) in contenders.iter_mut() {
             f();
         }
+        // A new order every round (fixed seed): a call made right after a single-threaded
+        // one (`simd`, or numpy's process) finds the other cores idle and starts slower
+        // (on the 2-vCPU VM, 16-17 ms instead of 12.8 for the same GEMM), so a fixed order
+        // charged that to whichever contender came first, which was `par`.
+        let mut order: Vec<usize> = (0..contenders.len()).collect();
+        let mut seed = 0x9E37_79B9_u32;
         for _ in 0..rounds {
-            for ((_, f), s) in contenders.iter_mut().zip(&mut all) {
-                let t = Instant::now();
-                f();
-                s.push(t.elapsed().as_secs_f64());
+            for i in (1..order.len()).rev() {
+                seed ^= seed << 13;
+                seed ^= seed >> 17;
+                seed ^= seed << 5;
+                order.swap(i, seed as usize % (i + 1));
+            }
+            // Each contender is timed as numpy is (`scripts/bench-numpy.py`, `NUMPY_REPS`
+            // calls): the median of that many calls back to back.
+            for &i in &order {
+                let mut reps: Vec<f64> = (0..NUMPY_REPS)
+                    .map(|_| {
+                        let t = Instant::now();
+                        (contenders[i].1)();
+                        t.elapsed().as_secs_f64()
+                    })
+                    .collect();
+                reps.sort_by(f64::total_cmp);
+                all[i].push(reps[NUMPY_REPS / 2]);
             }
             if numpy_ok {
-                numpy.extend(numpy_matmul(side, 3, false));
+                numpy.extend(numpy_matmul(side, NUMPY_REPS, false));
             }
         }
         let m: Vec<f64> = all.into_iter().map(median).collect();
