@@ -15,8 +15,9 @@
 //!   grain, 203³, par *is* simd; above it, faer's GEMM on the team);
 //! - `bandwidth`: at 16M elements, a multi-threaded triad `b + s·c` into a
 //!   preallocated buffer (rayon, 64K-element chunks: the machine's parallel
-//!   bandwidth), `par::add`, `par::sum`, `par::dot`, and their SIMD versions;
-//!   `bandwidth_recycled` repeats it, last, with glibc told to keep freed
+//!   bandwidth), the same triad into a fresh `vec![0.0; n]` (what returning a
+//!   new output costs without our huge-page advice), `par::add`, `par::sum`,
+//!   `par::dot`, and their SIMD versions; `bandwidth_recycled` repeats it, last, with glibc told to keep freed
 //!   memory, so that fresh outputs reuse mapped pages;
 //! - `matmul1024`: `par::matmul` 1024³ against faer called directly with all
 //!   threads (`Par::rayon(0)`, into a preallocated C), bands of rows of
@@ -252,6 +253,15 @@ fn bandwidth_at(group: &str) {
         21,
         vec![
             ("triad_par_prealloc", Box::new(|| triad_par(out, black_box(&a), &b, 1.5))),
+            // The same triad into a fresh output, as an op that returns one pays for it.
+            (
+                "triad_par_fresh",
+                Box::new(|| {
+                    let mut fresh = vec![0.0f32; n];
+                    triad_par(&mut fresh, black_box(&a), &b, 1.5);
+                    keep(fresh)
+                }),
+            ),
             ("par_add", Box::new(|| keep(par::add(black_box(&a), &b)))),
             ("simd_add", Box::new(|| keep(simd::add(black_box(&a), &b)))),
             ("par_sum", Box::new(|| keep(par::sum(black_box(&a))))),
@@ -262,17 +272,27 @@ fn bandwidth_at(group: &str) {
     );
     let gbs = |bytes_per_elt: usize, s: f64| (bytes_per_elt * n) as f64 / s / 1e9;
     let triad = gbs(12, m[0]);
+    let fresh = gbs(12, m[1]);
     println!("{group}/triad_par_prealloc: {triad:.1} GB/s (12 B/element)");
+    println!("{group}/triad_par_fresh: {fresh:.1} GB/s (12 B/element) = {:.0}% of the triad's", 100.0 * fresh / triad);
     for (name, bytes, i) in [
-        ("par_add", 12, 1),
-        ("simd_add", 12, 2),
-        ("par_sum", 4, 3),
-        ("simd_sum", 4, 4),
-        ("par_dot", 8, 5),
-        ("simd_dot", 8, 6),
+        ("par_add", 12, 2),
+        ("simd_add", 12, 3),
+        ("par_sum", 4, 4),
+        ("simd_sum", 4, 5),
+        ("par_dot", 8, 6),
+        ("simd_dot", 8, 7),
     ] {
         let g = gbs(bytes, m[i]);
-        println!("{group}/{name}: {g:.1} GB/s ({bytes} B/element) = {:.0}% of the triad's", 100.0 * g / triad);
+        let against_fresh = if bytes == 12 {
+            format!(", {:.0}% of the fresh-output triad's", 100.0 * g / fresh)
+        } else {
+            String::new()
+        };
+        println!(
+            "{group}/{name}: {g:.1} GB/s ({bytes} B/element) = {:.0}% of the triad's{against_fresh}",
+            100.0 * g / triad
+        );
     }
 }
 
