@@ -225,11 +225,6 @@ impl Predictions {
         }
     }
 
-    /// Whether `b` was measured in a neighbouring bucket within `reach` (a size factor).
-    fn near(&self, b: Backend, reach: f64) -> bool {
-        self.neighbours[b.index()].is_some() && self.reach[b.index()] <= reach
-    }
-
     /// The estimate pruning compares with `prune_factor × anchor_ns`, where `anchor` is
     /// the best backend measured in this bucket. Neighbouring measurements within
     /// `reach` (a size factor) are used as they are; farther ones are not used. A cost-model figure is also tried relative to the anchor: Scalar and
@@ -265,8 +260,9 @@ impl Predictions {
 ///
 /// Candidates are tried
 /// prior first, then by predicted time; but when every candidate was measured in a
-/// neighbouring bucket within [`Policy::prune_reach`], those measurements order them
-/// and the prior is not special.
+/// neighbouring bucket, the predictions alone order them and the prior is not special
+/// (a neighbour within [`Policy::prune_reach`] predicts by its measurement, a farther
+/// one only where the model has no figure: see `Predictions::for_order`).
 pub(crate) fn explore(
     state: &mut BucketState,
     candidates: [bool; Backend::COUNT],
@@ -278,7 +274,7 @@ pub(crate) fn explore(
     let later = if state.waited < policy.wait_calls { later } else { [false; Backend::COUNT] };
     let mut waiting = false;
     let mut order: Vec<Backend> = Backend::ALL.into_iter().filter(|b| candidates[b.index()]).collect();
-    let informed = order.iter().all(|&b| predicted.near(b, policy.prune_reach));
+    let informed = order.iter().all(|b| predicted.neighbours[b.index()].is_some());
     let estimate = |b: Backend| predicted.for_order(b, policy.prune_reach);
     order.sort_by(|&a, &b| {
         let prior_first =
