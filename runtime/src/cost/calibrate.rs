@@ -109,8 +109,8 @@ const REPS: usize = 5;
 const MIN_REPS: usize = 3;
 /// A probe stops repeating once it has spent this long (after at least [`MIN_REPS`] calls).
 const PROBE_BUDGET: Duration = Duration::from_millis(25);
-/// The budget of each CPU probe: the CPU figures are taken on the first routed
-/// call's thread, so all of them together stay within a few milliseconds.
+/// The budget of each CPU probe: all of them together stay within a few milliseconds
+/// (on a background thread; a target without threads does not measure them).
 const CPU_PROBE_BUDGET: Duration = Duration::from_millis(1);
 /// Calls per timed batch when measuring a per-call latency (amortises `Instant::now`).
 const LATENCY_BATCH: usize = 64;
@@ -311,6 +311,8 @@ fn with_gpu_params(params: CostParams, t: &GpuTimings) -> CostParams {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::Backend;
+    use crate::cost::Work;
 
     #[test]
     fn one_preempted_call_is_not_the_figure() {
@@ -326,8 +328,6 @@ mod tests {
         assert!(secs < 0.005, "{secs} s");
         assert_eq!(calls, 1 + MIN_REPS, "a dropped warm-up, then the minimum once the budget is spent");
     }
-    use crate::backend::Backend;
-    use crate::cost::Work;
 
     fn params() -> CostParams {
         super::super::model::TEST_FIGURES
