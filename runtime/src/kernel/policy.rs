@@ -430,7 +430,7 @@ pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -
     // A re-timed alternative. Its figures from a busier moment describe another machine.
     let mine = state.of(chosen);
     let (busier, chosen_centre, pace) =
-        (from_a_busier_moment(&state.stats[i], mine, policy), mine.centre(), mine.pace());
+        (from_a_busier_moment(calmer_since(&state.stats[i], mine, policy), policy), mine.centre(), mine.pace());
     if busier {
         state.stats[i].keep_recent(0);
     }
@@ -547,7 +547,7 @@ pub(crate) fn probe(
             let s = state.of(b);
             // Figures taken on a busier machine are as much too slow as the chosen backend was then.
             let calm = calmer_since(s, chosen_stats, policy);
-            let then = from_a_busier_moment(s, chosen_stats, policy);
+            let then = from_a_busier_moment(calm, policy);
             let estimate = s.centre().map_or(predicted[b.index()], |e| e / calm);
             let stale = !s.is_empty() && (then || s.is_stale(now_ns, policy.stale_ns));
             // Hopeless by fresh figures or by prediction; stale figures are re-timed (within the budget).
@@ -590,10 +590,10 @@ fn calmer_since(alt: &BackendStats, chosen: &BackendStats, policy: &Policy) -> f
     }
 }
 
-/// Whether `alt`'s figures were taken on a machine busier than now by more than
-/// [`Policy::drift_band`], as the settled backend (`chosen`) measures it (see [`calmer_since`]).
-fn from_a_busier_moment(alt: &BackendStats, chosen: &BackendStats, policy: &Policy) -> bool {
-    calmer_since(alt, chosen, policy) > 1.0 + policy.drift_band
+/// Whether figures were taken on a machine busier than now by more than
+/// [`Policy::drift_band`], given how much calmer it is now (`calm`, from [`calmer_since`]).
+fn from_a_busier_moment(calm: f64, policy: &Policy) -> bool {
+    calm > 1.0 + policy.drift_band
 }
 
 /// Whether the settled `chosen` backend has degraded past the drift band against
@@ -672,8 +672,6 @@ mod tests {
 
     #[test]
     fn a_candidate_for_later_is_waited_for_not_run_and_not_skipped() {
-        const CPU3: [bool; Backend::COUNT] = [true, true, true, false];
-        const PAR_LATER: [bool; Backend::COUNT] = [false, false, true, false];
         let time = |b: Backend| match b {
             Backend::Scalar => 300,
             Backend::Simd => 200,
@@ -683,7 +681,7 @@ mod tests {
         let mut s = BucketState::new(5000);
         let mut calls = Vec::new();
         for _ in 0..20 {
-            let d = explore(&mut s, CPU3, PAR_LATER, simd_prior(), &NONE, &P);
+            let d = explore(&mut s, CPU, PAR_LATER, simd_prior(), &NONE, &P);
             assert_ne!(d.kind, DecisionKind::Historical, "settled before Parallel could run: {calls:?}");
             calls.push(d.backend);
             rec(&mut s, d.backend, time(d.backend), false);
@@ -694,7 +692,7 @@ mod tests {
         // It may run now: measured, and it wins.
         let mut settled = None;
         for _ in 0..10 {
-            let d = explore(&mut s, CPU3, NOW, simd_prior(), &NONE, &P);
+            let d = explore(&mut s, CPU, NOW, simd_prior(), &NONE, &P);
             if d.kind == DecisionKind::Historical {
                 settled = Some(d.backend);
                 break;
@@ -709,14 +707,12 @@ mod tests {
     fn an_unmeasured_bucket_tries_the_predicted_fastest_after_the_prior() {
         // conv2d 2048², first calls: the prior (Parallel) must wait for the GPU driver; the
         // cost model predicts Scalar at 8× SIMD. SIMD runs, not the simplest variant.
-        const CPU3: [bool; Backend::COUNT] = [true, true, true, false];
-        const PAR_LATER: [bool; Backend::COUNT] = [false, false, true, false];
         let prior = Decision { backend: Backend::Parallel, kind: DecisionKind::CostModel };
         let model = Predictions { model: [40e6, 5e6, 3e6, 0.0], ..NONE };
         let mut s = BucketState::new(1 << 22);
-        assert_eq!(explore(&mut s, CPU3, PAR_LATER, prior, &model, &P).backend, Backend::Simd);
+        assert_eq!(explore(&mut s, CPU, PAR_LATER, prior, &model, &P).backend, Backend::Simd);
         // Without figures (still calibrating) nothing orders them: the simplest goes first.
-        assert_eq!(explore(&mut s, CPU3, PAR_LATER, prior, &NONE, &P).backend, Backend::Scalar);
+        assert_eq!(explore(&mut s, CPU, PAR_LATER, prior, &NONE, &P).backend, Backend::Scalar);
     }
 
     #[test]
@@ -745,12 +741,10 @@ mod tests {
 
     #[test]
     fn a_bucket_waits_for_a_later_candidate_only_so_many_calls() {
-        const CPU3: [bool; Backend::COUNT] = [true, true, true, false];
-        const PAR_LATER: [bool; Backend::COUNT] = [false, false, true, false];
         let mut s = BucketState::new(5000);
         let mut calls = Vec::new();
         for _ in 0..200 {
-            let d = explore(&mut s, CPU3, PAR_LATER, simd_prior(), &NONE, &P);
+            let d = explore(&mut s, CPU, PAR_LATER, simd_prior(), &NONE, &P);
             if d.kind == DecisionKind::Historical {
                 break;
             }
@@ -1013,6 +1007,8 @@ mod tests {
     }
 
     const CPU: [bool; Backend::COUNT] = [true, true, true, false];
+    /// Parallel may run, but only later (a GPU driver is loading).
+    const PAR_LATER: [bool; Backend::COUNT] = [false, false, true, false];
 
     /// Runs `calls` timed calls (50 a second from t = 1 s) of a bucket with noisy true times
     /// `truth`: probes and records while settled, explores when re-opened. Returns how many
