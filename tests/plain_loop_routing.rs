@@ -25,6 +25,7 @@
 mod common;
 
 use std::hint::black_box;
+use std::time::{Duration, Instant};
 
 use adaptive_kernel::{adaptive_kernel, Backend};
 use common::{fixed_model, settled};
@@ -39,10 +40,12 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     s
 }
 
-/// Calls after the bucket first settles, so a decision taken under a burst of load is re-checked.
-const MORE_CALLS: usize = 3_000;
+/// How long calls go on after the bucket first settles, so that a decision taken under a
+/// burst of load is re-checked: a settled bucket times a few dozen calls a second, and
+/// an alternative replaces the chosen backend after a few re-timings.
+const RECHECK: Duration = Duration::from_millis(500);
 
-/// Calls `dot` on `n` elements until its bucket settles, then `MORE_CALLS` more; the choice then.
+/// Calls `dot` on `n` elements until its bucket settles, then for [`RECHECK`]; the choice then.
 fn settle(n: usize) -> Option<Backend> {
     let a: Vec<f32> = (0..n).map(|i| ((i * 37) % 101) as f32 * 0.01).collect();
     let b: Vec<f32> = (0..n).map(|i| ((i * 53) % 97) as f32 * 0.02).collect();
@@ -53,7 +56,8 @@ fn settle(n: usize) -> Option<Backend> {
         calls += 1;
         assert!(calls < 10_000, "the bucket of {n} elements never settled:\n{}", dot::KERNEL.table());
     }
-    for _ in 0..MORE_CALLS {
+    let start = Instant::now();
+    while start.elapsed() < RECHECK {
         black_box(dot(black_box(&a), black_box(&b)));
     }
     settled(&dot::KERNEL, size)

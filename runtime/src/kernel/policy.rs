@@ -17,7 +17,11 @@
 //!   × the best centre measured so far is skipped for the round. A prediction
 //!   from a neighbouring bucket prunes only when that bucket's sizes are within
 //!   [`Policy::prune_reach`] of this one's: scaled across decades, a fixed cost
-//!   measured at small sizes looks like a per-element one.
+//!   measured at small sizes looks like a per-element one; a ratio does not, so a
+//!   smaller bucket's Scalar-to-SIMD ratio predicts one from the other within
+//!   [`Policy::ratio_reach`] (see `Predictions::for_pruning`). A CPU candidate's own
+//!   figure under [`Policy::measure_below_ns`] (its warm-up, its first sample)
+//!   prunes nothing: one preempted or page-faulting call must not decide.
 //! - **Settling**: the lowest centre wins; every candidate within
 //!   [`Policy::tolerance`] of it ties, and ties go to the incumbent, then to the
 //!   simplest backend (Scalar < SIMD < Parallel < GPU), so decisions do not flap.
@@ -96,6 +100,9 @@ pub(crate) struct Policy {
     /// A neighbouring bucket's measurement prunes a candidate unmeasured here only when
     /// its typical size is within this factor of the call's (either way).
     pub(crate) prune_reach: f64,
+    /// A smaller bucket's Scalar-to-SIMD ratio predicts one of the two from the other
+    /// (for pruning) when the bucket's typical size is within this factor of the call's.
+    pub(crate) ratio_reach: f64,
     /// A CPU candidate not yet measured in this round whose predicted time is below this
     /// (nanoseconds) is measured rather than pruned: a sample costs less than a misprediction
     /// (a neighbour dominated by fixed costs scales badly to a bigger size).
@@ -132,7 +139,8 @@ pub(crate) struct Policy {
 
 impl Policy {
     /// The defaults: 3 samples, prune at 4× (by a neighbour's figure only within 4× in
-    /// size; a CPU candidate predicted under 50 µs is measured instead), 5% tolerance, 25% drift band judged on 9
+    /// size, by the kernel's Scalar-to-SIMD ratio within 64×; a CPU candidate predicted
+    /// under 50 µs is measured instead), 5% tolerance, 25% drift band judged on 9
     /// samples; probes cost at most 1% of a bucket's time (a ledger with a 5 s half-life), an alternative is trusted
     /// after 8 fresh samples and re-timed after 30 s, takes over after 3; a loaded
     /// decision is judged on 5 fresh samples and re-explored when 2× off; a candidate
@@ -141,6 +149,7 @@ impl Policy {
         samples: 3,
         prune_factor: 4.0,
         prune_reach: 4.0,
+        ratio_reach: 64.0,
         measure_below_ns: 50_000.0,
         tolerance: 0.05,
         drift_band: 0.25,
@@ -191,11 +200,20 @@ pub(crate) fn prior(
 
 /// The best (lowest) centre among backends sampled in the current round, other than `except`.
 fn best_centre(state: &BucketState, except: Option<Backend>) -> Option<(Backend, f64)> {
+    let centres = round_centres(state);
     Backend::ALL
         .into_iter()
-        .filter(|&b| Some(b) != except && !state.pruned[b.index()] && state.round_samples(b) > 0)
-        .filter_map(|b| state.of(b).centre().map(|c| (b, c)))
+        .filter(|&b| Some(b) != except)
+        .filter_map(|b| centres[b.index()].map(|c| (b, c)))
         .min_by(|x, y| x.1.total_cmp(&y.1).then(x.0.cmp(&y.0)))
+}
+
+/// The centre of every backend sampled in the current round and not pruned.
+fn round_centres(state: &BucketState) -> [Option<f64>; Backend::COUNT] {
+    Backend::ALL.map(|b| {
+        let sampled = !state.pruned[b.index()] && state.round_samples(b) > 0;
+        sampled.then(|| state.of(b).centre()).flatten()
+    })
 }
 
 /// Predicted time of a backend for the call being routed, in nanoseconds.
@@ -207,6 +225,9 @@ pub(crate) struct Predictions {
     pub(crate) reach: [f64; Backend::COUNT],
     /// From the cost model.
     pub(crate) model: [f64; Backend::COUNT],
+    /// This kernel's own Scalar-to-SIMD time ratio, measured in this process in the nearest
+    /// smaller bucket where both ran, and how far that bucket is (its size factor, ≥ 1).
+    pub(crate) scalar_per_simd: Option<(f64, f64)>,
 }
 
 impl Predictions {
@@ -226,16 +247,44 @@ impl Predictions {
     }
 
     /// The estimate pruning compares with `prune_factor × anchor_ns`, where `anchor` is
-    /// the best backend measured in this bucket. Neighbouring measurements within
-    /// `reach` (a size factor) are used as they are; farther ones are not used. A cost-model figure is also tried relative to the anchor: Scalar and
-    /// SIMD share the host's memory and call costs, so the model's error on the
-    /// measured one applies to the other, and the lower of the absolute and the
-    /// relative figure is used, so a model that is off in absolute terms does not
-    /// prune a backend it cannot really tell apart.
-    fn for_pruning(&self, b: Backend, anchor: Backend, anchor_ns: f64, reach: f64) -> f64 {
+    /// the best backend measured in this bucket. In this order:
+    /// - a neighbouring measurement within [`Policy::prune_reach`] (a size factor), as it is;
+    /// - for Scalar once SIMD was measured in this round (or the other way: `here` holds
+    ///   the round's centres), this kernel's own ratio between the two
+    ///   ([`Predictions::scalar_per_simd`]) from a smaller bucket within
+    ///   [`Policy::ratio_reach`], applied to that measurement. A ratio carries across sizes where
+    ///   an absolute figure does not (both variants pay the same call and memory costs),
+    ///   and it is this kernel's, where the model's is a matmul probe's: `conv2d`'s Scalar
+    ///   is 8× its SIMD, which the model put at 2–15× from one fresh process to the next.
+    ///   From a smaller bucket only: fixed costs weigh more there, so the ratio is nearer
+    ///   1 than at this size and errs towards measuring;
+    /// - the cost model's figure, also relative to the anchor: Scalar and SIMD share the
+    ///   host's memory and call costs, so the model's error on the measured one applies
+    ///   to the other, and the lower of the absolute and the relative figure is used, so
+    ///   a model that is off in absolute terms does not prune a backend it cannot really
+    ///   tell apart.
+    ///
+    /// Farther neighbours are not used.
+    fn for_pruning(
+        &self,
+        b: Backend,
+        (anchor, anchor_ns): (Backend, f64),
+        here: &[Option<f64>; Backend::COUNT],
+        policy: &Policy,
+    ) -> f64 {
         if let Some(n) = self.neighbours[b.index()] {
-            if self.reach[b.index()] <= reach {
+            if self.reach[b.index()] <= policy.prune_reach {
                 return n;
+            }
+        }
+        if let Some((ratio, reach)) = self.scalar_per_simd {
+            if reach <= policy.ratio_reach && ratio > 0.0 && ratio.is_finite() {
+                let (scalar, simd) = (here[Backend::Scalar.index()], here[Backend::Simd.index()]);
+                match (b, scalar, simd) {
+                    (Backend::Scalar, _, Some(simd)) => return simd * ratio,
+                    (Backend::Simd, Some(scalar), _) => return scalar / ratio,
+                    _ => {}
+                }
             }
         }
         let raw = self.model[b.index()];
@@ -287,12 +336,13 @@ pub(crate) fn explore(
             continue;
         }
         if let Some((best_b, best)) = best_centre(state, Some(b)) {
+            let here = round_centres(state);
+            let predict = || predicted.for_pruning(b, (best_b, best), &here, policy);
             let estimate = match state.round_samples(b) {
-                0 => predicted.for_pruning(b, best_b, best, policy.prune_reach),
-                _ => state.of(b).centre().unwrap_or_else(|| predicted.for_pruning(b, best_b, best, policy.prune_reach)),
+                0 => predict(),
+                _ => state.of(b).centre().unwrap_or_else(predict),
             };
-            let cheap = state.round_samples(b) == 0 && b != Backend::Gpu && estimate < policy.measure_below_ns;
-            if best_b != b && estimate > policy.prune_factor * best && !cheap {
+            if best_b != b && figure_prunes(b, estimate, best, policy) {
                 state.pruned[i] = true;
                 continue;
             }
@@ -360,7 +410,7 @@ pub(crate) struct Sample {
     pub(crate) interval: f64,
     /// The first sample of this backend in this process: not kept (page faults,
     /// pipeline compilation, caches), but a warm-up already far slower than the
-    /// best measured prunes its backend for the round.
+    /// best measured prunes its backend for the round (see `figure_prunes`).
     pub(crate) warmup: bool,
 }
 
@@ -378,6 +428,17 @@ pub(crate) fn contenders(
     Backend::ALL.map(|b| b != chosen && allowed[b.index()] && state.of(b).centre().is_some_and(|c| c <= reach))
 }
 
+/// Whether an estimate of `backend` while exploring (a prediction, its warm-up, or the
+/// centre of its samples so far) prunes it for the round against the `best` centre
+/// measured: when it is over [`Policy::prune_factor`] × `best`, unless it is a CPU
+/// figure under [`Policy::measure_below_ns`]. Measuring such a candidate costs less than
+/// a misprediction or one preempted or page-faulting call deciding for it: a plain-loop kernel's
+/// first SIMD call at 8,192 elements took 29–42 µs (a warm-up) against Scalar's 3.8 µs
+/// and a steady 0.5 µs, and pruned the fastest variant.
+fn figure_prunes(backend: Backend, ns: f64, best: f64, policy: &Policy) -> bool {
+    ns > policy.prune_factor * best && (backend == Backend::Gpu || ns >= policy.measure_below_ns)
+}
+
 /// Records one sample (see the module docs for what it may change).
 pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -> Change {
     let Sample { backend, ns, now_ns, interval, warmup } = sample;
@@ -385,7 +446,7 @@ pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -
     if warmup {
         if matches!(state.phase, Phase::Exploring) {
             if let Some((_, best)) = best_centre(state, Some(backend)) {
-                if ns as f64 > policy.prune_factor * best {
+                if figure_prunes(backend, ns as f64, best, policy) {
                     state.pruned[i] = true;
                 }
             }
@@ -397,7 +458,7 @@ pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -
         Phase::Exploring => {
             state.stats[i].record(ns, now_ns);
             if let (Some((_, best)), Some(mine)) = (best_centre(state, Some(backend)), state.of(backend).centre()) {
-                if mine > policy.prune_factor * best {
+                if figure_prunes(backend, mine, best, policy) {
                     state.pruned[i] = true;
                 }
             }
@@ -629,8 +690,12 @@ mod tests {
     const P: Policy = Policy::DEFAULT;
     /// Every neighbour at the call's own size.
     const NEAR: [f64; Backend::COUNT] = [1.0; Backend::COUNT];
-    const NONE: Predictions =
-        Predictions { neighbours: [None; Backend::COUNT], reach: NEAR, model: [0.0; Backend::COUNT] };
+    const NONE: Predictions = Predictions {
+        neighbours: [None; Backend::COUNT],
+        reach: NEAR,
+        model: [0.0; Backend::COUNT],
+        scalar_per_simd: None,
+    };
 
     /// Records a sample at t = 1 s standing for one call; whether the decision changed.
     fn rec(state: &mut BucketState, backend: Backend, ns: u64, warmup: bool) -> bool {
@@ -724,6 +789,7 @@ mod tests {
             neighbours: [Some(300.0), Some(500.0), None, None],
             reach: [256.0; Backend::COUNT],
             model: [40e6, 5e6, 0.0, 0.0],
+            scalar_per_simd: None,
         };
         let mut s = BucketState::new(1 << 22);
         let mut calls = Vec::new();
@@ -758,11 +824,12 @@ mod tests {
 
     #[test]
     fn prunes_a_candidate_measured_far_slower_after_one_sample() {
+        // Scalar's one sample costs more than `measure_below_ns`: the rest are not worth taking.
         let mut s = BucketState::new(5000);
         let calls = run_to_settle(&mut s, simd_prior(), |b| match b {
-            Backend::Scalar => 10_000,
-            Backend::Simd => 100,
-            Backend::Gpu => 150,
+            Backend::Scalar => 200_000,
+            Backend::Simd => 2_000,
+            Backend::Gpu => 3_000,
             Backend::Parallel => unreachable!("not a candidate here"),
         });
         assert_eq!(calls.iter().filter(|&&b| b == Backend::Scalar).count(), 1, "{calls:?}");
@@ -775,8 +842,7 @@ mod tests {
         let mut s = BucketState::new(1 << 25);
         let mut calls = Vec::new();
         loop {
-            let p =
-                Predictions { neighbours: [None; Backend::COUNT], reach: NEAR, model: [1e12, 1e6, f64::INFINITY, 1e6] };
+            let p = Predictions { model: [1e12, 1e6, f64::INFINITY, 1e6], ..NONE };
             let d = explore(&mut s, ALL, NOW, simd_prior(), &p, &P);
             if d.kind == DecisionKind::Historical {
                 break;
@@ -830,6 +896,7 @@ mod tests {
             neighbours: [Some(3_200.0), Some(320.0), None, Some(300.0)],
             reach: NEAR,
             model: [0.0; Backend::COUNT],
+            scalar_per_simd: None,
         };
         let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
         let d = explore(&mut s, ALL, NOW, scalar_prior, &p, &P);
@@ -845,6 +912,7 @@ mod tests {
             neighbours: [None; Backend::COUNT],
             reach: NEAR,
             model: [1_600.0, 1_600.0, f64::INFINITY, f64::INFINITY],
+            scalar_per_simd: None,
         };
         let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
         let two = [true, true, false, false];
@@ -864,6 +932,7 @@ mod tests {
             neighbours: [None; Backend::COUNT],
             reach: NEAR,
             model: [1e8, 1e7, f64::INFINITY, f64::INFINITY],
+            scalar_per_simd: None,
         };
         let simd_prior = simd_prior();
         for _ in 0..3 {
@@ -873,6 +942,67 @@ mod tests {
         }
         assert_eq!(explore(&mut s, [true, true, false, false], NOW, simd_prior, &p, &P).kind, DecisionKind::Historical);
         assert!(s.pruned[Backend::Scalar.index()]);
+    }
+
+    #[test]
+    fn the_kernel_s_own_scalar_to_simd_ratio_prunes_where_the_model_s_would_not() {
+        // conv2d 2048² in a fresh process: Parallel (the prior) 3 ms, SIMD 5 ms measured here;
+        // the model's matmul probe puts Scalar at only 2× SIMD, while 512² (16× smaller)
+        // measured this kernel's Scalar at 8× its SIMD. Scalar (42 ms) is not called.
+        let model = [10e6, 5e6, 3e6, 0.0];
+        let run = |scalar_per_simd| {
+            let p = Predictions { model, scalar_per_simd, ..NONE };
+            let prior = Decision { backend: Backend::Parallel, kind: DecisionKind::CostModel };
+            let mut s = BucketState::new(1 << 22);
+            let mut calls = Vec::new();
+            loop {
+                let d = explore(&mut s, CPU, NOW, prior, &p, &P);
+                if d.kind == DecisionKind::Historical {
+                    return calls;
+                }
+                calls.push(d.backend);
+                let ns = [42_000_000, 5_000_000, 3_000_000, 0][d.backend.index()];
+                rec(&mut s, d.backend, ns, false);
+            }
+        };
+        assert!(!run(Some((8.0, 16.0))).contains(&Backend::Scalar));
+        assert!(run(None).contains(&Backend::Scalar), "the model alone does not prune it");
+        assert!(run(Some((8.0, 256.0))).contains(&Backend::Scalar), "too far to carry");
+        assert!(run(Some((1.5, 16.0))).contains(&Backend::Scalar), "a ratio that says it is close");
+    }
+
+    #[test]
+    fn a_slow_first_call_of_a_cheap_cpu_candidate_does_not_prune_it() {
+        // A plain-loop dot product of 8,192 elements: Scalar 3.8 µs; SIMD's first call in
+        // the process 34 µs (a warm-up), then 0.5 µs. It is measured, and it wins.
+        let two = [true, true, false, false];
+        let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
+        let mut s = BucketState::new(8192);
+        for _ in 0..P.samples {
+            assert_eq!(explore(&mut s, two, NOW, scalar_prior, &NONE, &P).backend, Backend::Scalar);
+            rec(&mut s, Backend::Scalar, 3_800, false);
+        }
+        assert_eq!(explore(&mut s, two, NOW, scalar_prior, &NONE, &P).backend, Backend::Simd);
+        rec(&mut s, Backend::Simd, 34_000, true);
+        assert!(!s.pruned[Backend::Simd.index()]);
+        // Its first kept sample preempted too: still measured to the end.
+        rec(&mut s, Backend::Simd, 40_000, false);
+        for _ in 1..P.samples {
+            assert_eq!(explore(&mut s, two, NOW, scalar_prior, &NONE, &P).backend, Backend::Simd);
+            rec(&mut s, Backend::Simd, 500, false);
+        }
+        let d = explore(&mut s, two, NOW, scalar_prior, &NONE, &P);
+        assert_eq!((d.backend, d.kind), (Backend::Simd, DecisionKind::Historical));
+
+        // A warm-up beyond that costs more than it could save: pruned, as a GPU's always is.
+        for (backend, ns) in [(Backend::Simd, P.measure_below_ns as u64 * 2), (Backend::Gpu, 34_000)] {
+            let mut s = BucketState::new(8192);
+            for _ in 0..P.samples {
+                rec(&mut s, Backend::Scalar, 3_800, false);
+            }
+            rec(&mut s, backend, ns, true);
+            assert!(s.pruned[backend.index()], "{backend:?}");
+        }
     }
 
     #[test]
@@ -1179,6 +1309,7 @@ mod tests {
                 neighbours: [None, Some(66e6), None, None],
                 reach: [1.0, reach, 1.0, 1.0],
                 model: [0.0; Backend::COUNT],
+                scalar_per_simd: None,
             };
             let two = [true, true, false, false];
             let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
@@ -1204,6 +1335,7 @@ mod tests {
                 neighbours: [None, Some(predicted), None, None],
                 reach: [1.0, 2.0, 1.0, 1.0],
                 model: [0.0; Backend::COUNT],
+                scalar_per_simd: None,
             };
             let two = [true, true, false, false];
             let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };

@@ -235,6 +235,7 @@ impl Kernel {
         let mut guard = st;
         let st = &mut *guard;
         let neighbours = predict_from_neighbours(&st.buckets, bucket, self.spec.complexity, work.size);
+        let scalar_per_simd = scalar_per_simd(&st.buckets, work.size);
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(work.size));
         let has_history = bs.has_history();
         let was_settled = bs.settled().is_some();
@@ -252,7 +253,7 @@ impl Kernel {
                     None => [0.0; Backend::COUNT],
                 };
                 let (neighbours, reach) = neighbours;
-                let predicted = policy::Predictions { neighbours, reach, model };
+                let predicted = policy::Predictions { neighbours, reach, model, scalar_per_simd };
                 policy::explore(bs, candidates, self.later(), prior, &predicted, &Policy::DEFAULT)
             }
         };
@@ -602,6 +603,20 @@ fn predict_from_neighbours(
         }
     }
     (out, reach)
+}
+
+/// The kernel's Scalar-to-SIMD time ratio in the largest bucket smaller than `size` where
+/// both were measured in this process, and how far that bucket is (`size` over its
+/// typical size): `policy::Predictions::scalar_per_simd`.
+fn scalar_per_simd(buckets: &BTreeMap<usize, BucketState>, size: usize) -> Option<(f64, f64)> {
+    let own = |bs: &BucketState, b: Backend| Some(bs.of(b)).filter(|s| !s.foreign).and_then(|s| s.centre());
+    buckets
+        .values()
+        .filter(|bs| bs.typical_size > 0 && bs.typical_size < size)
+        .filter_map(|bs| Some((bs.typical_size, own(bs, Backend::Scalar)?, own(bs, Backend::Simd)?)))
+        .max_by_key(|&(typical, _, _)| typical)
+        .filter(|&(_, _, simd)| simd > 0.0)
+        .map(|(typical, scalar, simd)| (scalar / simd, size as f64 / typical as f64))
 }
 
 impl std::fmt::Debug for Kernel {
