@@ -231,40 +231,59 @@ pub(crate) struct Predictions {
 }
 
 impl Predictions {
-    /// The estimate candidates are ordered by: a neighbouring bucket's measurement within
-    /// `reach` (a size factor); else the cost model's figure where there is one; else a
-    /// farther neighbour's. Scaled across decades, a fixed cost measured at small sizes
-    /// looks like a per-element one, so a far neighbour ranks the simplest variant first
-    /// at sizes where it is many times slower (Scalar's `conv2d` of 2048², 42 ms against
-    /// SIMD's 5 ms, was tried first on the strength of 8×8 figures).
-    fn for_order(&self, b: Backend, reach: f64) -> f64 {
-        let i = b.index();
-        match self.neighbours[i] {
-            Some(near) if self.reach[i] <= reach => near,
-            _ if self.model[i] > 0.0 => self.model[i],
-            far => far.unwrap_or(self.model[i]),
+    /// A neighbouring bucket's measurement of `b` within [`Policy::prune_reach`] (a size factor).
+    fn near(&self, b: Backend, policy: &Policy) -> Option<f64> {
+        self.neighbours[b.index()].filter(|_| self.reach[b.index()] <= policy.prune_reach)
+    }
+
+    /// Scalar's time from SIMD's (or SIMD's from Scalar's) by this kernel's own ratio
+    /// between the two ([`Predictions::scalar_per_simd`], from a smaller bucket within
+    /// [`Policy::ratio_reach`]): the other's centre measured in this round (`here`), else
+    /// its near neighbour's figure. A ratio carries across sizes where an absolute
+    /// figure does not (both variants pay the same call and memory costs), and it is
+    /// this kernel's, where the model's is a matmul probe's: `conv2d`'s Scalar is 8× its
+    /// SIMD, which the model put at 2–15× from one fresh process to the next. From a
+    /// smaller bucket only: fixed costs weigh more there, so the ratio is nearer 1 than at
+    /// this size and errs towards measuring.
+    fn by_ratio(&self, b: Backend, here: &[Option<f64>; Backend::COUNT], policy: &Policy) -> Option<f64> {
+        let (ratio, reach) = self.scalar_per_simd?;
+        if reach > policy.ratio_reach || !(ratio > 0.0 && ratio.is_finite()) {
+            return None;
         }
+        let (other, factor) = match b {
+            Backend::Scalar => (Backend::Simd, ratio),
+            Backend::Simd => (Backend::Scalar, 1.0 / ratio),
+            _ => return None,
+        };
+        here[other.index()].or_else(|| self.near(other, policy)).map(|ns| ns * factor)
+    }
+
+    /// The estimate candidates are ordered by, in this order: a near neighbour's
+    /// measurement; the kernel's own Scalar-to-SIMD ratio ([`Predictions::by_ratio`]);
+    /// the cost model's figure where there is one; a farther neighbour's. Scaled across
+    /// decades, a fixed cost measured at small sizes looks like a per-element one, so a
+    /// far neighbour ranks the simplest variant first at sizes where it is many times
+    /// slower (Scalar's `conv2d` of 2048², 42 ms against SIMD's 5 ms, was tried first on
+    /// the strength of 8×8 figures), and the model's absolute figure is no yardstick for
+    /// a neighbour's measurement (it put that Scalar call at 8.9 ms, below SIMD's 9.2 ms
+    /// scaled from 1024²).
+    fn for_order(&self, b: Backend, here: &[Option<f64>; Backend::COUNT], policy: &Policy) -> f64 {
+        let i = b.index();
+        let far = || self.neighbours[i].unwrap_or(self.model[i]);
+        self.near(b, policy)
+            .or_else(|| self.by_ratio(b, here, policy))
+            .or_else(|| Some(self.model[i]).filter(|&m| m > 0.0))
+            .unwrap_or_else(far)
     }
 
     /// The estimate pruning compares with `prune_factor × anchor_ns`, where `anchor` is
-    /// the best backend measured in this bucket. In this order:
-    /// - a neighbouring measurement within [`Policy::prune_reach`] (a size factor), as it is;
-    /// - for Scalar once SIMD was measured in this round (or the other way: `here` holds
-    ///   the round's centres), this kernel's own ratio between the two
-    ///   ([`Predictions::scalar_per_simd`]) from a smaller bucket within
-    ///   [`Policy::ratio_reach`], applied to that measurement. A ratio carries across sizes where
-    ///   an absolute figure does not (both variants pay the same call and memory costs),
-    ///   and it is this kernel's, where the model's is a matmul probe's: `conv2d`'s Scalar
-    ///   is 8× its SIMD, which the model put at 2–15× from one fresh process to the next.
-    ///   From a smaller bucket only: fixed costs weigh more there, so the ratio is nearer
-    ///   1 than at this size and errs towards measuring;
-    /// - the cost model's figure, also relative to the anchor: Scalar and SIMD share the
-    ///   host's memory and call costs, so the model's error on the measured one applies
-    ///   to the other, and the lower of the absolute and the relative figure is used, so
-    ///   a model that is off in absolute terms does not prune a backend it cannot really
-    ///   tell apart.
-    ///
-    /// Farther neighbours are not used.
+    /// the best backend measured in this bucket, in this order: a near neighbour's
+    /// measurement, as it is; the kernel's own Scalar-to-SIMD ratio
+    /// ([`Predictions::by_ratio`]); the cost model's figure, also relative to the anchor:
+    /// Scalar and SIMD share the host's memory and call costs, so the model's error on
+    /// the measured one applies to the other, and the lower of the absolute and the
+    /// relative figure is used, so a model that is off in absolute terms does not prune
+    /// a backend it cannot really tell apart. Farther neighbours are not used.
     fn for_pruning(
         &self,
         b: Backend,
@@ -272,20 +291,8 @@ impl Predictions {
         here: &[Option<f64>; Backend::COUNT],
         policy: &Policy,
     ) -> f64 {
-        if let Some(n) = self.neighbours[b.index()] {
-            if self.reach[b.index()] <= policy.prune_reach {
-                return n;
-            }
-        }
-        if let Some((ratio, reach)) = self.scalar_per_simd {
-            if reach <= policy.ratio_reach && ratio > 0.0 && ratio.is_finite() {
-                let (scalar, simd) = (here[Backend::Scalar.index()], here[Backend::Simd.index()]);
-                match (b, scalar, simd) {
-                    (Backend::Scalar, _, Some(simd)) => return simd * ratio,
-                    (Backend::Simd, Some(scalar), _) => return scalar / ratio,
-                    _ => {}
-                }
-            }
+        if let Some(ns) = self.near(b, policy).or_else(|| self.by_ratio(b, here, policy)) {
+            return ns;
         }
         let raw = self.model[b.index()];
         let anchor_model = self.model[anchor.index()];
@@ -324,7 +331,8 @@ pub(crate) fn explore(
     let mut waiting = false;
     let mut order: Vec<Backend> = Backend::ALL.into_iter().filter(|b| candidates[b.index()]).collect();
     let informed = order.iter().all(|b| predicted.neighbours[b.index()].is_some());
-    let estimate = |b: Backend| predicted.for_order(b, policy.prune_reach);
+    let measured = round_centres(state);
+    let estimate = |b: Backend| predicted.for_order(b, &measured, policy);
     order.sort_by(|&a, &b| {
         let prior_first =
             if informed { std::cmp::Ordering::Equal } else { (a != prior.backend).cmp(&(b != prior.backend)) };
@@ -336,8 +344,9 @@ pub(crate) fn explore(
             continue;
         }
         if let Some((best_b, best)) = best_centre(state, Some(b)) {
-            let here = round_centres(state);
-            let predict = || predicted.for_pruning(b, (best_b, best), &here, policy);
+            // Measured so far, less what this loop has pruned.
+            let measured = round_centres(state);
+            let predict = || predicted.for_pruning(b, (best_b, best), &measured, policy);
             let estimate = match state.round_samples(b) {
                 0 => predict(),
                 _ => state.of(b).centre().unwrap_or_else(predict),
@@ -969,6 +978,38 @@ mod tests {
         assert!(run(None).contains(&Backend::Scalar), "the model alone does not prune it");
         assert!(run(Some((8.0, 256.0))).contains(&Backend::Scalar), "too far to carry");
         assert!(run(Some((1.5, 16.0))).contains(&Backend::Scalar), "a ratio that says it is close");
+    }
+
+    #[test]
+    fn the_kernel_s_ratio_orders_scalar_after_simd_from_simd_s_near_neighbour() {
+        // conv2d 2048² with the GPU: Parallel (the prior) measured at 5.4 ms. The model's
+        // absolute figure put Scalar at 8.9 ms, below SIMD's 9.2 ms scaled from 1024², so
+        // Scalar (40 ms) ran next. By the kernel's ratio (11× at 256²) it is 100 ms away.
+        let p = Predictions {
+            neighbours: [Some(350e6), Some(9.2e6), Some(25e6), None],
+            reach: [64.0, 4.0, 4.0, f64::INFINITY],
+            model: [8.9e6, 2.5e6, 1.4e6, f64::INFINITY],
+            scalar_per_simd: Some((11.0, 16.0)),
+        };
+        let prior = Decision { backend: Backend::Parallel, kind: DecisionKind::CostModel };
+        let every = [true; Backend::COUNT];
+        let mut s = BucketState::new(1 << 22);
+        for _ in 0..P.samples {
+            assert_eq!(explore(&mut s, every, NOW, prior, &p, &P).backend, Backend::Parallel);
+            rec(&mut s, Backend::Parallel, 5_400_000, false);
+        }
+        assert_eq!(explore(&mut s, every, NOW, prior, &p, &P).backend, Backend::Simd);
+        // SIMD measures 5.5 ms, so Scalar is predicted at 60 ms: pruned without a call.
+        loop {
+            let d = explore(&mut s, every, NOW, prior, &p, &P);
+            if d.kind == DecisionKind::Historical {
+                break;
+            }
+            assert_eq!(d.backend, Backend::Simd);
+            rec(&mut s, Backend::Simd, 5_500_000, false);
+        }
+        assert!(s.pruned[Backend::Scalar.index()] && s.of(Backend::Scalar).is_empty());
+        assert_eq!(s.settled(), Some(Backend::Simd), "within 5% of Parallel: the simpler");
     }
 
     #[test]
