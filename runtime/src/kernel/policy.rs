@@ -19,7 +19,7 @@
 //!   [`Policy::prune_reach`] of this one's: scaled across decades, a fixed cost
 //!   measured at small sizes looks like a per-element one; a ratio does not, so a
 //!   smaller bucket's Scalar-to-SIMD ratio predicts one from the other within
-//!   [`Policy::ratio_reach`] (see `Predictions::for_pruning`). A CPU candidate's own
+//!   [`Policy::ratio_reach`] (see `Predictions::by_ratio`). A CPU candidate's own
 //!   figure under [`Policy::measure_below_ns`] (its warm-up, its first sample)
 //!   prunes nothing: one preempted or page-faulting call must not decide.
 //! - **Settling**: the lowest centre wins; every candidate within
@@ -101,7 +101,8 @@ pub(crate) struct Policy {
     /// its typical size is within this factor of the call's (either way).
     pub(crate) prune_reach: f64,
     /// A smaller bucket's Scalar-to-SIMD ratio predicts one of the two from the other
-    /// (for pruning) when the bucket's typical size is within this factor of the call's.
+    /// (to order and prune candidates) when the bucket's typical size is within this
+    /// factor of the call's.
     pub(crate) ratio_reach: f64,
     /// A CPU candidate not yet measured in this round whose predicted time is below this
     /// (nanoseconds) is measured rather than pruned: a sample costs less than a misprediction
@@ -225,8 +226,9 @@ pub(crate) struct Predictions {
     pub(crate) reach: [f64; Backend::COUNT],
     /// From the cost model.
     pub(crate) model: [f64; Backend::COUNT],
-    /// This kernel's own Scalar-to-SIMD time ratio, measured in this process in the nearest
-    /// smaller bucket where both ran, and how far that bucket is (its size factor, ≥ 1).
+    /// This kernel's own Scalar-to-SIMD time ratio, measured on this machine in the
+    /// nearest smaller bucket where both ran, and how far that bucket is (its size
+    /// factor, ≥ 1).
     pub(crate) scalar_per_simd: Option<(f64, f64)>,
 }
 

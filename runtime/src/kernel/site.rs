@@ -235,7 +235,7 @@ impl Kernel {
         let mut guard = st;
         let st = &mut *guard;
         let neighbours = predict_from_neighbours(&st.buckets, bucket, self.spec.complexity, work.size);
-        let scalar_per_simd = scalar_per_simd(&st.buckets, work.size);
+        let scalar_per_simd = scalar_per_simd(&st.buckets, bucket, work.size);
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(work.size));
         let has_history = bs.has_history();
         let was_settled = bs.settled().is_some();
@@ -605,14 +605,16 @@ fn predict_from_neighbours(
     (out, reach)
 }
 
-/// The kernel's Scalar-to-SIMD time ratio in the largest bucket smaller than `size` where
-/// both were measured in this process, and how far that bucket is (`size` over its
-/// typical size): `policy::Predictions::scalar_per_simd`.
-fn scalar_per_simd(buckets: &BTreeMap<usize, BucketState>, size: usize) -> Option<(f64, f64)> {
+/// The kernel's Scalar-to-SIMD time ratio in the largest other bucket than `bucket`,
+/// smaller than `size`, where both were measured on this machine, and how far that
+/// bucket is (`size` over its typical size): `policy::Predictions::scalar_per_simd`.
+/// Not the bucket's own: after drift its old ratio would judge its new figures.
+fn scalar_per_simd(buckets: &BTreeMap<usize, BucketState>, bucket: usize, size: usize) -> Option<(f64, f64)> {
     let own = |bs: &BucketState, b: Backend| Some(bs.of(b)).filter(|s| !s.foreign).and_then(|s| s.centre());
     buckets
-        .values()
-        .filter(|bs| bs.typical_size > 0 && bs.typical_size < size)
+        .iter()
+        .filter(|&(&i, bs)| i != bucket && bs.typical_size > 0 && bs.typical_size < size)
+        .map(|(_, bs)| bs)
         .filter_map(|bs| Some((bs.typical_size, own(bs, Backend::Scalar)?, own(bs, Backend::Simd)?)))
         .max_by_key(|&(typical, _, _)| typical)
         .filter(|&(_, _, simd)| simd > 0.0)
