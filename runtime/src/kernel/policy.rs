@@ -201,7 +201,11 @@ pub(crate) fn prior(
 
 /// The best (lowest) centre among backends sampled in the current round, other than `except`.
 fn best_centre(state: &BucketState, except: Option<Backend>) -> Option<(Backend, f64)> {
-    let centres = round_centres(state);
+    best_of(&round_centres(state), except)
+}
+
+/// The best (lowest) of `centres` ([`round_centres`]), other than `except`.
+fn best_of(centres: &[Option<f64>; Backend::COUNT], except: Option<Backend>) -> Option<(Backend, f64)> {
     Backend::ALL
         .into_iter()
         .filter(|&b| Some(b) != except)
@@ -345,9 +349,9 @@ pub(crate) fn explore(
         if state.pruned[i] || state.round_samples(b) >= policy.samples {
             continue;
         }
-        if let Some((best_b, best)) = best_centre(state, Some(b)) {
-            // Measured so far, less what this loop has pruned.
-            let measured = round_centres(state);
+        // Measured so far, less what this loop has pruned.
+        let measured = round_centres(state);
+        if let Some((best_b, best)) = best_of(&measured, Some(b)) {
             let predict = || predicted.for_pruning(b, (best_b, best), &measured, policy);
             let estimate = match state.round_samples(b) {
                 0 => predict(),

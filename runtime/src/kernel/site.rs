@@ -608,7 +608,8 @@ fn predict_from_neighbours(
 /// The kernel's Scalar-to-SIMD time ratio in the largest other bucket than `bucket`,
 /// smaller than `size`, where both were measured on this machine, and how far that
 /// bucket is (`size` over its typical size): `policy::Predictions::scalar_per_simd`.
-/// Not the bucket's own: after drift its old ratio would judge its new figures.
+/// Not the bucket's own: after drift its old ratio would judge its new figures. (A 0 ns
+/// SIMD centre gives an infinite ratio, which `Predictions::by_ratio` ignores.)
 fn scalar_per_simd(buckets: &BTreeMap<usize, BucketState>, bucket: usize, size: usize) -> Option<(f64, f64)> {
     let own = |bs: &BucketState, b: Backend| Some(bs.of(b)).filter(|s| !s.foreign).and_then(|s| s.centre());
     buckets
@@ -617,7 +618,6 @@ fn scalar_per_simd(buckets: &BTreeMap<usize, BucketState>, bucket: usize, size: 
         .map(|(_, bs)| bs)
         .filter_map(|bs| Some((bs.typical_size, own(bs, Backend::Scalar)?, own(bs, Backend::Simd)?)))
         .max_by_key(|&(typical, _, _)| typical)
-        .filter(|&(_, _, simd)| simd > 0.0)
         .map(|(typical, scalar, simd)| (scalar / simd, size as f64 / typical as f64))
 }
 
