@@ -1224,6 +1224,34 @@ fn write_stale(warm: &Path, stale: &Path, pairs: &[Pair], meds: &[[Option<f64>; 
 // Noise in the parent: a busy machine while exploring, the sampling rate
 // ---------------------------------------------------------------------------
 
+/// `snapshots` of the decisions (seconds after the load stopped, one decision per pair),
+/// each judged against `meds`: the pairs wrong then with the snapshot's series entry
+/// (`[s, wrong pairs, excess]`), and from when on the excess stayed within 2 points of
+/// `baseline` (`None`: not by the last snapshot).
+fn recovery(
+    pairs: &[Pair],
+    snapshots: &[(f64, Vec<Option<usize>>)],
+    meds: &[[Option<f64>; SLOTS]],
+    gpu: bool,
+    baseline: f64,
+) -> (Vec<(BTreeSet<usize>, Value)>, Option<f64>) {
+    let mut recovered = None;
+    let judged = snapshots
+        .iter()
+        .map(|(at, d)| {
+            let (wrong, excess) = judge_decisions(pairs, d, meds, gpu);
+            if excess > baseline + 0.02 {
+                recovered = None;
+            } else if recovered.is_none() {
+                recovered = Some(*at);
+            }
+            let entry = json!([at, wrong.len(), (excess * 1e3).round() / 1e3]);
+            (wrong, entry)
+        })
+        .collect();
+    (judged, recovered)
+}
+
 /// Cold start with every core busy for the first quarter of the workload; then, polling every
 /// 100 ms while the workload goes on for 10 s, from when on the decisions cost no more than
 /// 2 points above what the quiet warm tables cost (`baseline`), and which stay wrong.
@@ -1260,30 +1288,15 @@ fn busy_exploration(
     let busy_s = t0.elapsed().as_secs_f64();
     let (wrong_at_stop, excess_at_stop) = judge(pairs, meds, gpu);
     let t1 = Instant::now();
-    let (mut next, mut recovered, mut series) = (0.0, None::<f64>, Vec::new());
+    let mut next = 0.0;
+    // The decisions every 100 ms (judged afterwards, so the loop only calls and looks).
     let mut snapshots: Vec<(f64, Vec<Option<usize>>)> = Vec::new();
-    // Each bucket wrong at the stop: from when on it stayed right, and its share of the excess then.
-    let mut fixed_at: BTreeMap<usize, Option<f64>> = wrong_at_stop.iter().map(|&p| (p, None)).collect();
     let mut i = busy_calls;
     while t1.elapsed().as_secs_f64() < 10.0 {
         let el = t1.elapsed().as_secs_f64();
         if el >= next {
             next += 0.1;
-            let (wrong, excess) = judge(pairs, meds, gpu);
-            series.push(json!([(el * 10.0).round() / 10.0, wrong.len(), (excess * 1e3).round() / 1e3]));
             snapshots.push(((el * 10.0).round() / 10.0, decisions(pairs)));
-            if excess > baseline + 0.02 {
-                recovered = None;
-            } else if recovered.is_none() {
-                recovered = Some(el);
-            }
-            for (p, at) in &mut fixed_at {
-                match (wrong.contains(p), &at) {
-                    (true, _) => *at = None,
-                    (false, None) => *at = Some(el),
-                    (false, Some(_)) => {}
-                }
-            }
         }
         let pi = order[i % order.len()];
         call(&mut pairs[pi], How::Routed);
@@ -1291,22 +1304,25 @@ fn busy_exploration(
     }
     let (left, excess_end) = judge(pairs, meds, gpu);
     let end_decisions = decisions(pairs);
+    let (judged, recovered) = recovery(pairs, &snapshots, meds, gpu, baseline);
+    let series: Vec<Value> = judged.iter().map(|j| j.1.clone()).collect();
+    // Each bucket wrong at the stop: from when on it stayed right, and its share of the excess then.
+    let fixed_at: BTreeMap<usize, Option<f64>> = wrong_at_stop
+        .iter()
+        .map(|&p| {
+            let wrong_since = judged.iter().rposition(|(wrong, _)| wrong.contains(&p));
+            let right_from = match wrong_since {
+                Some(k) => judged.get(k + 1),
+                None => judged.first(),
+            };
+            (p, right_from.map(|j| j.1[0].as_f64().unwrap_or(0.0)))
+        })
+        .collect();
     // The same decisions judged against the variants' times in this loop's own conditions.
     let lm = loop_medians(pairs, order, i, meds, gpu, (4.0, 5));
     let (_, loop_baseline) = judge_decisions(pairs, &quiet_decisions, &lm, gpu);
-    let mut loop_recovered = None::<f64>;
-    let loop_series: Vec<Value> = snapshots
-        .iter()
-        .map(|(at, d)| {
-            let (wrong, excess) = judge_decisions(pairs, d, &lm, gpu);
-            if excess > loop_baseline + 0.02 {
-                loop_recovered = None;
-            } else if loop_recovered.is_none() {
-                loop_recovered = Some(*at);
-            }
-            json!([at, wrong.len(), (excess * 1e3).round() / 1e3])
-        })
-        .collect();
+    let (loop_judged, loop_recovered) = recovery(pairs, &snapshots, &lm, gpu, loop_baseline);
+    let loop_series: Vec<Value> = loop_judged.into_iter().map(|j| j.1).collect();
     let (loop_wrong_end, loop_excess_end) = judge_decisions(pairs, &end_decisions, &lm, gpu);
     let loop_wrong_end: Vec<Value> = loop_wrong_end
         .iter()
