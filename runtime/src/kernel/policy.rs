@@ -42,7 +42,9 @@
 //!   ([`Policy::probe_budget`] of the bucket's time, counted as what the
 //!   alternative took *beyond* the chosen backend's current pace, on a ledger whose
 //!   two sides halve every [`Policy::budget_half_life_ns`] so that an old overrun is
-//!   forgotten), re-timing an alternative that
+//!   forgotten; one whose optimistic estimate is no slower than the chosen backend
+//!   costs nothing beyond it and is re-timed whatever the ledger says), re-timing an
+//!   alternative that
 //!   is not hopeless and whose figures are few ([`Policy::confident`]) or whose
 //!   confidence interval still overlaps the chosen one's (until it holds a full
 //!   window of fresh samples: then it is a tie, and more samples would only test
@@ -643,7 +645,10 @@ pub(crate) fn probe(
             let optimistic = b != Backend::Gpu && s.recent_ns.len() >= 2;
             let low = if optimistic { (estimate - s.half_width()).max(0.0) } else { estimate };
             let extra = (low - c).max(0.0);
-            ((few || old || overlaps) && extra <= budget_left).then_some((s.fresh, b))
+            // One no slower than the chosen backend costs nothing beyond it: no debt stops
+            // it (a debt only shrinks by half-lives, and that one may be the faster).
+            let affordable = extra == 0.0 || extra <= budget_left;
+            ((few || old || overlaps) && affordable).then_some((s.fresh, b))
         })
         .min();
     let (_, b) = pick?;
@@ -1424,6 +1429,22 @@ mod tests {
         // Seven half-lives later the overrun weighs 1/128 as much; one sampled call repays it.
         record(&mut s, sample(Backend::Simd, 100, 36, 160.0), &P);
         assert_eq!(probe_at(&mut s, 36), Some(Backend::Scalar));
+    }
+
+    #[test]
+    fn an_alternative_no_slower_than_the_chosen_backend_is_re_timed_even_in_debt() {
+        // Scalar (105 ns) and SIMD (100 ns) tie, so Scalar is chosen; probes under a load
+        // left the ledger deep in debt. Re-timing SIMD costs nothing beyond Scalar's pace,
+        // so the debt does not stop it: a router in `add`'s 16,384-element bucket kept
+        // Scalar at 8.5 µs for the 10 s after a load with SIMD measured at 3.7 µs.
+        let mut s = settled_on([105, 100, 1_000_000, 10_000]);
+        assert_eq!(s.settled(), Some(Backend::Scalar));
+        for _ in 0..P.samples {
+            record(&mut s, sample(Backend::Scalar, 105, 1, 16.0), &P);
+        }
+        s.budget.extra_ns = 1e9;
+        s.budget.last_was_probe = false;
+        assert_eq!(probe(&mut s, ALL, [f64::INFINITY; Backend::COUNT], 1_000_000_000, &P), Some(Backend::Simd));
     }
 
     #[test]
