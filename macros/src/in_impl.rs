@@ -37,7 +37,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned, ToTokens};
 use syn::{Block, FnArg, Ident};
 
-use crate::expand::KernelDef;
+use crate::kernel_def::KernelDef;
 use crate::variants::{generic_values, instance_name, spec};
 use crate::wrapper::routed_body;
 

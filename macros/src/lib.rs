@@ -50,7 +50,8 @@
 //!
 //! | module | concern |
 //! | --- | --- |
-//! | `expand` | input to output: parse and check everything into one `KernelDef` (named apart from the runtime's `Kernel`), print it; the user's item plus the errors on failure |
+//! | `expand` | input to output: a `KernelDef` printed by the generators below; the user's item plus the errors on failure |
+//! | `kernel_def` | `KernelDef` (named apart from the runtime's `Kernel`): everything parsed and checked about one kernel, what the generators read |
 //! | `args` | the attribute's keys, parsed with `syn::meta::parser`; strings become enums at once |
 //! | `signature` | which functions can be kernels, and the parameters to forward |
 //! | `enclosing` | whether a function with neither `self` nor `Self` sits in an `impl` or `trait`, from its source file |
@@ -73,6 +74,7 @@ mod errors;
 mod expand;
 mod hash;
 mod in_impl;
+mod kernel_def;
 mod reduce;
 mod relocate;
 mod signature;

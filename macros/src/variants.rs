@@ -32,7 +32,7 @@ use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{Block, ExprPath, FnArg, Ident, Pat, Signature};
 
-use crate::expand::KernelDef;
+use crate::kernel_def::KernelDef;
 use crate::relocate::relocate;
 
 /// Prints `mod k`.

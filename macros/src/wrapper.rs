@@ -29,7 +29,7 @@ use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::Expr;
 
-use crate::expand::KernelDef;
+use crate::kernel_def::KernelDef;
 use crate::variants::forwarding;
 use crate::verify::Verification;
 

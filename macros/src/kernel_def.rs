@@ -1,0 +1,198 @@
+//! [`KernelDef`]: everything known about one kernel, parsed and checked, and
+//! what the generators (`wrapper`, `variants`, `in_impl`) read. It sits apart
+//! from `expand`, which prints it through those generators, so that the
+//! generators depend on it and nothing here depends on them.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{quote, ToTokens};
+use syn::{Item, ItemFn};
+
+use crate::args::Args;
+use crate::attrs::Attrs;
+use crate::errors::Errors;
+use crate::hash::token_hash;
+use crate::reduce::{self, LoopReport};
+use crate::relocate::relocate;
+use crate::signature::{self, Param, Shape};
+use crate::size::default_size;
+use crate::verify::{self, Verification};
+
+/// Everything known about one kernel, checked; what the generators read.
+pub(crate) struct KernelDef {
+    /// The function as written (its attributes are read through `attrs`).
+    pub func: ItemFn,
+    /// Its signature and body with module-relative paths moved to where the variants live.
+    pub relocated: ItemFn,
+    /// The relocated body with its float reductions reassociated: the SIMD variant's body.
+    pub simd_body: syn::Block,
+    /// What was done to each reduction of the body in `simd_body`.
+    pub loops: Vec<LoopReport>,
+    pub attrs: Attrs,
+    pub params: Vec<Param>,
+    pub args: Args,
+    /// The `usize` expression the call is routed by: the attribute's `size`, or the default.
+    pub size: TokenStream,
+    /// The body's first `ops` that starts a path (`ops::matmul(..)`), if any.
+    pub ops_use: Option<syn::Ident>,
+    /// Whether the kernel has a GPU variant: `gpu = path`, or a body that calls `ops::`.
+    pub has_gpu: bool,
+    /// Whether the kernel has a Parallel variant: `parallel = path`, or a body that calls `ops::`.
+    pub has_parallel: bool,
+    pub token_hash: u64,
+    /// Free function (`mod k` beside it) or method/associated function (everything inside it).
+    pub shape: Shape,
+    /// The function's type and const parameters, as a turbofish names them; empty if it has none.
+    pub generic_args: Vec<syn::Ident>,
+    /// Whether and when the wrapper compares variants with Scalar.
+    pub verification: Verification,
+}
+
+impl KernelDef {
+    pub(crate) fn new(args: TokenStream, item: &Item) -> syn::Result<KernelDef> {
+        let mut errors = Errors::new();
+        let parsed_args = Args::parse(args.clone(), &mut errors);
+        let func = match signature::function(item) {
+            Ok(func) => func,
+            Err(e) => return Err(errors.fail(e)),
+        };
+        let params = signature::check(&func.sig);
+        // Stand-ins (empty) only where an error is recorded; then nothing is generated.
+        let size = match (&parsed_args.size, &params) {
+            (Some(size), _) => size.to_token_stream(),
+            (None, Ok(params)) => default_size(params).unwrap_or_else(|| {
+                // After a syntax error the attribute may hold a `size` past it: say nothing.
+                if parsed_args.complete {
+                    errors.error(
+                        func.sig.paren_token.span.join(),
+                        format!(
+                            "cannot infer the size of a call: `{}` has no slice-like parameter (`&[T]`, `&mut [T]`, \
+                             `&Vec<T>`, `Vec<T>`, `[T; N]`); add `size = <usize expression>` to the attribute, \
+                             e.g. `size = n * n`",
+                            func.sig.ident
+                        ),
+                    );
+                }
+                TokenStream::new()
+            }),
+            (None, Err(_)) => TokenStream::new(),
+        };
+        let params = errors.take(params).unwrap_or_default();
+        let ops_use = first_ops_path(func.block.to_token_stream());
+        if let (Some(ops), Some(t)) = (&ops_use, first_type_param(&func.sig.generics)) {
+            errors.error(
+                ops.span(),
+                format!(
+                    "a kernel generic over a type (`{t}`) cannot call `ops::`: the op set is `f32`-only; write the \
+                     generic body with plain loops (the SIMD variant vectorises them), or make an `f32` kernel \
+                     that calls `ops::` and call it where `{t}` is `f32`"
+                ),
+            );
+        }
+        let shape = Shape::of(func, parsed_args.associated, &mut errors);
+        let verification = verify::plan(&parsed_args, &func.sig, &params, &mut errors);
+        let verification = verify::for_shape(verification, shape, &func.sig, &mut errors);
+        errors.finish()?;
+
+        let relocated = match shape {
+            Shape::Free => {
+                let (sig, block) = (&func.sig, &func.block);
+                syn::parse2::<ItemFn>(relocate(quote!(#sig #block)))?
+            }
+            // The variants stay inside the function, where the body was written.
+            Shape::InImpl => func.clone(),
+        };
+        // A hand-written SIMD variant: the body is not the SIMD variant's, and stays as written
+        // (the Parallel one, if it is the body, too); its reductions are reported left alone.
+        let opt_out = match (parsed_args.exact, &parsed_args.simd) {
+            (true, _) => Some("exact"),
+            (false, Some(_)) => Some("simd"),
+            (false, None) => None,
+        };
+        let (simd_body, loops) = reduce::reassociate(&relocated.block, &relocated.sig, opt_out);
+        let token_hash = token_hash([&args, &func.sig.to_token_stream(), &func.block.to_token_stream()]);
+        let has_gpu = parsed_args.gpu.is_some() || ops_use.is_some();
+        let has_parallel = parsed_args.parallel.is_some() || ops_use.is_some();
+        Ok(KernelDef {
+            func: func.clone(),
+            relocated,
+            simd_body,
+            loops,
+            attrs: Attrs::sort(&func.attrs),
+            params,
+            args: parsed_args,
+            size,
+            ops_use,
+            has_gpu,
+            has_parallel,
+            token_hash,
+            shape,
+            generic_args: signature::generic_args(&func.sig.generics),
+            verification,
+        })
+    }
+
+    /// The parameter names, in order, as the forwarding calls pass them.
+    pub(crate) fn arg_names(&self) -> Vec<&syn::Ident> {
+        self.params.iter().map(|p| &p.ident).collect()
+    }
+
+    /// Whether the kernel is generic over types or consts: one routing table per instantiation.
+    pub(crate) fn is_generic(&self) -> bool {
+        !self.generic_args.is_empty()
+    }
+
+    /// `::<T, N>` naming the function's type and const parameters, or nothing.
+    pub(crate) fn turbofish(&self) -> TokenStream {
+        let args = &self.generic_args;
+        if args.is_empty() {
+            TokenStream::new()
+        } else {
+            quote!(::<#(#args),*>)
+        }
+    }
+
+    /// A generated identifier that the user's code cannot see or clash with.
+    pub(crate) fn hidden(name: &str) -> syn::Ident {
+        syn::Ident::new(name, Span::mixed_site())
+    }
+}
+
+/// The first type parameter of `generics`, if any.
+fn first_type_param(generics: &syn::Generics) -> Option<&syn::Ident> {
+    generics.type_params().next().map(|t| &t.ident)
+}
+
+/// The first `ops` in `tokens` that starts a path `ops::…` (also inside macro calls).
+fn first_ops_path(tokens: TokenStream) -> Option<syn::Ident> {
+    let tts: Vec<TokenTree> = tokens.into_iter().collect();
+    let is_colon = |i: usize| matches!(tts.get(i), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+    tts.iter().enumerate().find_map(|(i, tt)| match tt {
+        TokenTree::Ident(id)
+            if id == "ops" && is_colon(i + 1) && is_colon(i + 2) && !(i >= 2 && is_colon(i - 1) && is_colon(i - 2)) =>
+        {
+            Some(id.clone())
+        }
+        TokenTree::Group(g) => first_ops_path(g.stream()),
+        _ => None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_ops_calls_only_at_the_start_of_a_path() {
+        let calls_ops = |t: TokenStream| first_ops_path(t).is_some();
+        assert!(calls_ops(quote!({
+            let c = ops::matmul(a, b, m, n, k);
+            c
+        })));
+        assert!(calls_ops(quote!({ vec![ops::sum(x)] })));
+        assert!(!calls_ops(quote!({ adaptive_kernel::ops::sum(x) })));
+        assert!(!calls_ops(quote!({
+            let ops = 3;
+            ops + 1
+        })));
+    }
+}
