@@ -20,6 +20,7 @@ pub fn forward(&self, x: &[f32]) -> f32 {
                 variants: &[],
                 reason: "source",
             }],
+            splits: &[],
         });
     let __adaptive_size: usize = x.len();
     // The closure names this instantiation (`my_crate::nn::Layer::forward`); its address finds the

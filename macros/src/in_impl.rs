@@ -87,9 +87,11 @@ impl ToTokens for InImpl<'_> {
                 quote!(move || ::adaptive_kernel::__private::simd_run(#body))
             }
         };
-        let parallel = match &k.args.parallel {
-            Some(path) => self.explicit(path),
-            None => body_closure("ops_par", &k.simd_body),
+        let parallel = match (&k.args.parallel, &k.parallel_body) {
+            (Some(path), _) => self.explicit(path),
+            (None, Some(body)) => body_closure("ops_par", body),
+            // No Parallel variant: the routed `match` never reaches this arm.
+            (None, None) => body_closure("ops_par", &k.simd_body),
         };
         let gpu = match &k.args.gpu {
             Some(path) => self.explicit(path),

@@ -25,7 +25,9 @@ use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, FnArg, ReturnType, Signature, Stmt};
 
 use recognise::Verdict;
-use types::{Env, Ty, Width};
+// What the `split` analysis reuses: the type inference, and the accumulation statements.
+pub(crate) use recognise::{accumulation, plain_ident, Op};
+pub(crate) use types::{pat_names, Env, Int, Ty, Width};
 
 /// What happened to one reduction-shaped loop or iterator chain of a body.
 #[derive(Clone, Debug, PartialEq, Eq)]

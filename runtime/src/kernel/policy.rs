@@ -1073,6 +1073,7 @@ mod tests {
             has_parallel: false,
             token_hash: 0,
             loops: &[],
+            splits: &[],
         };
         let w = Work { size: 20_000, flops: 1, bytes: 1 };
         let gpu_fast = |b: Backend| if b == Backend::Gpu { 1.0 } else { 2.0 };
@@ -1100,6 +1101,7 @@ mod tests {
             has_parallel: true,
             token_hash: 0,
             loops: &[],
+            splits: &[],
         };
         let w = Work { size: 50_000, flops: 1, bytes: 1 };
         let cpu = [true, true, true, false];

@@ -110,7 +110,7 @@ pub fn set_span_threshold(threshold: Duration) {
 ///     has_gpu: false,
 ///     has_parallel: false,
 ///     token_hash: 1,
-///     loops: &[],
+///     loops: &[], splits: &[],
 /// });
 ///
 /// let x = vec![1.0f32; 4096];
@@ -532,6 +532,7 @@ impl Kernel {
             complexity: self.spec.complexity,
             forced: st.forced,
             loops: self.spec.loops,
+            splits: self.spec.splits,
             rows,
             borrowed_from,
         }
