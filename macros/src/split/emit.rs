@@ -125,10 +125,14 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts) -> Expr 
     }
     let jobs = hidden("__adaptive_jobs");
     let b = hidden("__adaptive_b");
+    // Spelled as paths, not methods: a module with `#![no_implicit_prelude]` has no `Iterator` in scope.
     let zipped = parts.iter().fold(b.to_token_stream(), |acc, p| quote!((#acc, #p)));
+    let iter = quote!(::core::iter::Iterator);
+    let zips = parts
+        .iter()
+        .fold(quote!(::core::iter::IntoIterator::into_iter(#bounds)), |acc, p| quote!(#iter::zip(#acc, #p)));
     prelude.extend(quote! {
-        let #jobs: ::std::vec::Vec<_> =
-            #bounds.into_iter() #(.zip(#parts))* .map(|#zipped| (#b, #(#parts,)*)).collect();
+        let #jobs: ::std::vec::Vec<_> = #iter::collect(#iter::map(#zips, |#zipped| (#b, #(#parts,)*)));
     });
 
     let job = hidden("__adaptive_job");

@@ -142,18 +142,19 @@ impl Chain {
     }
 
     /// The chain over one chunk starting at unit `lo`: each stream's part or sub-slice and
-    /// row width variable, by position.
+    /// row width variable, by position. `zip` is spelled as a path: a module with
+    /// `#![no_implicit_prelude]` has no `Iterator` in scope for a generated method call.
     pub(super) fn over_chunk(&self, lo: &Ident, vars: &mut dyn Iterator<Item = StreamVars>) -> TokenStream {
         match self {
             Chain::Leaf(s) => s.over_chunk(vars.next().expect("one set of variables per stream")),
             Chain::Zip(a, b) => {
                 let a = a.over_chunk(lo, vars);
                 let b = b.over_chunk(lo, vars);
-                quote!((#a).zip(#b))
+                quote!(::core::iter::Iterator::zip(#a, #b))
             }
             Chain::Enumerate(c) => {
                 let c = c.over_chunk(lo, vars);
-                quote!((#lo..).zip(#c))
+                quote!(::core::iter::Iterator::zip((#lo..), #c))
             }
         }
     }

@@ -322,5 +322,10 @@ fn writes_go_to_the_chunk_s_part_rebased_and_reductions_to_partials() {
     let (_, body) = split(kernel(quote!(for (r, row) in out.chunks_mut(w).enumerate() {
         row[0] = r as f32;
     })));
-    assert!(body.contains("(__adaptive_lo ..) . zip (__adaptive_o0 . chunks_mut (__adaptive_w0))"), "{body}");
+    assert!(
+        body.contains(
+            ":: core :: iter :: Iterator :: zip ((__adaptive_lo ..) , __adaptive_o0 . chunks_mut (__adaptive_w0))"
+        ),
+        "{body}"
+    );
 }
