@@ -326,14 +326,14 @@ impl Checker<'_> {
             Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) => n.base10_parse::<u64>().ok(),
             _ => None,
         };
-        // A width expression the body cannot change: `usize` names from outside, or a literal.
+        // A width the body cannot change, evaluated once before the loop instead of at each
+        // access: a literal, or a pure expression of names from outside not bound `mut`.
         let width = |w: &Expr| -> Option<Stride> {
             if let Some(n) = literal(w) {
                 return (n > 0).then_some(Stride::Literal(n));
             }
-            let names = idents(w.to_token_stream());
-            let outside = names.iter().all(|n| self.outer(&n.to_string()).is_some_and(|b| !b.mutable));
-            (outside && self.scope.is_usize(w)).then(|| Stride::Expr(Box::new(w.clone())))
+            let outside = path_names(w).iter().all(|n| self.outer(n).is_some_and(|b| !b.mutable));
+            (outside && pure(w)).then(|| Stride::Expr(Box::new(w.clone())))
         };
         match strip(index) {
             e if is_i(e) => Some(Stride::One),
@@ -486,7 +486,7 @@ impl Checker<'_> {
                 return Err("overlap");
             }
             if let Stride::Expr(w) = first {
-                self.strides.extend(idents(w.to_token_stream()).iter().map(ToString::to_string));
+                self.strides.extend(path_names(w));
             }
             targets.push(Target { name: ident.clone(), stride: first.clone() });
         }
@@ -789,6 +789,39 @@ fn allowed_macro(path: &syn::Path) -> bool {
         [name] => STD.contains(name) || LOG.contains(name),
         ["std" | "core", name] => STD.contains(name),
         ["log" | "tracing", name] => LOG.contains(name),
+        _ => false,
+    }
+}
+
+/// The names `e` reads as variables (not its field names).
+fn path_names(e: &Expr) -> Vec<String> {
+    struct Names(Vec<String>);
+    impl<'ast> Visit<'ast> for Names {
+        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+            if let Some(i) = p.path.get_ident() {
+                self.0.push(i.to_string());
+            }
+        }
+    }
+    let mut names = Names(Vec::new());
+    names.visit_expr(e);
+    names.0
+}
+
+/// An expression with no effect: names, fields, integer literals, arithmetic, casts and `len()`.
+fn pure(e: &Expr) -> bool {
+    match e {
+        Expr::Path(p) => p.qself.is_none() && p.path.get_ident().is_some(),
+        Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(_), .. }) => true,
+        Expr::Field(f) => pure(&f.base),
+        Expr::Paren(p) => pure(&p.expr),
+        Expr::Group(g) => pure(&g.expr),
+        Expr::Cast(c) => pure(&c.expr),
+        Expr::Binary(b) => {
+            use syn::BinOp::{Add, Div, Mul, Rem, Sub};
+            matches!(b.op, Add(_) | Sub(_) | Mul(_) | Div(_) | Rem(_)) && pure(&b.left) && pure(&b.right)
+        }
+        Expr::MethodCall(m) => m.method == "len" && m.args.is_empty() && pure(&m.receiver),
         _ => false,
     }
 }

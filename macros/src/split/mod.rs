@@ -86,6 +86,8 @@ pub(crate) fn split_loops(
                 let line = u32::try_from(f.for_token.span.start().line).unwrap_or(u32::MAX);
                 let verdict = match opt_out {
                     Some(o) => Err(o.word()),
+                    // An `unsafe fn`'s body may do without an `unsafe` block what a chunk must not.
+                    None if sig.unsafety.is_some() => Err("unsafe"),
                     None => analyse(f, &scope, exact),
                 };
                 match verdict {

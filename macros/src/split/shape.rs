@@ -201,13 +201,8 @@ impl Stream {
         if !fits {
             return None;
         }
-        let rows = match rows {
-            Some(exact) if scope.is_usize(&m.args[0]) || matches!(&m.args[0], Expr::Lit(_)) => {
-                Some(Rows { width: m.args[0].clone(), exact })
-            }
-            Some(_) => return None,
-            None => None,
-        };
+        // The width is evaluated once, before the loop, as the iterator as written evaluates it.
+        let rows = rows.map(|exact| Rows { width: m.args[0].clone(), exact });
         Some(Stream { slice, mutable, rows, adapter: None, method: true })
     }
 
@@ -327,7 +322,7 @@ mod tests {
             parse_quote!(v.iter_mut()),
             parse_quote!(a.iter_mut()),
             parse_quote!(out.iter_mut().zip(v)),
-            parse_quote!(out.chunks_mut(f(w))),
+            parse_quote!(out.chunks_mut(w).step_by(2)),
             parse_quote!(0..=w),
             parse_quote!(items.iter_mut()),
         ] {

@@ -329,3 +329,34 @@ fn writes_go_to_the_chunk_s_part_rebased_and_reductions_to_partials() {
         "{body}"
     );
 }
+
+#[test]
+fn row_widths_from_fields_and_expressions() {
+    let f = quote!(
+        fn k(img: &Img, out: &mut [f32], n: usize) {
+            let w = img.width;
+            for i in 0..n {
+                for j in 0..img.width {
+                    out[i * img.width + j] = 0.0;
+                }
+            }
+            for i in 0..n {
+                for j in 0..w * 2 {
+                    out[i * (w * 2) + j] = 0.0;
+                }
+            }
+            for row in out.chunks_mut(img.width) {
+                row[0] = 1.0;
+            }
+        }
+    );
+    assert_eq!(words(f), ["split", "split", "split"]);
+    let unsafe_fn = quote!(
+        unsafe fn k(out: &mut [f32]) {
+            for o in out.iter_mut() {
+                *o = 0.0;
+            }
+        }
+    );
+    assert_eq!(words(unsafe_fn), ["unsafe"]);
+}
