@@ -10,11 +10,11 @@
 //! called until its router has settled the size's bucket (then for another
 //! half second, so a decision taken under a burst of load is re-checked), then
 //! rounds interleave the three builds in a rotating order. A sample is a batch
-//! of calls of one build (about [`SAMPLE`] of work), preceded by one untimed
-//! call of the same build when the batch is short (so every build starts
-//! warm: caches filled, rayon's threads awake); each build's figure is the
-//! median over rounds, each ratio the median of the per-round ratios (both
-//! sides of a ratio saw the same load).
+//! of calls of one build (about [`SAMPLE`] of that build's work), preceded by
+//! one untimed call of the same build when the batch has several calls (so
+//! every build starts warm: caches filled, rayon's threads awake); each
+//! build's figure is the median over rounds, each ratio the median of the
+//! per-round ratios (both sides of a ratio saw the same load).
 //!
 //! Part 2, whole runs from a cold start: per program, a realistic run
 //! (`WholeRun`: e.g. 20 steps of a 4,096-body simulation) in a fresh child
@@ -28,7 +28,7 @@
 //! ≥ 0.9× hand for the others or ≥ 0.98× plain where nothing faster exists
 //! (the histogram); every whole run ≥ 0.98× plain.
 //!
-//! Run (about 8 minutes; record figures only under the exclusive lock):
+//! Run (about 4 minutes here; record figures only under the exclusive lock):
 //!
 //! ```sh
 //! flock -x /work/quiet.lock cargo bench --bench programs
@@ -62,7 +62,7 @@ const ROUNDS: (usize, usize) = (7, 61);
 /// Calls after the annotated bucket first settles, for this long.
 const RECHECK: Duration = Duration::from_millis(500);
 /// Whole runs per program and build.
-const RUN_REPEATS: usize = 5;
+const RUN_REPEATS: usize = 9;
 /// The flag that makes this binary a whole-run child.
 const CHILD: &str = "--programs-child";
 
@@ -86,9 +86,11 @@ fn cases(quick: bool) -> Vec<Box<dyn Case>> {
     all.into_iter().flatten().collect()
 }
 
-/// The seconds per call of one sample: `reps` calls of `build`, after one untimed call when short.
+/// The seconds per call of one sample: `reps` calls of `build`, after one untimed call when
+/// `warm` and the batch has several calls (a single call of [`SAMPLE`] or more pays any
+/// wake-up in a small fraction of itself).
 fn sample(case: &mut dyn Case, build: Build, reps: usize, warm: bool) -> f64 {
-    if warm {
+    if warm && reps > 1 {
         case.call(build);
     }
     let start = Instant::now();
@@ -138,10 +140,6 @@ struct Row {
 
 /// Settles the annotated kernel on `case`, then times the three builds interleaved.
 fn measure(case: &mut dyn Case) -> Row {
-    // Batch size from the plain build's second call (the first pays page faults).
-    case.call(Build::Plain);
-    let once = sample(case, Build::Plain, 1, false);
-    let reps = ((SAMPLE.as_secs_f64() / once).ceil() as usize).max(1);
     // Settle the annotated build's bucket.
     let settle_start = Instant::now();
     let mut calls = 0;
@@ -155,25 +153,33 @@ fn measure(case: &mut dyn Case) -> Row {
         case.call(Build::Annotated);
         calls += 1;
     }
+    // Batch sizes per build, from each build's second call (the first pays page faults): every
+    // sample is about `SAMPLE` of its build's work, so that a build on several threads keeps
+    // them busy for most of its sample (an idle pool here wakes in up to a few ms, and a
+    // batch sized by the plain build's calls would be a fraction of a millisecond of it).
+    let reps = Build::ALL.map(|build| {
+        case.call(build);
+        let once = sample(case, build, 1, false);
+        ((SAMPLE.as_secs_f64() / once).ceil() as usize).max(1)
+    });
     eprintln!(
-        "{}: annotated settled on {:?} after {calls} calls ({:.2} s); samples of {reps} calls",
+        "{}: annotated settled on {:?} after {calls} calls ({:.2} s); samples of {reps:?} calls",
         case.label(),
         programs::settled(case),
         settled_after.as_secs_f64()
     );
     // Rounds: as many as fit the budget, judged from one round.
-    let warm = once * (reps as f64) < 0.2;
     let mut per_build: [Vec<f64>; 3] = Default::default();
     let round_start = Instant::now();
     for (b, build) in Build::ALL.into_iter().enumerate() {
-        per_build[b].push(sample(case, build, reps, warm));
+        per_build[b].push(sample(case, build, reps[b], true));
     }
     let round = round_start.elapsed().as_secs_f64();
     let rounds = ((CASE_BUDGET.as_secs_f64() / round) as usize).clamp(ROUNDS.0, ROUNDS.1);
     for r in 1..rounds {
         for k in 0..3 {
             let b = (r + k) % 3;
-            per_build[b].push(sample(case, Build::ALL[b], reps, warm));
+            per_build[b].push(sample(case, Build::ALL[b], reps[b], true));
         }
     }
     let ratio =
