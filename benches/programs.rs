@@ -410,6 +410,17 @@ fn main() {
         println!("  {name} (Parallel variant: {})", if spec.has_parallel { "yes" } else { "no" });
         print!("{}", adaptive_kernel::LoopSummary::new("    ", spec.loops));
     }
+    println!("\nwhat their routers learned (part 1's process):");
+    for kernel in [
+        &nbody::annotated::accelerations::KERNEL,
+        &kmeans::annotated::assign::KERNEL,
+        &layernorm::annotated::layer_norm::KERNEL,
+        &softmax::annotated::softmax_rows::KERNEL,
+        &blur::annotated::box_blur::KERNEL,
+        &histogram::annotated::histogram::KERNEL,
+    ] {
+        println!("{}", kernel.table());
+    }
     println!("\nmachine after the run: {}", machine());
     println!("total: {:.0} s", started.elapsed().as_secs_f64());
 }
