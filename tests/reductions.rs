@@ -321,6 +321,30 @@ fn potentials(x: &[f32], m: &[f32], out: &mut [f32]) {
     }
 }
 
+/// Finite pairs only, accumulated in `f64`: predicates in the condition, `f64::from` in the term.
+#[adaptive_kernel(complexity = "Medium")]
+fn finite_dot_f64(a: &[f32], b: &[f32]) -> f64 {
+    let mut s = 0.0_f64;
+    for (x, y) in a.iter().zip(b) {
+        if x.is_finite() && y.is_finite() {
+            s += f64::from(*x) * f64::from(*y);
+        }
+    }
+    s
+}
+
+/// A squared distance whose `map` closure is a block with a `let`.
+#[adaptive_kernel(complexity = "Medium")]
+fn sq_dist_chain(a: &[f32], b: &[f32]) -> f32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| {
+            let d = x - y;
+            d * d
+        })
+        .sum()
+}
+
 const LAST_LINE: u32 = line!();
 
 // ---- the reports --------------------------------------------------------------------------------
@@ -362,6 +386,8 @@ fn every_idiom_is_reported_rewritten() {
     rewritten(tail_sum_sq::KERNEL.spec().loops, &["iter.sum()"]);
     rewritten(clipped_sum_sq::KERNEL.spec().loops, &["for range +="]);
     rewritten(potentials::KERNEL.spec().loops, &["for enumerate +="]);
+    rewritten(finite_dot_f64::KERNEL.spec().loops, &["for zip +="]);
+    rewritten(sq_dist_chain::KERNEL.spec().loops, &["zip.sum()"]);
 }
 
 #[test]
@@ -475,6 +501,7 @@ fn routed_calls_agree_with_the_scalar_variant() {
     let _ = (three_sums(&x, &y), halves_dot(&wide), row_sums(&x, 7), max_and_denominator(&wide));
     let _ = (tail_sum_sq(&x, 3), clipped_sum_sq(&x, 1.0));
     potentials(&x[..100], &y[..100], &mut out);
+    let _ = (finite_dot_f64(&x, &y), sq_dist_chain(&x, &y));
 }
 
 // ---- agreement ----------------------------------------------------------------------------------
@@ -686,6 +713,16 @@ proptest! {
             let terms = (0..x.len()).filter(|&j| j != i).map(|j| -(m[j] / ((x[j] - x[i]).abs() + 0.5)));
             prop_assert!(sums32(simd[i], scalar[i], terms), "{i}: {} vs {}", simd[i], scalar[i]);
         }
+    }
+
+    #[test]
+    fn widened_and_block_terms_agree((a, b) in pair()) {
+        let finite = a.iter().zip(&b).filter(|(x, y)| x.is_finite() && y.is_finite());
+        let terms = finite.map(|(x, y)| f64::from(*x) * f64::from(*y));
+        let (simd, scalar) = (finite_dot_f64::simd(&a, &b), finite_dot_f64::scalar(&a, &b));
+        prop_assert!(sums_agree(simd, scalar, terms, E64, f64::MAX), "{simd} {scalar}");
+        let terms = a.iter().zip(&b).map(|(x, y)| (x - y) * (x - y));
+        prop_assert!(sums32(sq_dist_chain::simd(&a, &b), sq_dist_chain::scalar(&a, &b), terms));
     }
 
     #[test]

@@ -512,6 +512,47 @@ mod tests {
             ),
             "for range +=",
         );
+        // Predicates in conditions, `f64::from` widening, a block with lets in a `map`.
+        rewritten(
+            quote!(
+                fn finite_total(x: &[f32], y: &[f32]) -> f64 {
+                    let mut s = 0.0f64;
+                    for i in 0..x.len() {
+                        if x[i].is_finite() && !y[i].is_nan() {
+                            s += f64::from(x[i]) * f64::from(y[i]);
+                        }
+                    }
+                    s
+                }
+            ),
+            "for range +=",
+        );
+        rewritten(
+            quote!(
+                fn sq_dist(a: &[f32], b: &[f32]) -> f32 {
+                    a.iter()
+                        .zip(b)
+                        .map(|(x, y)| {
+                            let d = x - y;
+                            d * d
+                        })
+                        .sum()
+                }
+            ),
+            "zip.sum()",
+        );
+        left(
+            quote!(
+                fn k(x: &[f32]) -> f32 {
+                    x.iter().fold(0.0f32, |a, v| {
+                        let t = v * 2.0;
+                        a + t
+                    })
+                }
+            ),
+            "iter.fold(?)",
+            "effect",
+        );
         // A temporary from a call stays unknown.
         left(
             quote!(

@@ -6,19 +6,29 @@
 //!
 //! * a **source** whose elements can be taken in fixed-size chunks: a `usize`
 //!   range (`for i in 0..n`), or one or two known float slices (`x.iter()`,
-//!   `x.iter().copied()`, `&x`, a shared slice parameter `x`, `a.iter().zip(b)`);
+//!   `x.iter().copied()`, `&x`, a shared slice `x`, `a.iter().zip(b)`), also
+//!   `.enumerate()`d; a slice may be a parameter or a local row of one
+//!   (`let p = &x[a..b];`, `split_at`, `for row in x.chunks(d)`, see
+//!   [`types`](super::types));
 //! * a **body** with no effect but the accumulation: `let` bindings of pure
-//!   expressions, `if` over pure conditions, and accumulation statements
-//!   `acc += t`, `acc -= t`, `acc *= t`, `acc = acc.max(t)`,
-//!   `acc = f32::min(acc, t)` (also in the iterator forms `.sum()`,
-//!   `.product()`, `.fold(init, f32::max)`, `.fold(init, |a, x| a + t)`,
+//!   expressions (tuple patterns included), `if` over pure conditions,
+//!   [`continue_guard`]s (`if i == j { continue; }` at the top level), and
+//!   accumulation statements `acc += t`, `acc -= t`, `acc *= t`,
+//!   `acc = acc.max(t)`, `acc = f32::min(acc, t)` (also in the iterator forms
+//!   `.sum()`, `.product()`, `.fold(init, f32::max)`, `.fold(init, |a, x| a + t)`,
 //!   after an optional `.map(|x| t)`), where every `t` is a pure float
 //!   expression (see [`types`](super::types)) that does not read any
 //!   accumulator;
 //! * **accumulators** that are mutable locals of a known float type (declared
-//!   type, or a float literal initialiser such as `let mut acc = 0.0`), each
-//!   combined by one operator. `max`/`min` need the width (`f32` or `f64`)
-//!   known, since a method call on an unsuffixed literal does not compile.
+//!   type, a float literal initialiser such as `let mut acc = 0.0`, one part of
+//!   a tuple `let (mut fx, mut fy) = (0.0f32, 0.0f32)`), each combined by one
+//!   operator. An unsuffixed accumulator takes the width of its terms. `max`/`min`
+//!   need the width (`f32` or `f64`) known, since a method call on an
+//!   unsuffixed literal does not compile.
+//!
+//! A reduction nested in a loop that is not one (a k-means distance inside the
+//! loops that compare and store it) is rewritten on its own: the walk in
+//! [`reduce`](super) visits every loop.
 
 use proc_macro2::Ident;
 use quote::ToTokens;
@@ -569,7 +579,9 @@ pub(crate) fn analyse_call(m: &ExprMethodCall, env: &Env, expected: Option<Width
             // first (`let x = value; acc += t(x);`), a path (`f32::max`) takes `value` itself.
             let (op, width, body): (Op, Width, Block) = match &m.args[1] {
                 Expr::Closure(c) => {
-                    let Some((params, body)) = closure(c, 2) else { return left("effect") };
+                    let Some((params, body)) = closure(c, 2).filter(|(_, b)| !matches!(b, Expr::Block(_))) else {
+                        return left("effect");
+                    };
                     let Some(a) = pat_ident(&params[0]) else { return left("effect") };
                     let Some((op, term)) = fold_body(&body, &a) else { return left("op") };
                     let (element, update) = (&params[1], update(acc, op, term));
@@ -668,12 +680,13 @@ fn closure(c: &syn::ExprClosure, n: usize) -> Option<(Vec<Pat>, Expr)> {
     Some((c.inputs.iter().cloned().collect(), closure_body(&c.body)?.clone()))
 }
 
-/// A closure's body as one expression: `x * x`, or `{ x * x }`.
+/// A closure's body as one expression: `x * x`, or `{ x * x }` unwrapped; a block of
+/// several statements stays a block (a value only if its lets are pure, see `types`).
 fn closure_body(body: &Expr) -> Option<&Expr> {
     match body {
         Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => match b.block.stmts.as_slice() {
             [Stmt::Expr(e, None)] => Some(e),
-            _ => None,
+            _ => Some(body),
         },
         e => Some(e),
     }

@@ -20,10 +20,12 @@
 //! Anything else is [`Ty::Unknown`], and so is every name another pattern
 //! (closure, `match`, `if let`, a macro's tokens) may rebind. An expression
 //! has a known type only when it is built from known names, literals, the
-//! built-in arithmetic, comparisons and casts of primitive numbers, indexing
-//! and range-indexing of a known float slice, and the inherent float methods
-//! listed in [`FLOAT_METHODS`]: operations with no side effect other than a
-//! panic. So "known type" also means "pure": a user-defined operator, a
+//! built-in arithmetic, comparisons and casts of primitive numbers (`as`,
+//! `f64::from`), indexing and range-indexing of a known float slice, the
+//! inherent float methods listed in [`FLOAT_METHODS`],
+//! [`FLOAT_METHODS_WITH_ARGS`] and [`FLOAT_PREDICATES`], `if`–`else` and
+//! blocks of pure `let`s around such values: operations with no side effect
+//! other than a panic. So "known type" also means "pure": a user-defined operator, a
 //! function call, a field, a macro is never known. (The names `f32` and `f64`
 //! are taken to mean the primitive types.)
 
@@ -246,8 +248,21 @@ const FLOAT_METHODS: [&str; 29] = [
 ];
 
 /// Inherent float methods with float arguments, and how many.
-const FLOAT_METHODS_WITH_ARGS: [(&str, usize); 8] =
-    [("max", 1), ("min", 1), ("powf", 1), ("atan2", 1), ("hypot", 1), ("copysign", 1), ("log", 1), ("mul_add", 2)];
+const FLOAT_METHODS_WITH_ARGS: [(&str, usize); 9] = [
+    ("max", 1),
+    ("min", 1),
+    ("powf", 1),
+    ("atan2", 1),
+    ("hypot", 1),
+    ("copysign", 1),
+    ("log", 1),
+    ("mul_add", 2),
+    ("clamp", 2),
+];
+
+/// Inherent float methods without arguments that return a `bool`.
+const FLOAT_PREDICATES: [&str; 7] =
+    ["is_nan", "is_finite", "is_infinite", "is_normal", "is_subnormal", "is_sign_positive", "is_sign_negative"];
 
 /// Associated float constants (`f32::MAX`).
 const FLOAT_CONSTS: [&str; 7] = ["MAX", "MIN", "MIN_POSITIVE", "EPSILON", "INFINITY", "NEG_INFINITY", "NAN"];
@@ -404,6 +419,13 @@ impl Env {
                 let Expr::Path(p) = &*c.func else { return Ty::Unknown };
                 let segments: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
                 match (p.qself.is_none(), segments.as_slice()) {
+                    // `f64::from(x)` of a primitive number: std's conversion (no other impl can exist).
+                    (true, [ty, from]) if from == "from" && c.args.len() == 1 => {
+                        match (Width::of_name(ty), self.ty(&c.args[0])) {
+                            (Some(w), Ty::Float(_) | Ty::Int(_)) => Ty::Float(w),
+                            _ => Ty::Unknown,
+                        }
+                    }
                     (true, [ty, method]) if Width::of_name(ty).is_some() && !c.args.is_empty() => {
                         let args: Vec<Ty> = c.args.iter().map(|a| self.ty(a)).collect();
                         let receiver = match args[0] {
@@ -444,8 +466,25 @@ impl Env {
                 }
             }
             Expr::Macro(m) if m.mac.path.is_ident("vec") => self.vec_macro(&m.mac),
+            Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => self.block(&b.block),
             _ => Ty::Unknown,
         }
+    }
+
+    /// A block of pure `let`s and a pure value (`{ let d = a - b; d * d }`): the value's type.
+    fn block(&self, block: &syn::Block) -> Ty {
+        let Some((syn::Stmt::Expr(value, None), lets)) = block.stmts.split_last() else { return Ty::Unknown };
+        let mut inner = self.clone();
+        inner.push();
+        for stmt in lets {
+            match stmt {
+                syn::Stmt::Local(local) if local.init.as_ref().is_some_and(|i| inner.value(&i.expr).known()) => {
+                    inner.bind_let(local)
+                }
+                _ => return Ty::Unknown,
+            }
+        }
+        inner.ty(value)
     }
 
     /// The type of `e` as a place (what `&`, indexing and a method receiver see): as
@@ -630,6 +669,9 @@ impl Env {
                 if args.is_empty() && FLOAT_METHODS.contains(&method) && method != "sin_cos" {
                     return Ty::Float(w);
                 }
+                if args.is_empty() && FLOAT_PREDICATES.contains(&method) {
+                    return Ty::Bool;
+                }
                 if method == "powi" && matches!(args, [Ty::Int(Int::Other | Int::Lit)]) {
                     return Ty::Float(w);
                 }
@@ -754,6 +796,18 @@ mod tests {
         assert_eq!(ty(parse_quote!(if s > 0.0 { s } else { 0.0 })), Ty::Float(Width::F32));
         assert_eq!(ty(parse_quote!(x.len() - 1)), Ty::Int(Int::Usize));
         assert_eq!(ty(parse_quote!(vec![0.0f32; n])), Ty::Slice { width: Width::F32, shared: false });
+        assert_eq!(ty(parse_quote!(x[0].is_finite() && !r.is_nan())), Ty::Bool);
+        assert_eq!(ty(parse_quote!(f64::from(s) * w[0])), Ty::Float(Width::F64));
+        assert_eq!(ty(parse_quote!(f32::from(m as u16))), Ty::Float(Width::F32));
+        assert_eq!(ty(parse_quote!(s.clamp(0.0, 1.0))), Ty::Float(Width::F32));
+        assert_eq!(
+            ty(parse_quote!({
+                let d = x[n] - s;
+                let (e, _) = (d, 1);
+                e * e
+            })),
+            Ty::Float(Width::F32)
+        );
     }
 
     #[test]
@@ -846,7 +900,20 @@ mod tests {
             parse_quote!(q.x),
             parse_quote!(s.custom()),
             parse_quote!(x.iter().sum::<f32>()),
-            parse_quote!({ s }),
+            parse_quote!({
+                s;
+                s
+            }),
+            parse_quote!({
+                let t = f(s);
+                t
+            }),
+            parse_quote!({
+                let t;
+                t
+            }),
+            parse_quote!(f64::from(q)),
+            parse_quote!(f64::from(r)),
             parse_quote!(s += 1.0),
             parse_quote!(x[1..]),
             parse_quote!(&x[1.0..]),

@@ -241,6 +241,31 @@ fn norms(x: &[f32], y: &[f32]) -> (f32, f32, f32) {
     (l1, linf, top)
 }
 
+/// A dot product accumulated in `f64`, skipping non-finite pairs.
+#[adaptive_kernel(complexity = "Medium")]
+fn robust_dot(a: &[f32], b: &[f32]) -> f64 {
+    let mut total = 0.0_f64;
+    for (x, y) in a.iter().zip(b.iter()) {
+        if x.is_finite() && y.is_finite() {
+            total += f64::from(*x) * f64::from(*y);
+        }
+    }
+    total
+}
+
+/// Euclidean distance, iterator style with a block in the closure.
+#[adaptive_kernel(complexity = "Medium")]
+fn euclidean(a: &[f32], b: &[f32]) -> f32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| {
+            let d = x - y;
+            d * d
+        })
+        .sum::<f32>()
+        .sqrt()
+}
+
 fn data(n: usize, seed: u32) -> Vec<f32> {
     let mut s = seed.wrapping_mul(0x9E37_79B9) | 1;
     (0..n)
@@ -279,6 +304,8 @@ fn main() {
         (density::KERNEL.spec().loops, none),
         (matmul_naive::KERNEL.spec().loops, none),
         (norms::KERNEL.spec().loops, none),
+        (robust_dot::KERNEL.spec().loops, none),
+        (euclidean::KERNEL.spec().loops, none),
     ] {
         let reasons: Vec<&str> = loops.iter().filter(|l| !l.rewritten()).map(|l| l.reason).collect();
         assert_eq!(reasons, left_alone, "{loops:?}");
@@ -380,4 +407,12 @@ fn main() {
     let (r1, r2, r3) = norms::scalar(&u, &v);
     assert!(close(f64::from(s1), f64::from(r1)) && s2 == r2 && s3 == r3);
     let _ = norms(&u, &v);
+
+    let mut w = u.clone();
+    w[3] = f32::NAN;
+    w[500] = f32::INFINITY;
+    assert!(close(robust_dot::simd(&w, &v), robust_dot::scalar(&w, &v)));
+    let _ = robust_dot(&w, &v);
+    assert!(close(f64::from(euclidean::simd(&u, &v)), f64::from(euclidean::scalar(&u, &v))));
+    let _ = euclidean(&u, &v);
 }
