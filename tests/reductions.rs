@@ -345,6 +345,19 @@ fn sq_dist_chain(a: &[f32], b: &[f32]) -> f32 {
         .sum()
 }
 
+/// The index rebound in the body: `x[i]` is read at the mirrored position, not the loop's.
+#[adaptive_kernel(complexity = "Medium")]
+fn mirrored_dot(x: &[f32], y: &[f32]) -> f32 {
+    let n = x.len().min(y.len());
+    let mut s = 0.0f32;
+    for i in 0..n {
+        let a = y[i];
+        let i = n - 1 - i;
+        s += a * x[i];
+    }
+    s
+}
+
 const LAST_LINE: u32 = line!();
 
 // ---- the reports --------------------------------------------------------------------------------
@@ -388,6 +401,7 @@ fn every_idiom_is_reported_rewritten() {
     rewritten(potentials::KERNEL.spec().loops, &["for enumerate +="]);
     rewritten(finite_dot_f64::KERNEL.spec().loops, &["for zip +="]);
     rewritten(sq_dist_chain::KERNEL.spec().loops, &["zip.sum()"]);
+    rewritten(mirrored_dot::KERNEL.spec().loops, &["for range +="]);
 }
 
 #[test]
@@ -501,7 +515,7 @@ fn routed_calls_agree_with_the_scalar_variant() {
     let _ = (three_sums(&x, &y), halves_dot(&wide), row_sums(&x, 7), max_and_denominator(&wide));
     let _ = (tail_sum_sq(&x, 3), clipped_sum_sq(&x, 1.0));
     potentials(&x[..100], &y[..100], &mut out);
-    let _ = (finite_dot_f64(&x, &y), sq_dist_chain(&x, &y));
+    let _ = (finite_dot_f64(&x, &y), sq_dist_chain(&x, &y), mirrored_dot(&x, &y));
 }
 
 // ---- agreement ----------------------------------------------------------------------------------
@@ -723,6 +737,13 @@ proptest! {
         prop_assert!(sums_agree(simd, scalar, terms, E64, f64::MAX), "{simd} {scalar}");
         let terms = a.iter().zip(&b).map(|(x, y)| (x - y) * (x - y));
         prop_assert!(sums32(sq_dist_chain::simd(&a, &b), sq_dist_chain::scalar(&a, &b), terms));
+    }
+
+    #[test]
+    fn a_rebound_index_is_read_where_the_body_says((a, b) in pair()) {
+        let n = a.len();
+        let terms = (0..n).map(|i| b[i] * a[n - 1 - i]);
+        prop_assert!(sums32(mirrored_dot::simd(&a, &b), mirrored_dot::scalar(&a, &b), terms));
     }
 
     #[test]

@@ -765,6 +765,25 @@ mod tests {
     }
 
     #[test]
+    fn an_index_rebound_in_the_body_is_not_read_in_chunks() {
+        let body = rewritten(
+            quote!(
+                fn reversed_dot(x: &[f32], y: &[f32], n: usize) -> f32 {
+                    let mut s = 0.0f32;
+                    for i in 0..n {
+                        let a = y[i];
+                        let i = n - 1 - i;
+                        s += a * x[i];
+                    }
+                    s
+                }
+            ),
+            "for range +=",
+        );
+        assert!(!body.contains(":: chunk ::"), "{body}");
+    }
+
+    #[test]
     fn loop_max_and_min() {
         rewritten(
             quote!(

@@ -734,7 +734,8 @@ fn plan(
 
 /// The reads `x[i]`, `x[base + i]`, `x[i + base]` of a loop's body over `index` (bound by
 /// the element pattern `pat`), where `x` is a float slice from outside the loop and `base`
-/// an integer expression of names from outside the loop: grouped by slice and base.
+/// an integer expression of names from outside the loop: grouped by slice and base. None
+/// when the body rebinds `index`.
 fn hoists(body: &Block, index: &Ident, pat: &Pat, env: &Env) -> Vec<(Hoist, Vec<Expr>)> {
     struct Reads<'a> {
         index: &'a Ident,
@@ -774,8 +775,6 @@ fn hoists(body: &Block, index: &Ident, pat: &Pat, env: &Env) -> Vec<(Hoist, Vec<
             }
         }
     }
-    let mut locals = pat_names(pat);
-    locals.push(index.to_string());
     struct Lets<'a>(&'a mut Vec<String>);
     impl<'ast> Visit<'ast> for Lets<'_> {
         fn visit_local(&mut self, l: &'ast syn::Local) {
@@ -783,7 +782,16 @@ fn hoists(body: &Block, index: &Ident, pat: &Pat, env: &Env) -> Vec<(Hoist, Vec<
             syn::visit::visit_local(self, l);
         }
     }
-    Lets(&mut locals).visit_block(body);
+    let mut lets = Vec::new();
+    Lets(&mut lets).visit_block(body);
+    // A `let` that rebinds the index (`let i = n - 1 - i;`): `x[i]` may not be the element at the
+    // loop's index, and the replacement is by tokens, so nothing is read in chunks.
+    if lets.iter().any(|l| *index == l.as_str()) {
+        return Vec::new();
+    }
+    let mut locals = pat_names(pat);
+    locals.push(index.to_string());
+    locals.extend(lets);
     let mut reads = Reads { index, env, locals, found: Vec::new() };
     reads.visit_block(body);
     reads.found.into_iter().map(|(hoist, _, exprs)| (hoist, exprs)).collect()
