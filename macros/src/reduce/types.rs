@@ -446,15 +446,9 @@ impl Env {
                 if self.ty(&i.cond) != Ty::Bool {
                     return Ty::Unknown;
                 }
-                let then = match i.then_branch.stmts.as_slice() {
-                    [syn::Stmt::Expr(e, None)] => self.ty(e),
-                    _ => return Ty::Unknown,
-                };
+                let then = self.block(&i.then_branch);
                 let otherwise = match &**otherwise {
-                    Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => match b.block.stmts.as_slice() {
-                        [syn::Stmt::Expr(e, None)] => self.ty(e),
-                        _ => return Ty::Unknown,
-                    },
+                    Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => self.block(&b.block),
                     e @ Expr::If(_) => self.ty(e),
                     _ => return Ty::Unknown,
                 };
