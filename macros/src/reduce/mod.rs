@@ -18,7 +18,7 @@
 
 mod emit;
 mod recognise;
-mod types;
+pub(crate) mod types;
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use syn::visit_mut::VisitMut;
