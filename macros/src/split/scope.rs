@@ -79,16 +79,20 @@ impl Scope {
 
     /// Adds what a top-level `let` binds.
     pub(super) fn bind_local(&mut self, local: &syn::Local) {
-        let ty = local.init.as_ref().map_or(Ty::Unknown, |init| self.env.ty(&init.expr));
-        self.env.bind_pat(&local.pat, ty);
-        match &local.pat {
-            Pat::Type(t) => self.bind_typed(&t.pat, &t.ty),
+        // What the kind below needs is read before the names are rebound.
+        let pat = &local.pat;
+        let before = match pat {
             Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
                 let init = local.init.as_ref().filter(|i| i.diverge.is_none()).map(|i| &*i.expr);
-                let (kind, usize) = match init {
-                    Some(e) => (self.kind_of_init(e, p.mutability.is_some()), self.is_usize(e)),
-                    None => (Kind::Other, false),
-                };
+                init.map(|e| (self.kind_of_init(e, p.mutability.is_some()), self.is_usize(e)))
+            }
+            _ => None,
+        };
+        self.env.bind_let(local);
+        match pat {
+            Pat::Type(t) => self.bind_typed(&t.pat, &t.ty),
+            Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
+                let (kind, usize) = before.unwrap_or((Kind::Other, false));
                 let binding = Binding { kind, mutable: p.mutability.is_some(), usize };
                 self.names.insert(p.ident.to_string(), binding);
             }
@@ -108,10 +112,20 @@ impl Scope {
         }
     }
 
-    /// Every name of `pat`, as [`Kind::Other`] (mutable where bound `mut`).
+    /// Every name of `pat`, as [`Kind::Other`], mutable where bound `mut` (or by `ref mut`).
     fn bind_other(&mut self, pat: &Pat) {
-        for name in crate::reduce::pat_names(pat) {
-            self.names.insert(name, Binding { kind: Kind::Other, mutable: true, usize: false });
+        struct Idents(Vec<(String, bool)>);
+        impl<'ast> syn::visit::Visit<'ast> for Idents {
+            fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+                self.0.push((p.ident.to_string(), p.mutability.is_some()));
+                syn::visit::visit_pat_ident(self, p);
+            }
+            fn visit_expr(&mut self, _: &'ast Expr) {}
+        }
+        let mut idents = Idents(Vec::new());
+        syn::visit::Visit::visit_pat(&mut idents, pat);
+        for (name, mutable) in idents.0 {
+            self.names.insert(name, Binding { kind: Kind::Other, mutable, usize: false });
         }
     }
 
@@ -277,6 +291,7 @@ mod tests {
         assert_eq!(kind(&scope, "tail"), Kind::MutSlice);
         assert_eq!(scope.get("acc").unwrap(), Binding { kind: Kind::Other, mutable: true, usize: false });
         assert_eq!(kind(&scope, "p"), Kind::Other);
+        assert!(!scope.get("p").unwrap().mutable);
         assert!(scope.is_usize(&parse_quote!((out.len() - 1) * 2)));
         assert!(!scope.is_usize(&parse_quote!(s.len())));
     }
