@@ -390,7 +390,18 @@ impl Env {
                     _ => Ty::Unknown,
                 }
             }
-            Expr::Binary(b) => self.binary(&b.op, self.ty(&b.left), self.ty(&b.right)),
+            Expr::Binary(b) => {
+                let (left, right) = (self.ty(&b.left), self.ty(&b.right));
+                // A named constant (`EPS`, `consts::G`) takes the type of the number it meets.
+                let (left, right) = match (self.is_constant(&b.left), self.is_constant(&b.right)) {
+                    (true, false) if matches!(right, Ty::Float(_) | Ty::FloatRef(_) | Ty::Int(_)) => {
+                        (plain(right), right)
+                    }
+                    (false, true) if matches!(left, Ty::Float(_) | Ty::FloatRef(_) | Ty::Int(_)) => (left, plain(left)),
+                    _ => (left, right),
+                };
+                self.binary(&b.op, left, right)
+            }
             Expr::Index(i) => match (self.place(&i.expr), self.ty(&i.index)) {
                 (Ty::Slice { width, .. }, Ty::Int(Int::Usize | Int::Lit)) => Ty::Float(width),
                 _ => Ty::Unknown,
@@ -596,6 +607,21 @@ impl Env {
         }
     }
 
+    /// Whether `e` names a constant or a static the body cannot have bound: a path whose
+    /// last segment is `SCREAMING_CASE` (`EPS`, `consts::G`, `Self::SCALE`), not a local.
+    fn is_constant(&self, e: &Expr) -> bool {
+        let Expr::Path(p) = e else { return false };
+        let Some(last) = p.path.segments.last() else { return false };
+        let name = last.ident.to_string();
+        let screaming = name.chars().any(|c| c.is_ascii_uppercase())
+            && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+        p.qself.is_none()
+            && p.attrs.is_empty()
+            && p.path.segments.iter().all(|s| s.arguments.is_empty())
+            && screaming
+            && (p.path.segments.len() > 1 || self.lookup(&name).is_none())
+    }
+
     fn path(&self, path: &syn::Path) -> Ty {
         let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
         if path.segments.iter().any(|s| !s.arguments.is_empty()) {
@@ -702,6 +728,14 @@ impl Env {
     }
 }
 
+/// A value's type without its reference: what a constant beside it has.
+fn plain(ty: Ty) -> Ty {
+    match ty {
+        Ty::FloatRef(w) => Ty::Float(w),
+        ty => ty,
+    }
+}
+
 fn literal(lit: &Lit) -> Ty {
     match lit {
         Lit::Float(f) => match f.suffix() {
@@ -779,6 +813,13 @@ mod tests {
     #[test]
     fn pure_float_expressions_are_known() {
         assert_eq!(ty(parse_quote!(x[n * 2 + 1] * s)), Ty::Float(Width::F32));
+        // A named constant takes the type of the number it meets; alone, or beside another, it is unknown.
+        assert_eq!(ty(parse_quote!(s * s + SOFTENING2)), Ty::Float(Width::F32));
+        assert_eq!(ty(parse_quote!(consts::G * *r)), Ty::Float(Width::F32));
+        assert_eq!(ty(parse_quote!(n * WIDTH + 1)), Ty::Int(Int::Usize));
+        assert_eq!(ty(parse_quote!(EPS)), Ty::Unknown);
+        assert_eq!(ty(parse_quote!(EPS * G)), Ty::Unknown);
+        assert_eq!(ty(parse_quote!(s * q)), Ty::Unknown, "a lowercase name not in scope is no constant");
         assert_eq!(ty(parse_quote!(0.0)), Ty::Float(Width::Any));
         assert_eq!(ty(parse_quote!(-0.0f64)), Ty::Float(Width::F64));
         assert_eq!(ty(parse_quote!(*r + 1.0)), Ty::Float(Width::F32));

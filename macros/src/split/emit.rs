@@ -37,8 +37,9 @@ use syn::visit_mut::VisitMut;
 use syn::{Expr, ExprForLoop};
 
 use super::body::{Carried, Facts, Stride, Value};
+use super::scope::Scope;
 use super::shape::{Space, StreamVars};
-use crate::reduce::{plain_ident, Op, Width};
+use crate::reduce::{plain_ident, Op, Ty, Width};
 
 fn hidden(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
@@ -49,7 +50,7 @@ fn private(path: TokenStream) -> TokenStream {
 }
 
 /// `f` split as `space` and `facts` allow: a block expression of type `()`.
-pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts) -> Expr {
+pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &Scope) -> Expr {
     let (lo, hi) = (hidden("__adaptive_lo"), hidden("__adaptive_hi"));
     let bounds = hidden("__adaptive_bounds");
     let split = private(quote!(split));
@@ -136,9 +137,16 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts) -> Expr 
     });
 
     let job = hidden("__adaptive_job");
-    let take_parts = parts.iter().enumerate().map(|(k, p)| {
+    // A part of a float slice says its type, so that the `reduce` rewrite knows what it walks.
+    let take_parts = parts.iter().zip(&targets).enumerate().map(|(k, (p, (slice, _)))| {
         let field = syn::Index::from(k + 1);
-        quote!(let #p = #job.#field;)
+        match scope.env.lookup(&slice.to_string()) {
+            Some((Ty::Slice { width, .. }, _)) if width.name().is_some() => {
+                let ty = Ident::new(width.name().expect("checked in the guard"), Span::call_site());
+                quote!(let #p: &mut [#ty] = #job.#field;)
+            }
+            _ => quote!(let #p = #job.#field;),
+        }
     });
     let shared = &facts.shared;
     let partial_decls = facts.carried.iter().map(|c| {

@@ -92,7 +92,7 @@ pub(crate) fn split_loops(
                 };
                 match verdict {
                     Ok((space, facts)) => {
-                        let split = emit::split_loop(f, &space, &facts);
+                        let split = emit::split_loop(f, &space, &facts, &scope);
                         *stmt = Stmt::Expr(split, Some(syn::Token![;](Span::call_site())));
                         reports.push(SplitReport { line, idiom, reason: "" });
                     }
