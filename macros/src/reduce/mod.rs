@@ -124,7 +124,14 @@ impl Walker {
             "matches",
             "format_args",
         ];
-        if STD.iter().any(|m| mac.path.is_ident(m)) {
+        // `assert!`, or `::core::assert!` as generated code (the Parallel variant's split) spells it.
+        let segments: Vec<String> = mac.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let name = match segments.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+            [name] if mac.path.leading_colon.is_none() => Some(*name),
+            ["core" | "std", name] if mac.path.leading_colon.is_some() => Some(*name),
+            _ => None,
+        };
+        if name.is_some_and(|name| STD.contains(&name)) {
             return;
         }
         fn idents(tokens: TokenStream, out: &mut Vec<String>) {

@@ -555,12 +555,23 @@ impl Env {
         match e {
             Expr::Paren(p) => self.item(&p.expr),
             Expr::Group(g) => self.item(&g.expr),
-            Expr::Range(r) => {
-                let (Some(start), Some(end)) = (&r.start, &r.end) else { return None };
-                match (self.ty(start), self.ty(end)) {
+            Expr::Range(r) => match (&r.start, &r.end) {
+                (Some(start), Some(end)) => match (self.ty(start), self.ty(end)) {
                     (Ty::Int(a), Ty::Int(b)) => a.unify(b).map(|k| Value::One(Ty::Int(k))),
                     _ => None,
-                }
+                },
+                // `lo..`: what the Parallel variant's split counts a chunk's `enumerate` from.
+                (Some(start), None) => match self.ty(start) {
+                    Ty::Int(k) => Some(Value::One(Ty::Int(k))),
+                    _ => None,
+                },
+                _ => None,
+            },
+            // `::core::iter::Iterator::zip(a, b)`: `a.zip(b)` as the Parallel variant's split spells it.
+            Expr::Call(c) if c.args.len() == 2 && is_std_zip(&c.func) => {
+                let first = self.item(&c.args[0])?;
+                let other = self.item(&c.args[1]).unwrap_or(Value::One(Ty::Unknown));
+                Some(Value::Tuple(vec![first, other]))
             }
             Expr::Reference(r) if r.mutability.is_none() => match self.place(&r.expr) {
                 Ty::Slice { width, .. } => Some(Value::One(Ty::FloatRef(width))),
@@ -726,6 +737,20 @@ impl Env {
             _ => Ty::Unknown,
         }
     }
+}
+
+/// `::core::iter::Iterator::zip` or `::std::iter::Iterator::zip`, with a leading `::`: std's
+/// `zip`, whatever the body imports.
+fn is_std_zip(func: &Expr) -> bool {
+    let Expr::Path(p) = func else { return false };
+    let names: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    p.qself.is_none()
+        && p.path.leading_colon.is_some()
+        && p.path.segments.iter().all(|s| s.arguments.is_empty())
+        && matches!(
+            names.iter().map(String::as_str).collect::<Vec<_>>().as_slice(),
+            ["core" | "std", "iter", "Iterator", "zip"]
+        )
 }
 
 /// A value's type without its reference: what a constant beside it has.
@@ -921,6 +946,16 @@ mod tests {
         {
             assert_eq!(item(iterable), None);
         }
+        // How the Parallel variant's split walks a chunk of `out.chunks_mut(n).enumerate()`.
+        assert_eq!(
+            item(parse_quote!(::core::iter::Iterator::zip((n..), out.chunks_exact_mut(n)))),
+            Some(Value::Tuple(vec![
+                Value::One(Ty::Int(Int::Usize)),
+                Value::One(Ty::Slice { width: Width::F32, shared: false })
+            ]))
+        );
+        assert_eq!(item(parse_quote!(core::iter::Iterator::zip((n..), x.chunks(n)))), None, "no leading `::`");
+        assert_eq!(item(parse_quote!((s..))), None);
         let mut scoped = env();
         scoped.bind_for(&parse_quote!((i, (r, _))), &parse_quote!(x.chunks(n).zip(w.chunks(n)).enumerate()));
         assert_eq!(scoped.lookup("i").unwrap().0, Ty::Int(Int::Usize));
