@@ -23,13 +23,25 @@
 //! pairwise fold), also run as an `exact` kernel's SIMD variant so that it is
 //! compiled for the same instruction set.
 //!
-//! `cargo bench --bench reductions`; about two minutes.
+//!
+//! `elementwise_blur` and `elementwise_axpy` (issue 23: element-wise index
+//! loops in lanes, bit for bit): the programs bench's 3×3 blur at 64×64,
+//! 640×480 and 3,840×2,160 as `scalar`, `simd` (the rewrite) and `hand` (16
+//! explicit lanes, one thread); an in-place `y[i] += a * x[i]`, which LLVM
+//! vectorises as written, at 1K and 100K as `scalar`, `simd` and
+//! `simd_as_written` (the loop labelled, which the rewrite leaves alone: the
+//! body as written compiled for this CPU).
+//!
+//! `cargo bench --bench reductions`; about three minutes
+//! (`-- elementwise` for the element-wise groups alone).
 
 // `criterion_group!` defines an undocumented public function.
 #![allow(missing_docs)]
 #![allow(clippy::needless_range_loop)]
 
 mod common;
+#[path = "programs/mod.rs"]
+mod programs;
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -37,6 +49,7 @@ use std::time::Duration;
 use adaptive_kernel::adaptive_kernel;
 use common::Xorshift;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use programs::blur::annotated::box_blur as blur;
 
 #[adaptive_kernel(complexity = "Medium")]
 fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -226,6 +239,61 @@ fn nbody_hand(x: &[f32], y: &[f32], z: &[f32], m: &[f32], ax: &mut [f32], ay: &m
     }
 }
 
+/// The programs bench's blur (`benches/programs/blur.rs`) with its interior in 16 explicit lanes
+/// (nine 16-wide loads, the same sums in the same order, the same division: Scalar's results
+/// bit for bit), on one thread, compiled as the SIMD variant of a kernel (whose loops the macro
+/// leaves as written: the lanes are a local array, the remaining pixels' loop is labelled).
+#[adaptive_kernel(complexity = "Medium", size = src.len())]
+#[allow(unused_labels)]
+fn blur_hand(src: &[f32], dst: &mut [f32], w: usize) {
+    const L: usize = 16;
+    let h = src.len() / w;
+    for (y, out) in dst.chunks_exact_mut(w).enumerate() {
+        let row = &src[y * w..(y + 1) * w];
+        if y == 0 || y == h - 1 {
+            out.copy_from_slice(row);
+            continue;
+        }
+        let up = &src[(y - 1) * w..y * w];
+        let down = &src[(y + 1) * w..(y + 2) * w];
+        out[0] = row[0];
+        out[w - 1] = row[w - 1];
+        let mut x0 = 1;
+        while x0 + L < w {
+            let (u, r, d) = (&up[x0 - 1..x0 + L + 1], &row[x0 - 1..x0 + L + 1], &down[x0 - 1..x0 + L + 1]);
+            let mut lanes = [0.0f32; L];
+            for l in 0..L {
+                let sum = u[l] + u[l + 1] + u[l + 2] + r[l] + r[l + 1] + r[l + 2] + d[l] + d[l + 1] + d[l + 2];
+                lanes[l] = sum / 9.0;
+            }
+            out[x0..x0 + L].copy_from_slice(&lanes);
+            x0 += L;
+        }
+        'pixels: for x in x0..w - 1 {
+            let sum =
+                up[x - 1] + up[x] + up[x + 1] + row[x - 1] + row[x] + row[x + 1] + down[x - 1] + down[x] + down[x + 1];
+            out[x] = sum / 9.0;
+        }
+    }
+}
+
+/// `y = a·x + y` by index, in place: LLVM vectorises it as written already (its two accesses
+/// fail together); the rewrite must not lose there.
+macro_rules! axpy_kernel {
+    ($name:ident $(, $label:tt)?) => {
+        #[adaptive_kernel(complexity = "Low")]
+        #[allow(unused_labels)]
+        fn $name(a: f32, x: &[f32], y: &mut [f32]) {
+            $($label:)? for i in 0..y.len() {
+                y[i] += a * x[i];
+            }
+        }
+    };
+}
+
+axpy_kernel!(axpy);
+axpy_kernel!(axpy_as_written, 'elements);
+
 /// `n` pseudo-random values in [−1, 1).
 fn data(n: usize, seed: u32) -> Vec<f32> {
     Xorshift::new(seed).uniform(n, -1.0, 1.0)
@@ -326,6 +394,40 @@ fn bench_nbody(c: &mut Criterion) {
     g.finish();
 }
 
+fn bench_elementwise(c: &mut Criterion) {
+    let mut g = settings(c, "elementwise_blur");
+    for (w, h) in [(64, 64), (640, 480), (3_840, 2_160)] {
+        let src = data(w * h, 15);
+        let mut dst = vec![0.0; w * h];
+        g.throughput(Throughput::Elements((w * h) as u64));
+        let label = format!("{w}x{h}");
+        g.bench_function(BenchmarkId::new("scalar", &label), |bench| {
+            bench.iter(|| blur::scalar(black_box(&src), &mut dst, w))
+        });
+        g.bench_function(BenchmarkId::new("simd", &label), |bench| {
+            bench.iter(|| blur::simd(black_box(&src), &mut dst, w))
+        });
+        g.bench_function(BenchmarkId::new("hand", &label), |bench| {
+            bench.iter(|| blur_hand::simd(black_box(&src), &mut dst, w))
+        });
+    }
+    g.finish();
+    let mut g = settings(c, "elementwise_axpy");
+    for n in [1_000, 100_000] {
+        let x = data(n, 16);
+        let mut y = data(n, 17);
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_function(BenchmarkId::new("scalar", n), |bench| {
+            bench.iter(|| axpy::scalar(0.5, black_box(&x), &mut y))
+        });
+        g.bench_function(BenchmarkId::new("simd", n), |bench| bench.iter(|| axpy::simd(0.5, black_box(&x), &mut y)));
+        g.bench_function(BenchmarkId::new("simd_as_written", n), |bench| {
+            bench.iter(|| axpy_as_written::simd(0.5, black_box(&x), &mut y))
+        });
+    }
+    g.finish();
+}
+
 /// The routed calls, once each: they exist for users, and an unused kernel warns.
 fn routed(_: &mut Criterion) {
     let (a, b) = (data(64, 7), data(64, 8));
@@ -340,7 +442,16 @@ fn routed(_: &mut Criterion) {
     nbody(&a[..16], &a[16..32], &a[32..48], &b[..16], &mut ax, &mut ay, &mut az, 0.01);
     nbody_exact(&a[..16], &a[16..32], &a[32..48], &b[..16], &mut ax, &mut ay, &mut az, 0.01);
     nbody_hand(&a[..16], &a[16..32], &a[32..48], &b[..16], &mut ax, &mut ay, &mut az, 0.01);
+    let mut img = vec![0.0; 64];
+    blur(&a, &mut img, 8);
+    let (simd, hand) = (img.clone(), {
+        blur_hand(&a, &mut img, 8);
+        img.clone()
+    });
+    assert!(simd.iter().zip(&hand).all(|(p, q)| p.to_bits() == q.to_bits()), "the hand blur is the blur");
+    axpy(0.5, &a, &mut img);
+    axpy_as_written(0.5, &a, &mut img);
 }
 
-criterion_group!(benches, bench_dot, bench_matvec, bench_chain, bench_kmeans, bench_nbody, routed);
+criterion_group!(benches, bench_dot, bench_matvec, bench_chain, bench_kmeans, bench_nbody, bench_elementwise, routed);
 criterion_main!(benches);
