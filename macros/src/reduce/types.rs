@@ -555,12 +555,23 @@ impl Env {
         match e {
             Expr::Paren(p) => self.item(&p.expr),
             Expr::Group(g) => self.item(&g.expr),
-            Expr::Range(r) => {
-                let (Some(start), Some(end)) = (&r.start, &r.end) else { return None };
-                match (self.ty(start), self.ty(end)) {
+            Expr::Range(r) => match (&r.start, &r.end) {
+                (Some(start), Some(end)) => match (self.ty(start), self.ty(end)) {
                     (Ty::Int(a), Ty::Int(b)) => a.unify(b).map(|k| Value::One(Ty::Int(k))),
                     _ => None,
-                }
+                },
+                // `lo..`, as a split loop's chunk counts an enumeration from its first index.
+                (Some(start), None) => match self.ty(start) {
+                    Ty::Int(k) => Some(Value::One(Ty::Int(k))),
+                    _ => None,
+                },
+                _ => None,
+            },
+            // `::core::iter::Iterator::zip(a, b)`: `a.zip(b)` spelled as a path (a split loop's chunk).
+            Expr::Call(c) if c.args.len() == 2 && is_iterator_zip(&c.func) => {
+                let inner = self.item(&c.args[0])?;
+                let other = self.item(&c.args[1]).unwrap_or(Value::One(Ty::Unknown));
+                Some(Value::Tuple(vec![inner, other]))
             }
             Expr::Reference(r) if r.mutability.is_none() => match self.place(&r.expr) {
                 Ty::Slice { width, .. } => Some(Value::One(Ty::FloatRef(width))),
@@ -726,6 +737,13 @@ impl Env {
             _ => Ty::Unknown,
         }
     }
+}
+
+/// `Iterator::zip` by path (`::core::iter::Iterator::zip`, `std::iter::Iterator::zip`).
+fn is_iterator_zip(f: &Expr) -> bool {
+    let Expr::Path(p) = f else { return false };
+    let names: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    p.qself.is_none() && names.ends_with(&["Iterator".to_string(), "zip".to_string()])
 }
 
 /// A value's type without its reference: what a constant beside it has.

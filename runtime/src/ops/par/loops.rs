@@ -68,6 +68,17 @@ fn chunks(range: Range<usize>, threads: usize) -> Vec<(usize, usize)> {
     (0..n.div_ceil(len)).map(|c| (range.start + c * len, range.start + ((c + 1) * len).min(n))).collect()
 }
 
+/// `width`, the row width of a split loop's `chunks_mut(width)` (or another of
+/// the chunking methods), checked as the method checks it.
+///
+/// # Panics
+/// If `width` is 0, with the message of `slice::chunks_mut` and its kin.
+#[track_caller]
+pub fn row_width(width: usize) -> usize {
+    assert!(width != 0, "chunk size must be non-zero");
+    width
+}
+
 /// `slice` cut at the chunks of `bounds`, `stride` elements per unit: the part
 /// of chunk `[lo, hi)` is `slice[lo · stride .. hi · stride]`, both ends
 /// clamped to the slice's length (an access past it then panics in the part,
