@@ -189,7 +189,9 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &
             let #whole = (#(&#shared,)*);
             #sub_slices
             #(#partial_decls)*
-            #simd_run(|| { #chunk_loop });
+            // `inline(always)`: the loop must compile inside `simd_run`'s `#[target_feature]` clone,
+            // not as a function of its own at the target's baseline.
+            #simd_run(#[inline(always)] || { #chunk_loop });
             #partials_out
         });
         #combine
