@@ -30,6 +30,7 @@ mod kernel;
 pub mod moe;
 mod numeric;
 pub mod ops;
+mod per_backend;
 mod persist;
 mod platform;
 mod select;

@@ -91,6 +91,7 @@ use super::stats::{BackendStats, BucketState, Phase, ProbeBudget, PACE, WINDOW};
 use crate::backend::Backend;
 use crate::cost::Work;
 use crate::moe::moe;
+use crate::per_backend::{BackendSet, PerBackend};
 
 /// The router's tuning constants.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -181,18 +182,18 @@ impl Default for Policy {
 pub(crate) fn prior(
     spec: &KernelSpec,
     work: &Work,
-    candidates: [bool; Backend::COUNT],
+    candidates: BackendSet,
     predict: impl Fn(Backend) -> f64,
 ) -> Decision {
     let table = match moe(spec.complexity, work.size) {
-        Backend::Gpu if candidates[Backend::Gpu.index()] && predict(Backend::Gpu) < predict(Backend::Simd) => {
+        Backend::Gpu if candidates.contains(Backend::Gpu) && predict(Backend::Gpu) < predict(Backend::Simd) => {
             Decision { backend: Backend::Gpu, kind: DecisionKind::MoeThreshold }
         }
         Backend::Gpu => Decision { backend: Backend::Simd, kind: DecisionKind::CostModel },
         other => Decision { backend: other, kind: DecisionKind::MoeThreshold },
     };
     let parallel_pays = table.backend == Backend::Simd
-        && candidates[Backend::Parallel.index()]
+        && candidates.contains(Backend::Parallel)
         && predict(Backend::Parallel) < predict(Backend::Simd);
     if parallel_pays {
         Decision { backend: Backend::Parallel, kind: DecisionKind::CostModel }
@@ -207,18 +208,18 @@ fn best_centre(state: &BucketState, except: Option<Backend>) -> Option<(Backend,
 }
 
 /// The best (lowest) of `centres` ([`round_centres`]), other than `except`.
-fn best_of(centres: &[Option<f64>; Backend::COUNT], except: Option<Backend>) -> Option<(Backend, f64)> {
+fn best_of(centres: &PerBackend<Option<f64>>, except: Option<Backend>) -> Option<(Backend, f64)> {
     Backend::ALL
         .into_iter()
         .filter(|&b| Some(b) != except)
-        .filter_map(|b| centres[b.index()].map(|c| (b, c)))
+        .filter_map(|b| centres[b].map(|c| (b, c)))
         .min_by(|x, y| x.1.total_cmp(&y.1).then(x.0.cmp(&y.0)))
 }
 
 /// The centre of every backend sampled in the current round and not pruned.
-fn round_centres(state: &BucketState) -> [Option<f64>; Backend::COUNT] {
-    Backend::ALL.map(|b| {
-        let sampled = !state.pruned[b.index()] && state.round_samples(b) > 0;
+fn round_centres(state: &BucketState) -> PerBackend<Option<f64>> {
+    PerBackend::from_fn(|b| {
+        let sampled = !state.pruned.contains(b) && state.round_samples(b) > 0;
         sampled.then(|| state.of(b).centre()).flatten()
     })
 }
@@ -227,11 +228,11 @@ fn round_centres(state: &BucketState) -> [Option<f64>; Backend::COUNT] {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Predictions {
     /// From the nearest bucket where the backend was measured, scaled by the complexity's growth.
-    pub(crate) neighbours: [Option<f64>; Backend::COUNT],
+    pub(crate) neighbours: PerBackend<Option<f64>>,
     /// How far each neighbour is: the ratio (≥ 1) between its typical size and the call's.
-    pub(crate) reach: [f64; Backend::COUNT],
-    /// From the cost model.
-    pub(crate) model: [f64; Backend::COUNT],
+    pub(crate) reach: PerBackend<f64>,
+    /// From the cost model, where it has measured figures.
+    pub(crate) model: PerBackend<Option<f64>>,
     /// This kernel's own Scalar-to-SIMD time ratio, measured on this machine in the
     /// nearest smaller bucket where both ran, and how far that bucket is (its size
     /// factor, ≥ 1).
@@ -241,7 +242,7 @@ pub(crate) struct Predictions {
 impl Predictions {
     /// A neighbouring bucket's measurement of `b` within [`Policy::prune_reach`] (a size factor).
     fn near(&self, b: Backend, policy: &Policy) -> Option<f64> {
-        self.neighbours[b.index()].filter(|_| self.reach[b.index()] <= policy.prune_reach)
+        self.neighbours[b].filter(|_| self.reach[b] <= policy.prune_reach)
     }
 
     /// Scalar's time from SIMD's (or SIMD's from Scalar's) by this kernel's own ratio
@@ -253,7 +254,7 @@ impl Predictions {
     /// SIMD, which the model put at 2–15× from one fresh process to the next. From a
     /// smaller bucket only: fixed costs weigh more there, so the ratio is nearer 1 than at
     /// this size and errs towards measuring.
-    fn by_ratio(&self, b: Backend, here: &[Option<f64>; Backend::COUNT], policy: &Policy) -> Option<f64> {
+    fn by_ratio(&self, b: Backend, here: &PerBackend<Option<f64>>, policy: &Policy) -> Option<f64> {
         let (ratio, reach) = self.scalar_per_simd?;
         if reach > policy.ratio_reach || !(ratio > 0.0 && ratio.is_finite()) {
             return None;
@@ -263,7 +264,7 @@ impl Predictions {
             Backend::Simd => (Backend::Scalar, 1.0 / ratio),
             _ => return None,
         };
-        here[other.index()].or_else(|| self.near(other, policy)).map(|ns| ns * factor)
+        here[other].or_else(|| self.near(other, policy)).map(|ns| ns * factor)
     }
 
     /// The estimate candidates are ordered by, in this order: a near neighbour's
@@ -275,13 +276,12 @@ impl Predictions {
     /// the strength of 8×8 figures), and the model's absolute figure is no yardstick for
     /// a neighbour's measurement (it put that Scalar call at 8.9 ms, below SIMD's 9.2 ms
     /// scaled from 1024²).
-    fn for_order(&self, b: Backend, here: &[Option<f64>; Backend::COUNT], policy: &Policy) -> f64 {
-        let i = b.index();
-        let far = || self.neighbours[i].unwrap_or(self.model[i]);
+    fn for_order(&self, b: Backend, here: &PerBackend<Option<f64>>, policy: &Policy) -> Option<f64> {
         self.near(b, policy)
             .or_else(|| self.by_ratio(b, here, policy))
-            .or_else(|| Some(self.model[i]).filter(|&m| m > 0.0))
-            .unwrap_or_else(far)
+            .or_else(|| self.model[b].filter(|&m| m > 0.0))
+            .or(self.neighbours[b])
+            .or(self.model[b])
     }
 
     /// The estimate pruning compares with `prune_factor × anchor_ns`, where `anchor` is
@@ -296,19 +296,19 @@ impl Predictions {
         &self,
         b: Backend,
         (anchor, anchor_ns): (Backend, f64),
-        here: &[Option<f64>; Backend::COUNT],
+        here: &PerBackend<Option<f64>>,
         policy: &Policy,
-    ) -> f64 {
+    ) -> Option<f64> {
         if let Some(ns) = self.near(b, policy).or_else(|| self.by_ratio(b, here, policy)) {
-            return ns;
+            return Some(ns);
         }
-        let raw = self.model[b.index()];
-        let anchor_model = self.model[anchor.index()];
+        let raw = self.model[b]?;
         let both_cpu = b != Backend::Gpu && anchor != Backend::Gpu;
-        if both_cpu && anchor_model > 0.0 && anchor_model.is_finite() {
-            raw.min(raw * anchor_ns / anchor_model)
-        } else {
-            raw
+        match self.model[anchor] {
+            Some(anchor_model) if both_cpu && anchor_model > 0.0 && anchor_model.is_finite() => {
+                Some(raw.min(raw * anchor_ns / anchor_model))
+            }
+            _ => Some(raw),
         }
     }
 }
@@ -329,26 +329,26 @@ impl Predictions {
 /// one only where the model has no figure: see `Predictions::for_order`).
 pub(crate) fn explore(
     state: &mut BucketState,
-    candidates: [bool; Backend::COUNT],
-    later: [bool; Backend::COUNT],
+    candidates: BackendSet,
+    later: BackendSet,
     prior: Decision,
     predicted: &Predictions,
     policy: &Policy,
 ) -> Decision {
-    let later = if state.waited < policy.wait_calls { later } else { [false; Backend::COUNT] };
+    let later = if state.waited < policy.wait_calls { later } else { BackendSet::EMPTY };
     let mut waiting = false;
-    let mut order: Vec<Backend> = Backend::ALL.into_iter().filter(|b| candidates[b.index()]).collect();
-    let informed = order.iter().all(|b| predicted.neighbours[b.index()].is_some());
+    let mut order: Vec<Backend> = candidates.iter().collect();
+    let informed = order.iter().all(|&b| predicted.neighbours[b].is_some());
     let measured = round_centres(state);
-    let estimate = |b: Backend| predicted.for_order(b, &measured, policy);
+    // A candidate with no estimate at all is ordered as a free one: measured before any known to cost something.
+    let estimate = |b: Backend| predicted.for_order(b, &measured, policy).unwrap_or(0.0);
     order.sort_by(|&a, &b| {
         let prior_first =
             if informed { std::cmp::Ordering::Equal } else { (a != prior.backend).cmp(&(b != prior.backend)) };
         prior_first.then(estimate(a).total_cmp(&estimate(b))).then(a.cmp(&b))
     });
     for &b in &order {
-        let i = b.index();
-        if state.pruned[i] || state.round_samples(b) >= policy.samples {
+        if state.pruned.contains(b) || state.round_samples(b) >= policy.samples {
             continue;
         }
         // Measured so far, less what this loop has pruned.
@@ -357,14 +357,14 @@ pub(crate) fn explore(
             let predict = || predicted.for_pruning(b, (best_b, best), &measured, policy);
             let estimate = match state.round_samples(b) {
                 0 => predict(),
-                _ => state.of(b).centre().unwrap_or_else(predict),
+                _ => state.of(b).centre().or_else(predict),
             };
-            if best_b != b && figure_prunes(b, estimate, best, policy) {
-                state.pruned[i] = true;
+            if best_b != b && estimate.is_some_and(|e| figure_prunes(b, e, best, policy)) {
+                state.pruned.insert(b);
                 continue;
             }
         }
-        if later[i] {
+        if later.contains(b) {
             waiting = true;
             continue;
         }
@@ -373,7 +373,7 @@ pub(crate) fn explore(
     }
     if waiting {
         state.waited += 1;
-        let now = |b: &Backend| candidates[b.index()] && !later[b.index()];
+        let now = |b: &Backend| candidates.minus(later).contains(*b);
         let measured = best_centre(state, None).map(|(b, _)| b).filter(now);
         let backend = measured.or_else(|| order.iter().copied().find(now)).unwrap_or(Backend::Scalar);
         return Decision { backend, kind: DecisionKind::Exploring };
@@ -382,11 +382,11 @@ pub(crate) fn explore(
 }
 
 /// Settles the bucket on the best measured candidate (see the module docs for the band and tie-break).
-fn settle(state: &mut BucketState, candidates: [bool; Backend::COUNT], policy: &Policy) -> Decision {
+fn settle(state: &mut BucketState, candidates: BackendSet, policy: &Policy) -> Decision {
     let incumbent = state.settled();
     let measured: Vec<(Backend, f64)> = Backend::ALL
         .into_iter()
-        .filter(|b| candidates[b.index()] && !state.pruned[b.index()])
+        .filter(|&b| candidates.contains(b) && !state.pruned.contains(b))
         .filter_map(|b| state.of(b).centre().map(|c| (b, c)))
         .collect();
     let best = measured.iter().map(|m| m.1).fold(f64::INFINITY, f64::min);
@@ -398,7 +398,7 @@ fn settle(state: &mut BucketState, candidates: [bool; Backend::COUNT], policy: &
             .map(|m| m.0)
             .find(|&b| in_band(b))
             // Nothing measured (every candidate pruned before a sample): fall back to the cheapest allowed.
-            .or_else(|| Backend::ALL.into_iter().find(|b| candidates[b.index()]))
+            .or_else(|| candidates.iter().next())
             .unwrap_or(Backend::Scalar),
     };
     state.settle_on(backend, DecisionKind::Historical);
@@ -434,15 +434,10 @@ pub(crate) struct Sample {
 /// The alternatives a decision from another machine must be re-timed against before it
 /// is confirmed (see the module docs): those that may run here (`candidates`) whose
 /// figures in `state` are within [`Policy::prune_factor`] of `chosen`'s.
-pub(crate) fn contenders(
-    state: &BucketState,
-    chosen: Backend,
-    candidates: [bool; Backend::COUNT],
-    policy: &Policy,
-) -> [bool; Backend::COUNT] {
+pub(crate) fn contenders(state: &BucketState, chosen: Backend, candidates: BackendSet, policy: &Policy) -> BackendSet {
     let reach = state.of(chosen).centre().map_or(f64::INFINITY, |c| policy.prune_factor * c);
-    let allowed = state.allowed(candidates);
-    Backend::ALL.map(|b| b != chosen && allowed[b.index()] && state.of(b).centre().is_some_and(|c| c <= reach))
+    let allowed = state.allowed(candidates).without(chosen);
+    BackendSet::from_fn(|b| allowed.contains(b) && state.of(b).centre().is_some_and(|c| c <= reach))
 }
 
 /// Whether an estimate of `backend` while exploring (a prediction, its warm-up, or the
@@ -459,12 +454,11 @@ fn figure_prunes(backend: Backend, ns: f64, best: f64, policy: &Policy) -> bool 
 /// Records one sample (see the module docs for what it may change).
 pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -> Change {
     let Sample { backend, ns, now_ns, interval, warmup } = sample;
-    let i = backend.index();
     if warmup {
         if matches!(state.phase, Phase::Exploring) {
             if let Some((_, best)) = best_centre(state, Some(backend)) {
                 if figure_prunes(backend, ns as f64, best, policy) {
-                    state.pruned[i] = true;
+                    state.pruned.insert(backend);
                 }
             }
         }
@@ -473,10 +467,10 @@ pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -
     state.drop_foreign(backend);
     let chosen = match state.phase {
         Phase::Exploring => {
-            state.stats[i].record(ns, now_ns);
+            state.stats[backend].record(ns, now_ns);
             if let (Some((_, best)), Some(mine)) = (best_centre(state, Some(backend)), state.of(backend).centre()) {
                 if figure_prunes(backend, mine, best, policy) {
-                    state.pruned[i] = true;
+                    state.pruned.insert(backend);
                 }
             }
             return Change::None;
@@ -485,11 +479,11 @@ pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -
     };
     state.budget.age(now_ns, policy.budget_half_life_ns);
     // Figures from another run or long ago describe another moment: a fresh sample replaces them.
-    if state.stats[i].is_stale(now_ns, policy.stale_ns) {
-        state.stats[i].keep_recent(0);
+    if state.stats[backend].is_stale(now_ns, policy.stale_ns) {
+        state.stats[backend].keep_recent(0);
     }
     if backend == chosen {
-        let mine = &mut state.stats[i];
+        let mine = &mut state.stats[backend];
         mine.record(ns, now_ns);
         // Running faster now than over its window by more than the drift band: the
         // window's older figures are from a busier moment, and comparing a fresh
@@ -508,12 +502,12 @@ pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -
     // A re-timed alternative. Its figures from a busier moment describe another machine.
     let mine = state.of(chosen);
     let (busier, chosen_centre, pace) =
-        (from_a_busier_moment(calmer_since(&state.stats[i], mine, policy), policy), mine.centre(), mine.pace());
+        (from_a_busier_moment(calmer_since(&state.stats[backend], mine, policy), policy), mine.centre(), mine.pace());
     if busier {
-        state.stats[i].keep_recent(0);
+        state.stats[backend].keep_recent(0);
     }
-    state.stats[i].record(ns, now_ns);
-    state.stats[i].against_ns = pace;
+    state.stats[backend].record(ns, now_ns);
+    state.stats[backend].against_ns = pace;
     if let Some(c) = chosen_centre {
         // What the chosen backend would have taken now, not over its window: a probe
         // during a load is charged beyond the chosen backend's pace under that load.
@@ -541,9 +535,7 @@ pub(crate) fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -
 fn verified_wrong(state: &mut BucketState, chosen: Backend, policy: &Policy) -> bool {
     let Some(v) = state.verify else { return false };
     let fresh = state.of(chosen);
-    let pending = |c: [bool; Backend::COUNT]| {
-        Backend::ALL.into_iter().any(|b| c[b.index()] && u64::from(state.of(b).fresh) < policy.samples)
-    };
+    let pending = |c: BackendSet| c.iter().any(|b| u64::from(state.of(b).fresh) < policy.samples);
     if fresh.fresh < policy.verify_samples || v.foreign.is_some_and(pending) {
         return false;
     }
@@ -552,10 +544,8 @@ fn verified_wrong(state: &mut BucketState, chosen: Backend, policy: &Policy) -> 
     let centre = fresh.centre().unwrap_or(saved);
     let off = fastest / saved > policy.verify_factor || centre / saved < 1.0 / policy.verify_factor;
     let beaten = v.foreign.is_some_and(|c| {
-        Backend::ALL.into_iter().any(|b| {
-            c[b.index()]
-                && state.excluded[b.index()].is_none()
-                && state.of(b).centre().is_some_and(|a| a < centre * (1.0 - policy.tolerance))
+        c.iter().any(|b| {
+            state.excluded[b].is_none() && state.of(b).centre().is_some_and(|a| a < centre * (1.0 - policy.tolerance))
         })
     });
     state.verify = None;
@@ -590,8 +580,8 @@ fn beats(fast: &BackendStats, slow: &BackendStats, margin: f64) -> bool {
 /// ready after the bucket settled).
 pub(crate) fn probe(
     state: &mut BucketState,
-    candidates: [bool; Backend::COUNT],
-    predicted: [f64; Backend::COUNT],
+    candidates: BackendSet,
+    predicted: PerBackend<Option<f64>>,
     now_ns: u64,
     policy: &Policy,
 ) -> Option<Backend> {
@@ -601,14 +591,12 @@ pub(crate) fn probe(
         // its contenders (those that can still run), fewest fresh samples first.
         let contenders = v.foreign.as_mut()?;
         let stats = &state.stats;
-        for b in Backend::ALL {
-            contenders[b.index()] &= candidates[b.index()];
-        }
-        let next = Backend::ALL
-            .into_iter()
-            .filter(|b| contenders[b.index()] && u64::from(stats[b.index()].fresh) < policy.samples)
-            .min_by_key(|b| (stats[b.index()].fresh, *b))?;
-        return (stats[next.index()].fresh < stats[chosen.index()].fresh).then_some(next);
+        *contenders = contenders.and(candidates);
+        let next = contenders
+            .iter()
+            .filter(|&b| u64::from(stats[b].fresh) < policy.samples)
+            .min_by_key(|&b| (stats[b].fresh, b))?;
+        return (stats[next].fresh < stats[chosen].fresh).then_some(next);
     }
     if std::mem::take(&mut state.budget.last_was_probe) {
         return None;
@@ -620,13 +608,13 @@ pub(crate) fn probe(
     let budget_left = policy.probe_budget * state.budget.calls_ns - state.budget.extra_ns;
     let pick = Backend::ALL
         .into_iter()
-        .filter(|&b| b != chosen && candidates[b.index()])
+        .filter(|&b| b != chosen && candidates.contains(b))
         .filter_map(|b| {
             let s = state.of(b);
             // Figures taken on a busier machine are as much too slow as the chosen backend was then.
             let calm = calmer_since(s, chosen_stats, policy);
             let then = from_a_busier_moment(calm, policy);
-            let estimate = s.centre().map_or(predicted[b.index()], |e| e / calm);
+            let estimate = s.centre().map(|e| e / calm).or(predicted[b])?;
             let stale = !s.is_empty() && (then || s.is_stale(now_ns, policy.stale_ns));
             // Hopeless by fresh figures or by prediction; stale figures are re-timed (within the budget).
             if !estimate.is_finite() || (estimate > policy.prune_factor * c && !stale) {
@@ -704,18 +692,29 @@ mod tests {
     use crate::backend::OpComplexity;
 
     /// Scalar, SIMD and GPU; Parallel has its own tests.
-    const ALL: [bool; Backend::COUNT] = [true, true, false, true];
+    const ALL: BackendSet = BackendSet::of(&[Backend::Scalar, Backend::Simd, Backend::Gpu]);
     /// Every candidate may run now.
-    const NOW: [bool; Backend::COUNT] = [false; Backend::COUNT];
+    const NOW: BackendSet = BackendSet::EMPTY;
+    const SCALAR_SIMD: BackendSet = BackendSet::of(&[Backend::Scalar, Backend::Simd]);
     const P: Policy = Policy::DEFAULT;
     /// Every neighbour at the call's own size.
-    const NEAR: [f64; Backend::COUNT] = [1.0; Backend::COUNT];
-    const NONE: Predictions = Predictions {
-        neighbours: [None; Backend::COUNT],
-        reach: NEAR,
-        model: [0.0; Backend::COUNT],
-        scalar_per_simd: None,
-    };
+    const NEAR: PerBackend<f64> = PerBackend::new([1.0; Backend::COUNT]);
+    /// No prediction of any backend.
+    const UNKNOWN: PerBackend<Option<f64>> = PerBackend::new([None; Backend::COUNT]);
+    const NONE: Predictions = Predictions { neighbours: UNKNOWN, reach: NEAR, model: UNKNOWN, scalar_per_simd: None };
+
+    /// The cost model's figures (ns; 0: none).
+    const fn model(ns: [f64; Backend::COUNT]) -> PerBackend<Option<f64>> {
+        let mut out = [None; Backend::COUNT];
+        let mut i = 0;
+        while i < Backend::COUNT {
+            if ns[i] != 0.0 {
+                out[i] = Some(ns[i]);
+            }
+            i += 1;
+        }
+        PerBackend::new(out)
+    }
 
     /// Records a sample at t = 1 s standing for one call; whether the decision changed.
     fn rec(state: &mut BucketState, backend: Backend, ns: u64, warmup: bool) -> bool {
@@ -793,7 +792,7 @@ mod tests {
         // conv2d 2048², first calls: the prior (Parallel) must wait for the GPU driver; the
         // cost model predicts Scalar at 8× SIMD. SIMD runs, not the simplest variant.
         let prior = Decision { backend: Backend::Parallel, kind: DecisionKind::CostModel };
-        let model = Predictions { model: [40e6, 5e6, 3e6, 0.0], ..NONE };
+        let model = Predictions { model: model([40e6, 5e6, 3e6, 0.0]), ..NONE };
         let mut s = BucketState::new(1 << 22);
         assert_eq!(explore(&mut s, CPU, PAR_LATER, prior, &model, &P).backend, Backend::Simd);
         // Without figures (still calibrating) nothing orders them: the simplest goes first.
@@ -804,11 +803,10 @@ mod tests {
     fn far_neighbours_do_not_order_a_bucket_the_model_can() {
         // conv2d 2048²: only 8×8 was measured (256× smaller), where Scalar beat SIMD on
         // fixed costs; the model predicts Scalar at 8× SIMD here.
-        const SCALAR_SIMD: [bool; Backend::COUNT] = [true, true, false, false];
         let predicted = Predictions {
-            neighbours: [Some(300.0), Some(500.0), None, None],
-            reach: [256.0; Backend::COUNT],
-            model: [40e6, 5e6, 0.0, 0.0],
+            neighbours: PerBackend::new([Some(300.0), Some(500.0), None, None]),
+            reach: PerBackend::new([256.0; Backend::COUNT]),
+            model: model([40e6, 5e6, 0.0, 0.0]),
             scalar_per_simd: None,
         };
         let mut s = BucketState::new(1 << 22);
@@ -853,7 +851,7 @@ mod tests {
             Backend::Parallel => unreachable!("not a candidate here"),
         });
         assert_eq!(calls.iter().filter(|&&b| b == Backend::Scalar).count(), 1, "{calls:?}");
-        assert!(s.pruned[Backend::Scalar.index()]);
+        assert!(s.pruned.contains(Backend::Scalar));
         assert_eq!(s.settled(), Some(Backend::Simd));
     }
 
@@ -862,7 +860,7 @@ mod tests {
         let mut s = BucketState::new(1 << 25);
         let mut calls = Vec::new();
         loop {
-            let p = Predictions { model: [1e12, 1e6, f64::INFINITY, 1e6], ..NONE };
+            let p = Predictions { model: model([1e12, 1e6, f64::INFINITY, 1e6]), ..NONE };
             let d = explore(&mut s, ALL, NOW, simd_prior(), &p, &P);
             if d.kind == DecisionKind::Historical {
                 break;
@@ -913,9 +911,9 @@ mod tests {
     fn neighbour_measurements_outrank_the_prior() {
         let mut s = BucketState::new(64_000);
         let p = Predictions {
-            neighbours: [Some(3_200.0), Some(320.0), None, Some(300.0)],
+            neighbours: PerBackend::new([Some(3_200.0), Some(320.0), None, Some(300.0)]),
             reach: NEAR,
-            model: [0.0; Backend::COUNT],
+            model: UNKNOWN,
             scalar_per_simd: None,
         };
         let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
@@ -929,13 +927,13 @@ mod tests {
         // Absolutely, SIMD looks 5× slower than the best; relative to Scalar's error, it ties.
         let mut s = BucketState::new(2_000);
         let p = Predictions {
-            neighbours: [None; Backend::COUNT],
+            neighbours: UNKNOWN,
             reach: NEAR,
-            model: [1_600.0, 1_600.0, f64::INFINITY, f64::INFINITY],
+            model: model([1_600.0, 1_600.0, f64::INFINITY, f64::INFINITY]),
             scalar_per_simd: None,
         };
         let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
-        let two = [true, true, false, false];
+        let two = SCALAR_SIMD;
         for _ in 0..3 {
             let d = explore(&mut s, two, NOW, scalar_prior, &p, &P);
             assert_eq!(d.backend, Backend::Scalar);
@@ -949,19 +947,19 @@ mod tests {
         // Scalar is modelled at 10× SIMD; SIMD measures 1 ms, so Scalar is estimated at 10 ms.
         let mut s = BucketState::new(1 << 25);
         let p = Predictions {
-            neighbours: [None; Backend::COUNT],
+            neighbours: UNKNOWN,
             reach: NEAR,
-            model: [1e8, 1e7, f64::INFINITY, f64::INFINITY],
+            model: model([1e8, 1e7, f64::INFINITY, f64::INFINITY]),
             scalar_per_simd: None,
         };
         let simd_prior = simd_prior();
         for _ in 0..3 {
-            let d = explore(&mut s, [true, true, false, false], NOW, simd_prior, &p, &P);
+            let d = explore(&mut s, SCALAR_SIMD, NOW, simd_prior, &p, &P);
             assert_eq!(d.backend, Backend::Simd);
             rec(&mut s, Backend::Simd, 1_000_000, false);
         }
-        assert_eq!(explore(&mut s, [true, true, false, false], NOW, simd_prior, &p, &P).kind, DecisionKind::Historical);
-        assert!(s.pruned[Backend::Scalar.index()]);
+        assert_eq!(explore(&mut s, SCALAR_SIMD, NOW, simd_prior, &p, &P).kind, DecisionKind::Historical);
+        assert!(s.pruned.contains(Backend::Scalar));
     }
 
     #[test]
@@ -969,9 +967,9 @@ mod tests {
         // conv2d 2048² in a fresh process: Parallel (the prior) 3 ms, SIMD 5 ms measured here;
         // the model's matmul probe puts Scalar at only 2× SIMD, while 512² (16× smaller)
         // measured this kernel's Scalar at 8× its SIMD. Scalar (42 ms) is not called.
-        let model = [10e6, 5e6, 3e6, 0.0];
+        let figures = model([10e6, 5e6, 3e6, 0.0]);
         let run = |scalar_per_simd| {
-            let p = Predictions { model, scalar_per_simd, ..NONE };
+            let p = Predictions { model: figures, scalar_per_simd, ..NONE };
             let prior = Decision { backend: Backend::Parallel, kind: DecisionKind::CostModel };
             let mut s = BucketState::new(1 << 22);
             let mut calls = Vec::new();
@@ -997,13 +995,13 @@ mod tests {
         // absolute figure put Scalar at 8.9 ms, below SIMD's 9.2 ms scaled from 1024², so
         // Scalar (40 ms) ran next. By the kernel's ratio (11× at 256²) it is 100 ms away.
         let p = Predictions {
-            neighbours: [Some(350e6), Some(9.2e6), Some(25e6), None],
-            reach: [64.0, 4.0, 4.0, f64::INFINITY],
-            model: [8.9e6, 2.5e6, 1.4e6, f64::INFINITY],
+            neighbours: PerBackend::new([Some(350e6), Some(9.2e6), Some(25e6), None]),
+            reach: PerBackend::new([64.0, 4.0, 4.0, f64::INFINITY]),
+            model: model([8.9e6, 2.5e6, 1.4e6, f64::INFINITY]),
             scalar_per_simd: Some((11.0, 16.0)),
         };
         let prior = Decision { backend: Backend::Parallel, kind: DecisionKind::CostModel };
-        let every = [true; Backend::COUNT];
+        let every = BackendSet::ALL;
         let mut s = BucketState::new(1 << 22);
         for _ in 0..P.samples {
             assert_eq!(explore(&mut s, every, NOW, prior, &p, &P).backend, Backend::Parallel);
@@ -1019,7 +1017,7 @@ mod tests {
             assert_eq!(d.backend, Backend::Simd);
             rec(&mut s, Backend::Simd, 5_500_000, false);
         }
-        assert!(s.pruned[Backend::Scalar.index()] && s.of(Backend::Scalar).is_empty());
+        assert!(s.pruned.contains(Backend::Scalar) && s.of(Backend::Scalar).is_empty());
         assert_eq!(s.settled(), Some(Backend::Simd), "within 5% of Parallel: the simpler");
     }
 
@@ -1027,7 +1025,7 @@ mod tests {
     fn a_slow_first_call_of_a_cheap_cpu_candidate_does_not_prune_it() {
         // A plain-loop dot product of 8,192 elements: Scalar 3.8 µs; SIMD's first call in
         // the process 34 µs (a warm-up), then 0.5 µs. It is measured, and it wins.
-        let two = [true, true, false, false];
+        let two = SCALAR_SIMD;
         let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
         let mut s = BucketState::new(8192);
         for _ in 0..P.samples {
@@ -1036,7 +1034,7 @@ mod tests {
         }
         assert_eq!(explore(&mut s, two, NOW, scalar_prior, &NONE, &P).backend, Backend::Simd);
         rec(&mut s, Backend::Simd, 34_000, true);
-        assert!(!s.pruned[Backend::Simd.index()]);
+        assert!(!s.pruned.contains(Backend::Simd));
         // Its first kept sample preempted too: still measured to the end.
         rec(&mut s, Backend::Simd, 40_000, false);
         for _ in 1..P.samples {
@@ -1053,7 +1051,7 @@ mod tests {
                 rec(&mut s, Backend::Scalar, 3_800, false);
             }
             rec(&mut s, backend, ns, true);
-            assert!(s.pruned[backend.index()], "{backend:?}");
+            assert!(s.pruned.contains(backend), "{backend:?}");
         }
     }
 
@@ -1077,7 +1075,7 @@ mod tests {
         let w = Work { size: 20_000, flops: 1, bytes: 1 };
         let gpu_fast = |b: Backend| if b == Backend::Gpu { 1.0 } else { 2.0 };
         let gpu_slow = |b: Backend| if b == Backend::Gpu { 3.0 } else { 2.0 };
-        let no_gpu = [true, true, false, false];
+        let no_gpu = SCALAR_SIMD;
         assert_eq!(prior(&spec, &w, ALL, gpu_fast).backend, Backend::Gpu);
         assert_eq!(
             prior(&spec, &w, no_gpu, gpu_fast),
@@ -1102,16 +1100,12 @@ mod tests {
             loops: &[],
         };
         let w = Work { size: 50_000, flops: 1, bytes: 1 };
-        let cpu = [true, true, true, false];
+        let cpu = CPU;
         let pays = |b: Backend| if b == Backend::Parallel { 1.0 } else { 2.0 };
         let costs = |b: Backend| if b == Backend::Parallel { 3.0 } else { 2.0 };
         assert_eq!(prior(&spec, &w, cpu, pays), Decision { backend: Backend::Parallel, kind: DecisionKind::CostModel });
         assert_eq!(prior(&spec, &w, cpu, costs).backend, Backend::Simd);
-        assert_eq!(
-            prior(&spec, &w, [true, true, false, false], pays).backend,
-            Backend::Simd,
-            "one thread: not a candidate"
-        );
+        assert_eq!(prior(&spec, &w, SCALAR_SIMD, pays).backend, Backend::Simd, "one thread: not a candidate");
         let small = Work { size: 5_000, ..w };
         assert_eq!(prior(&spec, &small, cpu, pays).backend, Backend::Scalar, "the table says Scalar: kept");
     }
@@ -1137,7 +1131,7 @@ mod tests {
         let mut probes = 0;
         for _ in 0..calls {
             let chosen = s.settled().unwrap();
-            let b = probe(s, ALL, [f64::INFINITY; Backend::COUNT], at_s * 1_000_000_000, &P).unwrap_or(chosen);
+            let b = probe(s, ALL, UNKNOWN, at_s * 1_000_000_000, &P).unwrap_or(chosen);
             probes += usize::from(b != chosen);
             if let Change::Switched(to) = record(s, sample(b, truth[b.index()], at_s, 16.0), &P) {
                 return (probes, Some(to));
@@ -1188,9 +1182,9 @@ mod tests {
         }
     }
 
-    const CPU: [bool; Backend::COUNT] = [true, true, true, false];
+    const CPU: BackendSet = BackendSet::of(&[Backend::Scalar, Backend::Simd, Backend::Parallel]);
     /// Parallel may run, but only later (a GPU driver is loading).
-    const PAR_LATER: [bool; Backend::COUNT] = [false, false, true, false];
+    const PAR_LATER: BackendSet = BackendSet::of(&[Backend::Parallel]);
 
     /// Runs `calls` timed calls (50 a second from t = 1 s) of a bucket with noisy true times
     /// `truth`: probes and records while settled, explores when re-opened. Returns how many
@@ -1206,7 +1200,7 @@ mod tests {
             let now_ns = 1_000_000_000 + k * 20_000_000;
             let b = match s.settled() {
                 Some(chosen) => {
-                    let b = probe(s, CPU, [f64::INFINITY; Backend::COUNT], now_ns, &P).unwrap_or(chosen);
+                    let b = probe(s, CPU, UNKNOWN, now_ns, &P).unwrap_or(chosen);
                     probes += usize::from(b != chosen);
                     b
                 }
@@ -1338,7 +1332,7 @@ mod tests {
         let mut change = Change::None;
         for _ in 0..500 {
             let chosen = s.settled().expect("settled until a change");
-            let b = probe(&mut s, ALL, [f64::INFINITY; Backend::COUNT], at * 1_000_000_000, &P).unwrap_or(chosen);
+            let b = probe(&mut s, ALL, UNKNOWN, at * 1_000_000_000, &P).unwrap_or(chosen);
             change = record(&mut s, sample(b, truth[b.index()], at, 16.0), &P);
             if change != Change::None {
                 break;
@@ -1358,12 +1352,12 @@ mod tests {
         let explore_after_scalar = |reach: f64| {
             let mut s = BucketState::new(1 << 20);
             let p = Predictions {
-                neighbours: [None, Some(66e6), None, None],
-                reach: [1.0, reach, 1.0, 1.0],
-                model: [0.0; Backend::COUNT],
+                neighbours: PerBackend::new([None, Some(66e6), None, None]),
+                reach: PerBackend::new([1.0, reach, 1.0, 1.0]),
+                model: UNKNOWN,
                 scalar_per_simd: None,
             };
-            let two = [true, true, false, false];
+            let two = SCALAR_SIMD;
             let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
             for _ in 0..P.samples {
                 let d = explore(&mut s, two, NOW, scalar_prior, &p, &P);
@@ -1384,12 +1378,12 @@ mod tests {
         let explore_after_scalar = |predicted: f64| {
             let mut s = BucketState::new(768);
             let p = Predictions {
-                neighbours: [None, Some(predicted), None, None],
-                reach: [1.0, 2.0, 1.0, 1.0],
-                model: [0.0; Backend::COUNT],
+                neighbours: PerBackend::new([None, Some(predicted), None, None]),
+                reach: PerBackend::new([1.0, 2.0, 1.0, 1.0]),
+                model: UNKNOWN,
                 scalar_per_simd: None,
             };
-            let two = [true, true, false, false];
+            let two = SCALAR_SIMD;
             let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
             for _ in 0..P.samples {
                 assert_eq!(explore(&mut s, two, NOW, scalar_prior, &p, &P).backend, Backend::Scalar);
@@ -1405,7 +1399,7 @@ mod tests {
     fn no_probe_without_budget() {
         let mut s = settled_on([300, 100, 1_000_000, 10_000]);
         // Nothing was spent on the chosen backend yet: a 3× slower alternative costs more than 1% of nothing.
-        assert_eq!(probe(&mut s, ALL, [f64::INFINITY; Backend::COUNT], 1, &P), None);
+        assert_eq!(probe(&mut s, ALL, UNKNOWN, 1, &P), None);
     }
 
     #[test]
@@ -1421,7 +1415,7 @@ mod tests {
         s.budget.extra_ns = 10_000.0;
         let probe_at = |s: &mut BucketState, at_s: u64| {
             s.budget.last_was_probe = false;
-            probe(s, ALL, [f64::INFINITY; Backend::COUNT], at_s * 1_000_000_000, &P)
+            probe(s, ALL, UNKNOWN, at_s * 1_000_000_000, &P)
         };
         assert_eq!(probe_at(&mut s, 1), None, "in debt");
         record(&mut s, sample(Backend::Simd, 100, 2, 160.0), &P);
@@ -1444,24 +1438,23 @@ mod tests {
         }
         s.budget.extra_ns = 1e9;
         s.budget.last_was_probe = false;
-        assert_eq!(probe(&mut s, ALL, [f64::INFINITY; Backend::COUNT], 1_000_000_000, &P), Some(Backend::Simd));
+        assert_eq!(probe(&mut s, ALL, UNKNOWN, 1_000_000_000, &P), Some(Backend::Simd));
     }
 
     #[test]
     fn an_unmeasured_backend_is_probed_from_its_prediction() {
         let mut s = BucketState::new(5000);
-        run_to_settle_on(&mut s, [true, true, false, false], |b| if b == Backend::Simd { 100 } else { 1_000 });
+        run_to_settle_on(&mut s, SCALAR_SIMD, |b| if b == Backend::Simd { 100 } else { 1_000 });
         for _ in 0..50 {
             record(&mut s, sample(Backend::Simd, 100, 1, 16.0), &P);
         }
         // The GPU joined after the bucket settled; predicted 90 ns, it is worth a look.
-        let got = (0..4)
-            .filter_map(|_| probe(&mut s, ALL, [f64::INFINITY, f64::INFINITY, f64::INFINITY, 90.0], 1, &P))
-            .next();
+        let got =
+            (0..4).filter_map(|_| probe(&mut s, ALL, PerBackend::new([None, None, None, Some(90.0)]), 1, &P)).next();
         assert_eq!(got, Some(Backend::Gpu));
     }
 
-    fn run_to_settle_on(s: &mut BucketState, candidates: [bool; Backend::COUNT], time: impl Fn(Backend) -> u64) {
+    fn run_to_settle_on(s: &mut BucketState, candidates: BackendSet, time: impl Fn(Backend) -> u64) {
         for _ in 0..100 {
             let d = explore(s, candidates, NOW, simd_prior(), &NONE, &P);
             if d.kind == DecisionKind::Historical {
@@ -1476,7 +1469,7 @@ mod tests {
     fn a_loaded_decision_timed_on_a_busy_machine_stays_when_one_call_matches() {
         let mut s = settled_on([300, 100, 1_000_000, 10_000]);
         s.verify = Some(Verify { saved_centre: 100.0, foreign: None });
-        for st in &mut s.stats {
+        for st in s.stats.values_mut() {
             st.last_ns = 0;
         }
         // Preempted calls 3–6× the saved figure, one undisturbed call among them.
@@ -1493,16 +1486,12 @@ mod tests {
         for (real, reexplores) in [(500, true), (120, false), (40, true)] {
             let mut s = settled_on([300, 100, 1_000_000, 10_000]);
             s.verify = Some(Verify { saved_centre: 100.0, foreign: None });
-            for st in &mut s.stats {
+            for st in s.stats.values_mut() {
                 st.last_ns = 0; // as loaded: figures from another run
             }
             let mut changes = Vec::new();
             for _ in 0..P.verify_samples {
-                assert_eq!(
-                    probe(&mut s, ALL, [f64::INFINITY; Backend::COUNT], 1, &P),
-                    None,
-                    "no probes before verification"
-                );
+                assert_eq!(probe(&mut s, ALL, UNKNOWN, 1, &P), None, "no probes before verification");
                 changes.push(record(&mut s, sample(Backend::Simd, real, 1, 1.0), &P));
             }
             assert_eq!(changes.contains(&Change::Reexplore), reexplores, "real {real}: {changes:?}");
@@ -1515,7 +1504,7 @@ mod tests {
     fn borrowed(figures: [u64; Backend::COUNT]) -> BucketState {
         let mut s = BucketState::new(5000);
         for b in Backend::ALL.into_iter().filter(|b| figures[b.index()] > 0) {
-            let st = &mut s.stats[b.index()];
+            let st = &mut s.stats[b];
             st.recent_ns = vec![figures[b.index()]; 5];
             st.count = 5;
             st.foreign = true;
@@ -1533,7 +1522,7 @@ mod tests {
         let mut timed = Vec::new();
         for _ in 0..calls {
             let chosen = s.settled().expect("settled until a change");
-            let b = probe(s, ALL, [f64::INFINITY; Backend::COUNT], 1, &P).unwrap_or(chosen);
+            let b = probe(s, ALL, UNKNOWN, 1, &P).unwrap_or(chosen);
             timed.push(b);
             let change = record(s, sample(b, truth[b.index()], 1, 1.0), &P);
             if change != Change::None {
@@ -1547,13 +1536,13 @@ mod tests {
     fn another_machines_decision_re_explores_where_this_machine_ranks_otherwise() {
         // There: SIMD 100, Scalar 140 (a contender), GPU hopeless. Here SIMD matches, but Scalar takes 60.
         let mut s = borrowed([140, 100, 0, 1_000_000]);
-        assert_eq!(s.verify.unwrap().foreign, Some([true, false, false, false]), "only Scalar is within reach");
+        assert_eq!(s.verify.unwrap().foreign, Some(BackendSet::of(&[Backend::Scalar])), "only Scalar is within reach");
         let (timed, change) = verify_borrowed(&mut s, [60, 100, 0, 1_000_000], 40);
         assert_eq!(timed[0], Backend::Simd, "the first call goes where the other machine decided");
         assert_eq!(change, Change::Reexplore, "{timed:?}");
         assert_eq!(timed.iter().filter(|&&b| b == Backend::Scalar).count() as u64, P.samples, "{timed:?}");
         assert!(!timed.contains(&Backend::Gpu), "a hopeless alternative is not re-timed: {timed:?}");
-        assert!(!s.foreign && s.stats.iter().all(|st| !st.foreign), "this machine decides from now on");
+        assert!(!s.foreign && s.stats.values().all(|st| !st.foreign), "this machine decides from now on");
         // Its own figure for the chosen backend alone would have kept the decision.
         let mut own = borrowed([140, 100, 0, 1_000_000]);
         own.verify = Some(Verify { saved_centre: 100.0, foreign: None });
@@ -1577,7 +1566,7 @@ mod tests {
     fn another_machines_figure_far_off_re_explores_and_its_figures_predict_nothing() {
         // There SIMD took 20; here 100: the same check as a warm start's.
         let mut s = borrowed([1_000, 20, 0, 0]);
-        assert_eq!(s.verify.unwrap().foreign, Some([false; Backend::COUNT]));
+        assert_eq!(s.verify.unwrap().foreign, Some(BackendSet::EMPTY));
         let (timed, change) = verify_borrowed(&mut s, [1_000, 100, 0, 0], 40);
         assert_eq!((timed.len() as u32, change), (P.verify_samples, Change::Reexplore));
     }
@@ -1585,10 +1574,10 @@ mod tests {
     #[test]
     fn a_contender_that_can_no_longer_run_is_not_waited_for() {
         let mut s = borrowed([140, 100, 0, 110]);
-        assert_eq!(s.verify.unwrap().foreign, Some([true, false, false, true]));
-        let no_gpu = [true, true, false, false];
+        assert_eq!(s.verify.unwrap().foreign, Some(BackendSet::of(&[Backend::Scalar, Backend::Gpu])));
+        let no_gpu = SCALAR_SIMD;
         for _ in 0..20 {
-            let b = probe(&mut s, no_gpu, [f64::INFINITY; Backend::COUNT], 1, &P).unwrap_or(Backend::Simd);
+            let b = probe(&mut s, no_gpu, UNKNOWN, 1, &P).unwrap_or(Backend::Simd);
             assert_ne!(b, Backend::Gpu);
             record(&mut s, sample(b, [150, 100, 0, 90][b.index()], 1, 1.0), &P);
         }

@@ -6,15 +6,13 @@
 
 use std::cell::Cell;
 
-use super::decision_byte::{self, CACHED, MAX_SHIFT, SPAN};
+use super::decision_byte::{DecisionByte, RouteFlags, MAX_SHIFT};
 use super::site::Kernel;
 use super::{registry, telemetry};
 use crate::backend::Backend;
 use crate::bucket::bucket_of;
 use crate::clock;
 use crate::cost::Work;
-
-use std::sync::atomic::Ordering;
 
 thread_local! {
     /// This thread's sampling allowance. Each settled call spends `2^(MAX_SHIFT - shift)`
@@ -33,9 +31,9 @@ thread_local! {
 
 /// Whether a settled call is timed (see [`ALLOWANCE`]).
 #[inline]
-fn sample(byte: u8) -> bool {
+fn sample(byte: DecisionByte) -> bool {
     ALLOWANCE.with(|a| {
-        let left = a.get() - decision_byte::spend(byte);
+        let left = a.get() - byte.spend();
         a.set(left);
         left < 0 && refill(a, left)
     })
@@ -79,12 +77,10 @@ impl Kernel {
     #[inline]
     pub fn route(&'static self, size: usize, work: impl FnOnce() -> Work) -> Route {
         let bucket = bucket_of(size);
-        // Relaxed: the byte is the entire message (no other data is published with
-        // it); a stale read only sends this call through the cold path once more.
-        let byte = self.decision(bucket).load(Ordering::Relaxed);
-        if byte & CACHED != 0 && !super::overrides::any_active() {
+        let byte = self.decision(bucket).load();
+        if byte.is_cached() && !super::overrides::any_active() {
             if !sample(byte) {
-                return Route { kernel: self, size, flags: byte & !CACHED };
+                return Route { kernel: self, size, flags: RouteFlags::untimed(byte) };
             }
             let backend = self.sampled(bucket, byte);
             return Route::new(self, backend, size, true);
@@ -95,9 +91,9 @@ impl Kernel {
     }
 
     /// The route of a call that found `byte` cached (the cold path's view of the fast path).
-    pub(super) fn cached_route(&'static self, byte: u8, size: usize) -> Route {
+    pub(super) fn cached_route(&'static self, byte: DecisionByte, size: usize) -> Route {
         if !sample(byte) {
-            return Route { kernel: self, size, flags: byte & !CACHED };
+            return Route { kernel: self, size, flags: RouteFlags::untimed(byte) };
         }
         let backend = self.sampled(bucket_of(size), byte);
         Route::new(self, backend, size, true)
@@ -107,38 +103,31 @@ impl Kernel {
 /// Where one call goes, handed from [`Kernel::route`] to the generated wrapper.
 ///
 /// Kept to three words passed by value, so the fast path keeps it in registers:
-/// `flags` is the bucket's decision byte, with its "cached" bit reused to mean
-/// "time this call".
+/// `flags` are the bucket's backend and span bits and whether this call is timed
+/// ([`RouteFlags`]).
 #[derive(Debug)]
 #[must_use = "a route does nothing until `run` calls the chosen variant"]
 pub struct Route {
     kernel: &'static Kernel,
     size: usize,
-    flags: u8,
+    flags: RouteFlags,
 }
-
-/// In a [`Route`]'s flags: this call is timed.
-const TIMED: u8 = CACHED;
 
 impl Route {
     fn new(kernel: &'static Kernel, backend: Backend, size: usize, timed: bool) -> Route {
-        Route {
-            kernel,
-            size,
-            flags: decision_byte::encode(backend, 0, false) & !CACHED | if timed { TIMED } else { 0 },
-        }
+        Route { kernel, size, flags: RouteFlags::new(backend, timed) }
     }
 
     /// The variant to call.
     #[inline]
     pub fn backend(&self) -> Backend {
-        decision_byte::backend(self.flags)
+        self.flags.backend()
     }
 
     /// Whether this call will be timed and recorded.
     #[inline]
     pub fn is_timed(&self) -> bool {
-        self.flags & TIMED != 0
+        self.flags.is_timed()
     }
 
     /// Calls `variant` (the chosen backend's function) and returns its result,
@@ -151,7 +140,7 @@ impl Route {
     /// most of its calls, then ran that slower copy most of the time).
     #[inline]
     pub fn run<R>(self, variant: impl FnOnce() -> R) -> R {
-        let observed = if self.flags & (TIMED | SPAN) == 0 { None } else { Some(Observed::start(self)) };
+        let observed = if !self.flags.is_observed() { None } else { Some(Observed::start(self)) };
         let out = variant();
         if let Some(observed) = observed {
             observed.finish();
@@ -174,9 +163,9 @@ impl Observed {
     #[cold]
     #[inline(never)]
     fn start(route: Route) -> Observed {
-        let backend = decision_byte::backend(route.flags);
-        let _span = (route.flags & SPAN != 0).then(|| telemetry::call_span(route.kernel.name(), backend, route.size));
-        let start = (route.flags & TIMED != 0).then(clock::now);
+        let backend = route.flags.backend();
+        let _span = route.flags.spans().then(|| telemetry::call_span(route.kernel.name(), backend, route.size));
+        let start = route.flags.is_timed().then(clock::now);
         Observed { kernel: route.kernel, size: route.size, backend, _span, start }
     }
 

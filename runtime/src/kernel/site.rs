@@ -9,11 +9,11 @@
 //! touch files.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use super::decision_byte::{self, encode, CACHED, MAX_SHIFT, MIN_SHIFT, UNDECIDED};
+use super::decision_byte::{self, DecisionByte, DecisionCell, MAX_SHIFT, MIN_SHIFT};
 use super::policy::{self, Change, Policy, Sample};
 use super::report::{BackendReport, BucketReport, KernelTable};
 use super::spec::{Decision, DecisionKind, KernelSpec};
@@ -22,6 +22,7 @@ use super::{overrides, snapshot, telemetry};
 use crate::backend::{Backend, OpComplexity};
 use crate::bucket::{bucket_range, BUCKETS};
 use crate::cost::{self, Work};
+use crate::per_backend::{BackendSet, PerBackend};
 use crate::persist::{self, merge::KernelSnapshot, NearestEntry};
 use crate::{clock, config};
 
@@ -45,11 +46,6 @@ struct SampleClock {
     pending_ns: f64,
 }
 
-/// The backend a decision byte cached before a change.
-fn backend_before(byte: u8) -> Backend {
-    decision_byte::backend(byte)
-}
-
 /// The cold-path state of a kernel, behind its mutex.
 #[derive(Debug)]
 pub(super) struct KernelState {
@@ -58,14 +54,14 @@ pub(super) struct KernelState {
     pub(super) buckets: BTreeMap<usize, BucketState>,
     /// Buckets with data recorded by this process (what a save must not drop).
     pub(super) touched: BTreeSet<usize>,
-    warmed: [bool; Backend::COUNT],
+    warmed: BackendSet,
     clocks: BTreeMap<usize, SampleClock>,
     forced: Option<Backend>,
     warned_unavailable: bool,
     /// Frozen mode already said that a bucket fell back to the prior.
     warned_frozen: bool,
     /// `verify` already reported this backend's disagreement.
-    pub(super) warned_excluded: [bool; Backend::COUNT],
+    pub(super) warned_excluded: BackendSet,
     /// The other machine's entry the buckets marked `foreign` came from.
     borrowed_from: Option<NearestEntry>,
 }
@@ -76,12 +72,12 @@ impl KernelState {
             loaded: false,
             buckets: BTreeMap::new(),
             touched: BTreeSet::new(),
-            warmed: [false; Backend::COUNT],
+            warmed: BackendSet::EMPTY,
             clocks: BTreeMap::new(),
             forced: None,
             warned_unavailable: false,
             warned_frozen: false,
-            warned_excluded: [false; Backend::COUNT],
+            warned_excluded: BackendSet::EMPTY,
             borrowed_from: None,
         }
     }
@@ -123,7 +119,7 @@ pub fn set_span_threshold(threshold: Duration) {
 /// ```
 pub struct Kernel {
     spec: KernelSpec,
-    decisions: [AtomicU8; BUCKETS],
+    decisions: [DecisionCell; BUCKETS],
     registered: AtomicBool,
     state: Mutex<KernelState>,
 }
@@ -133,7 +129,7 @@ impl Kernel {
     pub const fn new(spec: KernelSpec) -> Kernel {
         Kernel {
             spec,
-            decisions: [const { AtomicU8::new(UNDECIDED) }; BUCKETS],
+            decisions: [const { DecisionCell::new() }; BUCKETS],
             registered: AtomicBool::new(false),
             state: Mutex::new(KernelState::new()),
         }
@@ -166,7 +162,7 @@ impl Kernel {
 
     /// The decision byte of `bucket`.
     #[inline]
-    pub(super) fn decision(&self, bucket: usize) -> &AtomicU8 {
+    pub(super) fn decision(&self, bucket: usize) -> &DecisionCell {
         &self.decisions[bucket]
     }
 
@@ -195,7 +191,7 @@ impl Kernel {
                         bs.verify = None;
                     }
                     let shift = if bs.verify.is_some() { 0 } else { settled_shift() };
-                    self.decisions[b].store(encode(backend, shift, false), Ordering::Relaxed);
+                    self.decisions[b].store(DecisionByte::cached(backend, shift, false));
                 }
             }
         }
@@ -214,8 +210,8 @@ impl Kernel {
             return (d.backend, false);
         }
         let mut st = self.lock();
-        let byte = self.decisions[bucket].load(Ordering::Relaxed);
-        if byte & CACHED != 0 {
+        let byte = self.decisions[bucket].load();
+        if byte.is_cached() {
             // Cached meanwhile, or we came here only because another thread holds a scoped override.
             drop(st);
             let route = self.cached_route(byte, work.size);
@@ -223,7 +219,7 @@ impl Kernel {
         }
         if let Some(b) = st.forced.or_else(config::forced_backend) {
             let d = self.resolve_forced(&mut st, b);
-            self.decisions[bucket].store(encode(d.backend, MIN_SHIFT, false), Ordering::Relaxed);
+            self.decisions[bucket].store(DecisionByte::cached(d.backend, MIN_SHIFT, false));
             drop(st);
             telemetry::decision(&self.spec, work.size, bucket, d, false);
             return (d.backend, false);
@@ -249,8 +245,8 @@ impl Kernel {
                 // is not tried second because it is the simplest), and prune only once
                 // something was measured here to compare with (see `policy::explore`).
                 let model = match cost::measured() {
-                    Some(model) => Backend::ALL.map(|b| model.predict(b, &work) * 1e9),
-                    None => [0.0; Backend::COUNT],
+                    Some(model) => PerBackend::from_fn(|b| Some(model.predict(b, &work) * 1e9)),
+                    None => PerBackend::default(),
                 };
                 let (neighbours, reach) = neighbours;
                 let predicted = policy::Predictions { neighbours, reach, model, scalar_per_simd };
@@ -258,7 +254,7 @@ impl Kernel {
             }
         };
         if bs.settled().is_some() {
-            self.decisions[bucket].store(encode(d.backend, MIN_SHIFT, false), Ordering::Relaxed);
+            self.decisions[bucket].store(DecisionByte::cached(d.backend, MIN_SHIFT, false));
             // Only a new decision is worth saving; re-caching a settled bucket changes nothing.
             if !was_settled {
                 persist::note_changed();
@@ -286,7 +282,7 @@ impl Kernel {
             Some(backend) => Decision { backend, kind: DecisionKind::Historical },
             None => {
                 let mut d = policy::prior(&self.spec, &work, candidates, |b| cost::global().predict(b, &work));
-                if !candidates[d.backend.index()] {
+                if !candidates.contains(d.backend) {
                     // `verify` excluded the prior's choice here; Scalar is never excluded.
                     d.backend = Backend::Scalar;
                 }
@@ -297,7 +293,7 @@ impl Kernel {
                 d
             }
         };
-        self.decisions[bucket].store(encode(d.backend, MAX_SHIFT, false), Ordering::Relaxed);
+        self.decisions[bucket].store(DecisionByte::cached(d.backend, MAX_SHIFT, false));
         telemetry::decision(&self.spec, work.size, bucket, d, false);
         (d.backend, false)
     }
@@ -334,9 +330,9 @@ impl Kernel {
     /// per bucket, fewer where timing would cost more than 1% of the bucket's time.
     #[cold]
     #[inline(never)]
-    pub(super) fn sampled(&'static self, bucket: usize, byte: u8) -> Backend {
+    pub(super) fn sampled(&'static self, bucket: usize, byte: DecisionByte) -> Backend {
         let entered = clock::now();
-        let cached = decision_byte::backend(byte);
+        let cached = byte.backend();
         let mut guard = self.lock();
         let st = &mut *guard;
         let new_clock = SampleClock { last: entered, secs_per_call: 0.0, overhead_ns: 0.0, pending_ns: 0.0 };
@@ -344,7 +340,7 @@ impl Kernel {
         let dt = entered.duration_since(clock.last).as_secs_f64();
         clock.last = entered;
         // Each sampled call stands for 2^shift calls on average; smooth the noisy gaps.
-        let per_call = dt / f64::from(1u32 << decision_byte::shift(byte));
+        let per_call = dt / f64::from(1u32 << byte.shift());
         clock.secs_per_call =
             if clock.secs_per_call == 0.0 { per_call } else { 0.8 * clock.secs_per_call + 0.2 * per_call };
         let rate = if clock.secs_per_call > 0.0 { 1.0 / clock.secs_per_call } else { 0.0 };
@@ -358,7 +354,7 @@ impl Kernel {
         let shift = if bs.verify.is_some() {
             0 // a loaded decision is re-timed on its first calls
         } else {
-            decision_byte::settled_shift(rate, overhead_ns, centre)
+            decision_byte::sampling_shift(rate, overhead_ns, centre)
         };
         let gpu_usable = self.gpu_usable();
         let candidates = bs.allowed(self.candidates(gpu_usable));
@@ -367,14 +363,14 @@ impl Kernel {
         // Before the figures are measured nothing unmeasured is re-timed (∞ is hopeless).
         let work = Work::estimate(self.spec.complexity, bs.typical_size, None, None);
         let predicted = match cost::measured() {
-            Some(model) => Backend::ALL.map(|b| model.predict(b, &work) * 1e9),
-            None => [f64::INFINITY; Backend::COUNT],
+            Some(model) => PerBackend::from_fn(|b| Some(model.predict(b, &work) * 1e9)),
+            None => PerBackend::default(),
         };
         let probe = policy::probe(bs, candidates, predicted, clock::now_ns(), &Policy::DEFAULT);
         let site_rate: f64 =
             st.clocks.values().map(|c| if c.secs_per_call > 0.0 { 1.0 / c.secs_per_call } else { 0.0 }).sum();
         let span = centre > SPAN_THRESHOLD_NS.load(Ordering::Relaxed) as f64 && site_rate <= HOT_CALLS_PER_SEC;
-        self.decisions[bucket].store(encode(chosen, shift, span), Ordering::Relaxed);
+        self.decisions[bucket].store(DecisionByte::cached(chosen, shift, span));
         if let Some(clock) = st.clocks.get_mut(&bucket) {
             clock.pending_ns = clock::since(entered).as_nanos() as f64;
         }
@@ -394,16 +390,20 @@ impl Kernel {
     /// The candidates exploration must not call yet: Parallel while GPU start-up
     /// loads its driver (see [`crate::ops::gpu::starting`]): a variant that starts
     /// threads would wait for the load. It is explored once the load is over.
-    fn later(&self) -> [bool; Backend::COUNT] {
+    fn later(&self) -> BackendSet {
         let loading = self.spec.has_parallel && crate::ops::gpu::starting();
-        Backend::ALL.map(|b| b == Backend::Parallel && loading)
+        if loading {
+            BackendSet::of(&[Backend::Parallel])
+        } else {
+            BackendSet::EMPTY
+        }
     }
 
     /// The backends the router may call now: Scalar and SIMD always; Parallel when
     /// the kernel has that variant and it computes on two or more threads; the GPU
     /// when [`gpu_usable`](Self::gpu_usable).
-    fn candidates(&self, gpu_usable: bool) -> [bool; Backend::COUNT] {
-        Backend::ALL.map(|b| match b {
+    fn candidates(&self, gpu_usable: bool) -> BackendSet {
+        BackendSet::from_fn(|b| match b {
             Backend::Scalar | Backend::Simd => true,
             Backend::Parallel => self.spec.has_parallel && crate::ops::par::threads() > 1,
             Backend::Gpu => gpu_usable,
@@ -422,11 +422,11 @@ impl Kernel {
         let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
         let mut guard = self.lock();
         let st = &mut *guard;
-        let warmup = !std::mem::replace(&mut st.warmed[backend.index()], true);
-        let byte = self.decisions[bucket].load(Ordering::Relaxed);
+        let warmup = st.warmed.insert(backend);
+        let byte = self.decisions[bucket].load();
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(size));
         // A settled bucket's timed call stands for the calls its sampling interval skips.
-        let interval = if bs.settled().is_some() { f64::from(1u32 << decision_byte::shift(byte)) } else { 1.0 };
+        let interval = if bs.settled().is_some() { f64::from(1u32 << byte.shift()) } else { 1.0 };
         let sample = Sample { backend, ns, now_ns: clock::now_ns(), interval, warmup };
         let was_foreign = bs.foreign;
         let mut change = policy::record(bs, sample, &Policy::DEFAULT);
@@ -434,7 +434,7 @@ impl Kernel {
         let confirmed = was_foreign && !bs.foreign && change == Change::None;
         if backend == Backend::Gpu && !crate::ops::gpu::is_available() {
             // The device failed: GPU calls now fall back inside the op; stop choosing it.
-            bs.pruned[Backend::Gpu.index()] = true;
+            bs.pruned.insert(Backend::Gpu);
             if bs.settled() == Some(Backend::Gpu) {
                 bs.restart_round(WINDOW);
                 change = Change::Reexplore;
@@ -452,22 +452,22 @@ impl Kernel {
         drop(guard);
         match change {
             Change::None if confirmed => {
-                telemetry::confirmed(&self.spec, size, bucket, decision_byte::backend(byte));
+                telemetry::confirmed(&self.spec, size, bucket, byte.backend());
                 persist::note_changed();
             }
             Change::None => {}
             Change::Reexplore => {
                 if !forced {
-                    self.decisions[bucket].store(UNDECIDED, Ordering::Relaxed);
+                    self.decisions[bucket].store(DecisionByte::UNDECIDED);
                 }
                 telemetry::reexplore(&self.spec, size, bucket);
                 persist::note_changed();
             }
             Change::Switched(to) => {
                 if !forced {
-                    self.decisions[bucket].store(encode(to, decision_byte::shift(byte), false), Ordering::Relaxed);
+                    self.decisions[bucket].store(DecisionByte::cached(to, byte.shift(), false));
                 }
-                telemetry::corrected(&self.spec, size, bucket, backend_before(byte), to);
+                telemetry::corrected(&self.spec, size, bucket, byte.backend(), to);
                 persist::note_changed();
             }
         }
@@ -481,7 +481,7 @@ impl Kernel {
         st.forced = backend;
         // Under the lock, so no cold path can store a decision made under the old setting after this.
         for d in &self.decisions {
-            d.store(UNDECIDED, Ordering::Relaxed);
+            d.store(DecisionByte::UNDECIDED);
         }
     }
 
@@ -511,7 +511,7 @@ impl Kernel {
                             count: s.count,
                             centre: s.centre().map(|c| Duration::from_nanos(c as u64)),
                             spread: s.spread().map(|c| Duration::from_nanos(c as u64)),
-                            pruned: bs.pruned[b.index()] && bs.settled().is_none(),
+                            pruned: bs.pruned.contains(b) && bs.settled().is_none(),
                             other_machine: s.foreign,
                         }
                     })
@@ -521,11 +521,11 @@ impl Kernel {
                     Phase::Settled { by, .. } => by,
                     Phase::Exploring => DecisionKind::Exploring,
                 },
-                excluded: Backend::ALL.into_iter().filter(|b| bs.excluded[b.index()].is_some()).collect(),
+                excluded: Backend::ALL.into_iter().filter(|&b| bs.excluded[b].is_some()).collect(),
                 from: if bs.foreign { st.borrowed_from.clone() } else { None },
             })
             .collect();
-        let borrowed = st.buckets.values().any(|bs| bs.foreign || bs.stats.iter().any(|s| s.foreign));
+        let borrowed = st.buckets.values().any(|bs| bs.foreign || bs.stats.values().any(|s| s.foreign));
         let borrowed_from = if borrowed { st.borrowed_from.clone() } else { None };
         KernelTable {
             kernel: self.spec.name,
@@ -544,7 +544,7 @@ impl Kernel {
         st.clocks.clear();
         st.touched.clear();
         for d in &self.decisions {
-            d.store(UNDECIDED, Ordering::Relaxed);
+            d.store(DecisionByte::UNDECIDED);
         }
     }
 
@@ -585,10 +585,10 @@ fn predict_from_neighbours(
     bucket: usize,
     complexity: OpComplexity,
     size: usize,
-) -> ([Option<f64>; Backend::COUNT], [f64; Backend::COUNT]) {
+) -> (PerBackend<Option<f64>>, PerBackend<f64>) {
     let exponent = if complexity == OpComplexity::High { 1.5 } else { 1.0 };
-    let mut out = [None; Backend::COUNT];
-    let mut reach = [f64::INFINITY; Backend::COUNT];
+    let mut out = PerBackend::default();
+    let mut reach = PerBackend::new([f64::INFINITY; Backend::COUNT]);
     for b in Backend::ALL {
         let nearest = buckets
             .iter()
@@ -598,8 +598,8 @@ fn predict_from_neighbours(
         if let Some((_, bs)) = nearest {
             let centre = bs.of(b).centre().unwrap_or(0.0);
             let ratio = size.max(1) as f64 / bs.typical_size as f64;
-            out[b.index()] = Some(centre * ratio.powf(exponent));
-            reach[b.index()] = ratio.max(1.0 / ratio);
+            out[b] = Some(centre * ratio.powf(exponent));
+            reach[b] = ratio.max(1.0 / ratio);
         }
     }
     (out, reach)

@@ -21,6 +21,7 @@ use super::spec::{DecisionKind, KernelSpec, LoopRewrite};
 use super::stats::{BucketState, Exclusion, Verify};
 use crate::backend::Backend;
 use crate::bucket::{bucket_of, bucket_range};
+use crate::per_backend::BackendSet;
 use crate::persist::format::{self, BucketRecord, ExclusionRecord, KernelRecord, LoopRecord, TimingRecord};
 use crate::persist::merge::KernelSnapshot;
 
@@ -28,10 +29,7 @@ use crate::persist::merge::KernelSnapshot;
 /// when its backend may run now (`candidates`: a GPU decision needs a usable device,
 /// a Parallel one two threads) and `verify` has not excluded it; otherwise that
 /// bucket explores again.
-pub(super) fn buckets_from(
-    records: Vec<BucketRecord>,
-    candidates: [bool; Backend::COUNT],
-) -> Vec<(usize, BucketState)> {
+pub(super) fn buckets_from(records: Vec<BucketRecord>, candidates: BackendSet) -> Vec<(usize, BucketState)> {
     records.into_iter().filter_map(|r| bucket_from(r, candidates, false)).collect()
 }
 
@@ -39,18 +37,11 @@ pub(super) fn buckets_from(
 /// as such: each decision is verified against its contenders before it is confirmed
 /// (`policy`'s warm start). A record whose decision may not run here, or without a
 /// figure for its chosen backend to check, is left out (its bucket starts fresh).
-pub(super) fn borrowed_buckets_from(
-    records: Vec<BucketRecord>,
-    candidates: [bool; Backend::COUNT],
-) -> Vec<(usize, BucketState)> {
+pub(super) fn borrowed_buckets_from(records: Vec<BucketRecord>, candidates: BackendSet) -> Vec<(usize, BucketState)> {
     records.into_iter().filter_map(|r| bucket_from(r, candidates, true)).filter(|(_, bs)| bs.foreign).collect()
 }
 
-fn bucket_from(
-    record: BucketRecord,
-    candidates: [bool; Backend::COUNT],
-    foreign: bool,
-) -> Option<(usize, BucketState)> {
+fn bucket_from(record: BucketRecord, candidates: BackendSet, foreign: bool) -> Option<(usize, BucketState)> {
     let [lo, hi] = record.sizes;
     let bucket = bucket_of(lo);
     if lo > hi || bucket_of(hi) != bucket {
@@ -58,7 +49,7 @@ fn bucket_from(
     }
     let mut bs = BucketState::new(record.typical_size.clamp(lo, hi));
     for t in record.timings {
-        let stats = &mut bs.stats[t.backend.index()];
+        let stats = &mut bs.stats[t.backend];
         stats.count = t.count;
         stats.recent_ns = t.recent_ns;
         stats.foreign = foreign;
@@ -66,11 +57,11 @@ fn bucket_from(
     }
     for e in record.excluded {
         if e.backend != Backend::Scalar {
-            bs.excluded[e.backend.index()] = Some(Exclusion { size: e.size, largest_error: e.largest_error });
+            bs.excluded[e.backend] = Some(Exclusion { size: e.size, largest_error: e.largest_error });
         }
     }
     let runnable = bs.allowed(candidates);
-    if let Some(backend) = record.chosen.filter(|b| runnable[b.index()]) {
+    if let Some(backend) = record.chosen.filter(|&b| runnable.contains(b)) {
         let saved_centre = bs.of(backend).centre();
         let contenders = foreign.then(|| policy::contenders(&bs, backend, candidates, &Policy::DEFAULT));
         if !foreign || saved_centre.is_some() {
@@ -124,7 +115,7 @@ fn record(sizes: [usize; 2], bs: &BucketState) -> BucketRecord {
         excluded: Backend::ALL
             .into_iter()
             .filter_map(|b| {
-                let e = bs.excluded[b.index()]?;
+                let e = bs.excluded[b]?;
                 Some(ExclusionRecord { backend: b, size: e.size, largest_error: e.largest_error })
             })
             .collect(),
@@ -148,10 +139,10 @@ mod tests {
             loops: &[LoopRewrite { line: 4, idiom: "for range +=", variants: &[Backend::Simd], reason: "" }],
         };
         let mut bs = BucketState::new(5000);
-        bs.stats[Backend::Simd.index()].record(40, 5);
-        bs.stats[Backend::Gpu.index()].record(90, 5);
+        bs.stats[Backend::Simd].record(40, 5);
+        bs.stats[Backend::Gpu].record(90, 5);
         bs.phase = Phase::Settled { backend: Backend::Gpu, by: DecisionKind::Historical };
-        bs.excluded[Backend::Parallel.index()] = Some(Exclusion { size: 5000, largest_error: 0.5 });
+        bs.excluded[Backend::Parallel] = Some(Exclusion { size: 5000, largest_error: 0.5 });
         let b = bucket_of(5000);
         let buckets = BTreeMap::from([(b, bs.clone())]);
         let snap = snapshot(&spec, &buckets, &BTreeSet::from([b]));
@@ -161,7 +152,7 @@ mod tests {
             (loops[0].line, loops[0].idiom.as_str(), loops[0].variants.as_slice()),
             (4, "for range +=", &[Backend::Simd][..])
         );
-        let back = buckets_from(snap.record.buckets.clone(), [true; Backend::COUNT]);
+        let back = buckets_from(snap.record.buckets.clone(), BackendSet::ALL);
         assert_eq!(back.len(), 1);
         let (at, loaded) = &back[0];
         assert_eq!((*at, loaded.settled(), loaded.typical_size), (b, Some(Backend::Gpu), 5000));
@@ -171,7 +162,7 @@ mod tests {
         }
         assert!(loaded.verify.is_some(), "a loaded decision awaits confirmation");
         assert_eq!(loaded.excluded, bs.excluded, "exclusions survive a restart");
-        let no_gpu = buckets_from(snap.record.buckets, [true, true, true, false]);
+        let no_gpu = buckets_from(snap.record.buckets, BackendSet::ALL.without(Backend::Gpu));
         assert_eq!(no_gpu[0].1.settled(), None, "a GPU decision without a GPU explores again");
     }
 
@@ -184,7 +175,7 @@ mod tests {
             timings: vec![],
             excluded: vec![],
         };
-        assert!(buckets_from(vec![r], [true; Backend::COUNT]).is_empty());
+        assert!(buckets_from(vec![r], BackendSet::ALL).is_empty());
     }
 
     fn simd_record(lo: usize, chosen: Option<Backend>, scalar_ns: u64) -> BucketRecord {
@@ -203,16 +194,16 @@ mod tests {
         let gpu_without_figure = BucketRecord { chosen: Some(Backend::Gpu), ..simd_record(4096, None, 150) };
         let records =
             vec![simd_record(1024, Some(Backend::Simd), 150), simd_record(2048, None, 150), gpu_without_figure.clone()];
-        let got = borrowed_buckets_from(records.clone(), [true; Backend::COUNT]);
+        let got = borrowed_buckets_from(records.clone(), BackendSet::ALL);
         assert_eq!(got.len(), 1, "exploring there, or no figure to check the decision by: left out");
         let (at, bs) = &got[0];
         assert_eq!((*at, bs.settled(), bs.foreign), (bucket_of(1024), Some(Backend::Simd), true));
-        assert!(bs.stats[Backend::Scalar.index()].foreign && bs.stats[Backend::Simd.index()].foreign);
+        assert!(bs.stats[Backend::Scalar].foreign && bs.stats[Backend::Simd].foreign);
         let v = bs.verify.expect("verified before it is trusted");
-        assert_eq!((v.saved_centre, v.foreign), (100.0, Some([true, false, false, false])));
-        let no_gpu = borrowed_buckets_from(vec![gpu_without_figure], [true, true, true, false]);
+        assert_eq!((v.saved_centre, v.foreign), (100.0, Some(BackendSet::of(&[Backend::Scalar]))));
+        let no_gpu = borrowed_buckets_from(vec![gpu_without_figure], BackendSet::ALL.without(Backend::Gpu));
         assert!(no_gpu.is_empty(), "a decision that cannot run here is not borrowed");
-        let own = buckets_from(records, [true; Backend::COUNT]);
+        let own = buckets_from(records, BackendSet::ALL);
         assert!(own.iter().all(|(_, bs)| !bs.foreign && bs.verify.is_none_or(|v| v.foreign.is_none())));
     }
 
@@ -228,14 +219,14 @@ mod tests {
         };
         let mut buckets: BTreeMap<usize, BucketState> = borrowed_buckets_from(
             vec![simd_record(1024, Some(Backend::Simd), 150), simd_record(8192, Some(Backend::Simd), 150)],
-            [true; Backend::COUNT],
+            BackendSet::ALL,
         )
         .into_iter()
         .collect();
         // The first bucket was confirmed here, its SIMD figures re-timed; Scalar's are still the other machine's.
         let confirmed = buckets.get_mut(&bucket_of(1024)).unwrap();
         confirmed.drop_foreign(Backend::Simd);
-        confirmed.stats[Backend::Simd.index()].record(120, 5);
+        confirmed.stats[Backend::Simd].record(120, 5);
         confirmed.verify = None;
         confirmed.foreign = false;
         let snap = snapshot(&spec, &buckets, &BTreeSet::from([bucket_of(1024), bucket_of(8192)]));

@@ -11,6 +11,7 @@
 use super::spec::DecisionKind;
 use crate::backend::Backend;
 use crate::numeric::median;
+use crate::per_backend::{BackendSet, PerBackend};
 
 /// How many recent samples per (bucket, backend) the statistics are computed from.
 pub(crate) const WINDOW: usize = 16;
@@ -127,16 +128,16 @@ pub(crate) enum Phase {
 /// Everything known about one size bucket of one kernel.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct BucketState {
-    /// Per-backend samples, indexed by [`Backend::index`].
-    pub(crate) stats: [BackendStats; Backend::COUNT],
+    /// Per-backend samples.
+    pub(crate) stats: PerBackend<BackendStats>,
     /// Exploring or settled.
     pub(crate) phase: Phase,
     /// A size seen in this bucket (the first), to scale predictions between buckets.
     pub(crate) typical_size: usize,
     /// Backends ruled out in the current exploration round (predicted or measured too slow).
-    pub(crate) pruned: [bool; Backend::COUNT],
+    pub(crate) pruned: BackendSet,
     /// `stats[i].count` when the current exploration round began.
-    pub(crate) round_base: [u64; Backend::COUNT],
+    pub(crate) round_base: PerBackend<u64>,
     /// What self-correction spends while settled (see `policy::probe`).
     pub(crate) budget: ProbeBudget,
     /// Set for a decision loaded from history until its chosen backend has been re-timed.
@@ -145,9 +146,9 @@ pub(crate) struct BucketState {
     /// confirmed it yet (shown in the table; such a bucket is not saved).
     pub(crate) foreign: bool,
     /// Backends whose result disagreed with Scalar's here (`verify`): never candidates again.
-    pub(crate) excluded: [Option<Exclusion>; Backend::COUNT],
+    pub(crate) excluded: PerBackend<Option<Exclusion>>,
     /// Backends whose result was compared with Scalar's here in this process.
-    pub(crate) checked: [bool; Backend::COUNT],
+    pub(crate) checked: BackendSet,
     /// Exploring calls this round spent waiting for a candidate that could not run yet.
     pub(crate) waited: u32,
 }
@@ -201,7 +202,7 @@ pub(crate) struct Verify {
     /// For a decision from another machine's entry: the alternatives its figures put
     /// within reach of the chosen backend, each re-timed here before the decision is
     /// confirmed (see `policy`'s warm start). `None` for this machine's own history.
-    pub(crate) foreign: Option<[bool; Backend::COUNT]>,
+    pub(crate) foreign: Option<BackendSet>,
 }
 
 impl BucketState {
@@ -211,40 +212,39 @@ impl BucketState {
             stats: Default::default(),
             phase: Phase::Exploring,
             typical_size,
-            pruned: [false; Backend::COUNT],
-            round_base: [0; Backend::COUNT],
+            pruned: BackendSet::EMPTY,
+            round_base: PerBackend::default(),
             budget: ProbeBudget::default(),
             verify: None,
             foreign: false,
-            excluded: [None; Backend::COUNT],
-            checked: [false; Backend::COUNT],
+            excluded: PerBackend::default(),
+            checked: BackendSet::EMPTY,
             waited: 0,
         }
     }
 
     /// Samples of `backend` in this bucket.
     pub(crate) fn of(&self, backend: Backend) -> &BackendStats {
-        &self.stats[backend.index()]
+        &self.stats[backend]
     }
 
     /// Samples of `backend` taken since the current exploration round began.
     pub(crate) fn round_samples(&self, backend: Backend) -> u64 {
-        let i = backend.index();
-        self.stats[i].count.saturating_sub(self.round_base[i])
+        self.stats[backend].count.saturating_sub(self.round_base[backend])
     }
 
     /// Starts a new exploration round: every backend must be measured afresh, and
     /// only the newest few old samples are kept so stale figures fade quickly (another
     /// machine's are dropped: from now on this machine decides).
     pub(crate) fn restart_round(&mut self, keep: usize) {
-        for s in &mut self.stats {
+        for s in self.stats.values_mut() {
             if s.foreign {
                 *s = BackendStats::default();
             }
             s.keep_recent(keep);
         }
-        self.round_base = self.stats.each_ref().map(|s| s.count);
-        self.pruned = [false; Backend::COUNT];
+        self.round_base = self.stats.map_ref(|s| s.count);
+        self.pruned = BackendSet::EMPTY;
         self.waited = 0;
         self.phase = Phase::Exploring;
         self.verify = None;
@@ -253,11 +253,10 @@ impl BucketState {
 
     /// Drops `backend`'s samples if they are another machine's (before this process keeps one of its own).
     pub(crate) fn drop_foreign(&mut self, backend: Backend) {
-        let i = backend.index();
-        if self.stats[i].foreign {
+        if self.stats[backend].foreign {
             // The round's count stays what it was: only the other machine's samples go.
-            self.round_base[i] = self.round_base[i].saturating_sub(self.stats[i].count);
-            self.stats[i] = BackendStats::default();
+            self.round_base[backend] = self.round_base[backend].saturating_sub(self.stats[backend].count);
+            self.stats[backend] = BackendStats::default();
         }
     }
 
@@ -266,9 +265,9 @@ impl BucketState {
     /// current pace ([`BackendStats::against_ns`]).
     pub(crate) fn settle_on(&mut self, backend: Backend, by: DecisionKind) {
         self.phase = Phase::Settled { backend, by };
-        self.round_base = self.stats.each_ref().map(|s| s.count);
-        let pace = self.stats[backend.index()].pace();
-        for (b, s) in Backend::ALL.into_iter().zip(&mut self.stats) {
+        self.round_base = self.stats.map_ref(|s| s.count);
+        let pace = self.stats[backend].pace();
+        for (b, s) in Backend::ALL.into_iter().zip(self.stats.values_mut()) {
             s.fresh = 0;
             s.against_ns = if b == backend || s.is_empty() { None } else { pace };
         }
@@ -284,13 +283,13 @@ impl BucketState {
     }
 
     /// `candidates` without the backends excluded here.
-    pub(crate) fn allowed(&self, candidates: [bool; Backend::COUNT]) -> [bool; Backend::COUNT] {
-        Backend::ALL.map(|b| candidates[b.index()] && self.excluded[b.index()].is_none())
+    pub(crate) fn allowed(&self, candidates: BackendSet) -> BackendSet {
+        BackendSet::from_fn(|b| candidates.contains(b) && self.excluded[b].is_none())
     }
 
     /// Whether any backend has any sample here.
     pub(crate) fn has_history(&self) -> bool {
-        self.stats.iter().any(|s| !s.is_empty())
+        self.stats.values().any(|s| !s.is_empty())
     }
 }
 

@@ -18,9 +18,7 @@
 //! is a compile error with `verify = true`) and a result that implements
 //! [`Comparable`].
 
-use std::sync::atomic::Ordering;
-
-use super::decision_byte::UNDECIDED;
+use super::decision_byte::DecisionByte;
 use super::route::Route;
 use super::site::Kernel;
 use super::stats::Exclusion;
@@ -66,7 +64,7 @@ impl Kernel {
     #[inline(never)]
     fn wants_check(&'static self, size: usize, backend: Backend) -> bool {
         let st = self.lock();
-        st.buckets.get(&bucket_of(size)).is_none_or(|bs| !bs.checked[backend.index()])
+        st.buckets.get(&bucket_of(size)).is_none_or(|bs| !bs.checked.contains(backend))
     }
 
     /// Records a comparison of `backend` against Scalar in `size`'s bucket.
@@ -77,17 +75,17 @@ impl Kernel {
         let mut guard = self.lock();
         let st = &mut *guard;
         let bs = st.buckets.entry(bucket).or_insert_with(|| super::stats::BucketState::new(size));
-        bs.checked[backend.index()] = true;
+        bs.checked.insert(backend);
         if agreement.agrees {
             return;
         }
-        bs.excluded[backend.index()] = Some(Exclusion { size, largest_error: agreement.largest_error });
+        bs.excluded[backend] = Some(Exclusion { size, largest_error: agreement.largest_error });
         if bs.settled() == Some(backend) {
             bs.restart_round(0);
-            self.decision(bucket).store(UNDECIDED, Ordering::Relaxed);
+            self.decision(bucket).store(DecisionByte::UNDECIDED);
         }
         st.touched.insert(bucket);
-        let first = !std::mem::replace(&mut st.warned_excluded[backend.index()], true);
+        let first = st.warned_excluded.insert(backend);
         drop(guard);
         if first {
             telemetry::excluded(self.name(), size, backend, agreement.largest_error);
