@@ -27,11 +27,6 @@ impl<T> PerBackend<T> {
         PerBackend(Backend::ALL.map(&mut f))
     }
 
-    /// Each value through `f`.
-    pub(crate) fn map<U>(self, f: impl FnMut(T) -> U) -> PerBackend<U> {
-        PerBackend(self.0.map(f))
-    }
-
     /// `f` of each value, by reference.
     pub(crate) fn map_ref<U>(&self, f: impl FnMut(&T) -> U) -> PerBackend<U> {
         PerBackend(self.0.each_ref().map(f))
@@ -83,6 +78,7 @@ impl BackendSet {
     /// No backend.
     pub(crate) const EMPTY: BackendSet = BackendSet(0);
     /// Every backend.
+    #[cfg(test)]
     pub(crate) const ALL: BackendSet = BackendSet((1 << Backend::COUNT) - 1);
 
     const fn bit(b: Backend) -> u8 {
@@ -109,11 +105,6 @@ impl BackendSet {
     #[inline]
     pub(crate) const fn contains(self, b: Backend) -> bool {
         self.0 & Self::bit(b) != 0
-    }
-
-    /// Whether the set holds no backend.
-    pub(crate) const fn is_empty(self) -> bool {
-        self.0 == 0
     }
 
     /// This set and `b`.
@@ -178,6 +169,6 @@ mod tests {
         let mut v = PerBackend::from_fn(|b| b.index() * 10);
         v[Backend::Gpu] += 1;
         assert_eq!((v[Backend::Scalar], v[Backend::Parallel], v[Backend::Gpu]), (0, 20, 31));
-        assert_eq!(v.map(|x| x + 1).values().copied().collect::<Vec<_>>(), [1, 11, 21, 32]);
+        assert_eq!(v.map_ref(|x| x + 1).values().copied().collect::<Vec<_>>(), [1, 11, 21, 32]);
     }
 }

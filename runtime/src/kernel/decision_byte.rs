@@ -169,8 +169,8 @@ impl DecisionByte {
     }
 
     /// Whether calls are wrapped in a span.
-    #[inline]
-    pub(super) fn spans(self) -> bool {
+    #[cfg(test)]
+    fn spans(self) -> bool {
         self.0 & SPAN != 0
     }
 

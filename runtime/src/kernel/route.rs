@@ -82,7 +82,7 @@ impl Kernel {
             if !sample(byte) {
                 return Route { kernel: self, size, flags: RouteFlags::untimed(byte) };
             }
-            let backend = self.sampled(bucket, byte);
+            let backend = self.route_sampled(bucket, byte);
             return Route::new(self, backend, size, true);
         }
         registry::register(self);
@@ -95,7 +95,7 @@ impl Kernel {
         if !sample(byte) {
             return Route { kernel: self, size, flags: RouteFlags::untimed(byte) };
         }
-        let backend = self.sampled(bucket_of(size), byte);
+        let backend = self.route_sampled(bucket_of(size), byte);
         Route::new(self, backend, size, true)
     }
 }
@@ -186,6 +186,6 @@ impl Kernel {
     /// and is not kept (it pays for page faults, pipeline compilation, caches).
     pub fn observe(&'static self, size: usize, backend: Backend, elapsed: std::time::Duration) {
         registry::register(self);
-        self.record(bucket_of(size), backend, size, elapsed);
+        self.observe_cold(bucket_of(size), backend, size, elapsed);
     }
 }
