@@ -39,7 +39,7 @@ pub(super) const MIN_SHIFT: u8 = 4;
 pub(super) const MAX_SHIFT: u8 = 17;
 
 /// The interval exponents the four shift bits can name, by code. Rare buckets need
-/// short intervals (every call while a loaded decision is verified, or while a bucket
+/// short intervals (every call while a loaded decision is confirmed, or while a bucket
 /// is called less than ~100 times a second) and busy ones long ones, which is more
 /// than 16 exponents; the low end, where oversampling costs nothing measurable,
 /// skips 1 and 3.

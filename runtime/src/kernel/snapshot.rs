@@ -193,7 +193,7 @@ mod tests {
     }
 
     #[test]
-    fn borrowed_buckets_are_marked_and_verified_against_their_contenders() {
+    fn borrowed_buckets_are_marked_and_confirmed_against_their_contenders() {
         let gpu_without_figure = BucketRecord { chosen: Some(Backend::Gpu), ..simd_record(4096, None, 150) };
         let records =
             vec![simd_record(1024, Some(Backend::Simd), 150), simd_record(2048, None, 150), gpu_without_figure.clone()];

@@ -510,7 +510,7 @@ fn sample(backend: Backend, ns: u64, at_s: u64, interval: f64) -> Sample {
     Sample { backend, ns, now_ns: at_s * 1_000_000_000, interval, warmup: false }
 }
 
-/// Runs `calls` sampled calls through `probe` and `record` with the true times `truth`.
+/// Runs `calls` sampled calls through `probe` and `record` (that is, [`step`]) with the true times `truth`.
 fn run_settled(s: &mut BucketState, truth: [u64; Backend::COUNT], calls: usize, at_s: u64) -> (usize, Option<Backend>) {
     let mut probes = 0;
     for _ in 0..calls {
@@ -872,7 +872,7 @@ fn a_loaded_decision_far_off_re_explores_and_a_close_one_stays() {
         }
         let mut changes = Vec::new();
         for _ in 0..P.confirm_samples {
-            assert_eq!(probe(&mut s, ALL, UNKNOWN, 1, &P), None, "no probes before verification");
+            assert_eq!(probe(&mut s, ALL, UNKNOWN, 1, &P), None, "no probes before confirmation");
             changes.push(record(&mut s, sample(Backend::Simd, real, 1, 1.0), &P));
         }
         assert_eq!(changes.contains(&Change::Reexplore), reexplores, "real {real}: {changes:?}");
@@ -881,7 +881,7 @@ fn a_loaded_decision_far_off_re_explores_and_a_close_one_stays() {
 }
 
 /// A bucket as borrowed from another machine's entry: settled on SIMD, these
-/// figures (ns, 5 samples each; 0: none) marked foreign, its contenders computed.
+/// figures (ns, 5 samples each; 0: none) marked borrowed, its contenders computed.
 fn borrowed(figures: [u64; Backend::COUNT]) -> BucketState {
     let mut s = BucketState::new(5000);
     for b in Backend::ALL.into_iter().filter(|b| figures[b.index()] > 0) {
