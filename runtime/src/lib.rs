@@ -48,6 +48,10 @@ pub use kernel::{
     Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, KernelTable, LoopLine, LoopRewrite, LoopSummary, Route,
     LOOP_REASONS,
 };
+/// The median every statistic of this crate is taken with, for the workspace's own
+/// benches (`benches/routing_quality`). Not a public API.
+#[doc(hidden)]
+pub use numeric::median as __median;
 pub use persist::{
     clear_history, default_path, export_history, export_learned, flush, history_file, history_status, import_history,
     import_learned, read_history, save_calibration, set_history, BucketRecord, ExclusionRecord, Fingerprint,
