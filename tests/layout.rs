@@ -1,5 +1,6 @@
 //! The workspace's files import each other in one direction only: no import
-//! cycles between files of `runtime/src`, nor between files of `macros/src`.
+//! cycles between the files of any crate (the runtime, the macros, the facade,
+//! its command, the routing-quality bench, the WebAssembly example).
 //!
 //! An edge `a → b` is a path in `a` (in a `use` or inline, outside comments,
 //! `#[cfg(test)]` modules and the code a macro generates with `quote!`) that
@@ -14,6 +15,15 @@ use std::path::{Path, PathBuf};
 
 const RUNTIME: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/runtime/src");
 const MACROS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/macros/src");
+/// Every crate of more than one file, by the folder of its root (`lib.rs` or `main.rs`).
+const CRATES: [&str; 6] = [
+    RUNTIME,
+    MACROS,
+    concat!(env!("CARGO_MANIFEST_DIR"), "/src"),
+    concat!(env!("CARGO_MANIFEST_DIR"), "/src/bin/adaptive-kernel"),
+    concat!(env!("CARGO_MANIFEST_DIR"), "/benches/routing_quality"),
+    concat!(env!("CARGO_MANIFEST_DIR"), "/examples/web/src"),
+];
 
 /// A module path (`["kernel", "site"]`) and the file that holds it.
 struct Module {
@@ -22,7 +32,8 @@ struct Module {
     code: String,
 }
 
-/// Every `.rs` file of the crate whose source folder is `src`.
+/// Every `.rs` file of the crate whose source folder is `src` (a `bin/` folder holds
+/// crates of its own).
 fn modules(src: &str) -> Vec<Module> {
     let mut out = Vec::new();
     let mut stack = vec![PathBuf::from(src)];
@@ -30,13 +41,15 @@ fn modules(src: &str) -> Vec<Module> {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let p = entry.unwrap().path();
             if p.is_dir() {
-                stack.push(p);
+                if p.file_name().is_some_and(|n| n != "bin") {
+                    stack.push(p);
+                }
             } else if p.extension().is_some_and(|e| e == "rs") {
                 let rel = p.strip_prefix(src).unwrap();
                 let mut path: Vec<String> = rel.iter().map(|c| c.to_string_lossy().into_owned()).collect();
                 let last = path.pop().unwrap();
                 match last.as_str() {
-                    "lib.rs" | "mod.rs" => {}
+                    "lib.rs" | "main.rs" | "mod.rs" => {}
                     other => path.push(other.trim_end_matches(".rs").to_owned()),
                 }
                 let code = with_child_paths(&without_quoted(&strip(&std::fs::read_to_string(&p).unwrap())));
@@ -255,7 +268,7 @@ fn resolve(mods: &BTreeMap<Vec<String>, &Module>, full: &[String], depth: usize)
     // The deepest module the path reaches.
     let n = (0..=full.len()).rev().find(|&n| mods.contains_key(&full[..n]))?;
     let module = mods[&full[..n]];
-    let is_mod_file = matches!(module.file.file_name().and_then(|f| f.to_str()), Some("mod.rs" | "lib.rs"));
+    let is_mod_file = matches!(module.file.file_name().and_then(|f| f.to_str()), Some("mod.rs" | "lib.rs" | "main.rs"));
     if is_mod_file && n < full.len() && depth < 8 {
         // A re-exported item: follow `pub use x::…::Item` (or `… as Item`, or a glob) in that file.
         let item = &full[n];
@@ -283,7 +296,7 @@ fn graph(src: &str) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
     let mods: BTreeMap<Vec<String>, &Module> = all.iter().map(|m| (m.path.clone(), m)).collect();
     let mut edges = BTreeMap::new();
     for m in &all {
-        let is_mod_file = matches!(m.file.file_name().and_then(|n| n.to_str()), Some("mod.rs" | "lib.rs"));
+        let is_mod_file = matches!(m.file.file_name().and_then(|n| n.to_str()), Some("mod.rs" | "lib.rs" | "main.rs"));
         let code: String = if is_mod_file {
             // Declarations and re-exports are the folder's structure, not its dependencies.
             m.code.lines().filter(|l| !is_reexport(l)).collect::<Vec<_>>().join("\n")
@@ -381,9 +394,20 @@ fn macro_files_import_each_other_in_one_direction() {
 }
 
 #[test]
+fn every_crate_s_files_import_each_other_in_one_direction() {
+    for src in CRATES {
+        let edges = graph(src);
+        assert!(edges.len() > 1, "found only {} files under {src}", edges.len());
+        assert_acyclic(&edges, src);
+    }
+    let bench = graph(CRATES[4]);
+    assert!(bench[&PathBuf::from("pass.rs")].contains(&PathBuf::from("calls.rs")), "a bench's modules are read too");
+}
+
+#[test]
 #[ignore = "prints the graphs, for eyes"]
 fn print_graph() {
-    for src in [RUNTIME, MACROS] {
+    for src in CRATES {
         for (from, to) in graph(src) {
             println!("{} -> {:?}", from.display(), to);
         }
