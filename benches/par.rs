@@ -16,9 +16,13 @@
 //! - `bandwidth`: at 16M elements, a multi-threaded triad `b + s·c` into a
 //!   preallocated buffer (rayon, 64K-element chunks: the machine's parallel
 //!   bandwidth), the same triad into a fresh `vec![0.0; n]` (what returning a
-//!   new output costs without our huge-page advice), `par::add`, `par::sum`,
+//!   new output costs without our huge-page advice), `par::add`,
+//!   `par::add_into` (into a preallocated buffer, as the triad), `par::sum`,
 //!   `par::dot`, and their SIMD versions; `bandwidth_recycled` repeats it, last, with glibc told to keep freed
 //!   memory, so that fresh outputs reuse mapped pages;
+//! - `matvec_into`: a token loop's `matvec` at 288×288 and 768×288 (the
+//!   15M-parameter "stories" model's shapes), each backend's returning form
+//!   against its `_into` form writing one reused buffer;
 //! - `matmul1024`: `par::matmul` 1024³ against faer called directly with all
 //!   threads (`Par::rayon(0)`, into a preallocated C), bands of rows of
 //!   trueno's `gemm_blis` on rayon (what `par::matmul` ran before it called
@@ -246,8 +250,8 @@ fn bandwidth_recycled() {}
 fn bandwidth_at(group: &str) {
     let n = 1 << 24;
     let (a, b) = (data(n, 10), data(n, 11));
-    let mut out = vec![0.0f32; n];
-    let out = &mut out;
+    let (mut out, mut into_out) = (vec![0.0f32; n], vec![0.0f32; n]);
+    let (out, into_out) = (&mut out, &mut into_out);
     let m = interleave(
         group,
         21,
@@ -263,6 +267,7 @@ fn bandwidth_at(group: &str) {
                 }),
             ),
             ("par_add", Box::new(|| keep(par::add(black_box(&a), &b)))),
+            ("par_add_into", Box::new(|| par::add_into(black_box(&a), &b, into_out))),
             ("simd_add", Box::new(|| keep(simd::add(black_box(&a), &b)))),
             ("par_sum", Box::new(|| keep(par::sum(black_box(&a))))),
             ("simd_sum", Box::new(|| keep(simd::sum(black_box(&a))))),
@@ -277,11 +282,12 @@ fn bandwidth_at(group: &str) {
     println!("{group}/triad_par_fresh: {fresh:.1} GB/s (12 B/element) = {:.0}% of the triad's", 100.0 * fresh / triad);
     for (name, bytes, i) in [
         ("par_add", 12, 2),
-        ("simd_add", 12, 3),
-        ("par_sum", 4, 4),
-        ("simd_sum", 4, 5),
-        ("par_dot", 8, 6),
-        ("simd_dot", 8, 7),
+        ("par_add_into", 12, 3),
+        ("simd_add", 12, 4),
+        ("par_sum", 4, 5),
+        ("simd_sum", 4, 6),
+        ("par_dot", 8, 7),
+        ("simd_dot", 8, 8),
     ] {
         let g = gbs(bytes, m[i]);
         let against_fresh = if bytes == 12 {
@@ -293,6 +299,35 @@ fn bandwidth_at(group: &str) {
             "{group}/{name}: {g:.1} GB/s ({bytes} B/element) = {:.0}% of the triad's{against_fresh}",
             100.0 * g / triad
         );
+    }
+}
+
+/// `matvec` against `matvec_into` into one reused buffer, per backend, at a
+/// token loop's shapes: the `_into` form's time / the returning form's.
+fn matvec_into() {
+    use adaptive_kernel::ops::scalar;
+    for (m, n) in [(288usize, 288usize), (768, 288)] {
+        let (a, x) = (data(m * n, 14), data(n, 15));
+        let mut y = vec![0.0f32; m];
+        let y = &mut y;
+        let (mut y_simd, mut y_par) = (vec![0.0f32; m], vec![0.0f32; m]);
+        let (y_simd, y_par) = (&mut y_simd, &mut y_par);
+        let group = format!("matvec_into/{m}x{n}");
+        let t = interleave(
+            &group,
+            21,
+            vec![
+                ("scalar", Box::new(|| keep(scalar::matvec(black_box(&a), &x, m, n)))),
+                ("scalar_into", Box::new(|| scalar::matvec_into(black_box(&a), &x, m, n, y))),
+                ("simd", Box::new(|| keep(simd::matvec(black_box(&a), &x, m, n)))),
+                ("simd_into", Box::new(|| simd::matvec_into(black_box(&a), &x, m, n, y_simd))),
+                ("par", Box::new(|| keep(par::matvec(black_box(&a), &x, m, n)))),
+                ("par_into", Box::new(|| par::matvec_into(black_box(&a), &x, m, n, y_par))),
+            ],
+        );
+        for (name, i) in [("scalar", 0), ("simd", 2), ("par", 4)] {
+            println!("{group}: {name} _into / returning time {:.3}", t[i + 1] / t[i]);
+        }
     }
 }
 
@@ -443,11 +478,12 @@ fn main() {
     println!("machine: {} ; ops::par threads: {}", cpu.as_deref().unwrap_or("unknown CPU"), par::threads());
     // `cargo bench` passes `--bench`; any other argument names the groups to run.
     let wanted: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
-    let groups: [(&str, fn()); 7] = [
+    let groups: [(&str, fn()); 8] = [
         ("fork_join", fork_join),
         ("grain", grain),
         ("grain_matmul", grain_matmul),
         ("bandwidth", bandwidth),
+        ("matvec_into", matvec_into),
         ("matmul1024", matmul1024),
         ("matmul_1t", matmul_1t),
         ("bandwidth_recycled", bandwidth_recycled),

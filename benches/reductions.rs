@@ -8,9 +8,22 @@
 //!   source order: what the SIMD variant ran before the rewrite);
 //! - `reductions_matvec`: an index-loop matrix–vector product at the shapes of
 //!   a stories15M layer (288×288, 768×288) and of its classifier (32000×288);
-//! - `reductions_chain`: `zip`–`map`–`sum` and `fold(f32::max)` at 100K.
+//! - `reductions_chain`: `zip`–`map`–`sum` and `fold(f32::max)` at 100K;
+//! - `reductions_kmeans`: the assignment step of k-means as usually written
+//!   (rows as sub-slices, the distance loop nested in loops that branch and
+//!   store), 4,096 points, 16 centroids, 4 to 100 dimensions (issue #23);
+//! - `reductions_nbody`: the force loop of an n-body step as usually written
+//!   (tuple lets, three accumulators, `sqrt` and a division per pair), 256
+//!   and 2,048 bodies (issue #23).
 //!
-//! `cargo bench --bench reductions`; about a minute.
+//! The last two compare four builds: `scalar`; `simd` (the rewrite);
+//! `simd_exact`, the same body with `exact` (the body as written compiled for
+//! this CPU: what the SIMD variant ran before these shapes were recognised);
+//! and `hand`, the loop written with explicit lanes by hand (`as_chunks`, a
+//! pairwise fold), also run as an `exact` kernel's SIMD variant so that it is
+//! compiled for the same instruction set.
+//!
+//! `cargo bench --bench reductions`; about two minutes.
 
 // `criterion_group!` defines an undocumented public function.
 #![allow(missing_docs)]
@@ -62,6 +75,155 @@ fn dot_chain(a: &[f32], b: &[f32]) -> f32 {
 #[adaptive_kernel(complexity = "Medium")]
 fn peak(x: &[f32]) -> f32 {
     x.iter().copied().fold(f32::NEG_INFINITY, f32::max)
+}
+
+/// The k-means assignment step as usually written, under `#[adaptive_kernel]` (plus an optional
+/// key such as `exact`): nearest centroid of each of `n` points; points and centroids are rows of `d`.
+macro_rules! kmeans_kernel {
+    ($name:ident $(, $key:ident)?) => {
+        #[adaptive_kernel(complexity = "High", size = n * k * d $(, $key)?)]
+        fn $name(pts: &[f32], cent: &[f32], assign: &mut [usize], n: usize, k: usize, d: usize) {
+            for i in 0..n {
+                let p = &pts[i * d..(i + 1) * d];
+                let mut best = f32::MAX;
+                let mut bi = 0;
+                for c in 0..k {
+                    let q = &cent[c * d..(c + 1) * d];
+                    let mut dist = 0.0;
+                    for j in 0..d {
+                        let t = p[j] - q[j];
+                        dist += t * t;
+                    }
+                    if dist < best {
+                        best = dist;
+                        bi = c;
+                    }
+                }
+                assign[i] = bi;
+            }
+        }
+    };
+}
+
+kmeans_kernel!(kmeans);
+kmeans_kernel!(kmeans_exact, exact);
+
+/// `kmeans` with its distance in 8 explicit lanes (one 256-bit vector), folded pairwise.
+#[adaptive_kernel(complexity = "High", size = n * k * d, exact)]
+fn kmeans_hand(pts: &[f32], cent: &[f32], assign: &mut [usize], n: usize, k: usize, d: usize) {
+    for i in 0..n {
+        let p = &pts[i * d..(i + 1) * d];
+        let (pc, pr) = p.as_chunks::<8>();
+        let mut best = f32::MAX;
+        let mut bi = 0;
+        for c in 0..k {
+            let q = &cent[c * d..(c + 1) * d];
+            let (qc, qr) = q.as_chunks::<8>();
+            let mut acc = [0.0f32; 8];
+            for (a, b) in pc.iter().zip(qc) {
+                for l in 0..8 {
+                    let t = a[l] - b[l];
+                    acc[l] += t * t;
+                }
+            }
+            let mut dist = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+            for (a, b) in pr.iter().zip(qr) {
+                let t = a - b;
+                dist += t * t;
+            }
+            if dist < best {
+                best = dist;
+                bi = c;
+            }
+        }
+        assign[i] = bi;
+    }
+}
+
+/// The force loop of an n-body step as usually written, under `#[adaptive_kernel]` (plus an
+/// optional key): softened accelerations of `x.len()` bodies, all pairs.
+macro_rules! nbody_kernel {
+    ($name:ident $(, $key:ident)?) => {
+        #[adaptive_kernel(complexity = "High", size = x.len() * x.len() $(, $key)?)]
+        #[allow(clippy::too_many_arguments)]
+        fn $name(x: &[f32], y: &[f32], z: &[f32], m: &[f32], ax: &mut [f32], ay: &mut [f32], az: &mut [f32], eps: f32) {
+            let n = x.len();
+            for i in 0..n {
+                let (xi, yi, zi) = (x[i], y[i], z[i]);
+                let (mut fx, mut fy, mut fz) = (0.0f32, 0.0f32, 0.0f32);
+                for j in 0..n {
+                    let dx = x[j] - xi;
+                    let dy = y[j] - yi;
+                    let dz = z[j] - zi;
+                    let r2 = dx * dx + dy * dy + dz * dz + eps;
+                    let inv = 1.0 / (r2 * r2.sqrt());
+                    fx += dx * inv * m[j];
+                    fy += dy * inv * m[j];
+                    fz += dz * inv * m[j];
+                }
+                ax[i] = fx;
+                ay[i] = fy;
+                az[i] = fz;
+            }
+        }
+    };
+}
+
+nbody_kernel!(nbody);
+nbody_kernel!(nbody_exact, exact);
+
+/// `nbody` with its force loop in 16 explicit lanes per component, folded pairwise.
+#[adaptive_kernel(complexity = "High", size = x.len() * x.len(), exact)]
+#[allow(clippy::too_many_arguments)]
+fn nbody_hand(x: &[f32], y: &[f32], z: &[f32], m: &[f32], ax: &mut [f32], ay: &mut [f32], az: &mut [f32], eps: f32) {
+    const L: usize = 16;
+    fn fold(mut a: [f32; L]) -> f32 {
+        let mut w = L;
+        while w > 1 {
+            w /= 2;
+            for l in 0..w {
+                a[l] += a[l + w];
+            }
+        }
+        a[0]
+    }
+    let n = x.len();
+    let (xc, _) = x[..n].as_chunks::<L>();
+    let (yc, _) = y[..n].as_chunks::<L>();
+    let (zc, _) = z[..n].as_chunks::<L>();
+    let (mc, _) = m[..n].as_chunks::<L>();
+    let whole = xc.len() * L;
+    for i in 0..n {
+        let (xi, yi, zi) = (x[i], y[i], z[i]);
+        let (mut fx, mut fy, mut fz) = ([0.0f32; L], [0.0f32; L], [0.0f32; L]);
+        for c in 0..xc.len() {
+            let (xs, ys, zs, ms) = (&xc[c], &yc[c], &zc[c], &mc[c]);
+            for l in 0..L {
+                let dx = xs[l] - xi;
+                let dy = ys[l] - yi;
+                let dz = zs[l] - zi;
+                let r2 = dx * dx + dy * dy + dz * dz + eps;
+                let inv = 1.0 / (r2 * r2.sqrt());
+                fx[l] += dx * inv * ms[l];
+                fy[l] += dy * inv * ms[l];
+                fz[l] += dz * inv * ms[l];
+            }
+        }
+        let (mut sx, mut sy, mut sz) = (fold(fx), fold(fy), fold(fz));
+        for j in whole..n {
+            let dx = x[j] - xi;
+            let dy = y[j] - yi;
+            let dz = z[j] - zi;
+            let r2 = dx * dx + dy * dy + dz * dz + eps;
+            let inv = 1.0 / (r2 * r2.sqrt());
+            sx += dx * inv * m[j];
+            sy += dy * inv * m[j];
+            sz += dz * inv * m[j];
+        }
+        ax[i] = sx;
+        ay[i] = sy;
+        az[i] = sz;
+    }
 }
 
 /// `n` pseudo-random values in [−1, 1).
@@ -118,13 +280,67 @@ fn bench_chain(c: &mut Criterion) {
     g.finish();
 }
 
+fn bench_kmeans(c: &mut Criterion) {
+    let mut g = settings(c, "reductions_kmeans");
+    let (n, k) = (4096, 16);
+    for d in [4, 16, 32, 100] {
+        let (pts, cent) = (data(n * d, 9), data(k * d, 10));
+        let mut assign = vec![0; n];
+        g.throughput(Throughput::Elements((n * k * d) as u64));
+        let label = format!("d{d}");
+        g.bench_function(BenchmarkId::new("scalar", &label), |bench| {
+            bench.iter(|| kmeans::scalar(black_box(&pts), &cent, &mut assign, n, k, d))
+        });
+        g.bench_function(BenchmarkId::new("simd", &label), |bench| {
+            bench.iter(|| kmeans::simd(black_box(&pts), &cent, &mut assign, n, k, d))
+        });
+        g.bench_function(BenchmarkId::new("simd_exact", &label), |bench| {
+            bench.iter(|| kmeans_exact::simd(black_box(&pts), &cent, &mut assign, n, k, d))
+        });
+        g.bench_function(BenchmarkId::new("hand", &label), |bench| {
+            bench.iter(|| kmeans_hand::simd(black_box(&pts), &cent, &mut assign, n, k, d))
+        });
+    }
+    g.finish();
+}
+
+fn bench_nbody(c: &mut Criterion) {
+    let mut g = settings(c, "reductions_nbody");
+    for n in [256, 2048] {
+        let (x, y, z, m) = (data(n, 11), data(n, 12), data(n, 13), data(n, 14));
+        let (mut ax, mut ay, mut az) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        g.throughput(Throughput::Elements((n * n) as u64));
+        g.bench_function(BenchmarkId::new("scalar", n), |bench| {
+            bench.iter(|| nbody::scalar(black_box(&x), &y, &z, &m, &mut ax, &mut ay, &mut az, 0.01))
+        });
+        g.bench_function(BenchmarkId::new("simd", n), |bench| {
+            bench.iter(|| nbody::simd(black_box(&x), &y, &z, &m, &mut ax, &mut ay, &mut az, 0.01))
+        });
+        g.bench_function(BenchmarkId::new("simd_exact", n), |bench| {
+            bench.iter(|| nbody_exact::simd(black_box(&x), &y, &z, &m, &mut ax, &mut ay, &mut az, 0.01))
+        });
+        g.bench_function(BenchmarkId::new("hand", n), |bench| {
+            bench.iter(|| nbody_hand::simd(black_box(&x), &y, &z, &m, &mut ax, &mut ay, &mut az, 0.01))
+        });
+    }
+    g.finish();
+}
+
 /// The routed calls, once each: they exist for users, and an unused kernel warns.
 fn routed(_: &mut Criterion) {
     let (a, b) = (data(64, 7), data(64, 8));
     let mut out = vec![0.0; 8];
     black_box((dot(&a, &b), dot_exact(&a, &b), dot_chain(&a, &b), peak(&a)));
     matvec(&mut out, &a[..8], &b, 8, 8);
+    let mut assign = vec![0; 4];
+    kmeans(&a[..16], &b[..8], &mut assign, 4, 2, 4);
+    kmeans_exact(&a[..16], &b[..8], &mut assign, 4, 2, 4);
+    kmeans_hand(&a[..16], &b[..8], &mut assign, 4, 2, 4);
+    let (mut ax, mut ay, mut az) = (vec![0.0; 16], vec![0.0; 16], vec![0.0; 16]);
+    nbody(&a[..16], &a[16..32], &a[32..48], &b[..16], &mut ax, &mut ay, &mut az, 0.01);
+    nbody_exact(&a[..16], &a[16..32], &a[32..48], &b[..16], &mut ax, &mut ay, &mut az, 0.01);
+    nbody_hand(&a[..16], &a[16..32], &a[32..48], &b[..16], &mut ax, &mut ay, &mut az, 0.01);
 }
 
-criterion_group!(benches, bench_dot, bench_matvec, bench_chain, routed);
+criterion_group!(benches, bench_dot, bench_matvec, bench_chain, bench_kmeans, bench_nbody, routed);
 criterion_main!(benches);

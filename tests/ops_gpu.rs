@@ -1,5 +1,8 @@
 //! The GPU op backend agrees with the scalar reference, op by op.
 //!
+//! Every `_into` form gives its returning form's bits, over all of a stale
+//! `out`, and an `out` of the wrong length panics with Scalar's message.
+//!
 //! These tests need a device: on a machine without a GPU run them with
 //! `ADAPTIVE_KERNEL_GPU=software` and Mesa's lavapipe installed (what
 //! `scripts/test` does). Without a usable device they FAIL, naming the
@@ -398,6 +401,60 @@ fn values(len: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
+// ---------------------------------------------------------------- the `_into` forms
+
+/// A signalling NaN: arithmetic only ever makes quiet ones, and the inputs hold none.
+const STALE: u32 = 0x7FA5_A5A5;
+
+/// `into` over a stale `out` of `want`'s length writes `want`'s bits, twice in a row.
+fn assert_twin(what: &str, want: Vec<f32>, into: impl Fn(&mut [f32])) {
+    let mut out = vec![f32::from_bits(STALE); want.len()];
+    for call in ["first", "second"] {
+        into(&mut out);
+        for (i, (w, g)) in want.iter().zip(&out).enumerate() {
+            assert!(w.to_bits() == g.to_bits(), "{what} ({call} call): [{i}] returning {w:e}, _into {g:e}");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(config(16))]
+
+    #[test]
+    fn into_forms_give_the_returning_forms_bits((a, b) in pair_of(any_value()), s in any_value()) {
+        if !gpu_or_skip() { return Ok(()); }
+        assert_twin("add", gpu::add(&a, &b), |o| gpu::add_into(&a, &b, o));
+        assert_twin("sub", gpu::sub(&a, &b), |o| gpu::sub_into(&a, &b, o));
+        assert_twin("mul", gpu::mul(&a, &b), |o| gpu::mul_into(&a, &b, o));
+        assert_twin("div", gpu::div(&a, &b), |o| gpu::div_into(&a, &b, o));
+        assert_twin("scale", gpu::scale(&a, s), |o| gpu::scale_into(&a, s, o));
+        assert_twin("relu", gpu::relu(&a), |o| gpu::relu_into(&a, o));
+        assert_twin("exp", gpu::exp(&a), |o| gpu::exp_into(&a, o));
+        assert_twin("sigmoid", gpu::sigmoid(&a), |o| gpu::sigmoid_into(&a, o));
+        assert_twin("tanh", gpu::tanh(&a), |o| gpu::tanh_into(&a, o));
+        assert_twin("gelu", gpu::gelu(&a), |o| gpu::gelu_into(&a, o));
+        assert_twin("softmax", gpu::softmax(&a), |o| gpu::softmax_into(&a, o));
+        assert_still_on_device();
+    }
+
+    #[test]
+    fn matrix_into_forms_give_the_returning_forms_bits((m, n, k) in (dims(40), dims(40), dims(40)), seed in any::<u64>()) {
+        if !gpu_or_skip() { return Ok(()); }
+        let a = values(m * k, seed);
+        let b = values(k * n, seed.rotate_left(17));
+        let x = values(k, seed.rotate_left(9));
+        assert_twin("matmul", gpu::matmul(&a, &b, m, n, k), |o| gpu::matmul_into(&a, &b, m, n, k, o));
+        assert_twin("matvec", gpu::matvec(&a, &x, m, k), |o| gpu::matvec_into(&a, &x, m, k, o));
+        assert_twin("transpose", gpu::transpose(&a, m, k), |o| gpu::transpose_into(&a, m, k, o));
+        let (krows, kcols) = ((n % 4).max(1), (k % 3).max(1));
+        let kernel = values(krows * kcols, seed.rotate_left(5));
+        assert_twin("conv2d", gpu::conv2d(&a, &kernel, m, k, krows, kcols), |o| {
+            gpu::conv2d_into(&a, &kernel, m, k, krows, kcols, o)
+        });
+        assert_still_on_device();
+    }
+}
+
 // ---------------------------------------------------------------- conventions
 
 #[test]
@@ -416,6 +473,16 @@ fn empty_inputs_give_the_conventions() {
     assert_eq!(gpu::matmul(&[], &[1.0, 2.0], 0, 2, 1), Vec::<f32>::new());
     assert_eq!(gpu::matvec(&[], &[], 3, 0), vec![0.0; 3]);
     assert!(gpu::conv2d(&[1.0; 4], &[1.0; 9], 2, 2, 3, 3).is_empty());
+    let mut none: [f32; 0] = [];
+    gpu::add_into(e, e, &mut none);
+    gpu::softmax_into(e, &mut none);
+    gpu::conv2d_into(&[1.0; 4], &[1.0; 9], 2, 2, 3, 3, &mut none);
+    let mut c = [7.0f32; 6];
+    gpu::matmul_into(&[], &[], 2, 3, 0, &mut c);
+    assert_eq!(c, [0.0; 6], "k = 0 writes zeros");
+    let mut y = [7.0f32; 3];
+    gpu::matvec_into(&[], &[], 3, 0, &mut y);
+    assert_eq!(y, [0.0; 3], "n = 0 writes zeros");
 }
 
 fn panic_message(f: impl FnOnce()) -> String {
@@ -461,6 +528,36 @@ fn shape_mismatches_panic_like_scalar() {
         let (g, s) = (panic_message(|| call(true)), panic_message(|| call(false)));
         assert_eq!(g, s, "{what}");
         assert!(g.contains(what.split(' ').next().unwrap()), "{what}: {g}");
+    }
+}
+
+#[test]
+fn wrong_out_lengths_panic_like_scalar() {
+    let (a, m) = (vec![1.0f32; 6], vec![1.0f32; 6]);
+    let out = |n: usize| vec![0.0f32; n];
+    let cases: Vec<(&str, EitherCall<'_>)> = vec![
+        ("add out", Box::new(|g| either!(g, add_into(&a, &a, &mut out(5))))),
+        ("sub out", Box::new(|g| either!(g, sub_into(&a, &a, &mut out(7))))),
+        ("mul out", Box::new(|g| either!(g, mul_into(&a, &a, &mut out(0))))),
+        ("div out", Box::new(|g| either!(g, div_into(&a, &a, &mut out(12))))),
+        ("scale out", Box::new(|g| either!(g, scale_into(&a, 2.0, &mut out(5))))),
+        ("relu out", Box::new(|g| either!(g, relu_into(&a, &mut out(5))))),
+        ("exp out", Box::new(|g| either!(g, exp_into(&a, &mut out(5))))),
+        ("sigmoid out", Box::new(|g| either!(g, sigmoid_into(&a, &mut out(5))))),
+        ("tanh out", Box::new(|g| either!(g, tanh_into(&a, &mut out(5))))),
+        ("gelu out", Box::new(|g| either!(g, gelu_into(&a, &mut out(5))))),
+        ("softmax out", Box::new(|g| either!(g, softmax_into(&a, &mut out(5))))),
+        ("softmax out of an empty input", Box::new(|g| either!(g, softmax_into(&[], &mut out(1))))),
+        ("matmul out", Box::new(|g| either!(g, matmul_into(&a, &m, 2, 2, 3, &mut out(5))))),
+        ("matmul out, k = 0", Box::new(|g| either!(g, matmul_into(&[], &[], 2, 2, 0, &mut out(3))))),
+        ("matvec out", Box::new(|g| either!(g, matvec_into(&a, &m[..3], 2, 3, &mut out(3))))),
+        ("transpose out", Box::new(|g| either!(g, transpose_into(&a, 2, 3, &mut out(5))))),
+        ("conv2d out", Box::new(|g| either!(g, conv2d_into(&a, &m[..4], 2, 3, 2, 2, &mut out(3))))),
+    ];
+    for (what, call) in &cases {
+        let (g, s) = (panic_message(|| call(true)), panic_message(|| call(false)));
+        assert_eq!(g, s, "{what}");
+        assert!(g.starts_with(&format!("{}: ", what.split(' ').next().unwrap())), "{what}: {g}");
     }
 }
 

@@ -1,6 +1,7 @@
 //! Closed-form checks that do not trust any of our code: each op, in Scalar
 //! and in every SIMD and Parallel variant, against a value known independently (integer
-//! sums, hand-computed products, identities, known function values).
+//! sums, hand-computed products, identities, known function values); and the
+//! `_into` forms' empty conventions.
 
 mod ops_common;
 
@@ -64,6 +65,20 @@ fn empty_inputs_follow_the_conventions() {
             Vec::<f32>::new(),
             "{imp:?}: kernel larger than input"
         );
+        // The `_into` forms: empty outputs stay empty, and zero-depth products write zeros
+        // over whatever `out` held.
+        let mut none: [f32; 0] = [];
+        imp.add_into(&[], &[], &mut none);
+        imp.exp_into(&[], &mut none);
+        imp.softmax_into(&[], &mut none);
+        imp.transpose_into(&[], 0, 5, &mut none);
+        imp.conv2d_into(&[1.0; 4], &[1.0; 9], 2, 2, 3, 3, &mut none);
+        let mut c = [7.0f32; 6];
+        imp.matmul_into(&[], &[], 2, 3, 0, &mut c);
+        assert_eq!(c, [0.0; 6], "{imp:?}: k = 0 writes zeros");
+        let mut y = [7.0f32; 3];
+        imp.matvec_into(&[], &[], 3, 0, &mut y);
+        assert_eq!(y, [0.0; 3], "{imp:?}: n = 0 writes zeros");
     }
 }
 

@@ -7,6 +7,8 @@
 //! one-column, depth-1 and empty shapes too, and gives the same bits on
 //! every call at a thread count, calls at once included; the other ops give
 //! SIMD's bits; shape mismatches panic with Scalar's message;
+//! every `_into` form gives its returning form's bits, small and split, and an
+//! `out` of the wrong length panics with Scalar's message;
 //! calls from inside rayon tasks and from many threads at once finish without
 //! forking again; `ADAPTIVE_KERNEL_THREADS` and `RAYON_NUM_THREADS` pick the
 //! thread count, and a bad value is reported once and ignored.
@@ -19,7 +21,7 @@ use std::time::Duration;
 
 use adaptive_kernel::ops::par::{self, Grain};
 use adaptive_kernel::ops::simd;
-use ops_common::props::{self, agree, big_vector, mismatch, same};
+use ops_common::props::{self, agree, big_vector, mismatch, same, twins};
 use ops_common::Impl;
 use proptest::prelude::*;
 
@@ -81,6 +83,22 @@ proptest! {
     fn small_conv2d_is_exact((input, kernel, rows, cols, krows, kcols) in props::conv2d_case()) {
         agree::conv2d_is_exact(&Impl::par_all(), (&input, &kernel, rows, cols, krows, kcols))?;
     }
+
+    #[test]
+    fn small_into_forms_give_the_returning_forms_bits(
+        (a, b) in props::two(37),
+        s in prop_oneof![props::finite(37), props::special()],
+        (ma, mb, m, n, k) in props::matmul_case(),
+        (va, x, vm, vn) in props::matvec_case(),
+        (input, kernel, rows, cols, krows, kcols) in props::conv2d_case(),
+    ) {
+        let imps = Impl::par_all();
+        twins::elementwise(&imps, &a, &b, s)?;
+        twins::matmul(&imps, (&ma, &mb, m, n, k))?;
+        twins::matvec(&imps, (&va, &x, vm, vn))?;
+        twins::transpose(&imps, &va, vm, vn)?;
+        twins::conv2d(&imps, (&input, &kernel, rows, cols, krows, kcols))?;
+    }
 }
 
 // Inputs of several chunks: the split paths.
@@ -94,6 +112,7 @@ proptest! {
         agree::scale_is_exact(&imps, &a, s)?;
         agree::relu_is_exact(&imps, &a)?;
         agree::axpy_is_exact(&imps, s, &a, &b)?;
+        twins::stream(&imps, &a, &b, s)?;
     }
 
     #[test]
@@ -102,6 +121,7 @@ proptest! {
         agree::exp_sigmoid_tanh_within_a_few_ulp(&imps, &a)?;
         agree::gelu_within_tanh_error(&imps, &a)?;
         agree::softmax_within_relative_tolerance(&imps, &a)?;
+        twins::transcendental(&imps, &a)?;
     }
 
     #[test]
@@ -176,6 +196,7 @@ proptest! {
         (big_vector(m * k, 16), big_vector(k * n, 16), Just(m), Just(n), Just(k))
     })) {
         agree::matmul_within_summation_bound(&Impl::par_all(), (&a, &b, m, n, k))?;
+        twins::matmul(&Impl::par_all(), (&a, &b, m, n, k))?;
     }
 
     #[test]
@@ -185,9 +206,10 @@ proptest! {
         let imps = Impl::par_all();
         agree::matvec_within_summation_bound(&imps, (&a, &x, m, n))?;
         let want = simd::matvec(&a, &x, m, n);
-        for imp in imps {
+        for &imp in &imps {
             props::exact_vec("matvec", imp, &want, &imp.matvec(&a, &x, m, n))?;
         }
+        twins::matvec(&imps, (&a, &x, m, n))?;
     }
 
     #[test]
@@ -195,6 +217,7 @@ proptest! {
         .prop_flat_map(|(r, c)| (big_vector(r * c, 37), Just(r), Just(c)))
     ) {
         agree::transpose_is_exact(&Impl::par_all(), &a, rows, cols)?;
+        twins::transpose(&Impl::par_all(), &a, rows, cols)?;
     }
 
     #[test]
@@ -207,6 +230,7 @@ proptest! {
         .prop_flat_map(|(rows, cols, kr, kc)| (big_vector(rows * cols, 16), big_vector(kr * kc, 16), Just(rows), Just(cols), Just(kr), Just(kc)))
     ) {
         agree::conv2d_is_exact(&Impl::par_all(), (&input, &kernel, rows, cols, krows, kcols))?;
+        twins::conv2d(&Impl::par_all(), (&input, &kernel, rows, cols, krows, kcols))?;
     }
 }
 
@@ -221,6 +245,11 @@ proptest! {
     #[test]
     fn matrix_shape_mismatches_panic_like_scalar(mnk in (0usize..6, 0usize..6, 0usize..6), which in 0usize..3, extra in 1usize..4) {
         mismatch::matrix_shapes_panic_like_scalar(&Impl::par_all(), mnk, which, extra)?;
+    }
+
+    #[test]
+    fn wrong_out_lengths_panic_like_scalar(mnk in (0usize..6, 0usize..6, 0usize..6), extra in 1usize..4, shorter in any::<bool>()) {
+        mismatch::wrong_out_lengths_panic_like_scalar(&Impl::par_all(), mnk, extra, shorter)?;
     }
 }
 

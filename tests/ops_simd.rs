@@ -6,11 +6,13 @@
 //!
 //! The properties and their tolerances are in `ops_common/props.rs`, shared
 //! with the other backends. Shape mismatches panic with Scalar's message in
-//! every SIMD variant.
+//! every SIMD variant. Every `_into` form, in Scalar and in every SIMD
+//! variant, gives its returning form's bits and overwrites all of `out`, and
+//! an `out` of the wrong length panics with Scalar's message.
 
 mod ops_common;
 
-use ops_common::props::{self, agree, mismatch};
+use ops_common::props::{self, agree, mismatch, twins};
 use ops_common::Impl;
 use proptest::prelude::*;
 
@@ -116,6 +118,42 @@ proptest! {
         extra in 1usize..4,
     ) {
         mismatch::matrix_shapes_panic_like_scalar(&Impl::simd_all(), mnk, which, extra)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn into_forms_give_the_returning_forms_bits((a, b) in props::two(37), s in prop_oneof![props::finite(37), props::special()]) {
+        twins::elementwise(&Impl::scalar_and_simd(), &a, &b, s)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::with_cases(32) })]
+
+    #[test]
+    fn matrix_into_forms_give_the_returning_forms_bits(
+        (a, b, m, n, k) in props::matmul_case(),
+        (ma, x, mm, mn) in props::matvec_case(),
+        (t, rows, cols) in props::transpose_case(),
+        (input, kernel, irows, icols, krows, kcols) in props::conv2d_case(),
+    ) {
+        let imps = Impl::scalar_and_simd();
+        twins::matmul(&imps, (&a, &b, m, n, k))?;
+        twins::matvec(&imps, (&ma, &x, mm, mn))?;
+        twins::transpose(&imps, &t, rows, cols)?;
+        twins::conv2d(&imps, (&input, &kernel, irows, icols, krows, kcols))?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::with_cases(24) })]
+
+    #[test]
+    fn wrong_out_lengths_panic_like_scalar(mnk in (0usize..6, 0usize..6, 0usize..6), extra in 1usize..4, shorter in any::<bool>()) {
+        mismatch::wrong_out_lengths_panic_like_scalar(&Impl::simd_all(), mnk, extra, shorter)?;
     }
 }
 

@@ -3,11 +3,16 @@
 //! `adaptive_kernel::tolerance` states, for every rewritten idiom: index loops,
 //! slice and `zip` loops, `.sum()`, `.product()`, `zip`–`map`–`sum`, `fold`
 //! with `f32::max`/`f32::min` (as paths and as closures) and `+`, `max`/`min`
-//! loops, in both widths, several accumulators, a matrix–vector product.
+//! loops, in both widths, several accumulators, a matrix–vector product; and
+//! the shapes of numerical code as usually written: temporaries from rows
+//! taken as sub-slices (`&x[a..b]`, `split_at`, `chunks`), accumulators
+//! declared in a tuple, float methods, `continue` guards, reductions nested in
+//! loops that store (k-means distances, n-body forces).
 //!
-//! Inputs cover empty and one-element slices, every remainder of the lane
-//! width (32 for `f32`, 16 for `f64`), NaN, ±∞ and magnitudes from 1e-20 to
-//! 1e20. Each kernel's `KERNEL.spec().loops` is checked to say "rewritten", so
+//! Inputs cover empty and one-element slices, every remainder of the wide lane
+//! width (32 for `f32`, 16 for `f64`) and of the narrow one (8, 4), lengths
+//! around where the wide level starts (4 wide chunks), NaN, ±∞ and magnitudes
+//! from 1e-20 to 1e20. Each kernel's `KERNEL.spec().loops` is checked to say "rewritten", so
 //! the comparisons are between two different orders, not one body with itself;
 //! `a_rewritten_sum_really_regroups` shows the SIMD result differing from the
 //! Scalar one where rounding must differ.
@@ -189,6 +194,170 @@ fn exp_sum(x: &mut [f32]) -> f32 {
     s
 }
 
+/// Squared distance of `p` to each row of `rows`: k-means' inner loop over a row taken as a sub-slice.
+#[adaptive_kernel(complexity = "Medium")]
+fn row_distances(p: &[f32], rows: &[f32], out: &mut [f32]) {
+    let d = p.len();
+    for c in 0..out.len() {
+        let q = &rows[c * d..(c + 1) * d];
+        let mut dist = 0.0;
+        for j in 0..d {
+            let t = p[j] - q[j];
+            dist += t * t;
+        }
+        out[c] = dist;
+    }
+}
+
+/// Two-dimensional pairwise forces: tuple lets, float methods, a self-skip guard.
+#[adaptive_kernel(complexity = "High", size = x.len() * x.len())]
+fn forces(x: &[f32], y: &[f32], m: &[f32], fx_out: &mut [f32], fy_out: &mut [f32], eps: f32) {
+    let n = x.len();
+    for i in 0..n {
+        let (xi, yi) = (x[i], y[i]);
+        let (mut fx, mut fy) = (0.0f32, 0.0f32);
+        for j in 0..n {
+            if i == j {
+                continue;
+            }
+            let dx = x[j] - xi;
+            let dy = y[j] - yi;
+            let r2 = dx * dx + dy * dy + eps;
+            let inv = 1.0 / (r2 * r2.sqrt());
+            fx += dx * inv * m[j];
+            fy += dy * inv * m[j];
+        }
+        fx_out[i] = fx;
+        fy_out[i] = fy;
+    }
+}
+
+/// Three sums declared in one tuple, two of them typed by what they accumulate.
+#[adaptive_kernel(complexity = "Medium")]
+fn three_sums(a: &[f32], b: &[f32]) -> (f32, f32, f32) {
+    let (mut ab, mut aa, mut bb) = (0.0f32, 0.0, 0.0);
+    for (x, y) in a.iter().zip(b) {
+        ab += x * y;
+        aa += x * x;
+        bb += y * y;
+    }
+    (ab, aa, bb)
+}
+
+/// The halves of `x` from `split_at`, multiplied element by element and summed.
+#[adaptive_kernel(complexity = "Medium")]
+fn halves_dot(x: &[f64]) -> f64 {
+    let (lo, hi) = x.split_at(x.len() / 2);
+    let mut s = 0.0;
+    for i in 0..lo.len() {
+        s += lo[i] * hi[i];
+    }
+    s
+}
+
+/// The sum of each row of `d` (the last one shorter), rows from `chunks`.
+#[adaptive_kernel(complexity = "Medium")]
+fn row_sums(x: &[f32], d: usize) -> Vec<f32> {
+    let mut out = Vec::new();
+    for row in x.chunks(d) {
+        let mut s = 0.0;
+        for v in row {
+            s += v;
+        }
+        out.push(s);
+    }
+    out
+}
+
+/// A softmax's maximum and denominator, in `f64`: a temporary from `exp`.
+#[adaptive_kernel(complexity = "Medium")]
+fn max_and_denominator(x: &[f64]) -> (f64, f64) {
+    let mut m = f64::NEG_INFINITY;
+    for &v in x {
+        m = m.max(v);
+    }
+    let mut z = 0.0;
+    for &v in x {
+        let e = (v - m).exp();
+        z += e;
+    }
+    (m, z)
+}
+
+/// The sum of squares from `from` on: an iterator chain over a sub-slice.
+#[adaptive_kernel(complexity = "Medium")]
+fn tail_sum_sq(x: &[f32], from: usize) -> f32 {
+    let tail = &x[from..];
+    tail.iter().map(|v| v * v).sum::<f32>()
+}
+
+/// A guard after a temporary: doubled values beyond `limit` are skipped.
+#[adaptive_kernel(complexity = "Medium")]
+fn clipped_sum_sq(x: &[f32], limit: f32) -> f32 {
+    let mut s = 0.0f32;
+    for i in 0..x.len() {
+        let v = x[i] * 2.0;
+        if v.abs() > limit {
+            continue;
+        }
+        s += v * v;
+    }
+    s
+}
+
+/// The potential at each body from all others, over `enumerate` with reads of `m` at the index.
+#[adaptive_kernel(complexity = "High", size = x.len() * x.len())]
+fn potentials(x: &[f32], m: &[f32], out: &mut [f32]) {
+    for i in 0..out.len() {
+        let xi = x[i];
+        let mut phi = 0.0;
+        for (j, &xj) in x.iter().enumerate() {
+            if j == i {
+                continue;
+            }
+            phi -= m[j] / ((xj - xi).abs() + 0.5);
+        }
+        out[i] = phi;
+    }
+}
+
+/// Finite pairs only, accumulated in `f64`: predicates in the condition, `f64::from` in the term.
+#[adaptive_kernel(complexity = "Medium")]
+fn finite_dot_f64(a: &[f32], b: &[f32]) -> f64 {
+    let mut s = 0.0_f64;
+    for (x, y) in a.iter().zip(b) {
+        if x.is_finite() && y.is_finite() {
+            s += f64::from(*x) * f64::from(*y);
+        }
+    }
+    s
+}
+
+/// A squared distance whose `map` closure is a block with a `let`.
+#[adaptive_kernel(complexity = "Medium")]
+fn sq_dist_chain(a: &[f32], b: &[f32]) -> f32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| {
+            let d = x - y;
+            d * d
+        })
+        .sum()
+}
+
+/// The index rebound in the body: `x[i]` is read at the mirrored position, not the loop's.
+#[adaptive_kernel(complexity = "Medium")]
+fn mirrored_dot(x: &[f32], y: &[f32]) -> f32 {
+    let n = x.len().min(y.len());
+    let mut s = 0.0f32;
+    for i in 0..n {
+        let a = y[i];
+        let i = n - 1 - i;
+        s += a * x[i];
+    }
+    s
+}
+
 const LAST_LINE: u32 = line!();
 
 // ---- the reports --------------------------------------------------------------------------------
@@ -221,6 +390,18 @@ fn every_idiom_is_reported_rewritten() {
     rewritten(sum_f64_chain::KERNEL.spec().loops, &["iter.sum()"]);
     rewritten(stats::KERNEL.spec().loops, &["for iter +="]);
     rewritten(matvec::KERNEL.spec().loops, &["for range +="]);
+    rewritten(row_distances::KERNEL.spec().loops, &["for range +="]);
+    rewritten(forces::KERNEL.spec().loops, &["for range +="]);
+    rewritten(three_sums::KERNEL.spec().loops, &["for zip +="]);
+    rewritten(halves_dot::KERNEL.spec().loops, &["for range +="]);
+    rewritten(row_sums::KERNEL.spec().loops, &["for iter +="]);
+    rewritten(max_and_denominator::KERNEL.spec().loops, &["for iter max", "for iter +="]);
+    rewritten(tail_sum_sq::KERNEL.spec().loops, &["iter.sum()"]);
+    rewritten(clipped_sum_sq::KERNEL.spec().loops, &["for range +="]);
+    rewritten(potentials::KERNEL.spec().loops, &["for enumerate +="]);
+    rewritten(finite_dot_f64::KERNEL.spec().loops, &["for zip +="]);
+    rewritten(sq_dist_chain::KERNEL.spec().loops, &["zip.sum()"]);
+    rewritten(mirrored_dot::KERNEL.spec().loops, &["for range +="]);
 }
 
 #[test]
@@ -246,6 +427,16 @@ fn a_rewritten_sum_really_regroups() {
     assert_eq!(dot_index::simd(&x, &ones), 1e8 + 992.0);
     assert_eq!(dot_exact::simd(&x, &ones), 1e8);
     assert_eq!(sum_chain::simd(&x), 1e8 + 992.0);
+    // Below 4 wide chunks the narrow level takes them: 1e8 then 63 ones in 8 lanes keep 7 × 8.
+    assert_eq!(dot_index::scalar(&x[..64], &ones[..64]), 1e8);
+    assert_eq!(dot_index::simd(&x[..64], &ones[..64]), 1e8 + 56.0);
+    // 127 elements: 15 narrow chunks, then 7 in order (all lost beside 1e8).
+    assert_eq!(dot_index::simd(&x[..127], &ones[..127]), 1e8 + 14.0 * 8.0);
+    // In f64 (spacing 2 at 1e16) with 4-lane narrow chunks: 40 elements, 10 per lane, lanes 1 to 3 keep theirs.
+    let mut w = vec![1.0f64; 40];
+    w[0] = 1e16;
+    assert_eq!(sum_f64_loop::scalar(&w), 1e16);
+    assert_eq!(sum_f64_loop::simd(&w), 1e16 + 30.0);
 }
 
 #[test]
@@ -270,6 +461,12 @@ fn out_of_bounds_reads_panic_as_written() {
     let message = |e: Box<dyn std::any::Any + Send>| e.downcast::<String>().map(|s| *s).unwrap_or_default();
     let (scalar, simd) = (message(scalar), message(simd));
     assert!(scalar.contains("index out of bounds"), "{scalar}");
+    assert_eq!(simd, scalar);
+    // Past both levels: the wide reads fail at 128, the narrow ones at 136, the tail panics at b[140].
+    let (a, b) = (vec![1.0f32; 300], vec![1.0f32; 140]);
+    let scalar = message(std::panic::catch_unwind(|| dot_index::scalar(&a, &b)).unwrap_err());
+    let simd = message(std::panic::catch_unwind(|| dot_index::simd(&a, &b)).unwrap_err());
+    assert!(scalar.contains("the len is 140 but the index is 140"), "{scalar}");
     assert_eq!(simd, scalar);
 }
 
@@ -311,6 +508,14 @@ fn routed_calls_agree_with_the_scalar_variant() {
     }
     let mut e = vec![0.5f32; 10];
     assert_eq!(exp_sum(&mut e), (0..10).fold(0.0, |s, _| s + 0.5f32.exp()));
+    let mut out = vec![0.0; 3];
+    row_distances(&x[..10], &y[..30], &mut out);
+    let (mut fx, mut fy) = (vec![0.0; 50], vec![0.0; 50]);
+    forces(&x[..50], &y[..50], &x[50..100], &mut fx, &mut fy, 0.01);
+    let _ = (three_sums(&x, &y), halves_dot(&wide), row_sums(&x, 7), max_and_denominator(&wide));
+    let _ = (tail_sum_sq(&x, 3), clipped_sum_sq(&x, 1.0));
+    potentials(&x[..100], &y[..100], &mut out);
+    let _ = (finite_dot_f64(&x, &y), sq_dist_chain(&x, &y), mirrored_dot(&x, &y));
 }
 
 // ---- agreement ----------------------------------------------------------------------------------
@@ -334,13 +539,16 @@ fn sums32(simd: f32, scalar: f32, terms: impl Iterator<Item = f32>) -> bool {
     sums_agree(f64::from(simd), f64::from(scalar), terms.map(f64::from), E32, f64::from(f32::MAX))
 }
 
-/// Lengths around every multiple of the lane width, and random ones.
+/// Lengths around every multiple of the lane widths (wide and narrow) and where the wide level
+/// starts, and random ones.
 fn len() -> impl Strategy<Value = usize> {
     prop_oneof![
         3 => 0usize..300,
         1 => Just(0usize),
         1 => Just(1usize),
-        2 => (1usize..5, 0usize..3).prop_map(|(k, r)| 32 * k + r - 1),
+        2 => (1usize..9, 0usize..3).prop_map(|(k, r)| 32 * k + r - 1),
+        2 => (1usize..16, 0usize..3).prop_map(|(k, r)| 8 * k + r - 1),
+        1 => (0usize..3).prop_map(|r| 127 + r),
         1 => 1000usize..1100,
     ]
 }
@@ -463,6 +671,106 @@ proptest! {
         prop_assert!(sums32(simd.0, scalar.0, x.iter().copied().filter(|v| *v > 0.0)));
         prop_assert!(sums32(simd.1, scalar.1, x.iter().map(|v| v * v)));
         prop_assert!(same_extremum(simd.2, scalar.2));
+    }
+
+    #[test]
+    fn sub_slice_rows_agree(
+        (p, rows, k) in (0usize..5, 0usize..70).prop_flat_map(|(k, d)| (vec_of(d), vec_of(k * d), Just(k)))
+    ) {
+        let (mut simd, mut scalar) = (vec![0.0; k], vec![0.0; k]);
+        row_distances::simd(&p, &rows, &mut simd);
+        row_distances::scalar(&p, &rows, &mut scalar);
+        let d = p.len();
+        for c in 0..k {
+            let terms = (0..d).map(|j| (p[j] - rows[c * d + j]) * (p[j] - rows[c * d + j]));
+            prop_assert!(sums32(simd[c], scalar[c], terms), "row {c}: {} vs {}", simd[c], scalar[c]);
+        }
+        if d > 0 {
+            let (simd, scalar) = (row_sums::simd(&rows, d), row_sums::scalar(&rows, d));
+            prop_assert_eq!(simd.len(), scalar.len());
+            for (c, row) in rows.chunks(d).enumerate() {
+                prop_assert!(sums32(simd[c], scalar[c], row.iter().copied()));
+            }
+        }
+    }
+
+    #[test]
+    fn forces_agree(
+        (x, y, m) in (0usize..150).prop_flat_map(|n| (vec_of(n), vec_of(n), vec_of(n))),
+        eps in prop_oneof![Just(0.0f32), 1e-6f32..1.0],
+    ) {
+        let n = x.len();
+        let (mut sx, mut sy, mut rx, mut ry) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        forces::simd(&x, &y, &m, &mut sx, &mut sy, eps);
+        forces::scalar(&x, &y, &m, &mut rx, &mut ry, eps);
+        for i in 0..n {
+            // The terms as the kernel computes them, skipping `j == i`.
+            let term = |j: usize| {
+                let (dx, dy) = (x[j] - x[i], y[j] - y[i]);
+                let r2 = dx * dx + dy * dy + eps;
+                let inv = 1.0 / (r2 * r2.sqrt());
+                (dx * inv * m[j], dy * inv * m[j])
+            };
+            let others = || (0..n).filter(move |&j| j != i);
+            prop_assert!(sums32(sx[i], rx[i], others().map(|j| term(j).0)), "x {i}: {} vs {}", sx[i], rx[i]);
+            prop_assert!(sums32(sy[i], ry[i], others().map(|j| term(j).1)), "y {i}: {} vs {}", sy[i], ry[i]);
+        }
+    }
+
+    #[test]
+    fn enumerated_potentials_agree((x, m) in pair(), bodies in 0usize..6) {
+        let n = bodies.min(x.len());
+        let (mut simd, mut scalar) = (vec![0.0; n], vec![0.0; n]);
+        potentials::simd(&x, &m, &mut simd);
+        potentials::scalar(&x, &m, &mut scalar);
+        for i in 0..n {
+            let terms = (0..x.len()).filter(|&j| j != i).map(|j| -(m[j] / ((x[j] - x[i]).abs() + 0.5)));
+            prop_assert!(sums32(simd[i], scalar[i], terms), "{i}: {} vs {}", simd[i], scalar[i]);
+        }
+    }
+
+    #[test]
+    fn widened_and_block_terms_agree((a, b) in pair()) {
+        let finite = a.iter().zip(&b).filter(|(x, y)| x.is_finite() && y.is_finite());
+        let terms = finite.map(|(x, y)| f64::from(*x) * f64::from(*y));
+        let (simd, scalar) = (finite_dot_f64::simd(&a, &b), finite_dot_f64::scalar(&a, &b));
+        prop_assert!(sums_agree(simd, scalar, terms, E64, f64::MAX), "{simd} {scalar}");
+        let terms = a.iter().zip(&b).map(|(x, y)| (x - y) * (x - y));
+        prop_assert!(sums32(sq_dist_chain::simd(&a, &b), sq_dist_chain::scalar(&a, &b), terms));
+    }
+
+    #[test]
+    fn a_rebound_index_is_read_where_the_body_says((a, b) in pair()) {
+        let n = a.len();
+        let terms = (0..n).map(|i| b[i] * a[n - 1 - i]);
+        prop_assert!(sums32(mirrored_dot::simd(&a, &b), mirrored_dot::scalar(&a, &b), terms));
+    }
+
+    #[test]
+    fn tuple_accumulators_and_halves_agree((a, b) in pair()) {
+        let (simd, scalar) = (three_sums::simd(&a, &b), three_sums::scalar(&a, &b));
+        prop_assert!(sums32(simd.0, scalar.0, a.iter().zip(&b).map(|(x, y)| x * y)));
+        prop_assert!(sums32(simd.1, scalar.1, a.iter().map(|x| x * x)));
+        prop_assert!(sums32(simd.2, scalar.2, b.iter().map(|y| y * y)));
+        let wide: Vec<f64> = a.iter().map(|&v| f64::from(v)).collect();
+        let half = wide.len() / 2;
+        let terms = (0..half).map(|i| wide[i] * wide[half + i]);
+        let (simd, scalar) = (halves_dot::simd(&wide), halves_dot::scalar(&wide));
+        prop_assert!(sums_agree(simd, scalar, terms, E64, f64::MAX), "{simd} {scalar}");
+    }
+
+    #[test]
+    fn guarded_and_method_temporaries_agree(x in len().prop_flat_map(vec_of), from in 0usize..40, limit in 0.0f32..4.0) {
+        let terms = x.iter().map(|v| v * 2.0).filter(|v| v.abs() <= limit || v.is_nan()).map(|v| v * v);
+        prop_assert!(sums32(clipped_sum_sq::simd(&x, limit), clipped_sum_sq::scalar(&x, limit), terms));
+        let from = from.min(x.len());
+        let terms = x[from..].iter().map(|v| v * v);
+        prop_assert!(sums32(tail_sum_sq::simd(&x, from), tail_sum_sq::scalar(&x, from), terms));
+        let wide: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
+        let ((sm, sz), (rm, rz)) = (max_and_denominator::simd(&wide), max_and_denominator::scalar(&wide));
+        prop_assert!(tolerance::extrema_agree(sm, rm));
+        let terms = wide.iter().map(|v| (v - rm).exp());
+        prop_assert!(sums_agree(sz, rz, terms, E64, f64::MAX), "{sz} {rz}");
     }
 
     #[test]

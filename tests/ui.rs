@@ -1,6 +1,8 @@
 //! Compile-time behaviour of `#[adaptive_kernel]`: every error message the
 //! macro can emit, with its span (`tests/ui/fail`), and every supported shape
-//! of kernel compiling warning-free and running (`tests/ui/pass`).
+//! of kernel compiling warning-free and running (`tests/ui/pass`), among them
+//! numerical code written as people write it, without reading the macro
+//! (`numpy_style`, `image_rows`, `physics`, `loops_left_alone`: issue #23).
 //!
 //! Regenerate the `.stderr` files with `TRYBUILD=overwrite cargo test --test ui`
 //! and review each by eye: the caret must sit under the offending token.

@@ -59,36 +59,52 @@ pub fn extremum_lanes<T: Float, const L: usize>(_acc: &T) -> [T; L] {
     [T::NAN; L]
 }
 
-// The folds below are `#[inline(never)]` and take the lanes by reference, on
-// purpose: inlined, LLVM splits the lane array into scalars and its SLP
-// vectoriser then packs the chunk loop into 2-wide vectors shaped by the
-// fold's tree (measured on the 768×288 matvec of benches/reductions.rs: 26 µs
-// inlined, 21 µs out of line, 200 µs Scalar). Behind a reference the lanes
-// stay one array, the loop vectorises at full width, and the call costs a few
-// nanoseconds once per reduction.
+// The folds below are inlined, but see their lanes through `opaque`: a copy
+// that an empty `black_box` may have changed. Measured on this crate's
+// benches (BENCHMARKS.md, issues 16 and 23):
+// - folded in plain sight, LLVM's SLP vectoriser shapes the chunk loop after
+//   the fold's tree and packs it 2-wide (the 100K dot: 3× Scalar instead of
+//   13×);
+// - folded out of line, the lanes stay whole vectors in the loop, but the
+//   call (a `vzeroupper`, a baseline-ISA fold reloading the lanes 8 bytes at a
+//   time from wider stores) costs more than a short reduction's work: a
+//   k-means distance over 32 dimensions ran 0.78× Scalar;
+// - behind `opaque`, the copy's consecutive stores are what SLP vectorises the
+//   loop from (whole vectors, as out of line), and the fold runs in the
+//   caller's instruction set at the price of a store and reloads.
+// `black_box` is a hint; were it to do nothing, the results would be the same
+// and only the speed would change.
+
+/// `lanes`, through a copy the optimiser must assume was changed.
+#[inline(always)]
+fn opaque<T: Float, const L: usize>(lanes: [T; L]) -> [T; L] {
+    let mut escaped = lanes;
+    core::hint::black_box(&mut escaped);
+    escaped
+}
 
 /// `acc + ((l₀ + l₁) + (l₂ + l₃)) + …`: the lanes summed pairwise, then added to `acc`.
-#[inline(never)]
-pub fn sum<T: Float, const L: usize>(acc: T, lanes: &[T; L]) -> T {
-    acc + pairwise(*lanes, |a, b| a + b)
+#[inline(always)]
+pub fn sum<T: Float, const L: usize>(acc: T, lanes: [T; L]) -> T {
+    acc + pairwise(opaque(lanes), |a, b| a + b)
 }
 
 /// `acc · ((l₀ · l₁) · (l₂ · l₃)) · …`.
-#[inline(never)]
-pub fn product<T: Float, const L: usize>(acc: T, lanes: &[T; L]) -> T {
-    acc * pairwise(*lanes, |a, b| a * b)
+#[inline(always)]
+pub fn product<T: Float, const L: usize>(acc: T, lanes: [T; L]) -> T {
+    acc * pairwise(opaque(lanes), |a, b| a * b)
 }
 
 /// The `f32::max` of `acc` and every lane (in any order the same value: NaN is its identity).
-#[inline(never)]
-pub fn max<T: Float, const L: usize>(acc: T, lanes: &[T; L]) -> T {
-    lanes.iter().fold(acc, |m, &l| m.max(l))
+#[inline(always)]
+pub fn max<T: Float, const L: usize>(acc: T, lanes: [T; L]) -> T {
+    acc.max(pairwise(opaque(lanes), T::max))
 }
 
 /// The `f32::min` of `acc` and every lane.
-#[inline(never)]
-pub fn min<T: Float, const L: usize>(acc: T, lanes: &[T; L]) -> T {
-    lanes.iter().fold(acc, |m, &l| m.min(l))
+#[inline(always)]
+pub fn min<T: Float, const L: usize>(acc: T, lanes: [T; L]) -> T {
+    acc.min(pairwise(opaque(lanes), T::min))
 }
 
 /// The lanes combined by halving: lane `i` with lane `i + ⌈w/2⌉` while `w` lanes remain.
@@ -133,12 +149,13 @@ mod tests {
     fn lanes_fold_pairwise_into_the_accumulator() {
         // Exact small integers: any grouping gives the same sum, so check the value and the count.
         let lanes: [f32; 5] = [1.0, 2.0, 3.0, 4.0, 5.0];
-        assert_eq!(sum(10.0, &lanes), 25.0);
-        assert_eq!(product(2.0, &lanes), 240.0);
-        assert_eq!(max(0.0, &lanes), 5.0);
-        assert_eq!(min(0.0, &lanes), 0.0);
-        assert!(max(f32::NAN, &[f32::NAN; 4]).is_nan());
-        assert_eq!(sum(-0.0, &sum_lanes::<f32, 16>(&0.0)).to_bits(), (-0.0_f32).to_bits());
+        assert_eq!(sum(10.0, lanes), 25.0);
+        assert_eq!(product(2.0, lanes), 240.0);
+        assert_eq!(max(0.0, lanes), 5.0);
+        assert_eq!(min(0.0, lanes), 0.0);
+        assert_eq!(max(f32::NAN, [f32::NAN, 3.0, f32::NAN, 1.0]), 3.0);
+        assert!(max(f32::NAN, [f32::NAN; 4]).is_nan());
+        assert_eq!(sum(-0.0, sum_lanes::<f32, 16>(&0.0)).to_bits(), (-0.0_f32).to_bits());
         // The grouping is pairwise: 1e8 + 1 + (-1e8) + 1 is 0 + 2 when the halves pair up (1e8 with -1e8).
         assert_eq!(pairwise([1e8_f32, 1.0, -1e8, 1.0], |a, b| a + b), 2.0);
     }

@@ -1,8 +1,10 @@
 //! Shared by the `ops_*` tests: every CPU implementation of the op set behind
 //! one type, so a test runs the same call through Scalar, the SIMD free
 //! functions, the SIMD backend forced to each instruction set this CPU has,
-//! and the Parallel backend at a given thread count; and (`props`) the
-//! properties every backend must have against Scalar.
+//! and the Parallel backend at a given thread count, in both forms of each op
+//! that produces an array (`add` and `add_into`); and (`props`) the
+//! properties every backend must have against Scalar, and every `_into` form
+//! against its returning form.
 
 #![allow(dead_code)] // each test binary uses a different subset
 
@@ -34,6 +36,11 @@ impl Impl {
     /// VM has, and an odd count that does not divide the chunk grids evenly.
     pub(crate) fn par_all() -> Vec<Impl> {
         vec![Impl::Par(1), Impl::Par(2), Impl::Par(3)]
+    }
+
+    /// Scalar and every SIMD implementation.
+    pub(crate) fn scalar_and_simd() -> Vec<Impl> {
+        std::iter::once(Impl::Scalar).chain(Impl::simd_all()).collect()
     }
 
     /// Scalar and every SIMD and Parallel implementation.
@@ -89,4 +96,47 @@ dispatch! {
     fn matvec(a: &[f32], x: &[f32], m: usize, n: usize) -> Vec<f32>;
     fn transpose(a: &[f32], rows: usize, cols: usize) -> Vec<f32>;
     fn conv2d(input: &[f32], kernel: &[f32], rows: usize, cols: usize, krows: usize, kcols: usize) -> Vec<f32>;
+}
+
+/// Defines `Impl::$into` for every op that produces an array (its `_into`
+/// form), and proves at compile time that every backend has it with Scalar's
+/// signature: the op's arguments, then `out: &mut [f32]`.
+macro_rules! dispatch_into {
+    ($(fn $into:ident($($arg:ident: $ty:ty),*);)*) => {
+        $(
+            const _: [fn($($ty,)* &mut [f32]); 4] =
+                [scalar::$into, simd::$into, par::$into, adaptive_kernel::ops::gpu::$into];
+        )*
+        impl Impl {$(
+            /// The `_into` op of this name in this implementation.
+            #[track_caller]
+            #[allow(clippy::too_many_arguments)] // `conv2d_into`: `self`, the op's six and `out`
+            pub(crate) fn $into(self, $($arg: $ty,)* out: &mut [f32]) {
+                match self {
+                    Impl::Scalar => scalar::$into($($arg,)* out),
+                    Impl::Simd => simd::$into($($arg,)* out),
+                    Impl::At(at) => at.$into($($arg,)* out),
+                    Impl::Par(threads) => par::with_threads(threads, || par::$into($($arg,)* out)),
+                }
+            }
+        )*}
+    };
+}
+
+dispatch_into! {
+    fn add_into(a: &[f32], b: &[f32]);
+    fn sub_into(a: &[f32], b: &[f32]);
+    fn mul_into(a: &[f32], b: &[f32]);
+    fn div_into(a: &[f32], b: &[f32]);
+    fn scale_into(a: &[f32], s: f32);
+    fn relu_into(a: &[f32]);
+    fn sigmoid_into(a: &[f32]);
+    fn tanh_into(a: &[f32]);
+    fn gelu_into(a: &[f32]);
+    fn exp_into(a: &[f32]);
+    fn softmax_into(a: &[f32]);
+    fn matmul_into(a: &[f32], b: &[f32], m: usize, n: usize, k: usize);
+    fn matvec_into(a: &[f32], x: &[f32], m: usize, n: usize);
+    fn transpose_into(a: &[f32], rows: usize, cols: usize);
+    fn conv2d_into(input: &[f32], kernel: &[f32], rows: usize, cols: usize, krows: usize, kcols: usize);
 }

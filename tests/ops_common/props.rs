@@ -1,6 +1,9 @@
 //! The properties every backend of the op set must have against Scalar, each
 //! a function over a list of implementations, and the strategies that feed
 //! them; `ops_simd.rs` and `ops_par.rs` run them on their own backends.
+//! [`twins`]: every `_into` form gives its returning form's bits and
+//! overwrites all of `out`; [`mismatch`]: wrong shapes, and a wrong `out`
+//! length, panic with Scalar's message in every implementation.
 //!
 //! Tolerances, |got − scalar| ≤ …:
 //! - `add`, `sub`, `mul`, `div`, `scale`, `relu`, `axpy`, `transpose`,
@@ -312,6 +315,107 @@ pub(crate) mod agree {
     }
 }
 
+/// Each `_into` form against the returning form of the same op in the same
+/// implementation: the same bits (NaN payloads included), written over an
+/// `out` that held a stale value no op produces, so an element the `_into`
+/// form left unwritten fails the property. Called twice on one buffer, the
+/// second call overwrites the first's result.
+pub(crate) mod twins {
+    use super::*;
+
+    /// A signalling NaN: arithmetic only ever makes quiet ones, and the inputs hold none.
+    const STALE: u32 = 0x7FA5_A5A5;
+
+    /// `into(out)` on a stale `out` of `want`'s length, twice, against `want`.
+    fn check(op: &str, imp: Impl, want: &[f32], into: impl Fn(&mut [f32])) -> Result<(), TestCaseError> {
+        let mut out = vec![f32::from_bits(STALE); want.len()];
+        for call in ["first", "second"] {
+            into(&mut out);
+            for (i, (w, g)) in want.iter().zip(&out).enumerate() {
+                prop_assert!(
+                    w.to_bits() == g.to_bits(),
+                    "{} {:?} ({} call): [{}] returning form {:e} ({:#x}), _into {:e} ({:#x})",
+                    op,
+                    imp,
+                    call,
+                    i,
+                    w,
+                    w.to_bits(),
+                    g,
+                    g.to_bits()
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// `add` … `softmax` on `a` (and `b`, `s`).
+    pub(crate) fn elementwise(imps: &[Impl], a: &[f32], b: &[f32], s: f32) -> Result<(), TestCaseError> {
+        stream(imps, a, b, s)?;
+        transcendental(imps, a)
+    }
+
+    /// The memory-bound element-wise ops: `add`, `sub`, `mul`, `div`, `scale`, `relu`.
+    pub(crate) fn stream(imps: &[Impl], a: &[f32], b: &[f32], s: f32) -> Result<(), TestCaseError> {
+        for &imp in imps {
+            check("add", imp, &imp.add(a, b), |o| imp.add_into(a, b, o))?;
+            check("sub", imp, &imp.sub(a, b), |o| imp.sub_into(a, b, o))?;
+            check("mul", imp, &imp.mul(a, b), |o| imp.mul_into(a, b, o))?;
+            check("div", imp, &imp.div(a, b), |o| imp.div_into(a, b, o))?;
+            check("scale", imp, &imp.scale(a, s), |o| imp.scale_into(a, s, o))?;
+            check("relu", imp, &imp.relu(a), |o| imp.relu_into(a, o))?;
+        }
+        Ok(())
+    }
+
+    /// `exp`, `sigmoid`, `tanh`, `gelu`, `softmax`.
+    pub(crate) fn transcendental(imps: &[Impl], a: &[f32]) -> Result<(), TestCaseError> {
+        for &imp in imps {
+            check("exp", imp, &imp.exp(a), |o| imp.exp_into(a, o))?;
+            check("sigmoid", imp, &imp.sigmoid(a), |o| imp.sigmoid_into(a, o))?;
+            check("tanh", imp, &imp.tanh(a), |o| imp.tanh_into(a, o))?;
+            check("gelu", imp, &imp.gelu(a), |o| imp.gelu_into(a, o))?;
+            check("softmax", imp, &imp.softmax(a), |o| imp.softmax_into(a, o))?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn matmul(
+        imps: &[Impl],
+        (a, b, m, n, k): (&[f32], &[f32], usize, usize, usize),
+    ) -> Result<(), TestCaseError> {
+        for &imp in imps {
+            check("matmul", imp, &imp.matmul(a, b, m, n, k), |o| imp.matmul_into(a, b, m, n, k, o))?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn matvec(imps: &[Impl], (a, x, m, n): (&[f32], &[f32], usize, usize)) -> Result<(), TestCaseError> {
+        for &imp in imps {
+            check("matvec", imp, &imp.matvec(a, x, m, n), |o| imp.matvec_into(a, x, m, n, o))?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn transpose(imps: &[Impl], a: &[f32], rows: usize, cols: usize) -> Result<(), TestCaseError> {
+        for &imp in imps {
+            check("transpose", imp, &imp.transpose(a, rows, cols), |o| imp.transpose_into(a, rows, cols, o))?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn conv2d(
+        imps: &[Impl],
+        (input, kernel, rows, cols, krows, kcols): (&[f32], &[f32], usize, usize, usize, usize),
+    ) -> Result<(), TestCaseError> {
+        for &imp in imps {
+            let want = imp.conv2d(input, kernel, rows, cols, krows, kcols);
+            check("conv2d", imp, &want, |o| imp.conv2d_into(input, kernel, rows, cols, krows, kcols, o))?;
+        }
+        Ok(())
+    }
+}
+
 /// Matrix dimensions that reach each of trueno's GEMM paths: tiny (its
 /// reference loop), multiples of 8 up to 128 (its direct kernels), odd sizes,
 /// and one dimension past 256 (its blocked BLIS path).
@@ -436,6 +540,68 @@ pub(crate) mod mismatch {
         same_panic(imps, "conv2d", |imp| {
             imp.conv2d(&input, &kernel, m, n, krows, kcols);
         })
+    }
+
+    /// Every `_into` op with valid inputs (element-wise on `n` elements, matrices
+    /// from `(m, n, k)`) and an `out` of `extra` elements more, or fewer where it
+    /// can: Scalar panics naming the op and both lengths, and every
+    /// implementation panics with Scalar's message.
+    pub(crate) fn wrong_out_lengths_panic_like_scalar(
+        imps: &[Impl],
+        (m, n, k): (usize, usize, usize),
+        extra: usize,
+        shorter: bool,
+    ) -> Result<(), TestCaseError> {
+        let wrong = |right: usize| if shorter && right >= extra { right - extra } else { right + extra };
+        let (a, b) = (vec![1.0f32; n], vec![2.0f32; n]);
+        type Into<'a> = Box<dyn Fn(Impl, &mut [f32]) + 'a>;
+        let (am, bm, x) = (vec![1.0f32; m * k], vec![1.0f32; k * n], vec![1.0f32; k]);
+        let (krows, kcols) = ((k % 3).max(1), (n % 2).max(1));
+        let (input, kernel) = (vec![1.0f32; m * n], vec![1.0f32; krows * kcols]);
+        let conv_len = if krows > m || kcols > n { 0 } else { (m - krows + 1) * (n - kcols + 1) };
+        let cases: Vec<(&str, usize, Into<'_>)> = vec![
+            ("add", n, Box::new(|imp, o| imp.add_into(&a, &b, o))),
+            ("sub", n, Box::new(|imp, o| imp.sub_into(&a, &b, o))),
+            ("mul", n, Box::new(|imp, o| imp.mul_into(&a, &b, o))),
+            ("div", n, Box::new(|imp, o| imp.div_into(&a, &b, o))),
+            ("scale", n, Box::new(|imp, o| imp.scale_into(&a, 3.0, o))),
+            ("relu", n, Box::new(|imp, o| imp.relu_into(&a, o))),
+            ("exp", n, Box::new(|imp, o| imp.exp_into(&a, o))),
+            ("sigmoid", n, Box::new(|imp, o| imp.sigmoid_into(&a, o))),
+            ("tanh", n, Box::new(|imp, o| imp.tanh_into(&a, o))),
+            ("gelu", n, Box::new(|imp, o| imp.gelu_into(&a, o))),
+            ("softmax", n, Box::new(|imp, o| imp.softmax_into(&a, o))),
+            ("matmul", m * n, Box::new(|imp, o| imp.matmul_into(&am, &bm, m, n, k, o))),
+            ("matvec", m, Box::new(|imp, o| imp.matvec_into(&am, &x, m, k, o))),
+            ("transpose", m * k, Box::new(|imp, o| imp.transpose_into(&am, m, k, o))),
+            ("conv2d", conv_len, Box::new(|imp, o| imp.conv2d_into(&input, &kernel, m, n, krows, kcols, o))),
+        ];
+        for (op, right, call) in &cases {
+            let len = wrong(*right);
+            let want = panic_message(|| call(Impl::Scalar, &mut vec![0.0; len]));
+            let msg = want.as_deref().unwrap_or_default();
+            prop_assert!(
+                want.is_some(),
+                "{}: Scalar did not panic on an out of {} elements ({} right)",
+                op,
+                len,
+                right
+            );
+            prop_assert!(
+                msg.starts_with(&format!("{op}: "))
+                    && msg.contains(&len.to_string())
+                    && msg.contains(&right.to_string()),
+                "{}: the message must name the op and both lengths ({} passed, {} right): {}",
+                op,
+                len,
+                right,
+                msg
+            );
+            for &imp in imps {
+                prop_assert_eq!(&want, &panic_message(|| call(imp, &mut vec![0.0; len])), "{} {:?}", op, imp);
+            }
+        }
+        Ok(())
     }
 
     /// An empty `conv2d` kernel and shapes whose element counts overflow.

@@ -9,27 +9,35 @@
 //! {                                          // for i in START..END { acc += w[BASE + i] * x[i]; }
 //!     let mut k: usize = START;              // (over slices: 0, and END is the length)
 //!     let end: usize = END;
-//!     let mut lanes0 = sum_lanes::<_, LANES>(&acc);  // the operator's identity: -0.0, 1.0 or NaN
-//!     while end.saturating_sub(k) >= LANES {
-//!         // w[BASE + i] and x[i] for the whole chunk, bounds-checked once
-//!         let (Some(h0), Some(h1)) = (chunk::<_, LANES>(&w[..], BASE, k), chunk::<_, LANES>(&x[..], 0, k))
-//!             else { break };
-//!         for l in 0..LANES {
-//!             let i: usize = k + l;
-//!             lanes0[l] += h0[l] * h1[l];        // the body: `acc` → `lanes0[l]`, reads → chunk elements
+//!     if end.saturating_sub(k) >= NARROW {
+//!         if end.saturating_sub(k) >= 4 * LANES {     // the wide level
+//!             let mut lanes0 = sum_lanes::<_, LANES>(&acc);  // the operator's identity: -0.0, 1.0 or NaN
+//!             while end.saturating_sub(k) >= LANES {
+//!                 // w[BASE + i] and x[i] for the whole chunk, bounds-checked once
+//!                 let (Some(h0), Some(h1)) = (chunk::<_, LANES>(&w[..], BASE, k), chunk::<_, LANES>(&x[..], 0, k))
+//!                     else { break };
+//!                 for l in 0..LANES {
+//!                     let i: usize = k + l;
+//!                     lanes0[l] += h0[l] * h1[l];    // the body: `acc` → `lanes0[l]`, reads → chunk elements
+//!                 }
+//!                 k += LANES;
+//!             }
+//!             acc = sum(acc, lanes0);        // acc + pairwise sum of the lanes
 //!         }
-//!         k += LANES;
+//!         { /* the same with NARROW = LANES / 4 lanes */ }
 //!     }
-//!     acc = sum(acc, &{ lanes0 });           // acc + pairwise sum of the lanes (out of line)
 //!     for i in k..end { acc += w[BASE + i] * x[i]; }   // the rest, as written
 //! }
 //! ```
 //!
 //! Every element is visited in the original order and its body runs once, so
 //! the only change is the grouping of the accumulator's operations. A chunked
-//! read that would fail leaves the loop to the verbatim tail, which then fails
-//! (or wraps, in release) exactly where the original did. Generated names are
-//! `Span::mixed_site`: the body cannot see them.
+//! read that would fail leaves the level to the next one and finally to the
+//! verbatim tail, which then fails (or wraps, in release) exactly where the
+//! original did. A `continue` guard of the body (see
+//! [`continue_guard`](super::recognise::continue_guard)) ends one lane's
+//! iteration, which is one element's. Generated names are `Span::mixed_site`:
+//! the body cannot see them.
 
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{quote, ToTokens};
@@ -48,7 +56,21 @@ fn helper(name: &str) -> TokenStream {
     quote!(::adaptive_kernel::__private::reduce::#name)
 }
 
+/// How many chunks of the plan's lanes must remain before the wide level runs; below, the
+/// narrow level takes them. A fold of 32 lanes costs about as much as 64 elements in 8-lane
+/// chunks, so a short reduction (a k-means distance over 16 to 100 dimensions) runs faster
+/// in the narrow lanes alone (figures: BENCHMARKS.md, issue 23).
+const WIDE_AFTER_CHUNKS: usize = 4;
+
+/// The narrow level's lanes: a quarter of the wide level's, one 256-bit vector (8 `f32`, 4 `f64`).
+const NARROW_DIVISOR: usize = 4;
+
 /// The rewritten `for` loop: a block expression of type `()`.
+///
+/// Two levels of chunks before the verbatim tail: the plan's lanes (32 for `f32`, 16 for
+/// `f64`) while at least [`WIDE_AFTER_CHUNKS`] such chunks remain, then a quarter as many
+/// lanes; each level folds its lanes into the accumulators. A loop shorter than one narrow
+/// chunk costs one comparison more than the loop as written.
 ///
 /// The chunk loop's condition is `end.saturating_sub(k) >= LANES` in both forms, though over
 /// a slice `end - k` cannot underflow: with a computable trip count LLVM's loop vectoriser
@@ -56,23 +78,8 @@ fn helper(name: &str) -> TokenStream {
 /// may reorder), 8 chunks of 32 lanes at a time, and spills them all (measured: 5× slower
 /// than the chunk loop alone at 100K elements).
 pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
-    let lanes = Literal::usize_unsuffixed(plan.lanes);
     let (k, l, end) = (hidden("__adaptive_k"), hidden("__adaptive_l"), hidden("__adaptive_end"));
     let lane_vars: Vec<Ident> = (0..plan.accs.len()).map(|n| hidden(&format!("__adaptive_lanes{n}"))).collect();
-    let mut init = TokenStream::new();
-    let mut combine = TokenStream::new();
-    for (acc, var) in plan.accs.iter().zip(&lane_vars) {
-        let (identity, fold) = match acc.op {
-            Op::Sum => ("sum_lanes", "sum"),
-            Op::Product => ("product_lanes", "product"),
-            Op::Max => ("extremum_lanes", "max"),
-            Op::Min => ("extremum_lanes", "min"),
-        };
-        let (identity, fold, acc) = (helper(identity), helper(fold), &acc.ident);
-        init.extend(quote!(let mut #var = #identity::<_, #lanes>(&#acc);));
-        // A copy is what escapes to the out-of-line fold, so the loop keeps the lanes in registers.
-        combine.extend(quote!(#acc = #fold(#acc, &{ #var });));
-    }
     let chunk = helper("chunk");
     let pat = &plan.pat;
     let body = &plan.body;
@@ -93,41 +100,84 @@ pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
     .visit_block_mut(&mut lanes_body);
     let lane_stmts = &lanes_body.stmts;
 
-    let tokens = match &plan.source {
-        Source::Range { start, end: last } => {
-            let calls = plan.hoists.iter().map(|(h, _)| {
+    // One level: lanes from the identity, chunks of `lanes` while they last, the lanes folded.
+    let level = |lanes: usize, checked: &dyn Fn(&Literal) -> TokenStream, item: &TokenStream| {
+        let lanes = Literal::usize_unsuffixed(lanes);
+        let mut init = TokenStream::new();
+        let mut combine = TokenStream::new();
+        for (acc, var) in plan.accs.iter().zip(&lane_vars) {
+            let (identity, fold) = match acc.op {
+                Op::Sum => ("sum_lanes", "sum"),
+                Op::Product => ("product_lanes", "product"),
+                Op::Max => ("extremum_lanes", "max"),
+                Op::Min => ("extremum_lanes", "min"),
+            };
+            let (identity, fold, acc) = (helper(identity), helper(fold), &acc.ident);
+            init.extend(quote!(let mut #var = #identity::<_, #lanes>(&#acc);));
+            combine.extend(quote!(#acc = #fold(#acc, #var);));
+        }
+        let checked = checked(&lanes);
+        quote!({
+            #init
+            while #end.saturating_sub(#k) >= #lanes {
+                #checked
+                for #l in 0..#lanes {
+                    #item
+                    #(#lane_stmts)*
+                }
+                #k += #lanes;
+            }
+            #combine
+        })
+    };
+    let levels = |checked: &dyn Fn(&Literal) -> TokenStream, item: &TokenStream| {
+        let (wide, narrow) = (plan.lanes, plan.lanes / NARROW_DIVISOR);
+        let wide_after = Literal::usize_unsuffixed(wide * WIDE_AFTER_CHUNKS);
+        let narrow_lit = Literal::usize_unsuffixed(narrow);
+        let (wide, narrow) = (level(wide, checked, item), level(narrow, checked, item));
+        quote!(
+            if #end.saturating_sub(#k) >= #narrow_lit {
+                if #end.saturating_sub(#k) >= #wide_after #wide
+                #narrow
+            }
+        )
+    };
+
+    // The hoisted reads of a chunk at `k`: reads at the index of a range or `enumerate` loop.
+    let hoisted = |lanes: &Literal| -> Vec<TokenStream> {
+        plan.hoists
+            .iter()
+            .map(|(h, _)| {
                 let slice = &h.slice;
                 let base = h.base.as_ref().map_or(quote!(0), ToTokens::to_token_stream);
                 quote!(#chunk::<_, #lanes>(&#slice[..], #base, #k))
-            });
-            let checked = if reads.is_empty() {
-                TokenStream::new()
-            } else {
+            })
+            .collect()
+    };
+    let tokens = match &plan.source {
+        Source::Range { start, end: last } => {
+            let checked = |lanes: &Literal| {
+                if reads.is_empty() {
+                    return TokenStream::new();
+                }
+                let calls = hoisted(lanes);
                 quote!(let (#(::core::option::Option::Some(#reads),)*) = (#(#calls,)*) else { break; };)
             };
             let index = match pat {
                 Pat::Wild(_) => TokenStream::new(),
                 pat => quote!(#[allow(unused_variables, unused_mut)] let #pat: usize = #k + #l;),
             };
+            let levels = levels(&checked, &index);
             quote!({
                 let mut #k: usize = #start;
                 let #end: usize = #last;
-                #init
-                while #end.saturating_sub(#k) >= #lanes {
-                    #checked
-                    for #l in 0..#lanes {
-                        #index
-                        #(#lane_stmts)*
-                    }
-                    #k += #lanes;
-                }
-                #combine
+                #levels
                 for #pat in #k..#end #body
             })
         }
-        Source::Slices(items) => {
+        Source::Slices { items, indexed } => {
             let slices: Vec<Ident> = (0..items.len()).map(|n| hidden(&format!("__adaptive_s{n}"))).collect();
-            let chunks: Vec<Ident> = (0..items.len()).map(|n| hidden(&format!("__adaptive_h{n}"))).collect();
+            let chunks: Vec<Ident> = (0..items.len()).map(|n| hidden(&format!("__adaptive_c{n}"))).collect();
             let originals = items.iter().map(|s| &s.slice);
             let len = match slices.as_slice() {
                 [one] => quote!(#one.len()),
@@ -149,21 +199,23 @@ pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
                 ([a, b], [ta, tb]) => (quote!((#a, #b)), quote!(#ta.zip(#tb))),
                 _ => unreachable!("a source has one slice or two zipped"),
             };
+            // `enumerate`: each item with its index, which is `k + l` in a chunk and counts from `k` in the tail.
+            let (lane_item, tail) = match indexed {
+                true => (quote!((#k + #l, #lane_item)), quote!((#k..#end).zip(#tail))),
+                false => (lane_item, tail),
+            };
+            let checked = |lanes: &Literal| {
+                let calls = hoisted(lanes);
+                quote!(let (#(::core::option::Option::Some(#chunks),)* #(::core::option::Option::Some(#reads),)*) =
+                    (#(#chunk::<_, #lanes>(#slices, 0, #k),)* #(#calls,)*) else { break; };)
+            };
+            let item = quote!(#[allow(unused_variables, unused_mut)] let #pat = #lane_item;);
+            let levels = levels(&checked, &item);
             quote!({
                 #(let #slices: &[_] = &#originals[..];)*
                 let #end: usize = #len;
-                #init
                 let mut #k: usize = 0;
-                while #end.saturating_sub(#k) >= #lanes {
-                    let (#(::core::option::Option::Some(#chunks),)*) =
-                        (#(#chunk::<_, #lanes>(#slices, 0, #k),)*) else { break; };
-                    for #l in 0..#lanes {
-                        let #pat = #lane_item;
-                        #(#lane_stmts)*
-                    }
-                    #k += #lanes;
-                }
-                #combine
+                #levels
                 for #pat in #tail #body
             })
         }

@@ -18,7 +18,7 @@
 
 mod emit;
 mod recognise;
-mod types;
+pub(crate) mod types;
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use syn::visit_mut::VisitMut;
@@ -185,7 +185,7 @@ impl Walker {
         }
         self.visit_expr_mut(&mut f.expr);
         self.env.push();
-        recognise::bind_loop_pattern(&mut self.env, &f.pat, &f.expr);
+        self.env.bind_for(&f.pat, &f.expr);
         self.visit_block_mut(&mut f.body);
         self.env.pop();
     }
@@ -202,8 +202,10 @@ impl VisitMut for Walker {
     }
 
     fn visit_local_mut(&mut self, local: &mut syn::Local) {
-        // The pattern is not in scope in its own initialiser: type and walk that first.
-        let ty = local.init.as_ref().map_or(Ty::Unknown, |init| self.env.ty(&init.expr));
+        // The pattern is not in scope in its own initialiser: walk that first, then bind the
+        // pattern as the initialiser as written is typed (a rewritten one is a block the
+        // inference cannot read).
+        let written = local.clone();
         let declared = match &local.pat {
             syn::Pat::Type(t) => match Ty::of_type(&t.ty) {
                 Ty::Float(w) => Some(w),
@@ -217,7 +219,7 @@ impl VisitMut for Walker {
                 self.visit_expr_mut(diverge);
             }
         }
-        self.env.bind_pat(&local.pat, ty);
+        self.env.bind_let(&written);
     }
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
@@ -325,9 +327,10 @@ mod tests {
             ),
             "for range +=",
         );
-        // Both reads become chunk reads; f32 gets 32 lanes.
-        assert_eq!(body.matches(":: chunk ::").count(), 2, "{body}");
-        assert!(body.contains("sum_lanes :: < _ , 32 >"), "{body}");
+        // Both reads become chunk reads, at both levels; f32 gets 32 lanes, then 8.
+        assert_eq!(body.matches(":: chunk ::").count(), 4, "{body}");
+        assert!(body.contains("sum_lanes :: < _ , 32 >") && body.contains("sum_lanes :: < _ , 8 >"), "{body}");
+        assert!(body.contains(">= 128") && body.contains(">= 8"), "{body}");
         assert!(body.contains("__adaptive_h0 [__adaptive_l] * __adaptive_h1 [__adaptive_l]"), "{body}");
     }
 
@@ -403,8 +406,381 @@ mod tests {
         let body = rewritten(stats(quote!(let mut s = 0.0f32; let mut q: f32 = 0.0;)), "for iter +=");
         assert!(body.contains("__adaptive_lanes1") && body.contains("__adaptive_lanes2"), "{body}");
         assert!(body.contains("extremum_lanes"), "{body}");
-        // Names bound by a tuple pattern are not known.
-        left(stats(quote!(let (mut s, mut q) = (0.0f32, 0.0f32);)), "for iter +=", "type");
+        // However the accumulators are declared.
+        for decl in [
+            quote!(let (mut s, mut q) = (0.0f32, 0.0f32);),
+            quote!(let (mut s, mut q): (f32, f32) = (0.0, 0.0);),
+            quote!(let (mut s, mut q) = (0.0, 0.0);),
+            quote!(let mut s: f32 = 0.0; let mut q = 0.0;),
+        ] {
+            rewritten(stats(decl), "for iter +=");
+        }
+        // A tuple pattern with `..`, or one that does not match its initialiser, binds nothing known.
+        left(stats(quote!(let (mut s, mut q, ..) = (0.0f32, 0.0f32, 1);)), "for iter +=", "type");
+        left(stats(quote!(let (mut s, mut q) = pair();)), "for iter +=", "type");
+    }
+
+    #[test]
+    fn an_accumulator_takes_the_width_of_what_it_accumulates() {
+        // `0.0` alone is `{float}`; `+= v` of `&f32` makes it `f32`, so it gets 32 lanes.
+        let body = rewritten(
+            quote!(
+                fn total(x: &[f32]) -> f32 {
+                    let mut s = 0.0;
+                    for v in x {
+                        s += v;
+                    }
+                    s
+                }
+            ),
+            "for iter +=",
+        );
+        assert!(body.contains("sum_lanes :: < _ , 32 >"), "{body}");
+        let body = rewritten(
+            quote!(
+                fn total(x: &[f64], n: usize) -> f64 {
+                    let mut s = 0.0;
+                    for i in 0..n {
+                        s += x[i];
+                    }
+                    s
+                }
+            ),
+            "for range +=",
+        );
+        assert!(body.contains("sum_lanes :: < _ , 16 >") && body.contains("sum_lanes :: < _ , 4 >"), "{body}");
+    }
+
+    #[test]
+    fn temporaries_from_sub_slices_and_float_methods() {
+        // Rows as sub-slices, bound by `let`, `split_at`, `chunks` and `chunks_exact`.
+        for (outer, row) in [
+            (quote!(for i in 0..n), quote!(let r = &x[i * d..(i + 1) * d];)),
+            (quote!(for i in 0..n), quote!(let r = &x[i * d..][..d];)),
+            (quote!(for (i, r) in x.chunks_exact(d).enumerate()), quote!()),
+            (quote!(for (i, r) in x.chunks(d).take(n).enumerate()), quote!()),
+        ] {
+            let f = quote!(fn rows(x: &[f32], w: &[f32], out: &mut [f32], n: usize, d: usize) {
+                #outer {
+                    #row
+                    let mut s = 0.0;
+                    for j in 0..d {
+                        let t = r[j] * w[j];
+                        s += t;
+                    }
+                    out[i] = s;
+                }
+            });
+            let (reports, body) = all(f);
+            assert_eq!(reports, [yes("for range +=")], "{body}");
+            assert!(body.contains("chunk :: < _ , 32 > (& r [..] , 0 , __adaptive_k)"), "{body}");
+        }
+        rewritten(
+            quote!(
+                fn halves(x: &[f64], m: usize) -> f64 {
+                    let (lo, hi) = x.split_at(m);
+                    let mut s = 0.0f64;
+                    for (a, b) in lo.iter().zip(hi) {
+                        s += (a - b).abs();
+                    }
+                    s
+                }
+            ),
+            "for zip +=",
+        );
+        rewritten(
+            quote!(
+                fn rest(x: &[f32], k: usize) -> f32 {
+                    let tail = &x[k..];
+                    tail.iter().map(|v| v * v).sum::<f32>()
+                }
+            ),
+            "iter.sum()",
+        );
+        // Softmax's denominator: a temporary from `exp` of a known value.
+        rewritten(
+            quote!(
+                fn denominator(x: &[f32], n: usize) -> f32 {
+                    let m = x[0];
+                    let mut z = 0.0;
+                    for i in 0..n {
+                        let e = (x[i] - m).exp();
+                        z += e;
+                    }
+                    z
+                }
+            ),
+            "for range +=",
+        );
+        // Predicates in conditions, `f64::from` widening, a block with lets in a `map`.
+        rewritten(
+            quote!(
+                fn finite_total(x: &[f32], y: &[f32]) -> f64 {
+                    let mut s = 0.0f64;
+                    for i in 0..x.len() {
+                        if x[i].is_finite() && !y[i].is_nan() {
+                            s += f64::from(x[i]) * f64::from(y[i]);
+                        }
+                    }
+                    s
+                }
+            ),
+            "for range +=",
+        );
+        rewritten(
+            quote!(
+                fn sq_dist(a: &[f32], b: &[f32]) -> f32 {
+                    a.iter()
+                        .zip(b)
+                        .map(|(x, y)| {
+                            let d = x - y;
+                            d * d
+                        })
+                        .sum()
+                }
+            ),
+            "zip.sum()",
+        );
+        left(
+            quote!(
+                fn k(x: &[f32]) -> f32 {
+                    x.iter().fold(0.0f32, |a, v| {
+                        let t = v * 2.0;
+                        a + t
+                    })
+                }
+            ),
+            "iter.fold(?)",
+            "effect",
+        );
+        // A temporary from a call stays unknown.
+        left(
+            quote!(
+                fn k(x: &[f32]) -> f32 {
+                    let mut s = 0.0f32;
+                    for v in x {
+                        let t = g(*v);
+                        s += t;
+                    }
+                    s
+                }
+            ),
+            "for iter +=",
+            "effect",
+        );
+    }
+
+    #[test]
+    fn enumerated_slices_with_reads_at_the_index() {
+        let body = rewritten(
+            quote!(
+                fn potential(x: &[f32], m: &[f32], i: usize) -> f32 {
+                    let xi = x[i];
+                    let mut phi = 0.0f32;
+                    for (j, &xj) in x.iter().enumerate() {
+                        if j == i {
+                            continue;
+                        }
+                        phi -= m[j] / (xj - xi).abs();
+                    }
+                    phi
+                }
+            ),
+            "for enumerate +=",
+        );
+        // The slice a chunk at a time, and `m[j]` read a chunk at a time beside it.
+        assert!(body.contains("chunk :: < _ , 32 > (__adaptive_s0 , 0 , __adaptive_k)"), "{body}");
+        assert!(body.contains("chunk :: < _ , 32 > (& m [..] , 0 , __adaptive_k)"), "{body}");
+        assert!(body.contains("(__adaptive_k .. __adaptive_end) . zip"), "{body}");
+        rewritten(
+            quote!(
+                fn k(a: &[f64], b: &[f64]) -> f64 {
+                    let mut s = 0.0;
+                    for (j, (x, y)) in a.iter().zip(b.iter()).enumerate() {
+                        s += (x - y) * j as f64;
+                    }
+                    s
+                }
+            ),
+            "for enumerate +=",
+        );
+        rewritten(
+            quote!(
+                fn k(a: &[f32]) -> f32 {
+                    a.iter().copied().enumerate().map(|(j, v)| v * j as f32).sum::<f32>()
+                }
+            ),
+            "enumerate.sum()",
+        );
+        // Not over a slice, or `zip` after `enumerate` (a pair of pairs): not taken in chunks.
+        left(
+            quote!(
+                fn k(a: &[f32], n: usize) -> f32 {
+                    let mut s = 0.0f32;
+                    for (j, i) in (0..n).enumerate() {
+                        s += a[i] * j as f32;
+                    }
+                    s
+                }
+            ),
+            "for ? +=",
+            "source",
+        );
+        left(
+            quote!(
+                fn k(a: &[f32], b: &[f32]) -> f32 {
+                    let mut s = 0.0f32;
+                    for ((j, x), y) in a.iter().enumerate().zip(b) {
+                        s += x * y * j as f32;
+                    }
+                    s
+                }
+            ),
+            "for ? +=",
+            "source",
+        );
+    }
+
+    #[test]
+    fn continue_guards() {
+        let guarded = |stmts: TokenStream| {
+            quote!(fn k(x: &[f32], y: &[f32], n: usize, skip: usize) -> f32 {
+                let mut s = 0.0f32;
+                for j in 0..n {
+                    #stmts
+                }
+                s
+            })
+        };
+        // First or later, at the top level of the body: rewritten.
+        let body =
+            rewritten(guarded(quote!(if j == skip { continue; } let t = x[j] - y[j]; s += t * t;)), "for range +=");
+        assert!(body.contains("continue"), "{body}");
+        rewritten(guarded(quote!(let t = x[j] - y[j]; if t > 4.0 { continue } s += t * t;)), "for range +=");
+        // Anywhere else, with an `else`, or on the accumulator: left alone.
+        for (stmts, reason) in [
+            (quote!(if x[j] > 0.0 { s += 1.0; continue; } s += x[j];), "continue"),
+            (
+                quote!(if j == skip {
+                    continue;
+                } else {
+                    s += x[j];
+                }),
+                "continue",
+            ),
+            (quote!(let t = if j == skip { continue } else { x[j] }; s += t;), "continue"),
+            (
+                quote!(if x[j] > 0.0 {
+                    if j == skip {
+                        continue;
+                    }
+                    s += x[j];
+                }),
+                "continue",
+            ),
+            (quote!(if s > 1.0 { continue; } s += x[j];), "reads"),
+            (quote!(if check(j) { continue; } s += x[j];), "effect"),
+        ] {
+            left(guarded(stmts), "for range +=", reason);
+        }
+    }
+
+    /// The reports of `f`'s body as (idiom, rewritten, reason), and the rewritten body.
+    fn all(f: TokenStream) -> (Vec<(String, bool, &'static str)>, String) {
+        let (body, reports) = rewrite(f, true);
+        (reports.into_iter().map(|r| (r.idiom, r.rewritten, r.reason)).collect(), body)
+    }
+
+    fn yes(idiom: &str) -> (String, bool, &'static str) {
+        (idiom.to_string(), true, "")
+    }
+
+    #[test]
+    fn k_means_distance_inside_loops_that_store_and_branch() {
+        let (reports, body) = all(quote!(
+            fn assign(pts: &[f32], cent: &[f32], assign: &mut [usize], n: usize, k: usize, d: usize) {
+                for i in 0..n {
+                    let p = &pts[i * d..(i + 1) * d];
+                    let mut best = f32::MAX;
+                    let mut bi = 0;
+                    for c in 0..k {
+                        let q = &cent[c * d..(c + 1) * d];
+                        let mut dist = 0.0;
+                        for j in 0..d {
+                            let t = p[j] - q[j];
+                            dist += t * t;
+                        }
+                        if dist < best {
+                            best = dist;
+                            bi = c;
+                        }
+                    }
+                    assign[i] = bi;
+                }
+            }
+        ));
+        assert_eq!(reports, [yes("for range +=")], "{body}");
+        // Both rows are read a chunk at a time.
+        assert!(body.contains("chunk :: < _ , 32 > (& p [..] , 0 , __adaptive_k)"), "{body}");
+        assert!(body.contains("chunk :: < _ , 32 > (& q [..] , 0 , __adaptive_k)"), "{body}");
+    }
+
+    #[test]
+    fn n_body_forces_with_tuple_lets_and_a_self_skip() {
+        let forces = |guard: TokenStream| {
+            quote!(fn forces(x: &[f32], y: &[f32], z: &[f32], m: &[f32], ax: &mut [f32], ay: &mut [f32], az: &mut [f32], eps: f32) {
+                let n = x.len();
+                for i in 0..n {
+                    let (xi, yi, zi) = (x[i], y[i], z[i]);
+                    let (mut fx, mut fy, mut fz) = (0.0f32, 0.0f32, 0.0f32);
+                    for j in 0..n {
+                        #guard
+                        let dx = x[j] - xi;
+                        let dy = y[j] - yi;
+                        let dz = z[j] - zi;
+                        let r2 = dx * dx + dy * dy + dz * dz + eps;
+                        let inv = 1.0 / (r2 * r2.sqrt());
+                        fx += dx * inv * m[j];
+                        fy += dy * inv * m[j];
+                        fz += dz * inv * m[j];
+                    }
+                    ax[i] = fx;
+                    ay[i] = fy;
+                    az[i] = fz;
+                }
+            })
+        };
+        for guard in [
+            quote!(),
+            quote!(if i == j {
+                continue;
+            }),
+        ] {
+            let (reports, body) = all(forces(guard));
+            assert_eq!(reports, [yes("for range +=")], "{body}");
+            assert!(body.contains("__adaptive_lanes2"), "{body}");
+            // x, y, z and m: four chunked reads.
+            assert!(body.contains("__adaptive_h3") && !body.contains("__adaptive_h4"), "{body}");
+        }
+    }
+
+    #[test]
+    fn an_index_rebound_in_the_body_is_not_read_in_chunks() {
+        let body = rewritten(
+            quote!(
+                fn reversed_dot(x: &[f32], y: &[f32], n: usize) -> f32 {
+                    let mut s = 0.0f32;
+                    for i in 0..n {
+                        let a = y[i];
+                        let i = n - 1 - i;
+                        s += a * x[i];
+                    }
+                    s
+                }
+            ),
+            "for range +=",
+        );
+        assert!(!body.contains(":: chunk ::"), "{body}");
     }
 
     #[test]
@@ -558,6 +934,7 @@ mod tests {
             ),
             (
                 quote!(if *v < 0.0 {
+                    s -= 1.0;
                     continue;
                 }),
                 "continue",
@@ -580,6 +957,18 @@ mod tests {
             "for iter +=",
             "label",
         );
+        // An inner loop's own `continue` is not the outer loop's: the inner loop is what rules it out.
+        let (reports, body) = all(loop_with(quote!(for v in x {
+            let mut t = 0.0f32;
+            for w in x {
+                if *w > *v {
+                    continue;
+                }
+                t += w;
+            }
+            s += t;
+        })));
+        assert_eq!(reports, [("for iter +=".to_string(), false, "effect"), yes("for iter +=")], "{body}");
     }
 
     #[test]

@@ -6,26 +6,36 @@
 //!
 //! * a **source** whose elements can be taken in fixed-size chunks: a `usize`
 //!   range (`for i in 0..n`), or one or two known float slices (`x.iter()`,
-//!   `x.iter().copied()`, `&x`, a shared slice parameter `x`, `a.iter().zip(b)`);
+//!   `x.iter().copied()`, `&x`, a shared slice `x`, `a.iter().zip(b)`), also
+//!   `.enumerate()`d; a slice may be a parameter or a local row of one
+//!   (`let p = &x[a..b];`, `split_at`, `for row in x.chunks(d)`, see
+//!   [`types`](super::types));
 //! * a **body** with no effect but the accumulation: `let` bindings of pure
-//!   expressions, `if` over pure conditions, and accumulation statements
-//!   `acc += t`, `acc -= t`, `acc *= t`, `acc = acc.max(t)`,
-//!   `acc = f32::min(acc, t)` (also in the iterator forms `.sum()`,
-//!   `.product()`, `.fold(init, f32::max)`, `.fold(init, |a, x| a + t)`,
+//!   expressions (tuple patterns included), `if` over pure conditions,
+//!   [`continue_guard`]s (`if i == j { continue; }` at the top level), and
+//!   accumulation statements `acc += t`, `acc -= t`, `acc *= t`,
+//!   `acc = acc.max(t)`, `acc = f32::min(acc, t)` (also in the iterator forms
+//!   `.sum()`, `.product()`, `.fold(init, f32::max)`, `.fold(init, |a, x| a + t)`,
 //!   after an optional `.map(|x| t)`), where every `t` is a pure float
 //!   expression (see [`types`](super::types)) that does not read any
 //!   accumulator;
 //! * **accumulators** that are mutable locals of a known float type (declared
-//!   type, or a float literal initialiser such as `let mut acc = 0.0`), each
-//!   combined by one operator. `max`/`min` need the width (`f32` or `f64`)
-//!   known, since a method call on an unsuffixed literal does not compile.
+//!   type, a float literal initialiser such as `let mut acc = 0.0`, one part of
+//!   a tuple `let (mut fx, mut fy) = (0.0f32, 0.0f32)`), each combined by one
+//!   operator. An unsuffixed accumulator takes the width of its terms. `max`/`min`
+//!   need the width (`f32` or `f64`) known, since a method call on an
+//!   unsuffixed literal does not compile.
+//!
+//! A reduction nested in a loop that is not one (a k-means distance inside the
+//! loops that compare and store it) is rewritten on its own: the walk in
+//! [`reduce`](super) visits every loop.
 
 use proc_macro2::Ident;
 use quote::ToTokens;
 use syn::visit::Visit;
 use syn::{BinOp, Block, Expr, ExprForLoop, ExprMethodCall, Pat, Stmt};
 
-use super::types::{pat_names, Env, Int, Ty, Width};
+use super::types::{pat_names, Env, Int, Ty, Value, Width};
 use crate::tokens::mentions;
 
 /// How an accumulator combines its terms.
@@ -62,16 +72,18 @@ pub(crate) struct Acc {
 pub(crate) enum Source {
     /// `start..end` over `usize`.
     Range { start: Box<Expr>, end: Box<Expr> },
-    /// One slice (`x.iter()`), or two zipped (`a.iter().zip(b)`), truncated to the shorter.
-    Slices(Vec<SliceItem>),
+    /// One slice (`x.iter()`), or two zipped (`a.iter().zip(b)`), truncated to the shorter;
+    /// `indexed`: `.enumerate()`d, each item paired with its index.
+    Slices { items: Vec<SliceItem>, indexed: bool },
 }
 
 impl Source {
     fn word(&self) -> &'static str {
         match self {
             Source::Range { .. } => "range",
-            Source::Slices(s) if s.len() == 2 => "zip",
-            Source::Slices(_) => "iter",
+            Source::Slices { indexed: true, .. } => "enumerate",
+            Source::Slices { items, .. } if items.len() == 2 => "zip",
+            Source::Slices { .. } => "iter",
         }
     }
 }
@@ -100,9 +112,11 @@ pub(crate) struct Plan {
     /// The body run per element, with its accumulation statements.
     pub body: Block,
     pub accs: Vec<Acc>,
-    /// Range loops only: the chunked slice reads, and the `Expr::Index`es each replaces.
+    /// Range and `enumerate` loops only: the chunked slice reads at the index, and the
+    /// `Expr::Index`es each replaces.
     pub hoists: Vec<(Hoist, Vec<Expr>)>,
-    /// Independent partial results per accumulator.
+    /// Independent partial results per accumulator in the wide level (32 when every
+    /// accumulator is `f32`, else 16); the narrow level has a quarter as many.
     pub lanes: usize,
 }
 
@@ -220,17 +234,24 @@ fn accumulations(stmts: &[Stmt], out: &mut Vec<(Ident, Op)>) {
     }
 }
 
-/// The first construct that rules a body out, as the word reported.
+/// The first construct that rules a body out, as the word reported. An unlabelled
+/// `break` or `continue` inside a nested loop is that loop's own (the nested loop rules
+/// the body out anyway, as an `effect`).
 fn forbidden(block: &Block) -> Option<&'static str> {
-    struct Find(Option<&'static str>);
+    struct Find {
+        found: Option<&'static str>,
+        /// How many loops of the body enclose the expression visited.
+        nested: usize,
+    }
     impl<'ast> Visit<'ast> for Find {
         fn visit_expr(&mut self, e: &'ast Expr) {
-            if self.0.is_some() {
+            if self.found.is_some() {
                 return;
             }
-            self.0 = match e {
-                Expr::Break(_) => Some("break"),
-                Expr::Continue(_) => Some("continue"),
+            let ours = |label: &Option<syn::Lifetime>| label.is_some() || self.nested == 0;
+            self.found = match e {
+                Expr::Break(b) if ours(&b.label) => Some("break"),
+                Expr::Continue(c) if ours(&c.label) => Some("continue"),
                 Expr::Return(_) => Some("return"),
                 Expr::Try(_) => Some("try"),
                 Expr::Await(_) => Some("await"),
@@ -238,18 +259,45 @@ fn forbidden(block: &Block) -> Option<&'static str> {
                 Expr::Macro(_) => Some("macro"),
                 _ => None,
             };
+            let is_loop = matches!(e, Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_));
+            self.nested += usize::from(is_loop);
             syn::visit::visit_expr(self, e);
+            self.nested -= usize::from(is_loop);
         }
         fn visit_stmt_macro(&mut self, _: &'ast syn::StmtMacro) {
-            self.0 = self.0.or(Some("macro"));
+            self.found = self.found.or(Some("macro"));
         }
         fn visit_label(&mut self, _: &'ast syn::Label) {
-            self.0 = self.0.or(Some("label"));
+            self.found = self.found.or(Some("label"));
         }
     }
-    let mut find = Find(None);
-    find.visit_block(block);
-    find.0
+    let mut find = Find { found: None, nested: 0 };
+    for stmt in &block.stmts {
+        match continue_guard(stmt) {
+            Some(cond) => find.visit_expr(cond),
+            None => find.visit_stmt(stmt),
+        }
+    }
+    find.found
+}
+
+/// `if cond { continue; }` (no label, no `else`) as a statement of a loop's body: a
+/// guard that skips the rest of the iteration. Its condition.
+///
+/// A guard is allowed only there, at the top level of the body, which the rewrite
+/// copies into a `for` over the lanes of a chunk, one lane per element, and into the
+/// verbatim tail: either way the `continue` ends this element's iteration and goes
+/// on with the next element, as in the loop as written. (`continue` elsewhere, as a
+/// value or inside a branch, is reported as `continue`.)
+pub(crate) fn continue_guard(stmt: &Stmt) -> Option<&Expr> {
+    let Stmt::Expr(Expr::If(i), _) = stmt else { return None };
+    if !i.attrs.is_empty() || i.else_branch.is_some() {
+        return None;
+    }
+    match i.then_branch.stmts.as_slice() {
+        [Stmt::Expr(Expr::Continue(c), _)] if c.label.is_none() && c.attrs.is_empty() => Some(&i.cond),
+        _ => None,
+    }
 }
 
 /// The source of `for pat in expr` (`into_iter`: a slice itself is allowed) or of an
@@ -270,14 +318,22 @@ fn source(e: &Expr, env: &Env, into_iter: bool) -> Option<Source> {
             }
         }
         Expr::MethodCall(m) if m.method == "zip" && m.args.len() == 1 && m.turbofish.is_none() => {
-            let Some(Source::Slices(mut left)) = source(&m.receiver, env, false) else { return None };
+            let Some(Source::Slices { items: mut left, indexed: false }) = source(&m.receiver, env, false) else {
+                return None;
+            };
             let right = slice_iter(&m.args[0], env, true)?;
             (left.len() == 1).then(|| {
                 left.push(right);
-                Source::Slices(left)
+                Source::Slices { items: left, indexed: false }
             })
         }
-        e => slice_iter(e, env, into_iter).map(|s| Source::Slices(vec![s])),
+        Expr::MethodCall(m) if m.method == "enumerate" && m.args.is_empty() && m.turbofish.is_none() => {
+            match source(&m.receiver, env, false)? {
+                Source::Slices { items, indexed: false } => Some(Source::Slices { items, indexed: true }),
+                _ => None,
+            }
+        }
+        e => slice_iter(e, env, into_iter).map(|s| Source::Slices { items: vec![s], indexed: false }),
     }
 }
 
@@ -312,35 +368,55 @@ fn slice_iter(e: &Expr, env: &Env, into_iter: bool) -> Option<SliceItem> {
     }
 }
 
-/// The type of one element of `source`, or of each zipped element.
-fn item_types(source: &Source) -> Vec<Ty> {
+/// What one element of `source` is: an index, a float or a reference to one, a pair of them
+/// (`zip`), or an index paired with either (`enumerate`).
+fn item_value(source: &Source) -> Value {
     match source {
-        Source::Range { .. } => vec![Ty::Int(Int::Usize)],
-        Source::Slices(s) => {
-            s.iter().map(|s| if s.by_value { Ty::Float(s.width) } else { Ty::FloatRef(s.width) }).collect()
+        Source::Range { .. } => Value::One(Ty::Int(Int::Usize)),
+        Source::Slices { items, indexed } => {
+            let ty = |s: &SliceItem| Value::One(if s.by_value { Ty::Float(s.width) } else { Ty::FloatRef(s.width) });
+            let item = match items.as_slice() {
+                [one] => ty(one),
+                items => Value::Tuple(items.iter().map(ty).collect()),
+            };
+            match indexed {
+                true => Value::Tuple(vec![Value::One(Ty::Int(Int::Usize)), item]),
+                false => item,
+            }
         }
     }
 }
 
-/// Binds the element pattern in `env`: one element, or a pair pattern for `zip`.
-fn bind_items(env: &mut Env, pat: &Pat, source: &Source) {
-    let tys = item_types(source);
-    match (pat, tys.as_slice()) {
-        (pat, [one]) => env.bind_pat(pat, *one),
-        (Pat::Tuple(t), [a, b]) if t.elems.len() == 2 => {
-            env.bind_pat(&t.elems[0], *a);
-            env.bind_pat(&t.elems[1], *b);
-        }
-        (pat, _) => env.poison_pat(pat),
+/// The index an element pattern binds: a range loop's `i`, an `enumerate`d loop's `(j, _)`.
+fn index_ident(pat: &Pat, source: &Source) -> Option<Ident> {
+    match (source, pat) {
+        (Source::Range { .. }, pat) => pat_ident(pat),
+        (Source::Slices { indexed: true, .. }, Pat::Tuple(t)) if t.elems.len() == 2 => pat_ident(&t.elems[0]),
+        _ => None,
     }
 }
 
 /// Checks a body: only pure `let`s, pure `if`s and accumulations of pure float terms
-/// that read no accumulator. Records each term's width against its accumulator.
-fn check_stmts(stmts: &[Stmt], env: &mut Env, accs: &mut [(Ident, Op, Width)]) -> Result<(), &'static str> {
+/// that read no accumulator, and (in a loop's own body, `guards`) pure
+/// [`continue_guard`]s. Records each term's width against its accumulator.
+fn check_stmts(
+    stmts: &[Stmt],
+    env: &mut Env,
+    accs: &mut [(Ident, Op, Width)],
+    guards: bool,
+) -> Result<(), &'static str> {
     let names: Vec<String> = accs.iter().map(|(i, ..)| i.to_string()).collect();
     let reads = |e: &Expr| mentions(e.to_token_stream(), &names);
     for stmt in stmts {
+        if let Some(cond) = continue_guard(stmt).filter(|_| guards) {
+            if reads(cond) {
+                return Err("reads");
+            }
+            if env.ty(cond) != Ty::Bool {
+                return Err("effect");
+            }
+            continue;
+        }
         match stmt {
             Stmt::Local(local) => {
                 let Some(init) = &local.init else { return Err("effect") };
@@ -353,11 +429,10 @@ fn check_stmts(stmts: &[Stmt], env: &mut Env, accs: &mut [(Ident, Op, Width)]) -
                 if pat_names(&local.pat).iter().any(|n| names.contains(n)) {
                     return Err("shadow");
                 }
-                let ty = env.ty(&init.expr);
-                if ty == Ty::Unknown {
+                if !env.value(&init.expr).known() {
                     return Err("effect");
                 }
-                env.bind_pat(&local.pat, ty);
+                env.bind_let(local);
             }
             Stmt::Expr(e, _) => check_expr(e, env, accs, &reads)?,
             Stmt::Item(_) => return Err("effect"),
@@ -406,7 +481,7 @@ fn check_expr(
 
 fn check_block(block: &Block, env: &mut Env, accs: &mut [(Ident, Op, Width)]) -> Result<(), &'static str> {
     env.push();
-    let checked = check_stmts(&block.stmts, env, accs);
+    let checked = check_stmts(&block.stmts, env, accs, false);
     env.pop();
     checked
 }
@@ -505,7 +580,9 @@ pub(crate) fn analyse_call(m: &ExprMethodCall, env: &Env, expected: Option<Width
             // first (`let x = value; acc += t(x);`), a path (`f32::max`) takes `value` itself.
             let (op, width, body): (Op, Width, Block) = match &m.args[1] {
                 Expr::Closure(c) => {
-                    let Some((params, body)) = closure(c, 2) else { return left("effect") };
+                    let Some((params, body)) = closure(c, 2).filter(|(_, b)| !matches!(b, Expr::Block(_))) else {
+                        return left("effect");
+                    };
                     let Some(a) = pat_ident(&params[0]) else { return left("effect") };
                     let Some((op, term)) = fold_body(&body, &a) else { return left("op") };
                     let (element, update) = (&params[1], update(acc, op, term));
@@ -604,12 +681,13 @@ fn closure(c: &syn::ExprClosure, n: usize) -> Option<(Vec<Pat>, Expr)> {
     Some((c.inputs.iter().cloned().collect(), closure_body(&c.body)?.clone()))
 }
 
-/// A closure's body as one expression: `x * x`, or `{ x * x }`.
+/// A closure's body as one expression: `x * x`, or `{ x * x }` unwrapped; a block of
+/// several statements stays a block (a value only if its lets are pure, see `types`).
 fn closure_body(body: &Expr) -> Option<&Expr> {
     match body {
         Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => match b.block.stmts.as_slice() {
             [Stmt::Expr(e, None)] => Some(e),
-            _ => None,
+            _ => Some(body),
         },
         e => Some(e),
     }
@@ -641,24 +719,25 @@ fn plan(
     }
     let mut inner = env.clone();
     inner.push();
-    bind_items(&mut inner, &pat, &source);
-    check_stmts(&body.stmts, &mut inner, &mut accs)?;
+    inner.bind_value(&pat, item_value(&source));
+    check_stmts(&body.stmts, &mut inner, &mut accs, true)?;
     if accs.iter().any(|(_, op, w)| matches!(op, Op::Max | Op::Min) && *w == Width::Any) {
         return Err("type");
     }
-    let hoists = match (&source, pat_ident(&pat)) {
-        (Source::Range { .. }, Some(index)) => hoists(&body, &index, env),
-        _ => Vec::new(),
+    let hoists = match index_ident(&pat, &source) {
+        Some(index) => hoists(&body, &index, &pat, env),
+        None => Vec::new(),
     };
     let lanes = if accs.iter().all(|(_, _, w)| *w == Width::F32) { 32 } else { 16 };
     let accs = accs.into_iter().map(|(ident, op, _)| Acc { ident, op }).collect();
     Ok(Plan { source, pat, body, accs, hoists, lanes })
 }
 
-/// The reads `x[i]`, `x[base + i]`, `x[i + base]` of a range loop's body over `index`,
-/// where `x` is a float slice from outside the loop and `base` an integer expression of
-/// names from outside the loop: grouped by slice and base.
-fn hoists(body: &Block, index: &Ident, env: &Env) -> Vec<(Hoist, Vec<Expr>)> {
+/// The reads `x[i]`, `x[base + i]`, `x[i + base]` of a loop's body over `index` (bound by
+/// the element pattern `pat`), where `x` is a float slice from outside the loop and `base`
+/// an integer expression of names from outside the loop: grouped by slice and base. None
+/// when the body rebinds `index`.
+fn hoists(body: &Block, index: &Ident, pat: &Pat, env: &Env) -> Vec<(Hoist, Vec<Expr>)> {
     struct Reads<'a> {
         index: &'a Ident,
         env: &'a Env,
@@ -697,7 +776,6 @@ fn hoists(body: &Block, index: &Ident, env: &Env) -> Vec<(Hoist, Vec<Expr>)> {
             }
         }
     }
-    let mut locals = vec![index.to_string()];
     struct Lets<'a>(&'a mut Vec<String>);
     impl<'ast> Visit<'ast> for Lets<'_> {
         fn visit_local(&mut self, l: &'ast syn::Local) {
@@ -705,17 +783,17 @@ fn hoists(body: &Block, index: &Ident, env: &Env) -> Vec<(Hoist, Vec<Expr>)> {
             syn::visit::visit_local(self, l);
         }
     }
-    Lets(&mut locals).visit_block(body);
+    let mut lets = Vec::new();
+    Lets(&mut lets).visit_block(body);
+    // A `let` that rebinds the index (`let i = n - 1 - i;`): `x[i]` may not be the element at the
+    // loop's index, and the replacement is by tokens, so nothing is read in chunks.
+    if lets.iter().any(|l| *index == l.as_str()) {
+        return Vec::new();
+    }
+    let mut locals = pat_names(pat);
+    locals.push(index.to_string());
+    locals.extend(lets);
     let mut reads = Reads { index, env, locals, found: Vec::new() };
     reads.visit_block(body);
     reads.found.into_iter().map(|(hoist, _, exprs)| (hoist, exprs)).collect()
-}
-
-/// Binds a `for` loop's pattern in `env` for the walk of its body: typed when its
-/// source is one this module knows, unknown otherwise.
-pub(crate) fn bind_loop_pattern(env: &mut Env, pat: &Pat, expr: &Expr) {
-    match source(expr, env, true) {
-        Some(source) => bind_items(env, pat, &source),
-        None => env.poison_pat(pat),
-    }
 }

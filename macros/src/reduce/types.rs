@@ -5,22 +5,29 @@
 //! inference. A name's type is known from:
 //!
 //! * a parameter's declared type (`x: &[f32]`, `n: usize`, `alpha: f32`);
-//! * a `let` with a declared type, or with an initialiser whose type is known:
-//!   a float literal (`0.0`, `0.0f32`, `1e-5_f64`), `f32::NEG_INFINITY`, an
-//!   element of a known float slice (`x[0]`), `vec![0.0f32; n]`, arithmetic
-//!   over such values;
-//! * a `for` over a `usize` range (the index) or over a known slice (its
-//!   elements).
+//! * a `let` ([`Env::bind_let`]) with a declared type, or with an initialiser
+//!   whose type is known: a float literal (`0.0`, `0.0f32`, `1e-5_f64`),
+//!   `f32::NEG_INFINITY`, an element of a known float slice (`x[0]`), a
+//!   sub-slice of one (`&x[a..b]`, `&x[a..]`, `&mut x[..b]`),
+//!   `vec![0.0f32; n]`, arithmetic over such values; a tuple pattern takes a
+//!   tuple of such values apart (`let (mut fx, mut fy) = (0.0f32, 0.0f32);`,
+//!   `let (lo, hi) = x.split_at(m);`), see [`Value`];
+//! * a `for` ([`Env::bind_for`]) over an integer range (the index), a known
+//!   slice (`x`, `&x`, `x.iter()`, `.copied()`: its elements), its rows
+//!   (`x.chunks(d)`, `x.chunks_exact(d)`: sub-slices), and `enumerate`/`zip`
+//!   of those (tuples).
 //!
 //! Anything else is [`Ty::Unknown`], and so is every name another pattern
 //! (closure, `match`, `if let`, a macro's tokens) may rebind. An expression
 //! has a known type only when it is built from known names, literals, the
-//! built-in arithmetic, comparisons and casts of primitive numbers, indexing
-//! of a known float slice, and the inherent float methods listed in
-//! [`FLOAT_METHODS`]: operations with no side effect other than a panic. So
-//! "known type" also means "pure": a user-defined operator, a function call,
-//! a field, a macro is never known. (The names `f32` and `f64` are taken to
-//! mean the primitive types.)
+//! built-in arithmetic, comparisons and casts of primitive numbers (`as`,
+//! `f64::from`), indexing and range-indexing of a known float slice, the
+//! inherent float methods listed in [`FLOAT_METHODS`],
+//! [`FLOAT_METHODS_WITH_ARGS`] and [`FLOAT_PREDICATES`], `if`–`else` and
+//! blocks of pure `let`s around such values: operations with no side effect
+//! other than a panic. So "known type" also means "pure": a user-defined operator, a
+//! function call, a field, a macro is never known. (The names `f32` and `f64`
+//! are taken to mean the primitive types.)
 
 use syn::visit::Visit;
 use syn::{BinOp, Expr, GenericArgument, Lit, Pat, PathArguments, Type, UnOp};
@@ -156,6 +163,33 @@ impl Ty {
     }
 }
 
+/// A value as a pattern can take it apart: one value, or a tuple of values
+/// (`(x[i], y[i])`, `x.split_at(m)`, an `enumerate`d or `zip`ped item).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Value {
+    One(Ty),
+    Tuple(Vec<Value>),
+}
+
+impl Value {
+    /// Whether every part's type is known: the expression it came from is pure.
+    pub(crate) fn known(&self) -> bool {
+        match self {
+            Value::One(ty) => *ty != Ty::Unknown,
+            Value::Tuple(parts) => parts.iter().all(Value::known),
+        }
+    }
+
+    /// The value a declared type names: a tuple type part by part.
+    pub(crate) fn of_type(ty: &Type) -> Value {
+        match ty {
+            Type::Tuple(t) if !t.elems.is_empty() => Value::Tuple(t.elems.iter().map(Value::of_type).collect()),
+            Type::Paren(p) => Value::of_type(&p.elem),
+            ty => Value::One(Ty::of_type(ty)),
+        }
+    }
+}
+
 const INTEGERS: [&str; 11] = ["u8", "u16", "u32", "u64", "u128", "isize", "i8", "i16", "i32", "i64", "i128"];
 
 /// `f32`/`f64` as an element type.
@@ -214,8 +248,21 @@ const FLOAT_METHODS: [&str; 29] = [
 ];
 
 /// Inherent float methods with float arguments, and how many.
-const FLOAT_METHODS_WITH_ARGS: [(&str, usize); 8] =
-    [("max", 1), ("min", 1), ("powf", 1), ("atan2", 1), ("hypot", 1), ("copysign", 1), ("log", 1), ("mul_add", 2)];
+const FLOAT_METHODS_WITH_ARGS: [(&str, usize); 9] = [
+    ("max", 1),
+    ("min", 1),
+    ("powf", 1),
+    ("atan2", 1),
+    ("hypot", 1),
+    ("copysign", 1),
+    ("log", 1),
+    ("mul_add", 2),
+    ("clamp", 2),
+];
+
+/// Inherent float methods without arguments that return a `bool`.
+const FLOAT_PREDICATES: [&str; 7] =
+    ["is_nan", "is_finite", "is_infinite", "is_normal", "is_subnormal", "is_sign_positive", "is_sign_negative"];
 
 /// Associated float constants (`f32::MAX`).
 const FLOAT_CONSTS: [&str; 7] = ["MAX", "MIN", "MIN_POSITIVE", "EPSILON", "INFINITY", "NEG_INFINITY", "NAN"];
@@ -265,22 +312,58 @@ impl Env {
     /// Binds `pat` to a value of type `ty`: `x`, `mut x`, `x: T`, `&x`, `_`; any
     /// other pattern makes its names unknown.
     pub(crate) fn bind_pat(&mut self, pat: &Pat, ty: Ty) {
-        match pat {
-            Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
+        self.bind_value(pat, Value::One(ty));
+    }
+
+    /// Binds `pat` to `value`: what [`bind_pat`](Env::bind_pat) binds, and a tuple
+    /// pattern (without `..`) to a tuple of as many parts, part by part. Any other
+    /// pattern, or one whose shape differs from the value's, makes its names unknown.
+    pub(crate) fn bind_value(&mut self, pat: &Pat, value: Value) {
+        match (pat, value) {
+            (Pat::Ident(p), Value::One(ty)) if p.by_ref.is_none() && p.subpat.is_none() => {
                 self.bind(p.ident.to_string(), ty, p.mutability.is_some())
             }
-            Pat::Type(p) => {
-                // The declared type wins; a declared type that differs from `ty` does not compile.
-                let declared = Ty::of_type(&p.ty);
-                self.bind_pat(&p.pat, declared);
+            (Pat::Type(p), _) => {
+                // The declared type wins; a declared type that differs from the value's does not compile.
+                let declared = Value::of_type(&p.ty);
+                self.bind_value(&p.pat, declared);
             }
-            Pat::Reference(r) if r.mutability.is_none() => match ty {
-                Ty::FloatRef(w) => self.bind_pat(&r.pat, Ty::Float(w)),
-                _ => self.poison_pat(&r.pat),
-            },
-            Pat::Paren(p) => self.bind_pat(&p.pat, ty),
-            Pat::Wild(_) => {}
-            other => self.poison_pat(other),
+            (Pat::Reference(r), Value::One(Ty::FloatRef(w))) if r.mutability.is_none() => {
+                self.bind_value(&r.pat, Value::One(Ty::Float(w)))
+            }
+            (Pat::Paren(p), value) => self.bind_value(&p.pat, value),
+            (Pat::Wild(_), _) => {}
+            (Pat::Tuple(t), Value::Tuple(parts))
+                if t.elems.len() == parts.len() && !t.elems.iter().any(|p| matches!(p, Pat::Rest(_))) =>
+            {
+                for (pat, part) in t.elems.iter().zip(parts) {
+                    self.bind_value(pat, part);
+                }
+            }
+            (other, _) => self.poison_pat(other),
+        }
+    }
+
+    /// Binds the pattern of `let pat = init;` (or `let pat: T = init;`, `let pat;`): the
+    /// initialiser is typed before the pattern's names are in scope. A `let … else`
+    /// pattern is refutable, so its names are made unknown.
+    pub(crate) fn bind_let(&mut self, local: &syn::Local) {
+        match &local.init {
+            Some(init) if init.diverge.is_some() => self.poison_pat(&local.pat),
+            Some(init) => {
+                let value = self.value(&init.expr);
+                self.bind_value(&local.pat, value);
+            }
+            None => self.bind_pat(&local.pat, Ty::Unknown),
+        }
+    }
+
+    /// Binds the pattern of `for pat in iterable` for the walk of its body: typed as
+    /// [`item`](Env::item) says, unknown where it says nothing.
+    pub(crate) fn bind_for(&mut self, pat: &Pat, iterable: &Expr) {
+        match self.item(iterable) {
+            Some(item) => self.bind_value(pat, item),
+            None => self.poison_pat(pat),
         }
     }
 
@@ -308,12 +391,14 @@ impl Env {
                 }
             }
             Expr::Binary(b) => self.binary(&b.op, self.ty(&b.left), self.ty(&b.right)),
-            Expr::Index(i) => match (self.ty(&i.expr), self.ty(&i.index)) {
+            Expr::Index(i) => match (self.place(&i.expr), self.ty(&i.index)) {
                 (Ty::Slice { width, .. }, Ty::Int(Int::Usize | Int::Lit)) => Ty::Float(width),
                 _ => Ty::Unknown,
             },
-            Expr::Reference(r) if r.mutability.is_none() => match self.ty(&r.expr) {
-                Ty::Float(w) => Ty::FloatRef(w),
+            Expr::Reference(r) => match (self.place(&r.expr), r.mutability.is_none()) {
+                (Ty::Float(w), true) => Ty::FloatRef(w),
+                // `&x[a..b]`, `&mut x[..]`, `&v` of a `Vec<f32>`: a reference to a slice.
+                (Ty::Slice { width, .. }, shared) => Ty::Slice { width, shared },
                 _ => Ty::Unknown,
             },
             Expr::Cast(c) => {
@@ -327,13 +412,20 @@ impl Env {
             }
             Expr::MethodCall(m) if m.turbofish.is_none() => {
                 let args: Vec<Ty> = m.args.iter().map(|a| self.ty(a)).collect();
-                self.method(self.ty(&m.receiver), &m.method.to_string(), &args)
+                self.method(self.place(&m.receiver), &m.method.to_string(), &args)
             }
             Expr::Call(c) => {
                 // `f32::max(a, b)`: an inherent method called through its type.
                 let Expr::Path(p) = &*c.func else { return Ty::Unknown };
                 let segments: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
                 match (p.qself.is_none(), segments.as_slice()) {
+                    // `f64::from(x)` of a primitive number: std's conversion (no other impl can exist).
+                    (true, [ty, from]) if from == "from" && c.args.len() == 1 => {
+                        match (Width::of_name(ty), self.ty(&c.args[0])) {
+                            (Some(w), Ty::Float(_) | Ty::Int(_)) => Ty::Float(w),
+                            _ => Ty::Unknown,
+                        }
+                    }
                     (true, [ty, method]) if Width::of_name(ty).is_some() && !c.args.is_empty() => {
                         let args: Vec<Ty> = c.args.iter().map(|a| self.ty(a)).collect();
                         let receiver = match args[0] {
@@ -354,15 +446,9 @@ impl Env {
                 if self.ty(&i.cond) != Ty::Bool {
                     return Ty::Unknown;
                 }
-                let then = match i.then_branch.stmts.as_slice() {
-                    [syn::Stmt::Expr(e, None)] => self.ty(e),
-                    _ => return Ty::Unknown,
-                };
+                let then = self.block(&i.then_branch);
                 let otherwise = match &**otherwise {
-                    Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => match b.block.stmts.as_slice() {
-                        [syn::Stmt::Expr(e, None)] => self.ty(e),
-                        _ => return Ty::Unknown,
-                    },
+                    Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => self.block(&b.block),
                     e @ Expr::If(_) => self.ty(e),
                     _ => return Ty::Unknown,
                 };
@@ -374,7 +460,139 @@ impl Env {
                 }
             }
             Expr::Macro(m) if m.mac.path.is_ident("vec") => self.vec_macro(&m.mac),
+            Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => self.block(&b.block),
             _ => Ty::Unknown,
+        }
+    }
+
+    /// A block of pure `let`s and a pure value (`{ let d = a - b; d * d }`): the value's type.
+    fn block(&self, block: &syn::Block) -> Ty {
+        let Some((syn::Stmt::Expr(value, None), lets)) = block.stmts.split_last() else { return Ty::Unknown };
+        let mut inner = self.clone();
+        inner.push();
+        for stmt in lets {
+            match stmt {
+                syn::Stmt::Local(local) if local.init.as_ref().is_some_and(|i| inner.value(&i.expr).known()) => {
+                    inner.bind_let(local)
+                }
+                _ => return Ty::Unknown,
+            }
+        }
+        inner.ty(value)
+    }
+
+    /// The type of `e` as a place (what `&`, indexing and a method receiver see): as
+    /// [`ty`](Env::ty) says, and a range of a known float slice (`x[a..b]`, `x[..]`, unsized,
+    /// not a value) is a slice too.
+    fn place(&self, e: &Expr) -> Ty {
+        match e {
+            Expr::Index(i) if i.attrs.is_empty() && self.is_index_range(&i.index) => match self.place(&i.expr) {
+                Ty::Slice { width, shared } => Ty::Slice { width, shared },
+                _ => Ty::Unknown,
+            },
+            Expr::Paren(p) => self.place(&p.expr),
+            Expr::Group(g) => self.place(&g.expr),
+            e => self.ty(e),
+        }
+    }
+
+    /// `a..b`, `a..`, `..b`, `..`, `a..=b` over `usize` (or integer literals): a slice's range index.
+    fn is_index_range(&self, e: &Expr) -> bool {
+        let Expr::Range(r) = e else { return false };
+        let end_ok = r.end.is_some() || matches!(r.limits, syn::RangeLimits::HalfOpen(_));
+        let bound = |b: &Option<Box<Expr>>| match b {
+            None => true,
+            Some(b) => matches!(self.ty(b), Ty::Int(Int::Usize | Int::Lit)),
+        };
+        r.attrs.is_empty() && end_ok && bound(&r.start) && bound(&r.end)
+    }
+
+    /// The value of a pure expression, taken apart as far as a pattern can: a tuple
+    /// expression part by part, `x.split_at(m)` as its two halves; otherwise
+    /// [`Value::One`] of its [`ty`](Env::ty).
+    pub(crate) fn value(&self, e: &Expr) -> Value {
+        match e {
+            Expr::Paren(p) => self.value(&p.expr),
+            Expr::Group(g) => self.value(&g.expr),
+            Expr::Tuple(t) if t.attrs.is_empty() && !t.elems.is_empty() => {
+                Value::Tuple(t.elems.iter().map(|e| self.value(e)).collect())
+            }
+            Expr::MethodCall(m) if m.turbofish.is_none() && m.args.len() == 1 => {
+                let halves = |shared| Value::Tuple(vec![Value::One(shared), Value::One(shared)]);
+                let mid = matches!(self.ty(&m.args[0]), Ty::Int(Int::Usize | Int::Lit));
+                match (self.place(&m.receiver), m.method.to_string().as_str()) {
+                    (Ty::Slice { width, .. }, "split_at") if mid => halves(Ty::Slice { width, shared: true }),
+                    (Ty::Slice { width, .. }, "split_at_mut") if mid => halves(Ty::Slice { width, shared: false }),
+                    _ => Value::One(self.ty(e)),
+                }
+            }
+            e => Value::One(self.ty(e)),
+        }
+    }
+
+    /// The items of `for _ in e`, or of the iterator `e`, when `e` is known to be one
+    /// of std's: an integer range (the integer), a known float slice (`x`, `&x`,
+    /// `x.iter()`: `&f32`; `.copied()`, `.cloned()`: `f32`; `x.iter_mut()`: unknown),
+    /// its rows (`x.chunks(d)`, `chunks_exact`, `windows`, `rchunks`: shared
+    /// sub-slices; `chunks_mut`, `chunks_exact_mut`: mutable ones), `enumerate` and
+    /// `zip` of those (tuples), and `rev`, `skip`, `take`, `step_by` of those.
+    /// `None` when `e` is not known to be a std iterable at all.
+    pub(crate) fn item(&self, e: &Expr) -> Option<Value> {
+        let usize_arg = |m: &syn::ExprMethodCall| {
+            m.args.len() == 1 && matches!(self.ty(&m.args[0]), Ty::Int(Int::Usize | Int::Lit))
+        };
+        match e {
+            Expr::Paren(p) => self.item(&p.expr),
+            Expr::Group(g) => self.item(&g.expr),
+            Expr::Range(r) => {
+                let (Some(start), Some(end)) = (&r.start, &r.end) else { return None };
+                match (self.ty(start), self.ty(end)) {
+                    (Ty::Int(a), Ty::Int(b)) => a.unify(b).map(|k| Value::One(Ty::Int(k))),
+                    _ => None,
+                }
+            }
+            Expr::Reference(r) if r.mutability.is_none() => match self.place(&r.expr) {
+                Ty::Slice { width, .. } => Some(Value::One(Ty::FloatRef(width))),
+                _ => None,
+            },
+            Expr::MethodCall(m) if m.turbofish.is_none() => {
+                let method = m.method.to_string();
+                if let Ty::Slice { width, .. } = self.place(&m.receiver) {
+                    let row = |shared| Some(Value::One(Ty::Slice { width, shared }));
+                    return match method.as_str() {
+                        "iter" if m.args.is_empty() => Some(Value::One(Ty::FloatRef(width))),
+                        "iter_mut" if m.args.is_empty() => Some(Value::One(Ty::Unknown)),
+                        "chunks" | "chunks_exact" | "windows" | "rchunks" | "rchunks_exact" if usize_arg(m) => {
+                            row(true)
+                        }
+                        "chunks_mut" | "chunks_exact_mut" | "rchunks_mut" | "rchunks_exact_mut" if usize_arg(m) => {
+                            row(false)
+                        }
+                        _ => None,
+                    };
+                }
+                let inner = self.item(&m.receiver)?;
+                match method.as_str() {
+                    "enumerate" if m.args.is_empty() => {
+                        Some(Value::Tuple(vec![Value::One(Ty::Int(Int::Usize)), inner]))
+                    }
+                    "zip" if m.args.len() == 1 => {
+                        let other = self.item(&m.args[0]).unwrap_or(Value::One(Ty::Unknown));
+                        Some(Value::Tuple(vec![inner, other]))
+                    }
+                    "copied" | "cloned" if m.args.is_empty() => match inner {
+                        Value::One(Ty::FloatRef(w)) => Some(Value::One(Ty::Float(w))),
+                        _ => Some(Value::One(Ty::Unknown)),
+                    },
+                    "rev" if m.args.is_empty() => Some(inner),
+                    "skip" | "take" | "step_by" if usize_arg(m) => Some(inner),
+                    _ => None,
+                }
+            }
+            e => match self.ty(e) {
+                Ty::Slice { width, shared: true } => Some(Value::One(Ty::FloatRef(width))),
+                _ => None,
+            },
         }
     }
 
@@ -444,6 +662,9 @@ impl Env {
             Ty::Float(w) | Ty::FloatRef(w) => {
                 if args.is_empty() && FLOAT_METHODS.contains(&method) && method != "sin_cos" {
                     return Ty::Float(w);
+                }
+                if args.is_empty() && FLOAT_PREDICATES.contains(&method) {
+                    return Ty::Bool;
                 }
                 if method == "powi" && matches!(args, [Ty::Int(Int::Other | Int::Lit)]) {
                     return Ty::Float(w);
@@ -569,6 +790,100 @@ mod tests {
         assert_eq!(ty(parse_quote!(if s > 0.0 { s } else { 0.0 })), Ty::Float(Width::F32));
         assert_eq!(ty(parse_quote!(x.len() - 1)), Ty::Int(Int::Usize));
         assert_eq!(ty(parse_quote!(vec![0.0f32; n])), Ty::Slice { width: Width::F32, shared: false });
+        assert_eq!(ty(parse_quote!(x[0].is_finite() && !r.is_nan())), Ty::Bool);
+        assert_eq!(ty(parse_quote!(f64::from(s) * w[0])), Ty::Float(Width::F64));
+        assert_eq!(ty(parse_quote!(f32::from(m as u16))), Ty::Float(Width::F32));
+        assert_eq!(ty(parse_quote!(s.clamp(0.0, 1.0))), Ty::Float(Width::F32));
+        assert_eq!(
+            ty(parse_quote!({
+                let d = x[n] - s;
+                let (e, _) = (d, 1);
+                e * e
+            })),
+            Ty::Float(Width::F32)
+        );
+    }
+
+    #[test]
+    fn sub_slices_are_slices() {
+        let shared = Ty::Slice { width: Width::F32, shared: true };
+        assert_eq!(ty(parse_quote!(&x[n * 2..(n + 1) * 2])), shared);
+        assert_eq!(ty(parse_quote!(&x[n..])), shared);
+        assert_eq!(ty(parse_quote!(&x[..=n])), shared);
+        assert_eq!(ty(parse_quote!(&x[..])), shared);
+        assert_eq!(ty(parse_quote!(&x[1..][..n])), shared);
+        assert_eq!(ty(parse_quote!(&w[2..])), Ty::Slice { width: Width::F64, shared: true });
+        assert_eq!(ty(parse_quote!(&mut out[n..])), Ty::Slice { width: Width::F32, shared: false });
+        assert_eq!(ty(parse_quote!(x[n..][0] + s)), Ty::Float(Width::F32));
+        assert_eq!(ty(parse_quote!(x[1..n].len())), Ty::Int(Int::Usize));
+    }
+
+    #[test]
+    fn lets_take_tuples_and_halves_apart() {
+        let mut e = env();
+        let bind = |e: &mut Env, stmt: syn::Stmt| {
+            let syn::Stmt::Local(local) = stmt else { unreachable!() };
+            e.bind_let(&local);
+        };
+        bind(&mut e, parse_quote!(let (mut fx, fy, _) = (0.0f32, x[n] - s, 3usize);));
+        assert_eq!(e.lookup("fx"), Some((Ty::Float(Width::F32), true)));
+        assert_eq!(e.lookup("fy"), Some((Ty::Float(Width::F32), false)));
+        bind(&mut e, parse_quote!(let ((a, b), c): ((f64, f32), usize) = ((0.0, 1.0), 2);));
+        assert_eq!(
+            [e.lookup("a"), e.lookup("b"), e.lookup("c")].map(|l| l.unwrap().0),
+            [Ty::Float(Width::F64), Ty::Float(Width::F32), Ty::Int(Int::Usize)]
+        );
+        bind(&mut e, parse_quote!(let (lo, hi) = x.split_at(n);));
+        assert_eq!(e.lookup("lo").unwrap().0, Ty::Slice { width: Width::F32, shared: true });
+        assert_eq!(e.lookup("hi").unwrap().0, Ty::Slice { width: Width::F32, shared: true });
+        bind(&mut e, parse_quote!(let (l, h) = out.split_at_mut(2);));
+        assert_eq!(e.lookup("h").unwrap().0, Ty::Slice { width: Width::F32, shared: false });
+        // Shapes that differ, `..`, refutable and unknown initialisers: unknown.
+        for stmt in [
+            parse_quote!(let (p, t) = (1.0f32, 2.0f32, 3.0f32);),
+            parse_quote!(let (p, t, ..) = (1.0f32, 2.0f32, 3.0f32);),
+            parse_quote!(let (p, t) = pair();),
+            parse_quote!(let (p, t) = q.split_at(1);),
+            parse_quote!(let p = (1.0f32, 2.0f32);),
+            parse_quote!(let Some((p, t)) = f() else { return };),
+        ] {
+            bind(&mut e, stmt);
+            assert_eq!(e.lookup("p").unwrap().0, Ty::Unknown);
+        }
+    }
+
+    #[test]
+    fn for_items() {
+        let e = env();
+        let item = |iterable: Expr| e.item(&iterable);
+        let f32ref = Value::One(Ty::FloatRef(Width::F32));
+        let row = Value::One(Ty::Slice { width: Width::F32, shared: true });
+        let index = Value::One(Ty::Int(Int::Usize));
+        assert_eq!(item(parse_quote!(0..n)), Some(index.clone()));
+        assert_eq!(item(parse_quote!(x)), Some(f32ref.clone()));
+        assert_eq!(item(parse_quote!(&x[1..])), Some(f32ref.clone()));
+        assert_eq!(item(parse_quote!(x.iter().rev())), Some(f32ref.clone()));
+        assert_eq!(item(parse_quote!(x.iter().copied().skip(1))), Some(Value::One(Ty::Float(Width::F32))));
+        assert_eq!(item(parse_quote!(x.chunks(n))), Some(row.clone()));
+        assert_eq!(item(parse_quote!(x.chunks_exact(4).enumerate())), Some(Value::Tuple(vec![index, row.clone()])));
+        assert_eq!(
+            item(parse_quote!(out.chunks_mut(n).zip(x.chunks(n)))),
+            Some(Value::Tuple(vec![Value::One(Ty::Slice { width: Width::F32, shared: false }), row]))
+        );
+        assert_eq!(
+            item(parse_quote!(out.iter_mut().zip(v))),
+            Some(Value::Tuple(vec![Value::One(Ty::Unknown), Value::One(Ty::Unknown)]))
+        );
+        // Not known to be std's: a user's `enumerate`, a method of an unknown receiver, an owned `Vec`.
+        for iterable in
+            [parse_quote!(q.enumerate()), parse_quote!(q.iter()), parse_quote!(a), parse_quote!(x.chunks(s))]
+        {
+            assert_eq!(item(iterable), None);
+        }
+        let mut scoped = env();
+        scoped.bind_for(&parse_quote!((i, (r, _))), &parse_quote!(x.chunks(n).zip(w.chunks(n)).enumerate()));
+        assert_eq!(scoped.lookup("i").unwrap().0, Ty::Int(Int::Usize));
+        assert_eq!(scoped.lookup("r").unwrap().0, Ty::Slice { width: Width::F32, shared: true });
     }
 
     #[test]
@@ -579,9 +894,25 @@ mod tests {
             parse_quote!(q.x),
             parse_quote!(s.custom()),
             parse_quote!(x.iter().sum::<f32>()),
-            parse_quote!({ s }),
+            parse_quote!({
+                s;
+                s
+            }),
+            parse_quote!({
+                let t = f(s);
+                t
+            }),
+            parse_quote!({
+                let t;
+                t
+            }),
+            parse_quote!(f64::from(q)),
+            parse_quote!(f64::from(r)),
             parse_quote!(s += 1.0),
             parse_quote!(x[1..]),
+            parse_quote!(&x[1.0..]),
+            parse_quote!(&x[m..]),
+            parse_quote!(&q[1..]),
             parse_quote!(m as f32 * w[0]),
             parse_quote!(unknown),
             parse_quote!(format!("{s}")),

@@ -48,6 +48,7 @@ fn skip_zeros(x: &[f32]) -> f32 {
     let mut s = 0.0f32;
     for v in x {
         if *v == 0.0 {
+            s -= 0.5;
             continue;
         }
         s += v;

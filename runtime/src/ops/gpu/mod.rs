@@ -5,7 +5,10 @@
 //! reference, runs the same shape checks first (so a mismatch panics with
 //! the same message) and follows the same conventions for empty inputs and
 //! NaN (see the [`ops`](super) docs). An empty input returns its convention
-//! value without touching the device.
+//! value without touching the device. Each op that produces an array has an
+//! `_into` form (`add_into(a, b, out)`) that reads the result back from the
+//! staging buffer straight into the caller's `out`; the returning form is
+//! that into a fresh zeroed vector.
 //!
 //! # Start-up
 //! Creating the device (instance, adapter, device) takes 50–150 ms on
@@ -72,6 +75,7 @@
 //! `kernels.rs` (how each op is laid out), `faults.rs` (faults tests inject:
 //! no adapter, a lost device, a failed allocation), `shaders/*.wgsl`.
 
+use super::out::producing;
 use super::{check, simd};
 
 mod faults;
@@ -245,92 +249,80 @@ pub fn __inject_fault_for_tests(fault: GpuFault) {
     }
 }
 
+/// Defines a binary element-wise op's two forms on the device kernel `$kernel`.
 macro_rules! binary {
-    ($(#[$m:meta])* $name:ident, $kernel:ident) => {
-        $(#[$m])*
-        ///
-        /// # Panics
-        /// If `a` and `b` differ in length.
-        #[track_caller]
-        pub fn $name(a: &[f32], b: &[f32]) -> Vec<f32> {
-            check::same_len(stringify!($name), a.len(), b.len());
-            if a.is_empty() {
-                return Vec::new();
+    ($(#[$m:meta])* $name:ident / $into:ident, $kernel:ident) => {
+        producing! {
+            $(#[$m])*
+            ///
+            /// # Panics
+            /// If `a` and `b` differ in length.
+            pub fn $name / $into(a: &[f32], b: &[f32])
+            check: shape = check::binary(stringify!($name), a.len(), b.len()),
+            overwrite: |out| {
+                if !a.is_empty() {
+                    on_device!(
+                        stringify!($name),
+                        |exec| kernels::elementwise(exec, EntryPoint::$kernel, &[a, b], 0.0, out),
+                        simd::$into(a, b, out)
+                    )
+                }
             }
-            on_device!(
-                stringify!($name),
-                |exec| {
-                    let mut out = vec![0.0; a.len()];
-                    kernels::elementwise(exec, EntryPoint::$kernel, &[a, b], 0.0, &mut out).map(|()| out)
-                },
-                simd::$name(a, b)
-            )
         }
     };
 }
 
+/// Defines a unary element-wise op's two forms on the device kernel `$kernel`
+/// (`alpha`: its parameter, for `scale`).
 macro_rules! unary {
-    ($(#[$m:meta])* $name:ident, $kernel:ident) => {
-        $(#[$m])*
-        pub fn $name(a: &[f32]) -> Vec<f32> {
-            if a.is_empty() {
-                return Vec::new();
+    ($(#[$m:meta])* $name:ident / $into:ident ($($s:ident: f32)?), $kernel:ident, $alpha:expr, $fallback:expr) => {
+        producing! {
+            $(#[$m])*
+            pub fn $name / $into(a: &[f32] $(, $s: f32)?)
+            check: shape = check::unary(stringify!($name), a.len()),
+            overwrite: |out| {
+                if !a.is_empty() {
+                    on_device!(
+                        stringify!($name),
+                        |exec| kernels::elementwise(exec, EntryPoint::$kernel, &[a], $alpha, out),
+                        $fallback(a $(, $s)?, out)
+                    )
+                }
             }
-            on_device!(
-                stringify!($name),
-                |exec| {
-                    let mut out = vec![0.0; a.len()];
-                    kernels::elementwise(exec, EntryPoint::$kernel, &[a], 0.0, &mut out).map(|()| out)
-                },
-                simd::$name(a)
-            )
         }
     };
 }
 
 binary!(
     /// `a[i] + b[i]`.
-    add, Add);
+    add / add_into, Add);
 binary!(
     /// `a[i] - b[i]`.
-    sub, Sub);
+    sub / sub_into, Sub);
 binary!(
     /// `a[i] * b[i]`.
-    mul, Mul);
+    mul / mul_into, Mul);
 binary!(
     /// `a[i] / b[i]` (IEEE: `x / 0` is ±∞ or NaN).
-    div, Div);
-
-/// `a[i] * s`.
-pub fn scale(a: &[f32], s: f32) -> Vec<f32> {
-    if a.is_empty() {
-        return Vec::new();
-    }
-    on_device!(
-        "scale",
-        |exec| {
-            let mut out = vec![0.0; a.len()];
-            kernels::elementwise(exec, EntryPoint::Scale, &[a], s, &mut out).map(|()| out)
-        },
-        simd::scale(a, s)
-    )
-}
-
+    div / div_into, Div);
+unary!(
+    /// `a[i] * s`.
+    scale / scale_into(s: f32), Scale, s, simd::scale_into);
 unary!(
     /// `max(a[i], 0)`; NaN stays NaN.
-    relu, Relu);
+    relu / relu_into(), Relu, 0.0, simd::relu_into);
 unary!(
     /// `1 / (1 + e^(−a[i]))`.
-    sigmoid, Sigmoid);
+    sigmoid / sigmoid_into(), Sigmoid, 0.0, simd::sigmoid_into);
 unary!(
     /// `tanh(a[i])`.
-    tanh, Tanh);
+    tanh / tanh_into(), Tanh, 0.0, simd::tanh_into);
 unary!(
     /// GELU, tanh approximation: `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`.
-    gelu, Gelu);
+    gelu / gelu_into(), Gelu, 0.0, simd::gelu_into);
 unary!(
     /// `e^a[i]`.
-    exp, Exp);
+    exp / exp_into(), Exp, 0.0, simd::exp_into);
 
 /// `y[i] += alpha * x[i]`, in place. `y` is written only once the device's
 /// result is back, so a failed call leaves it intact for the SIMD fallback.
@@ -411,101 +403,89 @@ pub fn norm_l2(a: &[f32]) -> f32 {
     on_device!("norm_l2", |exec| kernels::reduction(exec, EntryPoint::SumSq, &[a], Post::Sqrt, 0.0), simd::norm_l2(a))
 }
 
-/// `e^(a[i] − max) / Σ e^(a[j] − max)`, stable for large inputs; empty in, empty out.
-pub fn softmax(a: &[f32]) -> Vec<f32> {
-    if a.is_empty() {
-        return Vec::new();
+producing! {
+    /// `e^(a[i] − max) / Σ e^(a[j] − max)`, stable for large inputs; empty in, empty out.
+    pub fn softmax / softmax_into(a: &[f32])
+    check: shape = check::unary("softmax", a.len()),
+    overwrite: |out| {
+        if !a.is_empty() {
+            on_device!("softmax", |exec| kernels::softmax(exec, a, out), simd::softmax_into(a, out))
+        }
     }
-    on_device!(
-        "softmax",
-        |exec| {
-            let mut out = vec![0.0; a.len()];
-            kernels::softmax(exec, a, &mut out).map(|()| out)
-        },
-        simd::softmax(a)
-    )
 }
 
-/// C = A·B for row-major A (m×k) and B (k×n); C is m×n. With `k == 0`, C is
-/// all zeros and the device is not used.
-///
-/// # Panics
-/// If `a.len() != m·k`, `b.len() != k·n`, or a shape overflows `usize`.
-#[track_caller]
-pub fn matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
-    check::matmul(a.len(), b.len(), m, n, k);
-    if m == 0 || n == 0 || k == 0 {
-        return vec![0.0; m * n];
+producing! {
+    /// C = A·B for row-major A (m×k) and B (k×n); C is m×n. With `k == 0`, C is
+    /// all zeros and the device is not used.
+    ///
+    /// # Panics
+    /// If `a.len() != m·k`, `b.len() != k·n`, or a shape overflows `usize`.
+    pub fn matmul / matmul_into(a: &[f32], b: &[f32], m: usize, n: usize, k: usize)
+    check: shape = check::matmul(a.len(), b.len(), m, n, k),
+    overwrite: |c| {
+        if c.is_empty() || k == 0 {
+            c.fill(0.0);
+        } else {
+            on_device!(
+                "matmul",
+                |exec| kernels::matmul(exec, a, b, (m, n, k), c),
+                simd::matmul_into(a, b, m, n, k, c)
+            )
+        }
     }
-    on_device!(
-        "matmul",
-        |exec| {
-            let mut out = vec![0.0; m * n];
-            kernels::matmul(exec, a, b, (m, n, k), &mut out).map(|()| out)
-        },
-        simd::matmul(a, b, m, n, k)
-    )
 }
 
-/// y = A·x for row-major A (m×n); y has m elements. With `n == 0`, y is all
-/// zeros and the device is not used.
-///
-/// # Panics
-/// If `a.len() != m·n` or `x.len() != n`.
-#[track_caller]
-pub fn matvec(a: &[f32], x: &[f32], m: usize, n: usize) -> Vec<f32> {
-    check::matvec(a.len(), x.len(), m, n);
-    if m == 0 || n == 0 {
-        return vec![0.0; m];
+producing! {
+    /// y = A·x for row-major A (m×n); y has m elements. With `n == 0`, y is all
+    /// zeros and the device is not used.
+    ///
+    /// # Panics
+    /// If `a.len() != m·n` or `x.len() != n`.
+    pub fn matvec / matvec_into(a: &[f32], x: &[f32], m: usize, n: usize)
+    check: shape = check::matvec(a.len(), x.len(), m, n),
+    overwrite: |y| {
+        if m == 0 || n == 0 {
+            y.fill(0.0);
+        } else {
+            on_device!("matvec", |exec| kernels::matvec(exec, a, x, (m, n), y), simd::matvec_into(a, x, m, n, y))
+        }
     }
-    on_device!(
-        "matvec",
-        |exec| {
-            let mut out = vec![0.0; m];
-            kernels::matvec(exec, a, x, (m, n), &mut out).map(|()| out)
-        },
-        simd::matvec(a, x, m, n)
-    )
 }
 
-/// The transpose of row-major `a` (rows×cols), as a cols×rows matrix.
-///
-/// # Panics
-/// If `a.len() != rows·cols`.
-#[track_caller]
-pub fn transpose(a: &[f32], rows: usize, cols: usize) -> Vec<f32> {
-    check::matrix("transpose", "a (rows×cols)", a.len(), rows, cols);
-    if a.is_empty() {
-        return Vec::new();
+producing! {
+    /// The transpose of row-major `a` (rows×cols), as a cols×rows matrix.
+    ///
+    /// # Panics
+    /// If `a.len() != rows·cols`.
+    pub fn transpose / transpose_into(a: &[f32], rows: usize, cols: usize)
+    check: shape = check::transpose(a.len(), rows, cols),
+    overwrite: |t| {
+        if !a.is_empty() {
+            on_device!(
+                "transpose",
+                |exec| kernels::transpose(exec, a, (rows, cols), t),
+                simd::transpose_into(a, rows, cols, t)
+            )
+        }
     }
-    on_device!(
-        "transpose",
-        |exec| {
-            let mut out = vec![0.0; a.len()];
-            kernels::transpose(exec, a, (rows, cols), &mut out).map(|()| out)
-        },
-        simd::transpose(a, rows, cols)
-    )
 }
 
-/// Valid-mode 2-D convolution as deep-learning frameworks define it (cross-correlation:
-/// the kernel is not flipped): `out[i][j] = Σ_p Σ_q input[i+p][j+q] · kernel[p][q]`,
-/// output `(rows − krows + 1) × (cols − kcols + 1)`, empty when the kernel is larger than the input.
-///
-/// # Panics
-/// If `input.len() != rows·cols`, `kernel.len() != krows·kcols`, or the kernel shape is empty.
-#[track_caller]
-pub fn conv2d(input: &[f32], kernel: &[f32], rows: usize, cols: usize, krows: usize, kcols: usize) -> Vec<f32> {
-    let (orows, ocols) = check::conv2d(input.len(), kernel.len(), rows, cols, krows, kcols);
-    if orows == 0 || ocols == 0 {
-        return Vec::new();
+producing! {
+    /// Valid-mode 2-D convolution as deep-learning frameworks define it (cross-correlation:
+    /// the kernel is not flipped): `out[i][j] = Σ_p Σ_q input[i+p][j+q] · kernel[p][q]`,
+    /// output `(rows − krows + 1) × (cols − kcols + 1)`, empty when the kernel is larger than the input.
+    ///
+    /// # Panics
+    /// If `input.len() != rows·cols`, `kernel.len() != krows·kcols`, or the kernel shape is empty.
+    pub fn conv2d / conv2d_into(input: &[f32], kernel: &[f32], rows: usize, cols: usize, krows: usize, kcols: usize)
+    check: shape = check::conv2d(input.len(), kernel.len(), rows, cols, krows, kcols),
+    overwrite: |out| {
+        if !out.is_empty() {
+            on_device!(
+                "conv2d",
+                |exec| kernels::conv2d(exec, input, kernel, (cols, krows, kcols, shape.dims().1), out),
+                simd::conv2d_into(input, kernel, rows, cols, krows, kcols, out)
+            )
+        }
     }
-    on_device!(
-        "conv2d",
-        |exec| {
-            let mut out = vec![0.0; orows * ocols];
-            kernels::conv2d(exec, input, kernel, (cols, krows, kcols, ocols), &mut out).map(|()| out)
-        },
-        simd::conv2d(input, kernel, rows, cols, krows, kcols)
-    )
 }

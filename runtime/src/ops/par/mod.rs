@@ -16,6 +16,10 @@
 //! run their chunks one after another, so that their result does not change.
 //!
 //! # Results
+//! Each op that produces an array has a returning and an `_into` form (see
+//! the [`ops`](super) docs), which run the same chunks of the same SIMD
+//! kernels and give the same bits; a chunk writes its part of the output in
+//! place, the caller's `out` or a fresh vector's (`split.rs`).
 //! - Element-wise ops, `matvec`, `transpose`, `conv2d`: bit-identical to
 //!   [`simd`](super::simd) (each output element is computed by the same SIMD op).
 //! - Reductions and `softmax`: one partial per chunk, combined on the calling
@@ -44,8 +48,11 @@ mod split;
 mod threads;
 
 pub use crate::config::{parse_threads, ENV_THREADS};
-pub use elementwise::{add, axpy, div, exp, gelu, mul, relu, scale, sigmoid, softmax, sub, tanh};
-pub use matrix::{conv2d, matmul, matvec, transpose};
+pub use elementwise::{
+    add, add_into, axpy, div, div_into, exp, exp_into, gelu, gelu_into, mul, mul_into, relu, relu_into, scale,
+    scale_into, sigmoid, sigmoid_into, softmax, softmax_into, sub, sub_into, tanh, tanh_into,
+};
+pub use matrix::{conv2d, conv2d_into, matmul, matmul_into, matvec, matvec_into, transpose, transpose_into};
 pub use reduce::{dot, max, mean, min, norm_l2, sum};
 pub use threads::{threads, with_threads};
 
@@ -59,5 +66,6 @@ pub use split::Grain;
 #[doc(hidden)]
 pub fn fork_join() {
     let team = threads::Team::here();
-    split::map_chunks(&team, vec![(); team.threads()], |_, ()| ());
+    // A `Vec` of `()` never allocates.
+    split::for_parts(&team, &mut vec![(); team.threads()], 1, |_, _| ());
 }

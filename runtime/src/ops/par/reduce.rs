@@ -19,27 +19,30 @@
 
 use std::ops::Range;
 
-use super::split::{map_chunks, Grain, Grid};
+use super::split::{partials, Grain, Grid};
 use super::threads::Team;
 use crate::ops::{check, scalar, simd};
 
 /// Elements per chunk of a reduction's grid: 16 (64 bytes), so chunks start on cache lines.
 const ALIGN: usize = 16;
 
-/// The chunk partials `f(range)` of an `n`-element reduction, in chunk order;
-/// `None` when the input is one chunk.
-fn partials(n: usize, f: impl Fn(Range<usize>) -> f32 + Sync) -> Option<Vec<f32>> {
-    let grid = Grid::new(n, Grain::REDUCTION, ALIGN)?;
-    Some(partials_on(&Team::here(), grid, f))
-}
-
-fn partials_on(team: &Team, grid: Grid, f: impl Fn(Range<usize>) -> f32 + Sync) -> Vec<f32> {
-    map_chunks(team, grid.ranges().collect(), |_, r| f(r))
+/// `combine` of the chunk partials `f(range)` of an `n`-element reduction,
+/// or `whole()` when the input is one chunk.
+fn reduce(
+    n: usize,
+    f: impl Fn(Range<usize>) -> f32 + Sync,
+    combine: impl FnOnce(&[f32]) -> f32,
+    whole: impl FnOnce() -> f32,
+) -> f32 {
+    match Grid::new(n, Grain::REDUCTION, ALIGN) {
+        Some(grid) => partials(&Team::here(), grid, f, combine),
+        None => whole(),
+    }
 }
 
 /// The sum of `a` (0 when empty): [`simd::sum`] per chunk.
 pub fn sum(a: &[f32]) -> f32 {
-    partials(a.len(), |r| simd::sum(&a[r])).map_or_else(|| simd::sum(a), |p| scalar::sum(&p))
+    reduce(a.len(), |r| simd::sum(&a[r]), scalar::sum, || simd::sum(a))
 }
 
 /// `Σ a[i]·b[i]` (0 when empty): [`simd::dot`] per chunk.
@@ -49,22 +52,22 @@ pub fn sum(a: &[f32]) -> f32 {
 #[track_caller]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     check::same_len("dot", a.len(), b.len());
-    partials(a.len(), |r| simd::dot(&a[r.clone()], &b[r])).map_or_else(|| simd::dot(a, b), |p| scalar::sum(&p))
+    reduce(a.len(), |r| simd::dot(&a[r.clone()], &b[r]), scalar::sum, || simd::dot(a, b))
 }
 
 /// The largest element: −∞ when empty, NaN when any element is NaN.
 pub fn max(a: &[f32]) -> f32 {
-    partials(a.len(), |r| simd::max(&a[r])).map_or_else(|| simd::max(a), |p| scalar::max(&p))
+    reduce(a.len(), |r| simd::max(&a[r]), scalar::max, || simd::max(a))
 }
 
 /// `max` of `a` on a grid the caller already has (softmax's).
 pub(super) fn max_on(team: &Team, grid: Grid, a: &[f32]) -> f32 {
-    scalar::max(&partials_on(team, grid, |r| simd::max(&a[r])))
+    partials(team, grid, |r| simd::max(&a[r]), scalar::max)
 }
 
 /// The smallest element: +∞ when empty, NaN when any element is NaN.
 pub fn min(a: &[f32]) -> f32 {
-    partials(a.len(), |r| simd::min(&a[r])).map_or_else(|| simd::min(a), |p| scalar::min(&p))
+    reduce(a.len(), |r| simd::min(&a[r]), scalar::min, || simd::min(a))
 }
 
 /// The arithmetic mean: NaN when empty.
@@ -74,5 +77,5 @@ pub fn mean(a: &[f32]) -> f32 {
 
 /// The Euclidean norm `√(Σ a[i]²)` (0 when empty).
 pub fn norm_l2(a: &[f32]) -> f32 {
-    partials(a.len(), |r| simd::dot(&a[r.clone()], &a[r])).map_or_else(|| simd::norm_l2(a), |p| scalar::sum(&p).sqrt())
+    reduce(a.len(), |r| simd::dot(&a[r.clone()], &a[r]), |p| scalar::sum(p).sqrt(), || simd::norm_l2(a))
 }

@@ -1,5 +1,6 @@
 //! The chunk grid every par op splits its input on, the fork–join that runs
-//! the chunks, and the fresh outputs they write into.
+//! the chunks, and the per-thread scratch that keeps a warm call free of
+//! allocations.
 //!
 //! # The grid
 //! An input of `n` units (elements, or rows for the matrix ops) is cut into
@@ -16,30 +17,27 @@
 //! process is using, which is the usual state of a shared VM.
 //!
 //! # Outputs
-//! ops::simd's kernels are reached through its public ops, which return a new
-//! `Vec`. A chunk therefore computes [`BLOCK`]-element blocks and copies each
-//! into its part of the output: the block stays in L1, so the copy adds no
-//! memory traffic, only a few percent of time. The output itself is written
-//! in place (no zeroing pass), and large ones ask Linux for transparent huge
-//! pages, for the reason `ops/simd/buffer.rs` gives: first-touch page faults
-//! cost more than a memory-bound op on the benchmark VM.
+//! A chunk writes its part of the output directly, through the `ops::simd`
+//! kernel's slot or `_into` form (`ops/out.rs`): into the caller's slice for
+//! an `_into` op, into a fresh vector's uninitialised capacity for a
+//! returning one. Nothing is copied and no block is allocated.
+//!
+//! # Allocation
+//! [`for_parts`] hands out the output with rayon's `par_chunks_mut` (its
+//! joins live on the stack), and partial results go into a per-thread buffer
+//! reused from call to call ([`with_scratch`]), so a warm call allocates
+//! nothing of its own. What rayon allocates is its own: a call from outside
+//! the pool injects one job into the pool's queue (a `crossbeam_deque::Injector`,
+//! which allocates a block of 63 job slots every 63 injected jobs);
+//! `tests/ops_alloc.rs` counts it.
 
-use std::mem::MaybeUninit;
+use std::cell::RefCell;
 use std::ops::Range;
+use std::thread::LocalKey;
 
 use rayon::prelude::*;
 
 use super::threads::Team;
-
-/// Elements per block that a chunk hands to an `ops::simd` op before copying
-/// the block's result into the output: 16 KiB, so a block's input and result
-/// stay in L1 and its temporary comes from the allocator's free list.
-pub(super) const BLOCK: usize = 4096;
-
-/// Outputs of at least this many bytes ask for transparent huge pages (the
-/// threshold `ops::simd` uses).
-#[cfg(target_os = "linux")]
-const HUGE_PAGE_MIN_BYTES: usize = 16 << 20;
 
 /// The least work per chunk, per kind of op: below twice this an op runs
 /// `ops::simd` directly (`matmul`: below this).
@@ -103,10 +101,14 @@ impl Grid {
         (len < n).then_some(Grid { n, len })
     }
 
-    /// The units of chunk after chunk, in order.
-    pub(super) fn ranges(self) -> impl ExactSizeIterator<Item = Range<usize>> {
-        let Grid { n, len } = self;
-        (0..n.div_ceil(len)).map(move |i| i * len..((i + 1) * len).min(n))
+    /// How many chunks.
+    pub(super) fn count(self) -> usize {
+        self.n.div_ceil(self.len)
+    }
+
+    /// The units of chunk `i`.
+    pub(super) fn range(self, i: usize) -> Range<usize> {
+        i * self.len..((i + 1) * self.len).min(self.n)
     }
 
     /// Units per chunk (the last chunk may have fewer).
@@ -115,99 +117,92 @@ impl Grid {
     }
 }
 
-/// `f(i, item)` for every item, on `team`'s threads when it has more than
-/// one, and the results in item order whatever ran where. This is the one
-/// fork–join of every par op.
-pub(super) fn map_chunks<C: Send, T: Send>(team: &Team, items: Vec<C>, f: impl Fn(usize, C) -> T + Sync) -> Vec<T> {
+/// `f(i, part)` for every part `i` of `out` cut into parts of `per`
+/// elements (the last may be shorter), on `team`'s threads when it has more
+/// than one, else one after another on this thread. This is the one
+/// fork–join of every par op; it allocates nothing itself.
+pub(super) fn for_parts<T: Send>(team: &Team, out: &mut [T], per: usize, f: impl Fn(usize, &mut [T]) + Sync) {
     if team.threads() == 1 {
-        return items.into_iter().enumerate().map(|(i, c)| f(i, c)).collect();
+        out.chunks_mut(per).enumerate().for_each(|(i, part)| f(i, part));
+    } else {
+        team.run(|| out.par_chunks_mut(per).enumerate().for_each(|(i, part)| f(i, part)));
     }
-    team.run(|| items.into_par_iter().enumerate().map(|(i, c)| f(i, c)).collect())
 }
 
-/// A fresh output of `rows × row_len` elements, written chunk by chunk: `write`
-/// gets each chunk's rows (from `grid`) and its part of the output, which it
-/// must initialise entirely; returns the output and what `write` returned for
-/// each chunk, in chunk order.
-///
-/// # Safety
-/// `write` must initialise every element of the slice it is given (a panic
-/// inside it is fine: the vector is dropped with length 0).
-pub(super) unsafe fn fill<T: Send>(
+/// `f(i, out part i)` for every chunk `i` of `grid`, where a chunk of the
+/// grid's units writes `per_unit` output elements per unit.
+pub(super) fn for_chunks<T: Send>(
     team: &Team,
     grid: Grid,
-    row_len: usize,
-    write: impl Fn(Range<usize>, &mut [MaybeUninit<f32>]) -> T + Sync,
-) -> (Vec<f32>, Vec<T>) {
-    let n = grid.n * row_len;
-    let mut v = Vec::with_capacity(n);
-    advise_huge_pages(&mut v, n);
-    let chunks: Vec<_> = v.spare_capacity_mut()[..n].chunks_mut(grid.len * row_len).zip(grid.ranges()).collect();
-    let results = map_chunks(team, chunks, |_, (out, rows)| write(rows, out));
-    // SAFETY: the capacity is at least `n`; the chunks partition the first `n` elements
-    // and the caller guarantees `write` initialised each chunk entirely.
-    unsafe { v.set_len(n) };
-    (v, results)
+    per_unit: usize,
+    out: &mut [T],
+    f: impl Fn(Range<usize>, &mut [T]) + Sync,
+) {
+    for_parts(team, out, grid.chunk_len() * per_unit, |i, part| f(grid.range(i), part));
 }
 
-/// Writes `op(range)` into `out`, one [`BLOCK`] at a time: `range` is the
-/// block's position within `out`, and `op` must return exactly that many
-/// elements. Returns what `each` made of every block's result, for chunk
-/// partials, in block order.
-pub(super) fn blocks<T>(
-    out: &mut [MaybeUninit<f32>],
-    mut op: impl FnMut(Range<usize>) -> Vec<f32>,
-    mut each: impl FnMut(&[f32]) -> T,
-) -> Vec<T> {
-    let mut made = Vec::with_capacity(out.len().div_ceil(BLOCK));
-    for (b, dst) in out.chunks_mut(BLOCK).enumerate() {
-        let start = b * BLOCK;
-        let block = op(start..start + dst.len());
-        copy_into(dst, &block);
-        made.push(each(&block));
-    }
-    made
+thread_local! {
+    /// The calling thread's buffer of chunk partials ([`partials`]).
+    static PARTIALS: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+    /// A worker's buffer for a chunk's temporary data (`transpose`'s gathered columns).
+    pub(super) static CHUNK_SCRATCH: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Initialises all of `out` with `src`.
-///
-/// # Panics
-/// If the lengths differ (an op returned the wrong length), before writing.
-pub(super) fn copy_into(out: &mut [MaybeUninit<f32>], src: &[f32]) {
-    assert_eq!(src.len(), out.len(), "ops::par: a chunk's op returned the wrong number of elements");
-    for (o, &x) in out.iter_mut().zip(src) {
-        o.write(x);
-    }
+/// Runs `f` on `len` elements of this thread's buffer `which`, grown when
+/// needed and kept for the next call: after the first calls of a size, no
+/// allocation. The elements hold whatever the last user left. A buffer is in
+/// use only inside one op's own code, which calls no other par op, so it is
+/// never borrowed twice; if it were, `f` gets a fresh vector instead.
+pub(super) fn with_scratch<R>(
+    which: &'static LocalKey<RefCell<Vec<f32>>>,
+    len: usize,
+    f: impl FnOnce(&mut [f32]) -> R,
+) -> R {
+    which.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buffer) => {
+            if buffer.len() < len {
+                buffer.resize(len, 0.0);
+            }
+            f(&mut buffer[..len])
+        }
+        Err(_) => f(&mut vec![0.0; len]),
+    })
 }
 
-/// Asks Linux to back the whole pages of `v`'s first `n` elements with
-/// transparent huge pages when they span at least [`HUGE_PAGE_MIN_BYTES`].
-/// Advice only: an error leaves ordinary pages.
-#[cfg(target_os = "linux")]
-fn advise_huge_pages(v: &mut Vec<f32>, n: usize) {
-    let bytes = n * size_of::<f32>();
-    if bytes < HUGE_PAGE_MIN_BYTES {
-        return;
-    }
-    let base = v.as_mut_ptr().cast::<u8>();
-    let skip = base.align_offset(4096);
-    let len = bytes.saturating_sub(skip) & !4095;
-    // SAFETY: `[base + skip, base + skip + len)` lies inside `v`'s allocation of at least
-    // `bytes` bytes, which this function's caller owns and nothing has read or shared yet.
-    // MADV_HUGEPAGE only changes how those pages are backed later, not their contents or
-    // mapping, so it cannot affect any other allocation.
-    unsafe { libc::madvise(base.add(skip).cast(), len, libc::MADV_HUGEPAGE) };
+/// `combine` of the partials `part(range)` of `grid`'s chunks, in chunk
+/// order: each chunk's partial is computed on `team`, then `combine` runs on
+/// this thread over all of them.
+pub(super) fn partials<R>(
+    team: &Team,
+    grid: Grid,
+    part: impl Fn(Range<usize>) -> f32 + Sync,
+    combine: impl FnOnce(&[f32]) -> R,
+) -> R {
+    with_scratch(&PARTIALS, grid.count(), |p| {
+        for_parts(team, p, 1, |i, slot| slot[0] = part(grid.range(i)));
+        combine(p)
+    })
 }
 
-#[cfg(not(target_os = "linux"))]
-fn advise_huge_pages(_v: &mut Vec<f32>, _n: usize) {}
-
-/// A zeroed vector of `n` elements (`calloc`: a fresh mapping is not touched
-/// here), advised like [`fill`]'s outputs, for kernels that write into an
-/// initialised output (faer's GEMM; not on WebAssembly, which has none).
-#[cfg(not(target_arch = "wasm32"))]
-pub(super) fn zeroed(n: usize) -> Vec<f32> {
-    let mut v = vec![0.0f32; n];
-    advise_huge_pages(&mut v, n);
-    v
+/// [`partials`] of chunks that also write their part of `out` (`per_unit`
+/// output elements per unit of the grid): `part(range, out part)` returns
+/// the chunk's partial.
+pub(super) fn partials_writing<T: Send, R>(
+    team: &Team,
+    grid: Grid,
+    per_unit: usize,
+    out: &mut [T],
+    part: impl Fn(Range<usize>, &mut [T]) -> f32 + Sync,
+    combine: impl FnOnce(&[f32]) -> R,
+) -> R {
+    let per = grid.chunk_len() * per_unit;
+    with_scratch(&PARTIALS, grid.count(), |p| {
+        let each = |(i, (part_out, slot)): (usize, (&mut [T], &mut f32))| *slot = part(grid.range(i), part_out);
+        if team.threads() == 1 {
+            out.chunks_mut(per).zip(p.iter_mut()).enumerate().for_each(each);
+        } else {
+            team.run(|| out.par_chunks_mut(per).zip(p.par_iter_mut()).enumerate().for_each(each));
+        }
+        combine(p)
+    })
 }

@@ -13,11 +13,12 @@
 //!   `#[target_feature]` clones (the `multiversion!` macro below, the
 //!   multiversion crate's technique), where trueno's kernel is missing, wrong
 //!   for our conventions, or costs more than it saves:
-//!   - element-wise ops that return a new `Vec` (`add`, `sub`, `mul`, `div`,
-//!     `scale`, `relu` and the transcendentals) write into the `Vec`'s
-//!     uninitialised capacity. trueno's kernels take `&mut [f32]`, which must
-//!     be initialised first, and zeroing the output measured slower than the
-//!     whole Scalar op at 64K and 1M elements (BENCHMARKS.md);
+//!   - element-wise ops (`add`, `sub`, `mul`, `div`, `scale`, `relu` and the
+//!     transcendentals) write slots (`ops/out.rs`): the caller's `out` in the
+//!     `_into` form, a fresh `Vec`'s uninitialised capacity in the returning
+//!     one. trueno's kernels take `&mut [f32]`, which must be initialised
+//!     first, and zeroing a fresh output measured slower than the whole Scalar
+//!     op at 64K and 1M elements (BENCHMARKS.md);
 //!   - `relu`: trueno's maps NaN to 0 (`max_ps(x, 0)` returns its second
 //!     operand for NaN); ours keeps NaN;
 //!   - `exp`, `sigmoid`, `tanh`, `gelu`: trueno's AVX2 backend calls libm per
@@ -35,9 +36,11 @@
 //! and benches force each level the CPU has through [`At::new`].
 //!
 //! # Output memory
-//! Fresh outputs of 16 MiB and more ask Linux for transparent huge pages
-//! (`buffer.rs`): on the VM the benchmarks ran on, first-touch page faults
-//! otherwise cost more than the op itself.
+//! Every op that produces an array has two forms on one kernel: `add(a, b)`
+//! returns a fresh `Vec`, `add_into(a, b, out)` writes the caller's slice
+//! and allocates nothing (`ops/out.rs`). Fresh outputs of 16 MiB and more
+//! ask Linux for transparent huge pages: on the VM the benchmarks ran on,
+//! first-touch page faults otherwise cost more than the op itself.
 
 use crate::simd_level::{runs_here, simd_level, SimdLevel};
 
@@ -117,11 +120,13 @@ macro_rules! trueno_kernel {
     }};
 }
 
-mod buffer;
 mod elementwise;
 mod matrix;
 mod reduce;
 mod transcendental;
+
+pub(crate) use matrix::{conv2d_onto_zeros, matmul_onto_zeros};
+pub(crate) use transcendental::exp_shifted_slots;
 
 /// The op classes that choose their instruction set separately, because they
 /// are limited by different things (memory bandwidth, arithmetic, latency).
@@ -197,16 +202,40 @@ impl At {
 }
 
 /// Defines the public free functions: each runs the `At` method of the same
-/// name at its class's level.
+/// name at its class's level. `fn name / name_into(..) -> Vec<f32>` defines
+/// an op's returning form and its `_into` form; `/ name_slots` adds the
+/// crate-visible form on slots that `ops::par` builds on.
 macro_rules! routed {
-    ($($(#[$meta:meta])* $class:ident => fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;)*) => {$(
+    () => {};
+    ($(#[$meta:meta])* $class:ident => fn $name:ident / $into:ident / $slots:ident($($arg:ident: $ty:ty),*) -> Vec<f32>; $($rest:tt)*) => {
+        routed! { $(#[$meta])* $class => fn $name / $into($($arg: $ty),*) -> Vec<f32>; }
+        /// The `_into` form on slots, at the class's level (for `ops::par`).
+        #[inline]
+        #[track_caller]
+        pub(crate) fn $slots($($arg: $ty,)* out: &mut [crate::ops::out::Slot]) {
+            At::for_class(OpClass::$class).$slots($($arg,)* out)
+        }
+        routed! { $($rest)* }
+    };
+    ($(#[$meta:meta])* $class:ident => fn $name:ident / $into:ident($($arg:ident: $ty:ty),*) -> Vec<f32>; $($rest:tt)*) => {
+        routed! { $(#[$meta])* $class => fn $name($($arg: $ty),*) -> Vec<f32>; }
+        #[doc = $crate::ops::out::producing!(@into_doc $name, stringify!($name))]
+        #[inline]
+        #[track_caller]
+        pub fn $into($($arg: $ty,)* out: &mut [f32]) {
+            At::for_class(OpClass::$class).$into($($arg,)* out)
+        }
+        routed! { $($rest)* }
+    };
+    ($(#[$meta:meta])* $class:ident => fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?; $($rest:tt)*) => {
         $(#[$meta])*
         #[inline]
         #[track_caller]
         pub fn $name($($arg: $ty),*) $(-> $ret)? {
             At::for_class(OpClass::$class).$name($($arg),*)
         }
-    )*};
+        routed! { $($rest)* }
+    };
 }
 
 routed! {
@@ -214,41 +243,41 @@ routed! {
     ///
     /// # Panics
     /// If `a` and `b` differ in length.
-    Stream => fn add(a: &[f32], b: &[f32]) -> Vec<f32>;
+    Stream => fn add / add_into / add_slots(a: &[f32], b: &[f32]) -> Vec<f32>;
     /// `a[i] - b[i]`.
     ///
     /// # Panics
     /// If `a` and `b` differ in length.
-    Stream => fn sub(a: &[f32], b: &[f32]) -> Vec<f32>;
+    Stream => fn sub / sub_into / sub_slots(a: &[f32], b: &[f32]) -> Vec<f32>;
     /// `a[i] * b[i]`.
     ///
     /// # Panics
     /// If `a` and `b` differ in length.
-    Stream => fn mul(a: &[f32], b: &[f32]) -> Vec<f32>;
+    Stream => fn mul / mul_into / mul_slots(a: &[f32], b: &[f32]) -> Vec<f32>;
     /// `a[i] / b[i]` (IEEE: `x / 0` is ±∞ or NaN).
     ///
     /// # Panics
     /// If `a` and `b` differ in length.
-    Stream => fn div(a: &[f32], b: &[f32]) -> Vec<f32>;
+    Stream => fn div / div_into / div_slots(a: &[f32], b: &[f32]) -> Vec<f32>;
     /// `a[i] * s`.
-    Stream => fn scale(a: &[f32], s: f32) -> Vec<f32>;
+    Stream => fn scale / scale_into / scale_slots(a: &[f32], s: f32) -> Vec<f32>;
     /// `max(a[i], 0)`; NaN stays NaN.
-    Stream => fn relu(a: &[f32]) -> Vec<f32>;
+    Stream => fn relu / relu_into / relu_slots(a: &[f32]) -> Vec<f32>;
     /// `y[i] += alpha * x[i]`, in place; bit-identical to Scalar (no fused multiply-add).
     ///
     /// # Panics
     /// If `x` and `y` differ in length.
     Stream => fn axpy(alpha: f32, x: &[f32], y: &mut [f32]);
     /// `e^a[i]`, within a few ulp of libm's (Cephes polynomial; denormal results and overflow to ∞ included).
-    Transcendental => fn exp(a: &[f32]) -> Vec<f32>;
+    Transcendental => fn exp / exp_into / exp_slots(a: &[f32]) -> Vec<f32>;
     /// `1 / (1 + e^(−a[i]))`.
-    Transcendental => fn sigmoid(a: &[f32]) -> Vec<f32>;
+    Transcendental => fn sigmoid / sigmoid_into / sigmoid_slots(a: &[f32]) -> Vec<f32>;
     /// `tanh(a[i])`.
-    Transcendental => fn tanh(a: &[f32]) -> Vec<f32>;
+    Transcendental => fn tanh / tanh_into / tanh_slots(a: &[f32]) -> Vec<f32>;
     /// GELU, tanh approximation: `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`.
-    Transcendental => fn gelu(a: &[f32]) -> Vec<f32>;
+    Transcendental => fn gelu / gelu_into / gelu_slots(a: &[f32]) -> Vec<f32>;
     /// `e^(a[i] − max) / Σ e^(a[j] − max)`, stable for large inputs; empty in, empty out.
-    Transcendental => fn softmax(a: &[f32]) -> Vec<f32>;
+    Transcendental => fn softmax / softmax_into / softmax_slots(a: &[f32]) -> Vec<f32>;
     /// The sum of `a` (0 when empty).
     Reduction => fn sum(a: &[f32]) -> f32;
     /// `Σ a[i]·b[i]` (0 when empty).
@@ -268,22 +297,22 @@ routed! {
     ///
     /// # Panics
     /// If `a.len() != m·k`, `b.len() != k·n`, or a shape overflows `usize`.
-    Matrix => fn matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32>;
+    Matrix => fn matmul / matmul_into(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32>;
     /// y = A·x for row-major A (m×n); y has m elements.
     ///
     /// # Panics
     /// If `a.len() != m·n` or `x.len() != n`.
-    Matrix => fn matvec(a: &[f32], x: &[f32], m: usize, n: usize) -> Vec<f32>;
+    Matrix => fn matvec / matvec_into / matvec_slots(a: &[f32], x: &[f32], m: usize, n: usize) -> Vec<f32>;
     /// The transpose of row-major `a` (rows×cols), as a cols×rows matrix.
     ///
     /// # Panics
     /// If `a.len() != rows·cols`.
-    Matrix => fn transpose(a: &[f32], rows: usize, cols: usize) -> Vec<f32>;
+    Matrix => fn transpose / transpose_into(a: &[f32], rows: usize, cols: usize) -> Vec<f32>;
     /// Valid-mode 2-D cross-correlation (the kernel is not flipped), as
     /// [`scalar::conv2d`](super::scalar::conv2d) defines it; bit-identical to Scalar (same
     /// summation order, no fused multiply-add).
     ///
     /// # Panics
     /// If `input.len() != rows·cols`, `kernel.len() != krows·kcols`, or the kernel shape is empty.
-    Matrix => fn conv2d(input: &[f32], kernel: &[f32], rows: usize, cols: usize, krows: usize, kcols: usize) -> Vec<f32>;
+    Matrix => fn conv2d / conv2d_into(input: &[f32], kernel: &[f32], rows: usize, cols: usize, krows: usize, kcols: usize) -> Vec<f32>;
 }

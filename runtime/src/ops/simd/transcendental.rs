@@ -17,10 +17,9 @@
 //! above. NaN propagates through every formula (comparisons with NaN are
 //! false, so the clamps and branch selects pass it through).
 
-use std::mem::MaybeUninit;
-
-use super::buffer::filled;
-use super::At;
+use super::{At, OpClass};
+use crate::ops::check;
+use crate::ops::out::{producing, written, Slot};
 
 /// `a·b + c`, fused where the clone has an FMA unit (`FMA`), else two roundings.
 #[inline(always)]
@@ -95,44 +94,44 @@ fn tanh_lane<const FMA: bool>(x: f32) -> f32 {
 }
 
 multiversion! {
-    fn exp_kernel<const FMA: bool>(a: &[f32], out: &mut [MaybeUninit<f32>]) {
+    fn exp_kernel<const FMA: bool>(a: &[f32], out: &mut [Slot]) {
         for (o, &x) in out.iter_mut().zip(a) {
-            o.write(exp_lane::<FMA>(x));
+            o.set(exp_lane::<FMA>(x));
         }
     }
 }
 
 multiversion! {
-    fn sigmoid_kernel<const FMA: bool>(a: &[f32], out: &mut [MaybeUninit<f32>]) {
+    fn sigmoid_kernel<const FMA: bool>(a: &[f32], out: &mut [Slot]) {
         for (o, &x) in out.iter_mut().zip(a) {
-            o.write(1.0 / (1.0 + exp_lane::<FMA>(-x)));
+            o.set(1.0 / (1.0 + exp_lane::<FMA>(-x)));
         }
     }
 }
 
 multiversion! {
-    fn tanh_kernel<const FMA: bool>(a: &[f32], out: &mut [MaybeUninit<f32>]) {
+    fn tanh_kernel<const FMA: bool>(a: &[f32], out: &mut [Slot]) {
         for (o, &x) in out.iter_mut().zip(a) {
-            o.write(tanh_lane::<FMA>(x));
+            o.set(tanh_lane::<FMA>(x));
         }
     }
 }
 
 multiversion! {
-    fn gelu_kernel<const FMA: bool>(a: &[f32], out: &mut [MaybeUninit<f32>]) {
+    fn gelu_kernel<const FMA: bool>(a: &[f32], out: &mut [Slot]) {
         const SQRT_2_OVER_PI: f32 = 0.797_884_6;
         for (o, &x) in out.iter_mut().zip(a) {
             // Scalar's expression, operation for operation, with our tanh.
-            o.write(0.5 * x * (1.0 + tanh_lane::<FMA>(SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x))));
+            o.set(0.5 * x * (1.0 + tanh_lane::<FMA>(SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x))));
         }
     }
 }
 
 multiversion! {
     /// `out[i] = e^(a[i] − m)`.
-    fn exp_shifted_kernel<const FMA: bool>(a: &[f32], m: f32, out: &mut [MaybeUninit<f32>]) {
+    fn exp_shifted_kernel<const FMA: bool>(a: &[f32], m: f32, out: &mut [Slot]) {
         for (o, &x) in out.iter_mut().zip(a) {
-            o.write(exp_lane::<FMA>(x - m));
+            o.set(exp_lane::<FMA>(x - m));
         }
     }
 }
@@ -146,42 +145,46 @@ multiversion! {
     }
 }
 
-impl At {
-    /// `e^a[i]` at this level.
-    pub fn exp(self, a: &[f32]) -> Vec<f32> {
-        // SAFETY: `out` and `a` both have `a.len()` elements; the kernel writes each `out[i]`.
-        unsafe { filled(a.len(), |out| exp_kernel(self, a, out)) }
-    }
+/// `out[i] = e^(a[i] − m)`, at the transcendental class's level: softmax's
+/// exponentials, the same bits as `exp` of `a[i] − m`, for `ops::par`'s chunks.
+pub(crate) fn exp_shifted_slots(a: &[f32], m: f32, out: &mut [Slot]) {
+    assert_eq!(a.len(), out.len(), "exp_shifted_slots: a chunk and its output differ in length");
+    exp_shifted_kernel(At::for_class(OpClass::Transcendental), a, m, out);
+}
 
-    /// `1 / (1 + e^(−a[i]))` at this level.
-    pub fn sigmoid(self, a: &[f32]) -> Vec<f32> {
-        // SAFETY: `out` and `a` both have `a.len()` elements; the kernel writes each `out[i]`.
-        unsafe { filled(a.len(), |out| sigmoid_kernel(self, a, out)) }
-    }
-
-    /// `tanh(a[i])` at this level.
-    pub fn tanh(self, a: &[f32]) -> Vec<f32> {
-        // SAFETY: `out` and `a` both have `a.len()` elements; the kernel writes each `out[i]`.
-        unsafe { filled(a.len(), |out| tanh_kernel(self, a, out)) }
-    }
-
-    /// GELU (tanh approximation) at this level.
-    pub fn gelu(self, a: &[f32]) -> Vec<f32> {
-        // SAFETY: `out` and `a` both have `a.len()` elements; the kernel writes each `out[i]`.
-        unsafe { filled(a.len(), |out| gelu_kernel(self, a, out)) }
-    }
-
-    /// Softmax at this level: our `max`, `e^(x − max)`, trueno's `sum`, then
-    /// one division per element, the same four steps as Scalar.
-    pub fn softmax(self, a: &[f32]) -> Vec<f32> {
-        if a.is_empty() {
-            return Vec::new();
+/// Defines `At::$name`, `At::$into` and `At::$slots` for a unary kernel.
+macro_rules! unary_op {
+    ($name:ident / $into:ident / $slots:ident, $kernel:ident, $doc:literal) => {
+        producing! {
+            #[doc = $doc]
+            pub fn $name / $into / $slots(self, a: &[f32])
+            check: shape = check::unary(stringify!($name), a.len()),
+            // Sets every slot: `out` and `a` have the same length.
+            kernel: |out| $kernel(self, a, out)
         }
-        let m = self.max(a);
-        // SAFETY: `out` and `a` both have `a.len()` elements; the kernel writes each `out[i]`.
-        let mut e = unsafe { filled(a.len(), |out| exp_shifted_kernel(self, a, m, out)) };
-        let s = self.sum(&e);
-        div_in_place_kernel(self, &mut e, s);
-        e
+    };
+}
+
+impl At {
+    unary_op!(exp / exp_into / exp_slots, exp_kernel, "`e^a[i]` at this level.");
+    unary_op!(sigmoid / sigmoid_into / sigmoid_slots, sigmoid_kernel, "`1 / (1 + e^(−a[i]))` at this level.");
+    unary_op!(tanh / tanh_into / tanh_slots, tanh_kernel, "`tanh(a[i])` at this level.");
+    unary_op!(gelu / gelu_into / gelu_slots, gelu_kernel, "GELU (tanh approximation) at this level.");
+
+    producing! {
+        /// Softmax at this level: our `max`, `e^(x − max)`, trueno's `sum`, then
+        /// one division per element, the same four steps as Scalar.
+        pub fn softmax / softmax_into / softmax_slots(self, a: &[f32])
+        check: shape = check::unary("softmax", a.len()),
+        kernel: |out| {
+            if !a.is_empty() {
+                let m = self.max(a);
+                exp_shifted_kernel(self, a, m, out);
+                // SAFETY: the kernel set every slot: `out` and `a` have the same length.
+                let e = unsafe { written(out) };
+                let s = self.sum(e);
+                div_in_place_kernel(self, e, s);
+            }
+        }
     }
 }

@@ -1,0 +1,426 @@
+//! Real programs, three builds each, in one run (issue #23, item 4): an
+//! n-body step, a k-means assignment, a layer norm, a row-wise softmax, a 3×3
+//! blur and a histogram (the one to leave alone), each written the way its
+//! author writes it (`benches/programs/*.rs`), built **plain** (unannotated),
+//! **annotated** (the same source under one `#[adaptive_kernel(…)]`, stamped
+//! by the same `macro_rules!`) and **hand**-optimised (explicit lanes, a
+//! run-time CPU-feature clone, rayon).
+//!
+//! Part 1, per call: per program and size, the annotated kernel is first
+//! called until its router has settled the size's bucket (then for another
+//! half second, so a decision taken under a burst of load is re-checked), then
+//! rounds interleave the three builds in a rotating order. A sample is a batch
+//! of calls of one build (about [`SAMPLE`] of that build's work), preceded by
+//! one untimed call of the same build when the batch has several calls (so
+//! every build starts warm: caches filled, rayon's threads awake); each
+//! build's figure is the median over rounds, each ratio the median of the
+//! per-round ratios (both sides of a ratio saw the same load).
+//!
+//! Part 2, whole runs from a cold start: per program, a realistic run
+//! (`WholeRun`: e.g. 20 steps of a 4,096-body simulation) in a fresh child
+//! process with `ADAPTIVE_KERNEL_HISTORY=off` (nothing loaded: the router
+//! explores from scratch, inside the run), for each build, [`RUN_REPEATS`]
+//! times interleaved. The run's time is measured in the child from its
+//! `main` (the router's start-up, exploration and calibration thread
+//! included); the process's wall time, measured by the parent, is printed too.
+//!
+//! Targets (issue #23): annotated ≥ 0.8× hand for the pairwise interactions,
+//! ≥ 0.9× hand for the others or ≥ 0.98× plain where nothing faster exists
+//! (the histogram); every whole run ≥ 0.98× plain.
+//!
+//! Run (about 4 minutes here; record figures only under the exclusive lock):
+//!
+//! ```sh
+//! flock -x /work/quiet.lock cargo bench --bench programs
+//! ```
+//!
+//! `cargo bench --bench programs -- --quick` runs the smallest size of each
+//! program and one whole run each (a minute; for trying changes, not for
+//! figures); `-- --only k-means` keeps the cases and runs whose names
+//! contain `k-means`. History and the GPU are off unless `ADAPTIVE_KERNEL_HISTORY` /
+//! `ADAPTIVE_KERNEL_GPU` say otherwise. Figures: BENCHMARKS.md, "issue 23
+//! programs, baseline".
+
+#![allow(missing_docs)]
+
+mod common;
+#[path = "programs/mod.rs"]
+mod programs;
+
+use std::hint::black_box;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use programs::{blur, histogram, kmeans, layernorm, nbody, softmax, Build, Case, WHOLE_RUNS};
+
+/// The work in one timed sample.
+const SAMPLE: Duration = Duration::from_millis(40);
+/// Time given to each case's rounds (all three builds together).
+const CASE_BUDGET: Duration = Duration::from_secs(20);
+/// Rounds per case: at least, at most.
+const ROUNDS: (usize, usize) = (7, 61);
+/// Calls after the annotated bucket first settles, for this long.
+const RECHECK: Duration = Duration::from_millis(500);
+/// Whole runs per program and build.
+const RUN_REPEATS: usize = 9;
+/// The flag that makes this binary a whole-run child.
+const CHILD: &str = "--programs-child";
+
+/// Every case of part 1, smallest first per program.
+fn cases(quick: bool) -> Vec<Box<dyn Case>> {
+    let mut all: Vec<Vec<Box<dyn Case>>> = vec![
+        vec![
+            Box::new(nbody::Accelerations::new(1_024)),
+            Box::new(nbody::Accelerations::new(4_096)),
+            Box::new(nbody::Accelerations::new(16_384)),
+        ],
+        vec![Box::new(kmeans::Assignment::new(16_384, 32, 16)), Box::new(kmeans::Assignment::new(16_384, 256, 39))],
+        vec![Box::new(layernorm::LayerNorm::new(512, 768)), Box::new(layernorm::LayerNorm::new(8_192, 1_024))],
+        vec![Box::new(softmax::Softmax::new(12 * 256, 256)), Box::new(softmax::Softmax::new(64, 32_000))],
+        vec![Box::new(blur::Blur::new(640, 480)), Box::new(blur::Blur::new(3_840, 2_160))],
+        vec![Box::new(histogram::Histogram::new(1 << 20, 256)), Box::new(histogram::Histogram::new(1 << 24, 4_096))],
+    ];
+    if quick {
+        all.iter_mut().for_each(|program| program.truncate(1));
+    }
+    all.into_iter().flatten().collect()
+}
+
+/// The seconds per call of one sample: `reps` calls of `build`, after one untimed call when
+/// `warm` and the batch has several calls (a single call of [`SAMPLE`] or more pays any
+/// wake-up in a small fraction of itself).
+fn sample(case: &mut dyn Case, build: Build, reps: usize, warm: bool) -> f64 {
+    if warm && reps > 1 {
+        case.call(build);
+    }
+    let start = Instant::now();
+    for _ in 0..reps {
+        case.call(black_box(build));
+    }
+    start.elapsed().as_secs_f64() / reps as f64
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn time(seconds: f64) -> String {
+    if seconds >= 1.0 {
+        format!("{seconds:.2} s")
+    } else if seconds >= 1e-3 {
+        format!("{:.2} ms", seconds * 1e3)
+    } else {
+        format!("{:.1} µs", seconds * 1e6)
+    }
+}
+
+/// One case's figures.
+struct Row {
+    label: String,
+    target: &'static str,
+    /// Median seconds per call, per build in [`Build::ALL`] order.
+    medians: [f64; 3],
+    /// Medians of the per-round speed ratios: annotated vs hand, annotated vs plain, hand vs plain.
+    ann_hand: f64,
+    ann_plain: f64,
+    hand_plain: f64,
+    hand_rate: String,
+    chosen: String,
+    rounds: usize,
+}
+
+/// Settles the annotated kernel on `case`, then times the three builds interleaved.
+fn measure(case: &mut dyn Case) -> Row {
+    // Settle the annotated build's bucket.
+    let settle_start = Instant::now();
+    let mut calls = 0;
+    while programs::settled(case).is_none() && settle_start.elapsed() < Duration::from_secs(60) {
+        case.call(Build::Annotated);
+        calls += 1;
+    }
+    let settled_after = settle_start.elapsed();
+    let recheck = Instant::now();
+    while recheck.elapsed() < RECHECK {
+        case.call(Build::Annotated);
+        calls += 1;
+    }
+    // Batch sizes per build, from each build's second call (the first pays page faults): every
+    // sample is about `SAMPLE` of its build's work, so that a build on several threads keeps
+    // them busy for most of its sample (an idle pool here wakes in up to a few ms, and a
+    // batch sized by the plain build's calls would be a fraction of a millisecond of it).
+    let reps = Build::ALL.map(|build| {
+        case.call(build);
+        let once = sample(case, build, 1, false);
+        ((SAMPLE.as_secs_f64() / once).ceil() as usize).max(1)
+    });
+    eprintln!(
+        "{}: annotated settled on {:?} after {calls} calls ({:.2} s); samples of {reps:?} calls",
+        case.label(),
+        programs::settled(case),
+        settled_after.as_secs_f64()
+    );
+    // Rounds: as many as fit the budget, judged from one round.
+    let mut per_build: [Vec<f64>; 3] = Default::default();
+    let round_start = Instant::now();
+    for (b, build) in Build::ALL.into_iter().enumerate() {
+        per_build[b].push(sample(case, build, reps[b], true));
+    }
+    let round = round_start.elapsed().as_secs_f64();
+    let rounds = ((CASE_BUDGET.as_secs_f64() / round) as usize).clamp(ROUNDS.0, ROUNDS.1);
+    for r in 1..rounds {
+        for k in 0..3 {
+            let b = (r + k) % 3;
+            per_build[b].push(sample(case, Build::ALL[b], reps[b], true));
+        }
+    }
+    let ratio =
+        |num: usize, den: usize| median(per_build[num].iter().zip(&per_build[den]).map(|(n, d)| n / d).collect());
+    let medians = [0, 1, 2].map(|b| median(per_build[b].clone()));
+    let (kernel, size) = case.routed();
+    let chosen = match kernel.table().row_for(size).and_then(|row| row.chosen) {
+        Some(backend) => format!("{backend:?}"),
+        None => "exploring".to_owned(),
+    };
+    Row {
+        label: case.label(),
+        target: case.target(),
+        medians,
+        // Speed ratios: the other build's time over this one's.
+        ann_hand: ratio(2, 1),
+        ann_plain: ratio(0, 1),
+        hand_plain: ratio(0, 2),
+        hand_rate: case.work().rate(medians[2]),
+        chosen,
+        rounds,
+    }
+}
+
+/// What a whole-run child reports.
+struct RunResult {
+    /// Seconds from the child's `main` to the end of the run.
+    run_s: f64,
+    /// Seconds from spawning the child to its exit.
+    process_s: f64,
+    checksum: f64,
+}
+
+/// Runs `program` in `build` in a fresh process; `None` (reported) if it failed.
+fn spawn_run(program: &str, build: Build) -> Option<RunResult> {
+    let exe = std::env::current_exe().ok()?;
+    let start = Instant::now();
+    let out = Command::new(exe)
+        .args([CHILD, program, build.name()])
+        .env("ADAPTIVE_KERNEL_HISTORY", "off")
+        .env("ADAPTIVE_KERNEL_GPU", std::env::var("ADAPTIVE_KERNEL_GPU").unwrap_or_else(|_| "off".into()))
+        .output()
+        .ok()?;
+    let process_s = start.elapsed().as_secs_f64();
+    if !out.status.success() {
+        eprintln!("programs: child {program} {} failed: {}", build.name(), String::from_utf8_lossy(&out.stderr));
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut fields = text.split_whitespace().map(str::parse::<f64>);
+    let (Some(Ok(run_s)), Some(Ok(checksum))) = (fields.next(), fields.next()) else {
+        eprintln!("programs: child {program} {} printed {text:?}", build.name());
+        return None;
+    };
+    Some(RunResult { run_s, process_s, checksum })
+}
+
+/// The child's `main`: one whole run; prints its seconds and checksum.
+fn child_main(program: &str, build: &str) {
+    let start = Instant::now();
+    let (Some(run), Some(build)) = (WHOLE_RUNS.iter().find(|r| r.name == program), Build::parse(build)) else {
+        eprintln!("programs: unknown program {program:?} or build {build:?}");
+        std::process::exit(2);
+    };
+    let checksum = (run.run)(build);
+    println!("{} {checksum:e}", start.elapsed().as_secs_f64());
+}
+
+/// The yardstick for the memory-bound programs: GB/s (bytes read plus bytes written) of a
+/// 64 MiB copy on rayon's threads and of a 1 MiB copy on one, medians of 11.
+fn copy_bandwidth() -> (f64, f64) {
+    use rayon::prelude::*;
+    let rate = |len: usize, parallel: bool| {
+        let src = vec![1.0f32; len];
+        let mut dst = vec![0.0f32; len];
+        let times: Vec<f64> = (0..12)
+            .map(|_| {
+                let start = Instant::now();
+                if parallel {
+                    dst.par_chunks_mut(1 << 16).zip(src.par_chunks(1 << 16)).for_each(|(d, s)| d.copy_from_slice(s));
+                } else {
+                    dst.copy_from_slice(&src);
+                }
+                black_box(&mut dst);
+                start.elapsed().as_secs_f64()
+            })
+            .skip(1)
+            .collect();
+        8.0 * len as f64 / median(times) / 1e9
+    };
+    (rate(16 << 20, true), rate(256 << 10, false))
+}
+
+/// The CPU model, its vector features, and the threads rayon uses.
+fn machine() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name").map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned()))
+        .unwrap_or_else(|| "unknown CPU".to_owned());
+    #[cfg(target_arch = "x86_64")]
+    let features = [
+        ("avx512f", std::arch::is_x86_feature_detected!("avx512f")),
+        ("avx2", std::arch::is_x86_feature_detected!("avx2")),
+        ("fma", std::arch::is_x86_feature_detected!("fma")),
+    ]
+    .iter()
+    .filter(|(_, has)| *has)
+    .map(|(name, _)| *name)
+    .collect::<Vec<_>>()
+    .join(", ");
+    #[cfg(not(target_arch = "x86_64"))]
+    let features = String::from("(not x86-64)");
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    format!(
+        "{model}; {features}; {} logical CPUs; rayon threads {}; load average {}",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        rayon::current_num_threads(),
+        load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+    )
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == CHILD) {
+        child_main(&args[i + 1], &args[i + 2]);
+        return;
+    }
+    let quick = args.iter().any(|a| a == "--quick");
+    let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned().unwrap_or_default();
+    // Before any kernel runs: no history (cold means cold), no GPU (every build on the CPU).
+    for (variable, default) in [("ADAPTIVE_KERNEL_HISTORY", "off"), ("ADAPTIVE_KERNEL_GPU", "off")] {
+        if std::env::var_os(variable).is_none() {
+            std::env::set_var(variable, default);
+        }
+    }
+    let started = Instant::now();
+    println!("programs: {}", machine());
+    let (dram, cache) = copy_bandwidth();
+    println!("copy (read + write): 64 MiB on rayon's threads {dram:.1} GB/s; 1 MiB on one thread {cache:.1} GB/s");
+
+    println!("\n## Per call (median time per call; ratios: medians of per-round speed ratios)\n");
+    let mut cases = cases(quick);
+    cases.retain(|c| c.label().contains(only.as_str()));
+    let mut rows = Vec::new();
+    for case in &mut cases {
+        let row = measure(case.as_mut());
+        eprintln!(
+            "  plain {}, annotated {}, hand {} ({}); {} rounds",
+            time(row.medians[0]),
+            time(row.medians[1]),
+            time(row.medians[2]),
+            row.hand_rate,
+            row.rounds
+        );
+        rows.push(row);
+    }
+    println!("| program, size | plain | annotated | hand | hand reaches | annotated × hand | annotated × plain | hand × plain | routed to | target | rounds |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for r in &rows {
+        println!(
+            "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {} | {} | {} |",
+            r.label,
+            time(r.medians[0]),
+            time(r.medians[1]),
+            time(r.medians[2]),
+            r.hand_rate,
+            r.ann_hand,
+            r.ann_plain,
+            r.hand_plain,
+            r.chosen,
+            r.target,
+            r.rounds
+        );
+    }
+
+    let repeats = if quick { 1 } else { RUN_REPEATS };
+    println!("\n## Whole runs from a cold start (fresh process, history off; {repeats} runs per build, interleaved)\n");
+    let n = WHOLE_RUNS.len();
+    let mut results: Vec<[Vec<RunResult>; 3]> = (0..n).map(|_| Default::default()).collect();
+    for rep in 0..repeats {
+        for (p, run) in WHOLE_RUNS.iter().enumerate().filter(|(_, r)| r.describe.contains(only.as_str())) {
+            for k in 0..3 {
+                let b = (rep + p + k) % 3;
+                if let Some(r) = spawn_run(run.name, Build::ALL[b]) {
+                    results[p][b].push(r);
+                }
+            }
+        }
+    }
+    println!("| run | plain | annotated | hand | annotated × plain | hand × plain | process: annotated × plain | checksums (annotated, hand vs plain) |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for (p, run) in WHOLE_RUNS.iter().enumerate().filter(|(_, r)| r.describe.contains(only.as_str())) {
+        let r = &results[p];
+        let med = |b: usize, f: fn(&RunResult) -> f64| median(r[b].iter().map(f).collect());
+        // Per-repeat ratios: the runs of one repeat ran next to each other.
+        let ratio = |num: usize, den: usize, f: fn(&RunResult) -> f64| {
+            median(r[num].iter().zip(&r[den]).map(|(n, d)| f(n) / f(d)).collect())
+        };
+        let rel = |b: usize| match (r[b].first(), r[0].first()) {
+            (Some(x), Some(p)) => format!("{:+.1e}", (x.checksum - p.checksum) / p.checksum.abs().max(1e-30)),
+            _ => "-".to_owned(),
+        };
+        println!(
+            "| {} | {} | {} | {} | {:.3} | {:.2} | {:.3} | {}, {} |",
+            run.describe,
+            time(med(0, |x| x.run_s)),
+            time(med(1, |x| x.run_s)),
+            time(med(2, |x| x.run_s)),
+            ratio(0, 1, |x| x.run_s),
+            ratio(0, 2, |x| x.run_s),
+            ratio(0, 1, |x| x.process_s),
+            rel(1),
+            rel(2)
+        );
+    }
+
+    println!("\nwhat the annotated builds' SIMD variants did to each loop:");
+    for (name, kernel) in [
+        ("nbody::accelerations", &nbody::annotated::accelerations::KERNEL),
+        ("kmeans::assign", &kmeans::annotated::assign::KERNEL),
+        ("layernorm::layer_norm", &layernorm::annotated::layer_norm::KERNEL),
+        ("softmax::softmax_rows", &softmax::annotated::softmax_rows::KERNEL),
+        ("blur::box_blur", &blur::annotated::box_blur::KERNEL),
+        ("histogram::histogram", &histogram::annotated::histogram::KERNEL),
+    ] {
+        let spec = kernel.spec();
+        println!("  {name} (Parallel variant: {})", if spec.has_parallel { "yes" } else { "no" });
+        print!("{}", adaptive_kernel::LoopSummary::new("    ", spec.loops));
+    }
+    println!("\nwhat their routers learned (part 1's process):");
+    for kernel in [
+        &nbody::annotated::accelerations::KERNEL,
+        &kmeans::annotated::assign::KERNEL,
+        &layernorm::annotated::layer_norm::KERNEL,
+        &softmax::annotated::softmax_rows::KERNEL,
+        &blur::annotated::box_blur::KERNEL,
+        &histogram::annotated::histogram::KERNEL,
+    ] {
+        println!("{}", kernel.table());
+    }
+    println!("\nmachine after the run: {}", machine());
+    println!("total: {:.0} s", started.elapsed().as_secs_f64());
+}

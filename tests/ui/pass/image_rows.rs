@@ -1,0 +1,142 @@
+//! Image code over rows, as people write it: `chunks_mut(w)` and
+//! `chunks_exact_mut(w)` with `enumerate`, index loops writing row `i`
+//! (`out[i * w..(i + 1) * w]`) or pixel `out[i * w + j]`, a per-row reduction
+//! stored per row, and a transposition (writes not in row `i`). Each routed
+//! call, and each variant called directly, matches the same computation
+//! written out in `main`: bit for bit where nothing is summed, within a
+//! relative 1e-4 where a row is.
+#![deny(warnings)]
+
+use adaptive_kernel::adaptive_kernel;
+
+/// Gamma correction of an 8-bit-range image, row by row.
+#[adaptive_kernel(complexity = "Low")]
+fn gamma_rows(img: &mut [f32], w: usize, gamma: f32) {
+    for row in img.chunks_mut(w) {
+        for p in row.iter_mut() {
+            *p = 255.0 * (*p / 255.0).powf(gamma);
+        }
+    }
+}
+
+/// A horizontal 3-tap blur with `chunks_exact_mut` and `enumerate`; edges clamped.
+#[adaptive_kernel(complexity = "Medium", size = src.len())]
+fn blur_rows(src: &[f32], dst: &mut [f32], w: usize) {
+    for (y, out) in dst.chunks_exact_mut(w).enumerate() {
+        let row = &src[y * w..(y + 1) * w];
+        for x in 0..w {
+            let left = row[x.saturating_sub(1)];
+            let right = row[(x + 1).min(w - 1)];
+            out[x] = (left + row[x] + right) / 3.0;
+        }
+    }
+}
+
+/// A vertical gradient, `out[i * w + j] = src[(i + 1) * w + j] - src[i * w + j]`, last row zero.
+#[adaptive_kernel(complexity = "Medium", size = src.len())]
+fn vertical_gradient(src: &[f32], out: &mut [f32], w: usize, h: usize) {
+    for i in 0..h {
+        for j in 0..w {
+            out[i * w + j] = if i + 1 < h { src[(i + 1) * w + j] - src[i * w + j] } else { 0.0 };
+        }
+    }
+}
+
+/// Each row scaled to unit sum (a row reduction, then a write of row `i` as a sub-slice).
+#[adaptive_kernel(complexity = "Medium", size = img.len())]
+fn normalise_rows(img: &[f32], out: &mut [f32], w: usize) {
+    let h = img.len() / w;
+    for i in 0..h {
+        let row = &img[i * w..(i + 1) * w];
+        let mut sum = 0.0f32;
+        for v in row {
+            sum += v;
+        }
+        let dst = &mut out[i * w..(i + 1) * w];
+        for j in 0..w {
+            dst[j] = row[j] / sum;
+        }
+    }
+}
+
+/// The sum of each row, stored per row: `sums[i]`.
+#[adaptive_kernel(complexity = "Medium", size = img.len())]
+fn row_sums(img: &[f32], w: usize, sums: &mut [f32]) {
+    for (i, s) in sums.iter_mut().enumerate() {
+        let mut acc = 0.0;
+        for x in &img[i * w..(i + 1) * w] {
+            acc += *x;
+        }
+        *s = acc;
+    }
+}
+
+/// `out = srcᵀ`: row `i` of the source becomes column `i` (writes spread over every row).
+#[adaptive_kernel(complexity = "Medium", size = src.len())]
+fn transpose(src: &[f32], out: &mut [f32], w: usize, h: usize) {
+    for i in 0..h {
+        for j in 0..w {
+            out[j * h + i] = src[i * w + j];
+        }
+    }
+}
+
+fn image(w: usize, h: usize) -> Vec<f32> {
+    (0..w * h).map(|i| 1.0 + ((i * 7919) % 251) as f32).collect()
+}
+
+fn close(got: f32, want: f64) -> bool {
+    (f64::from(got) - want).abs() <= 1e-4 * want.abs().max(1.0)
+}
+
+fn main() {
+    let (w, h) = (67, 19);
+    let img = image(w, h);
+    let same = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(p, q)| p.to_bits() == q.to_bits());
+
+    let want: Vec<f32> = img.iter().map(|p| 255.0 * (p / 255.0).powf(0.8)).collect();
+    for f in [gamma_rows, gamma_rows::scalar, gamma_rows::simd] {
+        let mut out = img.clone();
+        f(&mut out, w, 0.8);
+        assert!(same(&out, &want));
+    }
+
+    let mut want = vec![0.0f32; w * h];
+    for y in 0..h {
+        for x in 0..w {
+            let r = &img[y * w..(y + 1) * w];
+            want[y * w + x] = (r[x.saturating_sub(1)] + r[x] + r[(x + 1).min(w - 1)]) / 3.0;
+        }
+    }
+    for f in [blur_rows, blur_rows::scalar, blur_rows::simd] {
+        let mut out = vec![0.0; w * h];
+        f(&img, &mut out, w);
+        assert!(same(&out, &want));
+    }
+
+    let want: Vec<f32> =
+        (0..w * h).map(|k| if k / w + 1 < h { img[k + w] - img[k] } else { 0.0 }).collect();
+    for f in [vertical_gradient, vertical_gradient::scalar, vertical_gradient::simd] {
+        let mut out = vec![1.0; w * h];
+        f(&img, &mut out, w, h);
+        assert!(same(&out, &want));
+    }
+
+    let sums: Vec<f64> = img.chunks(w).map(|r| r.iter().map(|&v| f64::from(v)).sum()).collect();
+    for f in [normalise_rows, normalise_rows::scalar, normalise_rows::simd] {
+        let mut out = vec![0.0; w * h];
+        f(&img, &mut out, w);
+        assert!(out.iter().enumerate().all(|(k, &v)| close(v, f64::from(img[k]) / sums[k / w])));
+    }
+    for f in [row_sums, row_sums::scalar, row_sums::simd] {
+        let mut out = vec![0.0; h];
+        f(&img, w, &mut out);
+        assert!(out.iter().zip(&sums).all(|(&g, &s)| close(g, s)), "{out:?}");
+    }
+
+    for f in [transpose, transpose::scalar, transpose::simd] {
+        let mut out = vec![0.0; w * h];
+        f(&img, &mut out, w, h);
+        assert!((0..h).all(|i| (0..w).all(|j| out[j * h + i] == img[i * w + j])));
+    }
+}
