@@ -1,6 +1,7 @@
 //! The workspace's files import each other in one direction only: no import
 //! cycles between the files of any crate (the runtime, the macros, the facade,
-//! its command, the routing-quality bench, the WebAssembly example).
+//! its command, the benches made of several files, the WebAssembly example).
+//! A crate's files are found by following its `mod` declarations from its root.
 //!
 //! An edge `a → b` is a path in `a` (in a `use` or inline, outside comments,
 //! `#[cfg(test)]` modules and the code a macro generates with `quote!`) that
@@ -13,16 +14,17 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-const RUNTIME: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/runtime/src");
-const MACROS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/macros/src");
-/// Every crate of more than one file, by the folder of its root (`lib.rs` or `main.rs`).
-const CRATES: [&str; 6] = [
+const RUNTIME: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/runtime/src/lib.rs");
+const MACROS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/macros/src/lib.rs");
+/// Every crate of more than one file, by its root file.
+const CRATES: [&str; 7] = [
     RUNTIME,
     MACROS,
-    concat!(env!("CARGO_MANIFEST_DIR"), "/src"),
-    concat!(env!("CARGO_MANIFEST_DIR"), "/src/bin/adaptive-kernel"),
-    concat!(env!("CARGO_MANIFEST_DIR"), "/benches/routing_quality"),
-    concat!(env!("CARGO_MANIFEST_DIR"), "/examples/web/src"),
+    concat!(env!("CARGO_MANIFEST_DIR"), "/src/lib.rs"),
+    concat!(env!("CARGO_MANIFEST_DIR"), "/src/bin/adaptive-kernel/main.rs"),
+    concat!(env!("CARGO_MANIFEST_DIR"), "/benches/routing_quality/main.rs"),
+    concat!(env!("CARGO_MANIFEST_DIR"), "/benches/programs.rs"),
+    concat!(env!("CARGO_MANIFEST_DIR"), "/examples/web/src/lib.rs"),
 ];
 
 /// A module path (`["kernel", "site"]`) and the file that holds it.
@@ -32,30 +34,61 @@ struct Module {
     code: String,
 }
 
-/// Every `.rs` file of the crate whose source folder is `src` (a `bin/` folder holds
-/// crates of its own).
-fn modules(src: &str) -> Vec<Module> {
+/// The name a `mod name;` declaration line declares (any visibility), if it is one.
+fn declared_module(line: &str) -> Option<&str> {
+    let l = line.trim_start();
+    let l = ["pub(crate) ", "pub(super) ", "pub "].iter().fold(l, |l, p| l.strip_prefix(p).unwrap_or(l));
+    Some(l.strip_prefix("mod ")?.strip_suffix(';')?.trim())
+}
+
+/// Every file of the crate whose root file is `root`, found by following its `mod`
+/// declarations (a `#[path]` attribute included), with its path relative to the
+/// root's folder.
+fn modules(root: &str) -> Vec<Module> {
+    let root = PathBuf::from(root);
+    let base = root.parent().unwrap().to_owned();
     let mut out = Vec::new();
-    let mut stack = vec![PathBuf::from(src)];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let p = entry.unwrap().path();
-            if p.is_dir() {
-                if p.file_name().is_some_and(|n| n != "bin") {
-                    stack.push(p);
-                }
-            } else if p.extension().is_some_and(|e| e == "rs") {
-                let rel = p.strip_prefix(src).unwrap();
-                let mut path: Vec<String> = rel.iter().map(|c| c.to_string_lossy().into_owned()).collect();
-                let last = path.pop().unwrap();
-                match last.as_str() {
-                    "lib.rs" | "main.rs" | "mod.rs" => {}
-                    other => path.push(other.trim_end_matches(".rs").to_owned()),
-                }
-                let code = with_child_paths(&without_quoted(&strip(&std::fs::read_to_string(&p).unwrap())));
-                out.push(Module { path, file: rel.to_owned(), code });
+    let mut todo = vec![(root.clone(), Vec::<String>::new())];
+    while let Some((file, path)) = todo.pop() {
+        let code = without_quoted(&strip(&std::fs::read_to_string(&file).unwrap()));
+        let here = file.parent().unwrap();
+        let owns_folder = file == root || matches!(file.file_name().and_then(|n| n.to_str()), Some("mod.rs"));
+        let children = if owns_folder { here.to_owned() } else { here.join(file.file_stem().unwrap()) };
+        let mut path_attr = None;
+        // Inline modules (`mod name { … }`) open, with the brace depth each opened at.
+        let (mut inline, mut depth) = (Vec::<(String, usize)>::new(), 0usize);
+        for line in code.lines() {
+            let l = line.trim();
+            if let Some(p) = l.strip_prefix("#[path = \"").and_then(|r| r.strip_suffix("\"]")) {
+                path_attr = Some(here.join(p));
+            } else if let Some(name) = declared_module(l) {
+                let folder = inline.iter().fold(children.clone(), |f, (m, _)| f.join(m));
+                let child = path_attr.take().unwrap_or_else(|| {
+                    let flat = folder.join(format!("{name}.rs"));
+                    if flat.exists() {
+                        flat
+                    } else {
+                        folder.join(name).join("mod.rs")
+                    }
+                });
+                let mut child_path = path.clone();
+                child_path.extend(inline.iter().map(|(m, _)| m.clone()));
+                child_path.push(name.to_owned());
+                todo.push((child, child_path));
+            } else if !l.starts_with("#[") {
+                path_attr = None;
             }
+            let opens =
+                l.strip_suffix('{').and_then(|l| declared_module(&format!("{};", l.trim_end())).map(str::to_owned));
+            if let Some(name) = opens {
+                inline.push((name, depth));
+            }
+            depth += l.matches('{').count();
+            depth = depth.saturating_sub(l.matches('}').count());
+            inline.retain(|&(_, at)| at < depth);
         }
+        let rel = file.strip_prefix(&base).unwrap().to_owned();
+        out.push(Module { path, file: rel, code: with_child_paths(&code) });
     }
     out
 }
@@ -134,14 +167,7 @@ fn is_reexport(line: &str) -> bool {
 
 /// `code` with paths through the file's own child modules (`mod x;` … `x::y`) spelled `self::x::y`.
 fn with_child_paths(code: &str) -> String {
-    let children: Vec<String> = code
-        .lines()
-        .filter_map(|l| {
-            let l = l.trim_start().trim_start_matches("pub(crate) ").trim_start_matches("pub ");
-            let name = l.strip_prefix("mod ")?.strip_suffix(';')?;
-            Some(name.trim().to_owned())
-        })
-        .collect();
+    let children: Vec<String> = code.lines().filter_map(declared_module).map(str::to_owned).collect();
     let chars: Vec<char> = code.chars().collect();
     let mut out = String::with_capacity(code.len());
     let mut i = 0;
@@ -264,12 +290,17 @@ fn absolute(from: &Module, path: &[String]) -> Vec<String> {
     base
 }
 
+/// Whether `m` is a crate root or a `mod.rs`: a folder's file, whose declarations and
+/// re-exports are structure.
+fn is_folder(m: &Module) -> bool {
+    m.path.is_empty() || m.file.file_name().is_some_and(|n| n == "mod.rs")
+}
+
 fn resolve(mods: &BTreeMap<Vec<String>, &Module>, full: &[String], depth: usize) -> Option<PathBuf> {
     // The deepest module the path reaches.
     let n = (0..=full.len()).rev().find(|&n| mods.contains_key(&full[..n]))?;
     let module = mods[&full[..n]];
-    let is_mod_file = matches!(module.file.file_name().and_then(|f| f.to_str()), Some("mod.rs" | "lib.rs" | "main.rs"));
-    if is_mod_file && n < full.len() && depth < 8 {
+    if is_folder(module) && n < full.len() && depth < 8 {
         // A re-exported item: follow `pub use x::…::Item` (or `… as Item`, or a glob) in that file.
         let item = &full[n];
         let reexports: Vec<&str> = module.code.lines().filter(|l| is_reexport(l)).collect();
@@ -290,14 +321,13 @@ fn resolve(mods: &BTreeMap<Vec<String>, &Module>, full: &[String], depth: usize)
     Some(module.file.clone())
 }
 
-/// The import edges between the files of the crate whose source folder is `src`.
-fn graph(src: &str) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
-    let all = modules(src);
+/// The import edges between the files of the crate whose root file is `root`.
+fn graph(root: &str) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
+    let all = modules(root);
     let mods: BTreeMap<Vec<String>, &Module> = all.iter().map(|m| (m.path.clone(), m)).collect();
     let mut edges = BTreeMap::new();
     for m in &all {
-        let is_mod_file = matches!(m.file.file_name().and_then(|n| n.to_str()), Some("mod.rs" | "lib.rs" | "main.rs"));
-        let code: String = if is_mod_file {
+        let code: String = if is_folder(m) {
             // Declarations and re-exports are the folder's structure, not its dependencies.
             m.code.lines().filter(|l| !is_reexport(l)).collect::<Vec<_>>().join("\n")
         } else {
