@@ -2,7 +2,7 @@
 //! with one relaxed load, picks which settled calls are timed, and hands the
 //! generated wrapper a [`Route`]; [`Route::run`] calls the chosen variant and
 //! times it when picked. Everything that may lock, allocate or log is behind
-//! `#[cold]` calls into [`super::site`].
+//! `#[cold]` calls into [`super::cold`].
 
 use std::cell::Cell;
 
@@ -18,9 +18,9 @@ thread_local! {
     /// This thread's sampling allowance. Each settled call spends `2^(MAX_SHIFT - shift)`
     /// of it (`shift` from its bucket's byte); the call that overdraws it is timed and
     /// the allowance is refilled by a random amount averaging `2^MAX_SHIFT`, the debt
-    /// forgiven where the refill does not cover it: a debt carried over would time the next call of whatever bucket
-    /// comes next (a bucket timing every call made its neighbour on the thread pay for
-    /// a quarter of its calls). So a call of a bucket with interval `2^shift` is timed
+    /// forgiven where the refill does not cover it: a debt carried over would time the
+    /// next call of whatever bucket comes next, so a bucket timing every call would make
+    /// its neighbours on the thread pay for it. So a call of a bucket with interval `2^shift` is timed
     /// with probability `2^-shift` (every call at interval 1) whatever other kernels,
     /// buckets or rates share the thread, and the random refill keeps periodic call
     /// patterns from aliasing with the samples.
@@ -63,17 +63,13 @@ fn refill(a: &Cell<i32>, left: i32) -> bool {
 impl Kernel {
     /// Routes one call of `size`; `work` is evaluated only when a decision must be made.
     ///
-    /// A settled bucket returns its cached backend. Each call is timed with
-    /// probability 1/N, N a power of two per bucket up to 131,072 that follows the
-    /// bucket's call rate so it gets about 50 samples a second (16 until the rate is
-    /// known; every call of a bucket called less than ~100 times a second), but never
-    /// so short that timing costs more than 1% of the bucket's own time: a timed
-    /// call spends about a microsecond or more in the cold path, so a 100 ns kernel
-    /// is timed at most once in ~1,000 calls whatever its rate. Every call is timed
-    /// while a decision loaded from history is re-checked, and every call of an
-    /// exploring bucket. A timed call may re-time an alternative instead, within a
-    /// small budget, so a wrong decision corrects itself. Everything else goes
-    /// through the cold path.
+    /// A bucket with a decision returns its cached backend, and times a sample of its
+    /// calls: about 50 a second, never so many that timing costs more than 1% of the
+    /// bucket's own time; every call while a decision loaded from history is being
+    /// confirmed. A timed call may re-time an alternative instead, within a small
+    /// budget, so a wrong decision corrects itself. Every call of a bucket without a
+    /// decision goes through the cold path and is timed. (The rules: the README's
+    /// "How a call is routed".)
     #[inline]
     pub fn route(&'static self, size: usize, work: impl FnOnce() -> Work) -> Route {
         let bucket = bucket_of(size);
