@@ -368,4 +368,3 @@ fn a_chain_s_read_streams_are_shared_with_the_chunks() {
     })));
     assert!(body.contains("Split :: new ((& a ,) ,"), "{body}");
 }
-

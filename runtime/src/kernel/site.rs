@@ -52,6 +52,9 @@ pub(super) struct KernelState {
     pub(super) touched: BTreeSet<usize>,
     /// Backends timed at least once in this process (a backend's first sample is a warm-up).
     pub(super) warmed: BackendSet,
+    /// Timed calls in a row whose split loops ran short of their width, dropped so far
+    /// (`Kernel::observe_cold`).
+    pub(super) partial_streak: u32,
     /// Per settled bucket, its call rate and what timing its calls costs.
     pub(super) clocks: BTreeMap<usize, SampleClock>,
     pub(super) forced: Option<Backend>,
@@ -71,6 +74,7 @@ impl KernelState {
             buckets: BTreeMap::new(),
             touched: BTreeSet::new(),
             warmed: BackendSet::EMPTY,
+            partial_streak: 0,
             clocks: BTreeMap::new(),
             forced: None,
             warned_unavailable: false,
