@@ -127,6 +127,7 @@ fn calls_to_settle(_: &mut Criterion) {
             has_parallel: false,
             token_hash: n as u64,
             loops: &[],
+            splits: &[],
         })));
         let x = vec![1.0f32; n];
         let start = Instant::now();

@@ -332,7 +332,7 @@ fn print_kernel(sweep: &Sweep, measured: &[Measured]) {
     let kernel = sweep.kernel;
     let table = kernel.table();
     println!("{} ({}): {}", short_name(kernel), kernel.complexity(), sweep.about);
-    print!("{}", LoopSummary::new("  ", kernel.spec().loops));
+    print!("{}", LoopSummary::of("  ", kernel.spec()));
     print!("  {:<12} {:>23}", "swept", "sizes (its bucket)");
     for b in Backend::ALL {
         print!(" {:>10}", b.to_string());

@@ -46,9 +46,9 @@ pub use adaptive_kernel_runtime::{
     AdaptiveBackend, Backend, BackendReport, BackendSelector, BucketRecord, BucketReport, CostModel, CostParams,
     Decision, DecisionKind, Error, ExclusionRecord, Fingerprint, HistoryError, HistoryFile, HistoryStatus, ImportError,
     ImportSummary, Kernel, KernelFamily, KernelRecord, KernelSpec, KernelTable, LearnedImport, LoopLine, LoopRecord,
-    LoopRewrite, LoopSummary, MachineRecord, NearestEntry, NearestRule, OpComplexity, ParseEnumError, PerfStats, Route,
-    SimdLevel, TimingRecord, Work, BUCKETS, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH,
-    LOOP_REASONS,
+    LoopRewrite, LoopSplit, LoopSummary, MachineRecord, NearestEntry, NearestRule, OpComplexity, ParseEnumError,
+    PerfStats, Route, SimdLevel, SplitLine, SplitRecord, TimingRecord, Work, BUCKETS, DEFAULT_GPU_FLOPS,
+    DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH, LOOP_REASONS,
 };
 
 /// Exporting routing decisions to an OpenTelemetry collector (feature `otlp`).
@@ -74,10 +74,13 @@ pub mod __private {
     pub use adaptive_kernel_runtime::compare::verify_input;
     pub use adaptive_kernel_runtime::ops::{gpu as ops_gpu, par as ops_par, scalar as ops_scalar, simd as ops_simd};
     pub use adaptive_kernel_runtime::{
-        run_verified, simd_level, simd_run, Backend, Kernel, KernelFamily, KernelSpec, LoopRewrite, OpComplexity,
-        Route, SimdLevel, Work,
+        run_verified, simd_level, simd_run, Backend, Kernel, KernelFamily, KernelSpec, LoopRewrite, LoopSplit,
+        OpComplexity, Route, SimdLevel, Work,
     };
 
     /// Lanes and chunked reads for the SIMD variant's reassociated reductions.
     pub mod reduce;
+
+    /// The fork–join of the loops a Parallel variant splits across threads.
+    pub use adaptive_kernel_runtime::ops::par::loops as split;
 }

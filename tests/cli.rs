@@ -90,10 +90,14 @@ fn report_prints_each_machine_and_kernel_as_a_table() {
 fn report_says_what_was_done_to_each_kernels_loops() {
     let good = fixture("good.json");
     let out = ok(&["report", "--history", good.to_str().unwrap()]);
-    // Machine A's dot: one reduction in lanes, one left as written, each on its own line.
+    // Machine A's dot: one reduction in lanes, one left as written, one loop split and one not,
+    // each on its own line.
     let expected = "    loops: 1 of 2 float reductions in lanes, in SIMD, Parallel\n\
                     \x20     line 12, for range +=: in lanes in SIMD, Parallel\n\
-                    \x20     line 17, iter.sum(): as written (effect: a store, or a call that may have side effects)\n";
+                    \x20     line 17, iter.sum(): as written (effect: a store, or a call that may have side effects)\n\
+                    \x20   splits: 1 of 2 top-level loops split across threads in Parallel\n\
+                    \x20     line 11, for range: split across threads in Parallel\n\
+                    \x20     line 16, for iter_mut: on one thread (break: a `break` may end the loop early)\n";
     let a = out.find("kernel demo::dot (Medium, token 00000000000000ff)\n").unwrap();
     let after_header = &out[a..][out[a..].find('\n').unwrap() + 1..];
     assert!(after_header.starts_with(expected), "{out}");
@@ -112,7 +116,15 @@ fn report_says_what_was_done_to_each_kernels_loops() {
             { "line": 17, "idiom": "iter.sum()", "variants": [], "reason": "effect" },
         ])
     );
+    assert_eq!(
+        kernels[0]["splits"],
+        serde_json::json!([
+            { "line": 11, "idiom": "for range", "reason": "" },
+            { "line": 16, "idiom": "for iter_mut", "reason": "break" },
+        ])
+    );
     assert_eq!(kernels[1]["loops"], Value::Null, "not recorded");
+    assert_eq!(kernels[1]["splits"], Value::Null, "not recorded");
     assert_eq!(doc["machines"][1]["kernels"][0]["loops"], serde_json::json!([]));
 }
 

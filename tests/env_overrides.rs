@@ -14,6 +14,7 @@ static K: Kernel = Kernel::new(KernelSpec {
     has_parallel: false,
     token_hash: 1,
     loops: &[],
+    splits: &[],
 });
 
 fn first_backend(size: usize) -> Backend {

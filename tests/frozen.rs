@@ -22,6 +22,7 @@ static K: Kernel = Kernel::new(KernelSpec {
     has_parallel: false,
     token_hash: 3,
     loops: &[],
+    splits: &[],
 });
 
 /// Learned: Scalar here although the MoE table says SIMD (High, above 1,000).

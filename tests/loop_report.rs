@@ -1,6 +1,8 @@
-//! What the attribute did to each kernel's float reductions, said wherever a
-//! user looks: `KERNEL.spec().loops` (which variants compute a reduction in
-//! lanes, or why it was left as written), the kernel's table
+//! What the attribute did to each kernel's float reductions and top-level
+//! loops, said wherever a user looks: `KERNEL.spec().loops` (which variants
+//! compute a reduction in lanes, or why it was left as written),
+//! `KERNEL.spec().splits` (which loops the Parallel variant splits across
+//! threads, or why not), the kernel's table
 //! (`KERNEL.table()`'s `Display`), the history file, and `adaptive-kernel
 //! report` reading that file. (The tour prints the same `LoopSummary`; the
 //! summary's wording is unit-tested in the runtime's `kernel/loops.rs`.)
@@ -17,8 +19,8 @@ use adaptive_kernel::{adaptive_kernel, loop_reason, ops, Backend, Kernel, LoopSu
 
 const FIRST_LINE: u32 = line!();
 
-/// A plain loop: its reduction runs in lanes in the SIMD variant (there is no Parallel one).
-#[adaptive_kernel(complexity = "Medium")]
+/// A plain loop: its reduction runs in lanes in the SIMD variant (`serial`: there is no Parallel one).
+#[adaptive_kernel(complexity = "Medium", serial)]
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut s = 0.0f32;
     for i in 0..a.len().min(b.len()) {
@@ -89,11 +91,29 @@ fn doubled_sum(x: &[f32], out: &mut [f32]) -> f32 {
     s
 }
 
-/// No reduction at all: element-wise loops vectorise without help.
+/// No reduction at all: element-wise loops vectorise without help, and split across threads.
 #[adaptive_kernel(complexity = "Low")]
 fn saxpy(alpha: f32, x: &[f32], y: &mut [f32]) {
     for (yi, xi) in y.iter_mut().zip(x) {
         *yi += alpha * xi;
+    }
+}
+
+/// The same dot product without `serial`: split across threads, each chunk in lanes.
+#[adaptive_kernel(complexity = "Medium")]
+fn dot_split(a: &[f32], b: &[f32]) -> f32 {
+    let mut s = 0.0f32;
+    for i in 0..a.len().min(b.len()) {
+        s += a[i] * b[i];
+    }
+    s
+}
+
+/// A running sum: left on one thread.
+#[adaptive_kernel(complexity = "Low")]
+fn running(x: &[f32], out: &mut [f32]) {
+    for i in 1..x.len().min(out.len()) {
+        out[i] = out[i - 1] + x[i];
     }
 }
 
@@ -117,9 +137,10 @@ fn the_spec_names_the_variants_that_compute_each_reduction_in_lanes() {
     assert_eq!(outcomes(&dot_exact::KERNEL), [(&[][..], "exact")]);
     assert_eq!(outcomes(&doubled_sum::KERNEL), [(&[][..], "effect")]);
     assert_eq!(outcomes(&saxpy::KERNEL), []);
+    assert_eq!(outcomes(&dot_split::KERNEL), [(&[Backend::Simd, Backend::Parallel][..], "")]);
     // Every one of them runs, routed, to the same result.
     let (a, b) = (vec![0.5f32; 100], vec![2.0f32; 100]);
-    for d in [dot(&a, &b), dot_own_simd(&a, &b), dot_exact(&a, &b)] {
+    for d in [dot(&a, &b), dot_own_simd(&a, &b), dot_exact(&a, &b), dot_split(&a, &b)] {
         assert_eq!(d, 100.0);
     }
     let (mut y, mut z) = (vec![0.0f32; 100], vec![0.0f32; 100]);
@@ -139,9 +160,19 @@ fn every_reason_the_macro_gives_has_a_meaning() {
     // `LOOP_REASONS`, so no surface prints a word without saying what it means.
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/macros/src");
     let mut words = Vec::new();
-    for file in ["reduce/recognise.rs", "reduce/types.rs", "reduce/mod.rs", "kernel_def.rs"] {
+    let common = ["Err(\"", "Some(\"", "reason: \"", "fail(\""];
+    let files = [
+        ("reduce/recognise.rs", &common[..]),
+        ("reduce/types.rs", &common[..]),
+        ("reduce/mod.rs", &common[..]),
+        ("kernel_def.rs", &common[..]),
+        ("split/body.rs", &common[..]),
+        // The opt-outs' words, `OptOut::Serial => "serial"`.
+        ("split/mod.rs", &["Err(\"", "=> \""][..]),
+    ];
+    for (file, markers) in files {
         let src = std::fs::read_to_string(Path::new(dir).join(file)).unwrap();
-        for marker in ["Err(\"", "Some(\"", "reason: \""] {
+        for marker in markers {
             for (at, _) in src.match_indices(marker) {
                 let rest = &src[at + marker.len()..];
                 let word = &rest[..rest.find('"').unwrap()];
@@ -153,7 +184,7 @@ fn every_reason_the_macro_gives_has_a_meaning() {
     }
     words.sort();
     words.dedup();
-    for expected in ["break", "effect", "exact", "reads", "simd", "source", "type"] {
+    for expected in ["break", "effect", "exact", "reads", "simd", "source", "type", "overlap", "serial", "parallel"] {
         assert!(words.iter().any(|w| w == expected), "the scan finds `{expected}`: {words:?}");
     }
     for word in &words {
@@ -175,30 +206,50 @@ fn the_kernel_table_says_it_under_its_title() {
     assert_eq!(
         table_loops(&dot::KERNEL),
         format!(
-            "  loops: 1 of 1 float reduction in lanes, in SIMD\n    line {}, for range +=: in lanes in SIMD\n",
+            "  loops: 1 of 1 float reduction in lanes, in SIMD\n    line {0}, for range +=: in lanes in SIMD\n  \
+             splits: 0 of 1 top-level loop split across threads in Parallel\n    line {0}, for range: on one thread \
+             (serial: the kernel opted out of splitting with `serial`)\n",
             line(&dot::KERNEL)
         )
     );
     assert_eq!(
-        table_loops(&normalise::KERNEL),
+        table_loops(&dot_split::KERNEL),
         format!(
-            "  loops: 1 of 1 float reduction in lanes, in SIMD, Parallel\n    line {}, for iter +=: in lanes in SIMD, \
-             Parallel\n",
-            line(&normalise::KERNEL)
+            "  loops: 1 of 1 float reduction in lanes, in SIMD, Parallel\n    line {0}, for range +=: in lanes in SIMD, \
+             Parallel\n  splits: 1 of 1 top-level loop split across threads in Parallel\n    line {0}, for range: \
+             split across threads in Parallel\n",
+            line(&dot_split::KERNEL)
         )
     );
     assert_eq!(
         table_loops(&doubled_sum::KERNEL),
         format!(
-            "  loops: 0 of 1 float reduction in lanes; the SIMD variant is the body as written\n    line {}, for \
-             range +=: as written (effect: a store, or a call that may have side effects)\n",
+            "  loops: 0 of 1 float reduction in lanes; the SIMD variant is the body as written\n    line {0}, for \
+             range +=: as written (effect: a store, or a call that may have side effects)\n  splits: 1 of 1 \
+             top-level loop split across threads in Parallel\n    line {0}, for range: split across threads in \
+             Parallel\n",
             line(&doubled_sum::KERNEL)
         )
     );
     assert!(table_loops(&dot_own_simd::KERNEL).contains("as written (simd: the SIMD variant is the kernel's own"));
-    assert_eq!(table_loops(&saxpy::KERNEL), "  loops: no float reduction to put in lanes\n");
+    let saxpy_line = saxpy::KERNEL.spec().splits[0].line;
+    assert_eq!(
+        table_loops(&saxpy::KERNEL),
+        format!(
+            "  loops: no float reduction to put in lanes\n  splits: 1 of 1 top-level loop split across threads in \
+             Parallel\n    line {saxpy_line}, for iter_mut.zip: split across threads in Parallel\n"
+        )
+    );
+    assert!(
+        table_loops(&running::KERNEL).ends_with(
+            "for range: on one thread (overlap: a slice the loop writes is also used beyond the iteration's own \
+             item or row)\n"
+        ),
+        "{}",
+        table_loops(&running::KERNEL)
+    );
     // The same text as the summary of the spec, which the tour prints.
-    assert!(dot::KERNEL.table().to_string().contains(&LoopSummary::new("  ", dot::KERNEL.spec().loops).to_string()));
+    assert!(dot::KERNEL.table().to_string().contains(&LoopSummary::of("  ", dot::KERNEL.spec()).to_string()));
 }
 
 #[test]
@@ -211,6 +262,7 @@ fn child() {
     assert_eq!(doubled_sum(&a, &mut out), 64.0);
     let mut y = vec![0.0f32; 64];
     saxpy(2.0, &a, &mut y);
+    running(&a, &mut y);
     adaptive_kernel::flush().unwrap();
 }
 
@@ -235,6 +287,13 @@ fn the_history_file_and_the_report_say_it() {
     let stores = kernels["loop_report::doubled_sum"].loops.as_ref().expect("recorded");
     assert_eq!((stores[0].variants.len(), stores[0].reason.as_str()), (0, "effect"));
     assert_eq!(kernels["loop_report::saxpy"].loops.as_deref(), Some(&[][..]));
+    let splits = |name: &str| -> Vec<(u32, String, String)> {
+        let recorded = kernels[name].splits.as_ref().expect("recorded");
+        recorded.iter().map(|s| (s.line, s.idiom.clone(), s.reason.clone())).collect()
+    };
+    let line = |k: &Kernel| k.spec().splits[0].line;
+    assert_eq!(splits("loop_report::saxpy"), [(line(&saxpy::KERNEL), "for iter_mut.zip".into(), String::new())]);
+    assert_eq!(splits("loop_report::running"), [(line(&running::KERNEL), "for range".into(), "overlap".into())]);
 
     let report = Command::new(env!("CARGO_BIN_EXE_adaptive-kernel"))
         .args(["report", "--history", file.to_str().unwrap()])
@@ -255,4 +314,7 @@ fn the_history_file_and_the_report_say_it() {
     assert_eq!(kernel("saxpy"), "    loops: no float reduction to put in lanes");
     let dot_line = format!("      line {}, for range +=: in lanes in SIMD", dot::KERNEL.spec().loops[0].line);
     assert!(text.lines().any(|l| l == dot_line), "{text}");
+    let saxpy_split =
+        format!("      line {}, for iter_mut.zip: split across threads in Parallel", line(&saxpy::KERNEL));
+    assert!(text.lines().any(|l| l == saxpy_split), "{text}");
 }

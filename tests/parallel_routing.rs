@@ -21,6 +21,7 @@ static WITH: Kernel = Kernel::new(KernelSpec {
     has_parallel: true,
     token_hash: 1,
     loops: &[],
+    splits: &[],
 });
 static WITHOUT: Kernel = Kernel::new(KernelSpec {
     name: "parallel_routing::without",
@@ -29,6 +30,7 @@ static WITHOUT: Kernel = Kernel::new(KernelSpec {
     has_parallel: false,
     token_hash: 2,
     loops: &[],
+    splits: &[],
 });
 static ONE_THREAD: Kernel = Kernel::new(KernelSpec {
     name: "parallel_routing::one_thread",
@@ -37,6 +39,7 @@ static ONE_THREAD: Kernel = Kernel::new(KernelSpec {
     has_parallel: true,
     token_hash: 3,
     loops: &[],
+    splits: &[],
 });
 
 const SIZE: usize = 500_000;

@@ -13,7 +13,15 @@ use adaptive_kernel::{Backend, DecisionKind, HistoryError, Kernel, KernelSpec, O
 use common::*;
 
 const fn spec(name: &'static str, token_hash: u64) -> KernelSpec {
-    KernelSpec { name, complexity: OpComplexity::High, has_gpu: false, has_parallel: false, token_hash, loops: &[] }
+    KernelSpec {
+        name,
+        complexity: OpComplexity::High,
+        has_gpu: false,
+        has_parallel: false,
+        token_hash,
+        loops: &[],
+        splits: &[],
+    }
 }
 
 static K: Kernel = Kernel::new(spec("persist::k", 1));

@@ -27,6 +27,7 @@ static ADD: Kernel = Kernel::new(KernelSpec {
     has_parallel: false,
     token_hash: 1,
     loops: &[],
+    splits: &[],
 });
 
 const SIZE: usize = 20_000;

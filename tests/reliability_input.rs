@@ -209,6 +209,7 @@ static MATMUL: Kernel = Kernel::new(KernelSpec {
     has_parallel: true,
     token_hash: 1,
     loops: &[],
+    splits: &[],
 });
 
 /// One routed matmul of `n`×`n` matrices (sizes as the macro's default: both lengths).

@@ -22,6 +22,7 @@ static SUM: Kernel = Kernel::new(KernelSpec {
     has_parallel: true,
     token_hash: 1,
     loops: &[],
+    splits: &[],
 });
 
 const SIZE: usize = 50_000;

@@ -46,6 +46,7 @@ static K: Kernel = Kernel::new(KernelSpec {
     has_parallel: false,
     token_hash: 1,
     loops: &[],
+    splits: &[],
 });
 
 #[test]
@@ -86,6 +87,7 @@ static SLOW: Kernel = Kernel::new(KernelSpec {
     has_parallel: false,
     token_hash: 1,
     loops: &[],
+    splits: &[],
 });
 static FAST: Kernel = Kernel::new(KernelSpec {
     name: "tracing::fast",
@@ -94,6 +96,7 @@ static FAST: Kernel = Kernel::new(KernelSpec {
     has_parallel: false,
     token_hash: 1,
     loops: &[],
+    splits: &[],
 });
 
 fn call(k: &'static Kernel, pause: std::time::Duration) {

@@ -32,7 +32,9 @@ fn fast_but_wrong(x: &[f32]) -> f32 {
 }
 
 /// The sum of squares, written slowly so the SIMD variant wins wherever it is allowed.
-#[adaptive_kernel(complexity = "Medium", simd = fast_but_wrong, verify = true, name = "verify::sum_sq")]
+/// `serial`: no Parallel variant, so that only Scalar and the wrong SIMD variant compete
+/// (`tests/split_routing.rs` checks `verify` against a split loop's Parallel variant).
+#[adaptive_kernel(complexity = "Medium", simd = fast_but_wrong, verify = true, serial, name = "verify::sum_sq")]
 pub fn sum_sq(x: &[f32]) -> f32 {
     let mut acc = 0.0f32;
     for v in x {

@@ -65,6 +65,9 @@ pub mod matmul {
             // One `LoopRewrite { line, idiom, variants, reason }` per float reduction of the body
             // (see "Reductions" above); this body has none.
             loops: &[],
+            // One `LoopSplit { line, idiom, reason }` per top-level `for` loop of the body (see
+            // "Loops split across threads" above); this body has none.
+            splits: &[],
         });
     // The bodies live one module further down, where the only names besides the user's module
     // (the glob) are `__adaptive_*`: a body calling a helper named `simd` gets the helper.
@@ -103,10 +106,12 @@ pub mod matmul {
                 baseline: (__adaptive_simd_body),
             }
         }
-        // Only because the body calls `ops::` (or `parallel = path` is given); otherwise there is no
-        // `matmul::parallel`. Plain loops in it are the SIMD variant's (reductions in lanes), compiled
-        // for the baseline; the `ops` run across the thread pool.
-        /// The Parallel variant of `matmul`: its body with `ops` bound to SIMD kernels run on chunks across a thread pool (`ops::par`). Bypasses the router.
+        // Only because the body calls `ops::` (or splits a top-level loop, or `parallel = path` is
+        // given); otherwise there is no `matmul::parallel`. Its top-level loops that can be split
+        // run in chunks across the thread pool, each chunk compiled as the SIMD variant; other
+        // plain loops are the SIMD variant's (reductions in lanes), compiled for the baseline; the
+        // `ops` run across the thread pool.
+        /// The Parallel variant of `matmul`: its body with its independent top-level loops split across a thread pool, each chunk running the SIMD variant's code, and `ops` bound to SIMD kernels run on chunks across the pool (`ops::par`). Bypasses the router.
         #[inline]
         pub fn __adaptive_parallel(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
             #[allow(unused_imports)]

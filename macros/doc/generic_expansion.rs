@@ -41,6 +41,13 @@ pub mod dot {
             has_parallel: false,
             token_hash: 3090808249871524736u64,
             loops: &[],
+            // The loop updates `acc` by `acc = acc + …` over a generic `T`: not an accumulation the
+            // split can prove, so the loop stays on one thread and there is no Parallel variant.
+            splits: &[::adaptive_kernel::__private::LoopSplit {
+                line: 11,
+                idiom: "for iter.zip",
+                reason: "writes",
+            }],
         });
     mod __adaptive {
         #[allow(unused_imports)]

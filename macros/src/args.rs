@@ -66,6 +66,8 @@ keys! {
     Name = "name", e.g. "\"my_crate::my_kernel\"";
     /// `exact`, `exact = true` or `exact = false`: a flag, so it may stand alone.
     Exact = "exact", e.g. "true";
+    /// `serial`, `serial = true` or `serial = false`: a flag, so it may stand alone.
+    Serial = "serial", e.g. "true";
     /// `verify`, `verify = true` or `verify = false`: a flag, so it may stand alone.
     Verify = "verify", e.g. "true";
     /// `tolerance = FLOAT`: the relative difference from Scalar that `verify` accepts.
@@ -82,7 +84,7 @@ impl Key {
 
     /// Whether the key may stand alone, meaning `key = true`.
     fn is_flag(self) -> bool {
-        matches!(self, Key::Exact | Key::Verify | Key::Associated)
+        matches!(self, Key::Exact | Key::Serial | Key::Verify | Key::Associated)
     }
 }
 
@@ -145,6 +147,8 @@ pub(crate) struct Args {
     /// `exact`: the SIMD variant keeps the body's order of float operations
     /// (no reassociated reductions, see `crate::reduce`).
     pub exact: bool,
+    /// `serial`: the Parallel variant splits no loop across threads (see `crate::split`).
+    pub serial: bool,
     /// `verify` (`Some(true)`): compare each variant's result with Scalar's in every
     /// mode; `verify = false`: never (see `crate::verify`); absent: under the verify mode.
     pub verify: Option<bool>,
@@ -187,6 +191,7 @@ struct Builder<'e> {
     gpu: Option<ExprPath>,
     name: Option<LitStr>,
     exact: bool,
+    serial: bool,
     verify: Option<bool>,
     tolerance: Option<syn::LitFloat>,
     associated: Option<Span>,
@@ -206,6 +211,7 @@ impl<'e> Builder<'e> {
             gpu: None,
             name: None,
             exact: false,
+            serial: false,
             verify: None,
             tolerance: None,
             associated: None,
@@ -263,7 +269,7 @@ impl<'e> Builder<'e> {
                 Ok(lit) => self.name = Some(lit),
                 Err(e) => self.errors.push(e),
             },
-            Key::Exact | Key::Verify | Key::Associated => {
+            Key::Exact | Key::Serial | Key::Verify | Key::Associated => {
                 if let Some(lit) = self.errors.take(literal::<LitBool>(key, &value)) {
                     self.set_flag(key, lit.value, span);
                 }
@@ -288,6 +294,7 @@ impl<'e> Builder<'e> {
         match key {
             Key::Verify => self.verify = Some(value),
             Key::Associated => self.associated = value.then_some(span),
+            Key::Serial => self.serial = value,
             _ => self.exact = value,
         }
     }
@@ -327,6 +334,7 @@ impl<'e> Builder<'e> {
             gpu: self.gpu,
             name: self.name,
             exact: self.exact,
+            serial: self.serial,
             verify: self.verify,
             tolerance: self.tolerance,
             associated: self.associated,
@@ -452,7 +460,7 @@ mod tests {
             [
                 "unknown complexity `Hgh`; expected one of `Low`, `Medium`, `High`",
                 "unknown key `foo`; expected one of `complexity`, `size`, `flops`, `bytes`, `simd`, `parallel`, \
-                 `gpu`, `name`, `exact`, `verify`, `tolerance`, `associated`",
+                 `gpu`, `name`, `exact`, `serial`, `verify`, `tolerance`, `associated`",
                 "duplicate key `size`",
             ]
         );
@@ -492,6 +500,15 @@ mod tests {
     }
 
     #[test]
+    fn serial_is_a_flag_or_a_bool() {
+        assert!(!parse(quote!(complexity = "Low")).unwrap().serial);
+        assert!(parse(quote!(complexity = "Low", serial)).unwrap().serial);
+        assert!(!parse(quote!(complexity = "Low", serial = false)).unwrap().serial);
+        let e = parse(quote!(complexity = "Low", serial = "no")).err().unwrap();
+        assert_eq!(messages(e), ["`serial` expects `true` or `false`, e.g. `serial = true`"]);
+    }
+
+    #[test]
     fn associated_is_a_flag_that_keeps_its_span() {
         assert!(parse(quote!(complexity = "Low")).unwrap().associated.is_none());
         assert!(parse(quote!(complexity = "Low", associated)).unwrap().associated.is_some());
@@ -509,7 +526,7 @@ mod tests {
             let value = match key {
                 Key::Complexity => quote!("Low"),
                 Key::Name => quote!("k"),
-                Key::Exact | Key::Verify | Key::Associated => quote!(true),
+                Key::Exact | Key::Serial | Key::Verify | Key::Associated => quote!(true),
                 Key::Tolerance => quote!(1e-4),
                 _ => quote!(f),
             };

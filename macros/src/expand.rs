@@ -73,9 +73,12 @@ mod loop_reports {
 
     #[test]
     fn rewritten_in_simd_and_in_a_parallel_variant_built_from_the_body() {
+        // The loop is split across threads, and each chunk computes it in lanes too.
         let plain = loops(quote!(complexity = "Low"), dot(quote!()));
-        assert!(plain.contains(&format!("variants : & [{SIMD}] , reason : \"\"")), "{plain}");
-        assert!(!plain.contains(PARALLEL), "no Parallel variant without `ops::`: {plain}");
+        assert!(plain.contains(&format!("variants : & [{SIMD} , {PARALLEL}] , reason : \"\"")), "{plain}");
+        let serial = loops(quote!(complexity = "Low", serial), dot(quote!()));
+        assert!(serial.contains(&format!("variants : & [{SIMD}] , reason : \"\"")), "{serial}");
+        assert!(!serial.contains(PARALLEL), "no Parallel variant without `ops::` or a split: {serial}");
         let with_ops = dot(quote!(b.copy_from_slice(&ops::scale(a, s));));
         let both = loops(quote!(complexity = "Low"), with_ops.clone());
         assert!(both.contains(&format!("variants : & [{SIMD} , {PARALLEL}]")), "{both}");

@@ -15,6 +15,7 @@ use crate::reduce::{self, LoopReport};
 use crate::relocate::relocate;
 use crate::signature::{self, Param, Shape};
 use crate::size::default_size;
+use crate::split::{self, OptOut, SplitReport};
 use crate::verify::{self, Verification};
 
 /// Everything known about one kernel, checked; what the generators read.
@@ -25,8 +26,14 @@ pub(crate) struct KernelDef {
     pub relocated: ItemFn,
     /// The relocated body with its float reductions reassociated: the SIMD variant's body.
     pub simd_body: syn::Block,
-    /// What was done to each reduction of the body in `simd_body`.
-    pub loops: Vec<LoopReport>,
+    /// The generated Parallel variant's body: the relocated body with its top-level loops split
+    /// across threads where they can be, then its reductions reassociated; `None` when the
+    /// kernel has no generated Parallel variant (`parallel = path`, or nothing to run in parallel).
+    pub parallel_body: Option<syn::Block>,
+    /// Each float reduction of the body, and the variants that compute it in lanes.
+    pub loops: Vec<Lanes>,
+    /// What was done to each top-level `for` loop for the Parallel variant.
+    pub splits: Vec<SplitReport>,
     pub attrs: Attrs,
     pub params: Vec<Param>,
     pub args: Args,
@@ -36,7 +43,8 @@ pub(crate) struct KernelDef {
     pub ops_use: Option<syn::Ident>,
     /// Whether the kernel has a GPU variant: `gpu = path`, or a body that calls `ops::`.
     pub has_gpu: bool,
-    /// Whether the kernel has a Parallel variant: `parallel = path`, or a body that calls `ops::`.
+    /// Whether the kernel has a Parallel variant: `parallel = path`, a body that calls `ops::`,
+    /// or a top-level loop split across threads.
     pub has_parallel: bool,
     pub token_hash: u64,
     /// Free function (`mod k` beside it) or method/associated function (everything inside it).
@@ -45,6 +53,30 @@ pub(crate) struct KernelDef {
     pub generic_args: Vec<syn::Ident>,
     /// Whether and when the wrapper compares variants with Scalar.
     pub verification: Verification,
+}
+
+/// A float reduction of the body, and which variants compute it in lanes.
+pub(crate) struct Lanes {
+    /// What the SIMD variant did to it.
+    pub report: LoopReport,
+    /// Whether the generated Parallel variant computes it in lanes too.
+    pub parallel: bool,
+}
+
+impl Lanes {
+    /// The SIMD variant's reports, each marked with whether the Parallel variant's body
+    /// (`parallel`: its reports, when it has a generated one) rewrote the same reduction:
+    /// the one at the same line with the same idiom, in order.
+    fn match_up(simd: Vec<LoopReport>, parallel: Option<&[LoopReport]>) -> Vec<Lanes> {
+        let mut unused: Vec<&LoopReport> = parallel.unwrap_or_default().iter().collect();
+        simd.into_iter()
+            .map(|report| {
+                let found = unused.iter().position(|p| p.line == report.line && p.idiom == report.idiom);
+                let parallel = found.map(|at| unused.remove(at)).is_some_and(|p| p.rewritten);
+                Lanes { report, parallel }
+            })
+            .collect()
+    }
 }
 
 impl KernelDef {
@@ -108,15 +140,29 @@ impl KernelDef {
             (false, Some(_)) => Some("simd"),
             (false, None) => None,
         };
-        let (simd_body, loops) = reduce::reassociate(&relocated.block, &relocated.sig, opt_out);
+        let (simd_body, simd_loops) = reduce::reassociate(&relocated.block, &relocated.sig, opt_out);
+        let split_opt_out = match (&parsed_args.parallel, parsed_args.serial) {
+            (Some(_), _) => Some(OptOut::Parallel),
+            (None, true) => Some(OptOut::Serial),
+            (None, false) => None,
+        };
+        let (split_body, splits) =
+            split::split_loops(&relocated.block, &relocated.sig, parsed_args.exact, split_opt_out);
         let token_hash = token_hash([&args, &func.sig.to_token_stream(), &func.block.to_token_stream()]);
         let has_gpu = parsed_args.gpu.is_some() || ops_use.is_some();
-        let has_parallel = parsed_args.parallel.is_some() || ops_use.is_some();
+        let any_split = splits.iter().any(|s| s.reason.is_empty());
+        let has_parallel = parsed_args.parallel.is_some() || ops_use.is_some() || any_split;
+        let parallel = (has_parallel && parsed_args.parallel.is_none())
+            .then(|| reduce::reassociate(&split_body, &relocated.sig, opt_out));
+        let loops = Lanes::match_up(simd_loops, parallel.as_ref().map(|(_, reports)| reports.as_slice()));
+        let parallel_body = parallel.map(|(body, _)| body);
         Ok(KernelDef {
             func: func.clone(),
             relocated,
             simd_body,
+            parallel_body,
             loops,
+            splits,
             attrs: Attrs::sort(&func.attrs),
             params,
             args: parsed_args,

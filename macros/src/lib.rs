@@ -62,6 +62,7 @@
 //! | `attrs` | which user attribute goes on which generated item |
 //! | `relocate` | module-relative paths moved to where the variants live |
 //! | `reduce` | the SIMD body's float reductions reassociated into independent lanes, and what was done to each |
+//! | `split` | the Parallel body: top-level loops with independent iterations split across threads, and why not where not |
 //! | `variants` | `mod k`: the variants and `KERNEL` (a `ToTokens` printer, one method per piece) |
 //! | `wrapper` | the routed function |
 //! | `in_impl` | a method or associated function: the routed function with its variants inside it |
@@ -79,6 +80,7 @@ mod reduce;
 mod relocate;
 mod signature;
 mod size;
+mod split;
 mod tokens;
 mod variants;
 mod verify;

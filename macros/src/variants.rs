@@ -160,19 +160,25 @@ pub(crate) fn spec(k: &KernelDef, name: TokenStream) -> TokenStream {
     let has_gpu = k.has_gpu;
     let has_parallel = k.has_parallel;
     let token_hash = proc_macro2::Literal::u64_suffixed(k.token_hash);
-    // The variants whose body is `simd_body`: SIMD, and Parallel unless it is `parallel = path`.
-    let mut in_lanes = vec![quote!(::adaptive_kernel::__private::Backend::Simd)];
-    if k.has_parallel && k.args.parallel.is_none() {
-        in_lanes.push(quote!(::adaptive_kernel::__private::Backend::Parallel));
-    }
-    let loops = k.loops.iter().map(|r| {
+    let backend = |name: &str| {
+        let name = Ident::new(name, Span::call_site());
+        quote!(::adaptive_kernel::__private::Backend::#name)
+    };
+    let loops = k.loops.iter().map(|l| {
+        let r = &l.report;
         let (line, idiom, reason) = (proc_macro2::Literal::u32_unsuffixed(r.line), &r.idiom, r.reason);
-        let variants = if r.rewritten { &in_lanes[..] } else { &[] };
+        let mut variants = Vec::new();
+        variants.extend(r.rewritten.then(|| backend("Simd")));
+        variants.extend(l.parallel.then(|| backend("Parallel")));
         quote! {
             ::adaptive_kernel::__private::LoopRewrite {
                 line: #line, idiom: #idiom, variants: &[#(#variants),*], reason: #reason,
             }
         }
+    });
+    let splits = k.splits.iter().map(|s| {
+        let (line, idiom, reason) = (proc_macro2::Literal::u32_unsuffixed(s.line), &s.idiom, s.reason);
+        quote!(::adaptive_kernel::__private::LoopSplit { line: #line, idiom: #idiom, reason: #reason, })
     });
     quote! {
         ::adaptive_kernel::__private::KernelSpec {
@@ -182,6 +188,7 @@ pub(crate) fn spec(k: &KernelDef, name: TokenStream) -> TokenStream {
             has_parallel: #has_parallel,
             token_hash: #token_hash,
             loops: &[#(#loops),*],
+            splits: &[#(#splits),*],
         }
     }
 }
@@ -287,12 +294,14 @@ impl Variants<'_> {
         if !k.has_parallel {
             return TokenStream::new();
         }
+        let Some(body) = &k.parallel_body else { return TokenStream::new() };
         let doc = Doc(format!(
-            "The Parallel variant of `{name}`: its body with `ops` bound to SIMD kernels run on chunks across a \
-             thread pool (`ops::par`). Bypasses the router."
+            "The Parallel variant of `{name}`: its body with its independent top-level loops split across a \
+             thread pool, each chunk running the SIMD variant's code, and `ops` bound to SIMD kernels run on \
+             chunks across the pool (`ops::par`). Bypasses the router."
         ));
         let attrs = quote!(#doc #[inline]);
-        self.body_fn(attrs, quote!(pub), "__adaptive_parallel", quote!(ops_par), &k.simd_body)
+        self.body_fn(attrs, quote!(pub), "__adaptive_parallel", quote!(ops_par), body)
     }
 
     /// `__adaptive_gpu`: the user's `gpu = path`, or the body with `ops` bound to

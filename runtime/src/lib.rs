@@ -45,8 +45,8 @@ pub use error::Error;
 pub use kernel::run_verified;
 pub use kernel::{
     init_logging, kernel_named, kernels, loop_reason, set_span_threshold, with_backend, BackendReport, BucketReport,
-    Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, KernelTable, LoopLine, LoopRewrite, LoopSummary, Route,
-    LOOP_REASONS,
+    Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, KernelTable, LoopLine, LoopRewrite, LoopSplit,
+    LoopSummary, Route, SplitLine, LOOP_REASONS,
 };
 /// The median every statistic of this crate is taken with, for the workspace's own
 /// benches (`benches/routing_quality`). Not a public API.
@@ -56,7 +56,7 @@ pub use persist::{
     clear_history, default_path, export_history, export_learned, flush, history_file, history_status, import_history,
     import_learned, read_history, save_calibration, set_history, BucketRecord, ExclusionRecord, Fingerprint,
     HistoryError, HistoryFile, HistoryStatus, ImportError, ImportSummary, KernelRecord, LearnedImport, LoopRecord,
-    MachineRecord, NearestEntry, NearestRule, TimingRecord,
+    MachineRecord, NearestEntry, NearestRule, SplitRecord, TimingRecord,
 };
 pub use select::{
     catalog, AdaptiveBackend, BackendSelector, PerfStats, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO,

@@ -86,7 +86,15 @@ pub(crate) fn wins(winner: Backend) -> impl Fn(Backend) -> Duration {
 
 /// A kernel spec without a GPU variant.
 pub(crate) const fn cpu_spec(name: &'static str, complexity: OpComplexity) -> adaptive_kernel::KernelSpec {
-    adaptive_kernel::KernelSpec { name, complexity, has_gpu: false, has_parallel: false, token_hash: 7, loops: &[] }
+    adaptive_kernel::KernelSpec {
+        name,
+        complexity,
+        has_gpu: false,
+        has_parallel: false,
+        token_hash: 7,
+        loops: &[],
+        splits: &[],
+    }
 }
 
 /// Runs this test binary's ignored test `entry` in a child process with `role` in

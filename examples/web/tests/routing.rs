@@ -97,6 +97,7 @@ static FORCED: Kernel = Kernel::new(KernelSpec {
     has_parallel: false,
     token_hash: 7,
     loops: &[],
+    splits: &[],
 });
 
 #[wasm_bindgen_test]
@@ -130,6 +131,7 @@ static LEARNER: Kernel = Kernel::new(KernelSpec {
     has_parallel: false,
     token_hash: 42,
     loops: &[],
+    splits: &[],
 });
 static HEIR: Kernel = Kernel::new(KernelSpec {
     name: "wasm_tests::heir",
@@ -138,6 +140,7 @@ static HEIR: Kernel = Kernel::new(KernelSpec {
     has_parallel: false,
     token_hash: 42,
     loops: &[],
+    splits: &[],
 });
 
 fn call(kernel: &'static Kernel, x: &[f32]) -> (Backend, f32) {

@@ -25,7 +25,9 @@ use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, FnArg, ReturnType, Signature, Stmt};
 
 use recognise::Verdict;
-use types::{Env, Ty, Width};
+// What the `split` analysis reuses: the type inference, and the accumulation statements.
+pub(crate) use recognise::{accumulation, plain_ident, Op};
+pub(crate) use types::{pat_names, Env, Int, Ty, Width};
 
 /// What happened to one reduction-shaped loop or iterator chain of a body.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -726,6 +728,7 @@ mod tests {
     }
 
     #[test]
+    // `G` is a constant of the module: it takes the type of the number it multiplies.
     fn n_body_forces_with_tuple_lets_and_a_self_skip() {
         let forces = |guard: TokenStream| {
             quote!(fn forces(x: &[f32], y: &[f32], z: &[f32], m: &[f32], ax: &mut [f32], ay: &mut [f32], az: &mut [f32], eps: f32) {
@@ -739,7 +742,7 @@ mod tests {
                         let dy = y[j] - yi;
                         let dz = z[j] - zi;
                         let r2 = dx * dx + dy * dy + dz * dz + eps;
-                        let inv = 1.0 / (r2 * r2.sqrt());
+                        let inv = 1.0 / (r2 * r2.sqrt()) * G;
                         fx += dx * inv * m[j];
                         fy += dy * inv * m[j];
                         fz += dz * inv * m[j];

@@ -390,7 +390,18 @@ impl Env {
                     _ => Ty::Unknown,
                 }
             }
-            Expr::Binary(b) => self.binary(&b.op, self.ty(&b.left), self.ty(&b.right)),
+            Expr::Binary(b) => {
+                let (left, right) = (self.ty(&b.left), self.ty(&b.right));
+                // A named constant (`EPS`, `consts::G`) takes the type of the number it meets.
+                let (left, right) = match (self.is_constant(&b.left), self.is_constant(&b.right)) {
+                    (true, false) if matches!(right, Ty::Float(_) | Ty::FloatRef(_) | Ty::Int(_)) => {
+                        (plain(right), right)
+                    }
+                    (false, true) if matches!(left, Ty::Float(_) | Ty::FloatRef(_) | Ty::Int(_)) => (left, plain(left)),
+                    _ => (left, right),
+                };
+                self.binary(&b.op, left, right)
+            }
             Expr::Index(i) => match (self.place(&i.expr), self.ty(&i.index)) {
                 (Ty::Slice { width, .. }, Ty::Int(Int::Usize | Int::Lit)) => Ty::Float(width),
                 _ => Ty::Unknown,
@@ -544,12 +555,23 @@ impl Env {
         match e {
             Expr::Paren(p) => self.item(&p.expr),
             Expr::Group(g) => self.item(&g.expr),
-            Expr::Range(r) => {
-                let (Some(start), Some(end)) = (&r.start, &r.end) else { return None };
-                match (self.ty(start), self.ty(end)) {
+            Expr::Range(r) => match (&r.start, &r.end) {
+                (Some(start), Some(end)) => match (self.ty(start), self.ty(end)) {
                     (Ty::Int(a), Ty::Int(b)) => a.unify(b).map(|k| Value::One(Ty::Int(k))),
                     _ => None,
-                }
+                },
+                // `lo..`, as a split loop's chunk counts an enumeration from its first index.
+                (Some(start), None) => match self.ty(start) {
+                    Ty::Int(k) => Some(Value::One(Ty::Int(k))),
+                    _ => None,
+                },
+                _ => None,
+            },
+            // `::core::iter::Iterator::zip(a, b)`: `a.zip(b)` spelled as a path (a split loop's chunk).
+            Expr::Call(c) if c.args.len() == 2 && is_iterator_zip(&c.func) => {
+                let inner = self.item(&c.args[0])?;
+                let other = self.item(&c.args[1]).unwrap_or(Value::One(Ty::Unknown));
+                Some(Value::Tuple(vec![inner, other]))
             }
             Expr::Reference(r) if r.mutability.is_none() => match self.place(&r.expr) {
                 Ty::Slice { width, .. } => Some(Value::One(Ty::FloatRef(width))),
@@ -594,6 +616,21 @@ impl Env {
                 _ => None,
             },
         }
+    }
+
+    /// Whether `e` names a constant or a static the body cannot have bound: a path whose
+    /// last segment is `SCREAMING_CASE` (`EPS`, `consts::G`, `Self::SCALE`), not a local.
+    fn is_constant(&self, e: &Expr) -> bool {
+        let Expr::Path(p) = e else { return false };
+        let Some(last) = p.path.segments.last() else { return false };
+        let name = last.ident.to_string();
+        let screaming = name.chars().any(|c| c.is_ascii_uppercase())
+            && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+        p.qself.is_none()
+            && p.attrs.is_empty()
+            && p.path.segments.iter().all(|s| s.arguments.is_empty())
+            && screaming
+            && (p.path.segments.len() > 1 || self.lookup(&name).is_none())
     }
 
     fn path(&self, path: &syn::Path) -> Ty {
@@ -702,6 +739,21 @@ impl Env {
     }
 }
 
+/// `Iterator::zip` by path (`::core::iter::Iterator::zip`, `std::iter::Iterator::zip`).
+fn is_iterator_zip(f: &Expr) -> bool {
+    let Expr::Path(p) = f else { return false };
+    let names: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    p.qself.is_none() && names.ends_with(&["Iterator".to_string(), "zip".to_string()])
+}
+
+/// A value's type without its reference: what a constant beside it has.
+fn plain(ty: Ty) -> Ty {
+    match ty {
+        Ty::FloatRef(w) => Ty::Float(w),
+        ty => ty,
+    }
+}
+
 fn literal(lit: &Lit) -> Ty {
     match lit {
         Lit::Float(f) => match f.suffix() {
@@ -779,6 +831,13 @@ mod tests {
     #[test]
     fn pure_float_expressions_are_known() {
         assert_eq!(ty(parse_quote!(x[n * 2 + 1] * s)), Ty::Float(Width::F32));
+        // A named constant takes the type of the number it meets; alone, or beside another, it is unknown.
+        assert_eq!(ty(parse_quote!(s * s + SOFTENING2)), Ty::Float(Width::F32));
+        assert_eq!(ty(parse_quote!(consts::G * *r)), Ty::Float(Width::F32));
+        assert_eq!(ty(parse_quote!(n * WIDTH + 1)), Ty::Int(Int::Usize));
+        assert_eq!(ty(parse_quote!(EPS)), Ty::Unknown);
+        assert_eq!(ty(parse_quote!(EPS * G)), Ty::Unknown);
+        assert_eq!(ty(parse_quote!(s * q)), Ty::Unknown, "a lowercase name not in scope is no constant");
         assert_eq!(ty(parse_quote!(0.0)), Ty::Float(Width::Any));
         assert_eq!(ty(parse_quote!(-0.0f64)), Ty::Float(Width::F64));
         assert_eq!(ty(parse_quote!(*r + 1.0)), Ty::Float(Width::F32));

@@ -175,10 +175,25 @@ impl Kernel {
         run
     }
 
-    /// Records one timed call (the cold part of [`Kernel::observe`]).
+    /// Records one timed call (the cold part of [`Kernel::observe`]). `partial`: the call's
+    /// split loops ran on fewer threads than they had chunks for (`ops::par::loops`' width).
+    ///
+    /// A partial call's timing is dropped, [`Policy::wake_samples`] times in a row at most:
+    /// a pool thread still waking (on a VM, after its vCPU idled a few milliseconds, for up
+    /// to several calls) slows the first calls of a run of Parallel ones, which the router's
+    /// own interleaving of candidates causes; called back to back, the variant runs at full
+    /// width. Past the bound the width is what this machine gives (another process holds
+    /// the cores), and the timings count.
     #[cold]
     #[inline(never)]
-    pub(super) fn observe_cold(&'static self, bucket: usize, backend: Backend, size: usize, elapsed: Duration) {
+    pub(super) fn observe_cold(
+        &'static self,
+        bucket: usize,
+        backend: Backend,
+        size: usize,
+        elapsed: Duration,
+        partial: bool,
+    ) {
         if frozen() {
             // A frozen table never changes: the rare sampled call's timing is discarded.
             return;
@@ -187,6 +202,14 @@ impl Kernel {
         let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
         let mut guard = self.lock();
         let st = &mut *guard;
+        match partial {
+            true if st.partial_streak < Policy::DEFAULT.wake_samples => {
+                st.partial_streak += 1;
+                return;
+            }
+            true => {}
+            false => st.partial_streak = 0,
+        }
         let warmup = st.warmed.insert(backend);
         let byte = self.decision(bucket).load();
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(size));
@@ -333,4 +356,53 @@ fn scalar_per_simd(buckets: &BTreeMap<usize, BucketState>, bucket: usize, size: 
         .filter_map(|bs| Some((bs.typical_size, own(bs, Backend::Scalar)?, own(bs, Backend::Simd)?)))
         .max_by_key(|&(typical, _, _)| typical)
         .map(|(typical, scalar, simd)| (scalar / simd, size as f64 / typical as f64))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::backend::OpComplexity;
+    use crate::kernel::spec::KernelSpec;
+
+    static K: Kernel = Kernel::new(KernelSpec {
+        name: "cold::tests::partial",
+        complexity: OpComplexity::High,
+        has_gpu: false,
+        has_parallel: true,
+        token_hash: 1,
+        loops: &[],
+        splits: &[],
+    });
+
+    fn parallel_samples(size: usize) -> u64 {
+        let table = K.table();
+        let row = table.row_for(size).expect("a row");
+        row.backend(Backend::Parallel).map_or(0, |b| b.count)
+    }
+
+    #[test]
+    fn timings_of_calls_short_of_their_width_are_dropped_only_so_many_times_in_a_row() {
+        crate::persist::set_history(crate::config::HistorySetting::Off);
+        let size = 1 << 20;
+        let bucket = crate::bucket::bucket_of(size);
+        let us = Duration::from_micros(500);
+        // The process's first timing of a backend is a warm-up, kept nowhere.
+        K.observe_cold(bucket, Backend::Simd, size, us, false);
+        K.observe_cold(bucket, Backend::Parallel, size, us, false);
+        K.observe_cold(bucket, Backend::Parallel, size, us, false);
+        let before = parallel_samples(size);
+        assert_eq!(before, 1);
+        for _ in 0..Policy::DEFAULT.wake_samples {
+            K.observe_cold(bucket, Backend::Parallel, size, us * 4, true);
+        }
+        assert_eq!(parallel_samples(size), before, "a pool still waking: not the variant's time");
+        K.observe_cold(bucket, Backend::Parallel, size, us * 4, true);
+        assert_eq!(parallel_samples(size), before + 1, "past the bound, the machine's width counts");
+        // A call at full width ends the streak: the next short one is dropped again.
+        K.observe_cold(bucket, Backend::Parallel, size, us, false);
+        K.observe_cold(bucket, Backend::Parallel, size, us * 4, true);
+        assert_eq!(parallel_samples(size), before + 2);
+    }
 }

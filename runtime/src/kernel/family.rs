@@ -137,6 +137,7 @@ mod tests {
         has_parallel: false,
         token_hash: 7,
         loops: &[],
+        splits: &[],
     });
 
     fn of<T>() -> &'static Kernel {
@@ -165,6 +166,7 @@ mod tests {
             has_parallel: false,
             token_hash: 7,
             loops: &[],
+            splits: &[],
         });
         let a = SHARED.get(|| "::<x>".to_owned());
         let b = SHARED.get(|| String::from("::<x>"));

@@ -1,23 +1,24 @@
-//! What the attribute did to a kernel's float reductions, in words: the one
-//! wording that [`KernelTable`](super::KernelTable)'s `Display`, the
-//! `adaptive-kernel report` command and the tour print, so a user sees per
-//! kernel whether annotating it can make it faster (a reduction rewritten in
-//! the SIMD variant) or where an `ops::` call would have to (a reduction left
-//! as written, and why).
+//! What the attribute did to a kernel's loops, in words: the one wording that
+//! [`KernelTable`](super::KernelTable)'s `Display`, the `adaptive-kernel
+//! report` command and the tour print, so a user sees per kernel whether
+//! annotating it can make it faster (a reduction rewritten in lanes, a loop
+//! split across threads) or where an `ops::` call would have to (a reduction
+//! left as written, a loop left on one thread, and why).
 //!
-//! The live spec ([`LoopRewrite`], `&'static` strings the macro wrote) and the
-//! history file (`LoopRecord`, owned strings) both lend a [`LoopLine`], so
-//! neither has to be converted into the other to be printed.
+//! The live spec ([`LoopRewrite`], [`LoopSplit`]: `&'static` strings the macro
+//! wrote) and the history file (`LoopRecord`, `SplitRecord`: owned strings)
+//! both lend a [`LoopLine`] or a [`SplitLine`], so neither has to be converted
+//! into the other to be printed.
 
 use std::fmt;
 
-use super::spec::LoopRewrite;
+use super::spec::{LoopRewrite, LoopSplit};
 use crate::backend::Backend;
-use crate::persist::format::LoopRecord;
+use crate::persist::format::{LoopRecord, SplitRecord};
 
-/// Why a reduction was left as written: each word a [`LoopRewrite::reason`] can
-/// hold, and what it means.
-pub const LOOP_REASONS: [(&str, &str); 17] = [
+/// Why a reduction was left as written, or a loop left on one thread: each word
+/// a [`LoopRewrite::reason`] or a [`LoopSplit::reason`] can hold, and what it means.
+pub const LOOP_REASONS: [(&str, &str); 23] = [
     ("exact", "the kernel opted out with `exact`"),
     ("simd", "the SIMD variant is the kernel's own `simd = path`"),
     ("break", "a `break` may end the loop early"),
@@ -30,11 +31,21 @@ pub const LOOP_REASONS: [(&str, &str); 17] = [
     ("macro", "a macro call whose expansion the attribute cannot see"),
     ("effect", "a store, or a call that may have side effects"),
     ("reads", "the loop reads its accumulator"),
-    ("type", "an accumulator or term not provably `f32`/`f64`"),
+    ("type", "an accumulator or term not provably `f32`/`f64` (or, for a split, an integer sum)"),
     ("mixed", "two different operators on one accumulator"),
-    ("shadow", "an accumulator rebound inside the loop"),
+    ("shadow", "an accumulator, index, written slice or row width rebound inside the loop"),
     ("op", "a fold that is not `+`, `*`, `max` or `min`"),
     ("source", "elements that cannot be taken in chunks"),
+    ("serial", "the kernel opted out of splitting with `serial`"),
+    ("parallel", "the Parallel variant is the kernel's own `parallel = path`"),
+    (
+        "writes",
+        "a write through a name from outside the loop (an assignment, a `&mut`, a method that may mutate) that is \
+         not the iteration's own item or row",
+    ),
+    ("overlap", "a slice the loop writes is also used beyond the iteration's own item or row"),
+    ("unsafe", "an `unsafe` block"),
+    ("nothing", "the loop writes no slice item and carries no reduction: nothing to share out"),
 ];
 
 /// What a reason word means, from [`LOOP_REASONS`]; `None` for a word this build
@@ -88,22 +99,67 @@ impl fmt::Display for LoopLine<'_> {
     }
 }
 
-/// A kernel's reductions in words, one line each, every line starting with
-/// `indent` and ending with a newline:
+/// One top-level loop as [`LoopSummary`] prints it, borrowed from a kernel's
+/// spec or from a history record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitLine<'a> {
+    /// The source line of its `for`.
+    pub line: u32,
+    /// What it walks ([`LoopSplit::idiom`]).
+    pub idiom: &'a str,
+    /// Why it was left on one thread, in one word; empty when split.
+    pub reason: &'a str,
+}
+
+impl<'a> From<&'a LoopSplit> for SplitLine<'a> {
+    fn from(l: &'a LoopSplit) -> SplitLine<'a> {
+        SplitLine { line: l.line, idiom: l.idiom, reason: l.reason }
+    }
+}
+
+impl<'a> From<&'a SplitRecord> for SplitLine<'a> {
+    fn from(l: &'a SplitRecord) -> SplitLine<'a> {
+        SplitLine { line: l.line, idiom: &l.idiom, reason: &l.reason }
+    }
+}
+
+/// `line 10, for range: split across threads in Parallel` or
+/// `line 30, for iter_mut: on one thread (break: a `break` may end the loop early)`.
+impl fmt::Display for SplitLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}, {}: ", self.line, self.idiom)?;
+        if self.reason.is_empty() {
+            return write!(f, "split across threads in Parallel");
+        }
+        match loop_reason(self.reason) {
+            Some(meaning) => write!(f, "on one thread ({}: {meaning})", self.reason),
+            None => write!(f, "on one thread ({})", self.reason),
+        }
+    }
+}
+
+/// A kernel's reductions and top-level loops in words, one line each, every
+/// line starting with `indent` and ending with a newline:
 ///
 /// ```text
-/// loops: 1 of 2 float reductions in lanes, in SIMD
-///   line 12, for range +=: in lanes in SIMD
+/// loops: 1 of 2 float reductions in lanes, in SIMD, Parallel
+///   line 12, for range +=: in lanes in SIMD, Parallel
 ///   line 20, iter.sum(): as written (effect: a store, or a call that may have side effects)
+/// splits: 1 of 2 top-level loops split across threads in Parallel
+///   line 10, for range: split across threads in Parallel
+///   line 30, for iter_mut: on one thread (break: a `break` may end the loop early)
 /// ```
 ///
-/// or `loops: no float reduction to put in lanes` for a body without one.
+/// `loops: no float reduction to put in lanes` for a body without one; the
+/// `splits` lines only for a body with a top-level `for` loop.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoopSummary<'a> {
     /// Printed before every line.
     pub indent: &'a str,
     /// The reductions, in source order.
     pub loops: Vec<LoopLine<'a>>,
+    /// The top-level loops, in source order.
+    pub splits: Vec<SplitLine<'a>>,
 }
 
 impl<'a> LoopSummary<'a> {
@@ -113,7 +169,23 @@ impl<'a> LoopSummary<'a> {
         L: 'a,
         &'a L: Into<LoopLine<'a>>,
     {
-        LoopSummary { indent, loops: loops.into_iter().map(Into::into).collect() }
+        LoopSummary { indent, loops: loops.into_iter().map(Into::into).collect(), splits: Vec::new() }
+    }
+
+    /// The same summary, also saying what happened to `splits` (a spec's
+    /// [`LoopSplit`]s or a history file's records).
+    pub fn with_splits<S>(mut self, splits: impl IntoIterator<Item = &'a S>) -> LoopSummary<'a>
+    where
+        S: 'a,
+        &'a S: Into<SplitLine<'a>>,
+    {
+        self.splits = splits.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The summary of a kernel's spec: its reductions and its top-level loops.
+    pub fn of(indent: &'a str, spec: &'a super::KernelSpec) -> LoopSummary<'a> {
+        LoopSummary::new(indent, spec.loops).with_splits(spec.splits)
     }
 }
 
@@ -121,22 +193,35 @@ impl fmt::Display for LoopSummary<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let indent = self.indent;
         if self.loops.is_empty() {
-            return writeln!(f, "{indent}loops: no float reduction to put in lanes");
-        }
-        let rewritten = self.loops.iter().filter(|l| !l.variants.is_empty()).count();
-        let total = self.loops.len();
-        let noun = if total == 1 { "float reduction" } else { "float reductions" };
-        write!(f, "{indent}loops: {rewritten} of {total} {noun} in lanes")?;
-        // The variants of any rewritten reduction (all share them: the variants whose body is rewritten).
-        match self.loops.iter().find(|l| !l.variants.is_empty()) {
-            Some(l) => {
-                let names: Vec<String> = l.variants.iter().map(ToString::to_string).collect();
-                writeln!(f, ", in {}", names.join(", "))?;
+            writeln!(f, "{indent}loops: no float reduction to put in lanes")?;
+        } else {
+            let rewritten = self.loops.iter().filter(|l| !l.variants.is_empty()).count();
+            let total = self.loops.len();
+            let noun = if total == 1 { "float reduction" } else { "float reductions" };
+            write!(f, "{indent}loops: {rewritten} of {total} {noun} in lanes")?;
+            // Every variant that computes some reduction in lanes, in backend order.
+            let variants: Vec<String> = Backend::ALL
+                .into_iter()
+                .filter(|b| self.loops.iter().any(|l| l.variants.contains(b)))
+                .map(|b| b.to_string())
+                .collect();
+            if variants.is_empty() {
+                writeln!(f, "; the SIMD variant is the body as written")?;
+            } else {
+                writeln!(f, ", in {}", variants.join(", "))?;
             }
-            None => writeln!(f, "; the SIMD variant is the body as written")?,
+            for l in &self.loops {
+                writeln!(f, "{indent}  {l}")?;
+            }
         }
-        for l in &self.loops {
-            writeln!(f, "{indent}  {l}")?;
+        if !self.splits.is_empty() {
+            let split = self.splits.iter().filter(|l| l.reason.is_empty()).count();
+            let total = self.splits.len();
+            let noun = if total == 1 { "top-level loop" } else { "top-level loops" };
+            writeln!(f, "{indent}splits: {split} of {total} {noun} split across threads in Parallel")?;
+            for l in &self.splits {
+                writeln!(f, "{indent}  {l}")?;
+            }
         }
         Ok(())
     }
@@ -172,6 +257,26 @@ mod tests {
         assert_eq!(LoopSummary::new::<LoopRewrite>("", &[]).to_string(), "loops: no float reduction to put in lanes\n");
         let newer = LoopRecord { line: 1, idiom: "x".into(), variants: vec![], reason: "novel".into() };
         assert_eq!(LoopLine::from(&newer).to_string(), "line 1, x: as written (novel)");
+    }
+
+    #[test]
+    fn split_and_unsplit_loops_are_said_in_words() {
+        let splits = [
+            LoopSplit { line: 10, idiom: "for range", reason: "" },
+            LoopSplit { line: 30, idiom: "for iter_mut", reason: "break" },
+        ];
+        let loops = [LoopRewrite { line: 12, idiom: "for range +=", variants: &[Backend::Simd], reason: "" }];
+        let text = LoopSummary::new("", &loops).with_splits(&splits).to_string();
+        assert_eq!(
+            text,
+            "loops: 1 of 1 float reduction in lanes, in SIMD\n\
+             \x20 line 12, for range +=: in lanes in SIMD\n\
+             splits: 1 of 2 top-level loops split across threads in Parallel\n\
+             \x20 line 10, for range: split across threads in Parallel\n\
+             \x20 line 30, for iter_mut: on one thread (break: a `break` may end the loop early)\n"
+        );
+        let newer = SplitRecord { line: 1, idiom: "for x".into(), reason: "novel".into() };
+        assert_eq!(SplitLine::from(&newer).to_string(), "line 1, for x: on one thread (novel)");
     }
 
     #[test]

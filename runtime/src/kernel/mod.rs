@@ -3,7 +3,7 @@
 //!
 //! | file | holds |
 //! | --- | --- |
-//! | `spec` | the vocabulary: [`KernelSpec`], [`LoopRewrite`], [`Decision`], [`DecisionKind`] |
+//! | `spec` | the vocabulary: [`KernelSpec`], [`LoopRewrite`], [`LoopSplit`], [`Decision`], [`DecisionKind`] |
 //! | `stats` | per-bucket, per-backend timing statistics (window median and MAD) |
 //! | `bucket_state` | a bucket's phases: exploring, confirming a loaded decision, settled |
 //! | `policy` | the routing rules: `policy::step`, the one transition of a bucket, pure |
@@ -15,7 +15,7 @@
 //! | `snapshot` | conversion between bucket states and the history file's records |
 //! | `registry` | the kernels called so far ([`kernels`]), what a save snapshots |
 //! | `report` | [`KernelTable`], what [`Kernel::table`] returns |
-//! | `loops` | [`LoopSummary`]: what the attribute did to a kernel's reductions, in words |
+//! | `loops` | [`LoopSummary`]: what the attribute did to a kernel's reductions and top-level loops, in words |
 //! | `overrides` | [`with_backend`] |
 //! | `telemetry` | decision events and slow-call spans, [`init_logging`] |
 //! | `otlp` | (feature `otlp`) export of those spans to an OpenTelemetry collector |
@@ -48,12 +48,12 @@ mod telemetry;
 mod verify;
 
 pub use family::KernelFamily;
-pub use loops::{loop_reason, LoopLine, LoopSummary, LOOP_REASONS};
+pub use loops::{loop_reason, LoopLine, LoopSummary, SplitLine, LOOP_REASONS};
 pub use overrides::with_backend;
 pub use registry::{kernel_named, kernels};
 pub use report::{BackendReport, BucketReport, KernelTable};
 pub use route::Route;
 pub use site::{set_span_threshold, Kernel};
-pub use spec::{Decision, DecisionKind, KernelSpec, LoopRewrite};
+pub use spec::{Decision, DecisionKind, KernelSpec, LoopRewrite, LoopSplit};
 pub use telemetry::init_logging;
 pub use verify::run_verified;

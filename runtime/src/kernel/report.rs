@@ -11,7 +11,7 @@ use std::ops::RangeInclusive;
 use std::time::Duration;
 
 use super::loops::LoopSummary;
-use super::spec::{DecisionKind, LoopRewrite};
+use super::spec::{DecisionKind, LoopRewrite, LoopSplit};
 use crate::backend::{Backend, OpComplexity};
 use crate::bucket::bucket_of;
 use crate::persist::NearestEntry;
@@ -72,6 +72,8 @@ pub struct KernelTable {
     pub forced: Option<Backend>,
     /// What the attribute did to each float reduction of its body ([`crate::KernelSpec::loops`]).
     pub loops: &'static [LoopRewrite],
+    /// Whether its Parallel variant splits each top-level loop across threads ([`crate::KernelSpec::splits`]).
+    pub splits: &'static [LoopSplit],
     /// Buckets that have been called or loaded, smallest sizes first.
     pub rows: Vec<BucketReport>,
     /// The other machine's entry some of these decisions or figures came from, while
@@ -105,7 +107,7 @@ impl fmt::Display for KernelTable {
             write!(f, ", forced to {b}")?;
         }
         writeln!(f)?;
-        write!(f, "{}", LoopSummary::new("  ", self.loops))?;
+        write!(f, "{}", LoopSummary::new("  ", self.loops).with_splits(self.splits))?;
         write!(f, "  {:>23}", "sizes")?;
         for b in Backend::ALL {
             write!(f, "  {:>16}", format!("{b} µs (n)"))?;
@@ -174,6 +176,7 @@ mod tests {
             complexity: OpComplexity::Medium,
             forced: None,
             loops: &[],
+            splits: &[],
             rows: vec![row(4096, Some(from.clone()), true), row(8192, None, false)],
             borrowed_from: Some(from),
         };

@@ -161,6 +161,8 @@ impl Observed {
     fn start(route: Route) -> Observed {
         let backend = route.flags.backend();
         let _span = route.flags.spans().then(|| telemetry::call_span(route.kernel.name(), backend, route.size));
+        // What the call's split loops will say of their width, not an earlier call's.
+        let _ = crate::ops::par::loops::take_width();
         let start = route.flags.is_timed().then(clock::now);
         Observed { kernel: route.kernel, size: route.size, backend, _span, start }
     }
@@ -169,7 +171,10 @@ impl Observed {
     #[inline(never)]
     fn finish(self) {
         if let Some(start) = self.start {
-            self.kernel.observe(self.size, self.backend, clock::since(start));
+            let elapsed = clock::since(start);
+            let partial = crate::ops::par::loops::take_width() == Some(false);
+            registry::register(self.kernel);
+            self.kernel.observe_cold(bucket_of(self.size), self.backend, self.size, elapsed, partial);
         }
     }
 }
@@ -182,6 +187,6 @@ impl Kernel {
     /// and is not kept (it pays for page faults, pipeline compilation, caches).
     pub fn observe(&'static self, size: usize, backend: Backend, elapsed: std::time::Duration) {
         registry::register(self);
-        self.observe_cold(bucket_of(size), backend, size, elapsed);
+        self.observe_cold(bucket_of(size), backend, size, elapsed, false);
     }
 }

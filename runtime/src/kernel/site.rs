@@ -52,6 +52,9 @@ pub(super) struct KernelState {
     pub(super) touched: BTreeSet<usize>,
     /// Backends timed at least once in this process (a backend's first sample is a warm-up).
     pub(super) warmed: BackendSet,
+    /// Timed calls in a row whose split loops ran short of their width, dropped so far
+    /// (`Kernel::observe_cold`).
+    pub(super) partial_streak: u32,
     /// Per settled bucket, its call rate and what timing its calls costs.
     pub(super) clocks: BTreeMap<usize, SampleClock>,
     pub(super) forced: Option<Backend>,
@@ -71,6 +74,7 @@ impl KernelState {
             buckets: BTreeMap::new(),
             touched: BTreeSet::new(),
             warmed: BackendSet::EMPTY,
+            partial_streak: 0,
             clocks: BTreeMap::new(),
             forced: None,
             warned_unavailable: false,
@@ -104,7 +108,7 @@ pub fn set_span_threshold(threshold: Duration) {
 ///     has_gpu: false,
 ///     has_parallel: false,
 ///     token_hash: 1,
-///     loops: &[],
+///     loops: &[], splits: &[],
 /// });
 ///
 /// let x = vec![1.0f32; 4096];
@@ -296,6 +300,7 @@ impl Kernel {
             complexity: self.spec.complexity,
             forced: st.forced,
             loops: self.spec.loops,
+            splits: self.spec.splits,
             rows,
             borrowed_from,
         }

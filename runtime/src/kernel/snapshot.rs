@@ -22,7 +22,9 @@ use super::spec::{DecisionKind, KernelSpec, LoopRewrite};
 use crate::backend::Backend;
 use crate::bucket::{bucket_of, bucket_range};
 use crate::per_backend::BackendSet;
-use crate::persist::format::{self, BucketRecord, ExclusionRecord, KernelRecord, LoopRecord, TimingRecord};
+use crate::persist::format::{
+    self, BucketRecord, ExclusionRecord, KernelRecord, LoopRecord, SplitRecord, TimingRecord,
+};
 use crate::persist::merge::KernelSnapshot;
 
 /// Bucket states from this machine's saved records. A saved decision is kept only
@@ -88,6 +90,12 @@ pub(super) fn snapshot(
             token_hash: format::hex(spec.token_hash),
             complexity: spec.complexity,
             loops: Some(spec.loops.iter().map(loop_record).collect()),
+            splits: Some(
+                spec.splits
+                    .iter()
+                    .map(|l| SplitRecord { line: l.line, idiom: l.idiom.to_owned(), reason: l.reason.to_owned() })
+                    .collect(),
+            ),
             // A borrowed decision not confirmed here is not this machine's to save.
             buckets: buckets
                 .iter()
@@ -140,6 +148,7 @@ mod tests {
             has_parallel: false,
             token_hash: 7,
             loops: &[LoopRewrite { line: 4, idiom: "for range +=", variants: &[Backend::Simd], reason: "" }],
+            splits: &[],
         };
         let mut bs = BucketState::new(5000);
         bs.stats[Backend::Simd].push(40, 5);
@@ -219,6 +228,7 @@ mod tests {
             has_parallel: false,
             token_hash: 7,
             loops: &[],
+            splits: &[],
         };
         let mut buckets: BTreeMap<usize, BucketState> = borrowed_buckets_from(
             vec![simd_record(1024, Some(Backend::Simd), 150), simd_record(8192, Some(Backend::Simd), 150)],

@@ -1,5 +1,5 @@
 //! The kernel layer's vocabulary: what the macro records about a kernel
-//! ([`KernelSpec`], [`LoopRewrite`]) and what routing decides ([`Decision`], [`DecisionKind`]).
+//! ([`KernelSpec`], [`LoopRewrite`], [`LoopSplit`]) and what routing decides ([`Decision`], [`DecisionKind`]).
 //! Behaviour modules (policy, site, report, telemetry) import these; this file
 //! imports none of them.
 
@@ -16,8 +16,9 @@ pub struct KernelSpec {
     pub complexity: OpComplexity,
     /// Whether the kernel has a real GPU variant (its body calls `ops::` or `gpu = path` was given).
     pub has_gpu: bool,
-    /// Whether the kernel has a real Parallel variant (its body calls `ops::` or
-    /// `parallel = path` was given). The router offers it only on two or more threads.
+    /// Whether the kernel has a real Parallel variant (its body calls `ops::`, a
+    /// top-level loop of it is split across threads, or `parallel = path` was
+    /// given). The router offers it only on two or more threads.
     pub has_parallel: bool,
     /// A hash of the function's tokens: an edited kernel does not trust old timings.
     pub token_hash: u64,
@@ -25,6 +26,9 @@ pub struct KernelSpec {
     /// order: reassociated into independent lanes, or left as written and why.
     /// Empty when the body has none, or when `simd = path` names the SIMD variant.
     pub loops: &'static [LoopRewrite],
+    /// What the Parallel variant did to each top-level `for` loop of the body, in
+    /// source order: split across threads, or left on one thread and why.
+    pub splits: &'static [LoopSplit],
 }
 
 /// One float reduction of a kernel's body (a `for` loop accumulating into a
@@ -57,6 +61,33 @@ impl LoopRewrite {
     /// Whether some variant computes it in lanes.
     pub const fn rewritten(&self) -> bool {
         !self.variants.is_empty()
+    }
+}
+
+/// One top-level `for` loop of a kernel's body and whether the Parallel variant
+/// splits it across threads.
+///
+/// A split loop's iterations run in chunks on the pool `ops::par` uses, each
+/// chunk compiled like the SIMD variant; element-wise results are the loop's,
+/// bit for bit, and a reduction it carries is combined from one partial result
+/// per chunk, in chunk order (within the bound of
+/// [`tolerance`](crate::tolerance), the same numbers on every run at a given
+/// thread count). The Scalar, SIMD and GPU variants keep the loop on one thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopSplit {
+    /// The source line of its `for`.
+    pub line: u32,
+    /// What it walks: `for range`, `for iter_mut.zip`, `for chunks_mut.enumerate`, …
+    pub idiom: &'static str,
+    /// Why it was not split, in one word; empty when it was. The words and what
+    /// they mean: [`LOOP_REASONS`](crate::LOOP_REASONS).
+    pub reason: &'static str,
+}
+
+impl LoopSplit {
+    /// Whether the Parallel variant splits it across threads.
+    pub const fn is_split(&self) -> bool {
+        self.reason.is_empty()
     }
 }
 

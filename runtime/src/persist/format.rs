@@ -16,6 +16,7 @@
 //!           "token_hash": "9f0c…",
 //!           "complexity": "Medium",
 //!           "loops": [ { "line": 12, "idiom": "for range +=", "variants": ["Simd"], "reason": "" } ],
+//!           "splits": [ { "line": 10, "idiom": "for range", "reason": "" } ],
 //!           "buckets": [
 //!             { "sizes": [8193, 10000], "typical_size": 10000, "chosen": "Simd",
 //!               "timings": [ { "backend": "Scalar", "count": 3, "recent_ns": [5100, 5000, 5050] }, … ],
@@ -34,7 +35,8 @@
 //! Fields added within format 2 are optional with defaults, so older files
 //! still load and readers that predate a field ignore it: `loops` (what the
 //! attribute did to the kernel's float reductions, for `adaptive-kernel
-//! report`; a file without it reads as "not recorded") and `excluded` (the
+//! report`; a file without it reads as "not recorded"), `splits` (what the
+//! Parallel variant did to its top-level loops, likewise) and `excluded` (the
 //! backends `verify` ruled out, omitted when none).
 //!
 //! # Format 1
@@ -107,6 +109,11 @@ pub struct KernelRecord {
     /// written before this was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loops: Option<Vec<LoopRecord>>,
+    /// Whether its Parallel variant splits each top-level `for` loop of its body
+    /// across threads, in source order (its spec's [`LoopSplit`](crate::LoopSplit)s);
+    /// `None` in a file written before this was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub splits: Option<Vec<SplitRecord>>,
     /// Its buckets, smallest sizes first.
     #[serde(default)]
     pub buckets: Vec<BucketRecord>,
@@ -125,6 +132,20 @@ pub struct LoopRecord {
     #[serde(default)]
     pub variants: Vec<Backend>,
     /// Why it was left as written, in one word; empty when rewritten.
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// One top-level loop of a kernel's body and whether its Parallel variant splits
+/// it across threads: a [`LoopSplit`](crate::LoopSplit) as the history file keeps it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SplitRecord {
+    /// The source line of its `for`.
+    pub line: u32,
+    /// What it walks, e.g. `for range`.
+    pub idiom: String,
+    /// Why it was left on one thread, in one word; empty when split.
     #[serde(default)]
     pub reason: String,
 }
@@ -295,6 +316,7 @@ mod v1 {
                                     token_hash: k.token_hash,
                                     complexity: k.complexity,
                                     loops: None,
+                                    splits: None,
                                     buckets,
                                 },
                             )

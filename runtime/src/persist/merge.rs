@@ -52,6 +52,9 @@ pub(crate) fn merge(
                 if ours.loops.is_some() {
                     theirs.loops = ours.loops;
                 }
+                if ours.splits.is_some() {
+                    theirs.splits = ours.splits;
+                }
                 for bucket in ours.buckets {
                     let at = theirs.buckets.iter().position(|b| b.sizes == bucket.sizes);
                     match at {
@@ -165,7 +168,7 @@ mod tests {
     }
 
     fn kernel(hash: &str, buckets: Vec<BucketRecord>) -> KernelRecord {
-        KernelRecord { token_hash: hash.into(), complexity: OpComplexity::Low, loops: None, buckets }
+        KernelRecord { token_hash: hash.into(), complexity: OpComplexity::Low, loops: None, splits: None, buckets }
     }
 
     fn file_with(k: &str, record: KernelRecord) -> HistoryFile {

@@ -296,6 +296,7 @@ mod tests {
             token_hash: "7".into(),
             complexity: OpComplexity::Medium,
             loops: None,
+            splits: None,
             buckets: vec![
                 bucket(8, Some(Backend::Simd)),
                 bucket(16, Some(Backend::Simd)),

@@ -165,7 +165,7 @@ mod tests {
                 excluded: Vec::new(),
             })
             .collect();
-        KernelRecord { token_hash: "00".into(), complexity: OpComplexity::Low, buckets, loops: None }
+        KernelRecord { token_hash: "00".into(), complexity: OpComplexity::Low, buckets, loops: None, splits: None }
     }
 
     fn machine(cpu: &str, kernels: &[(&str, KernelRecord)]) -> MachineRecord {

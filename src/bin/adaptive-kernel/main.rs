@@ -65,12 +65,15 @@
 //!             { "line": 49, "idiom": "for range +=", "variants": ["Simd"], "reason": "" },
 //!             { "line": 58, "idiom": "iter.sum()", "variants": [], "reason": "effect" }
 //!           ],
+//!           "splits": [                   // top-level loops, split across threads in Parallel or not; null: not recorded
+//!             { "line": 49, "idiom": "for range", "reason": "" }
+//!           ],
 //!           "buckets": [                  // smallest sizes first
 //!             {
 //!               "sizes": [2049, 4096],    // first and last size, inclusive
 //!               "typical_size": 4096,
 //!               "chosen": "Simd",         // null while exploring
-//!               "backends": [             // measured ones, Scalar, Simd, Gpu order
+//!               "backends": [             // measured ones, in Scalar, Simd, Parallel, Gpu order
 //!                 { "backend": "Scalar", "count": 4, "median_ns": 2510.0 },
 //!                 { "backend": "Simd", "count": 52, "median_ns": 402.5 }
 //!               ],

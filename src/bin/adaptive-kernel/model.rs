@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use adaptive_kernel::{Backend, CostParams, Fingerprint, HistoryFile, LoopRecord, OpComplexity};
+use adaptive_kernel::{Backend, CostParams, Fingerprint, HistoryFile, LoopRecord, OpComplexity, SplitRecord};
 use serde::Serialize;
 
 /// The version of the `--json` schema; bumped on any incompatible change.
@@ -71,6 +71,9 @@ pub(crate) struct Kernel {
     /// What the attribute did to each float reduction of the body, as the history
     /// file records it; `null` when the file predates the record.
     pub(crate) loops: Option<Vec<LoopRecord>>,
+    /// Whether the Parallel variant splits each top-level loop of the body across
+    /// threads, as the history file records it; `null` when the file predates the record.
+    pub(crate) splits: Option<Vec<SplitRecord>>,
     /// Smallest sizes first.
     pub(crate) buckets: Vec<Bucket>,
     /// Where the chosen backend changes between consecutive settled buckets.
@@ -188,6 +191,7 @@ impl Report {
                             complexity: k.complexity,
                             token_hash: k.token_hash,
                             loops: k.loops,
+                            splits: k.splits,
                             buckets,
                             crossovers,
                         }

@@ -93,7 +93,8 @@ fn kernel(out: &mut String, k: &Kernel) {
     let _ = writeln!(out, "  kernel {} ({}, token {})", k.name, k.complexity, k.token_hash);
     match &k.loops {
         Some(loops) => {
-            let _ = write!(out, "{}", LoopSummary::new("    ", loops));
+            let summary = LoopSummary::new("    ", loops).with_splits(k.splits.iter().flatten());
+            let _ = write!(out, "{summary}");
         }
         None => {
             let _ = writeln!(out, "    loops: not recorded (saved by an older version)");

@@ -48,6 +48,9 @@ pub(crate) struct Policy {
     /// Exploring calls a bucket spends waiting for candidates that may run only later
     /// before it measures them anyway.
     pub(crate) wait_calls: u32,
+    /// Timed calls in a row whose split loops ran on fewer threads than they had chunks for
+    /// (a pool still waking) that are not kept as samples (`Kernel::observe_cold`).
+    pub(crate) wake_samples: u32,
 }
 
 impl Policy {
@@ -69,5 +72,6 @@ impl Policy {
         confirm_samples: 5,
         confirm_factor: 2.0,
         wait_calls: 64,
+        wake_samples: 8,
     };
 }

@@ -42,6 +42,8 @@
 //! `threads.rs` for why and how that avoids deadlock and oversubscription.
 
 mod elementwise;
+#[doc(hidden)]
+pub mod loops;
 mod matrix;
 mod reduce;
 mod split;

@@ -1,0 +1,887 @@
+//! Whether a loop's iterations are independent, proved from its body's
+//! tokens, and what the split needs to know to cut it: which slices each
+//! iteration writes and at what stride (its *targets*), which reductions it
+//! carries (its *accumulators*), and every name it shares with the rest of
+//! the function.
+//!
+//! An iteration may
+//!
+//! * write a target only at its own item or row, in a range loop over `i`:
+//!   `out[i]`, `out[i * W + c]` (integer literals, `c < W`),
+//!   `out[i * w + j]` with `j` from an enclosing `for j in 0..w` of the body,
+//!   `out[i * w..(i + 1) * w]`; it may read those places too, and nothing
+//!   else of the target (in a loop over an iterator of items, the target is
+//!   the iterator's and the body cannot name it at all);
+//! * update an accumulator declared `mut` before the loop only by
+//!   accumulation statements (`acc += t`, `acc -= t`, `acc *= t`,
+//!   `acc = acc.max(t)`, `acc = f32::min(acc, t)`, and `count += t` for an
+//!   integer) and never read it otherwise: a float's partial results are
+//!   combined in chunk order, an integer's sum is exact in any order;
+//! * read anything else from outside, and call functions and methods, but not
+//!   write through a name from outside: no assignment, no `&mut`, no method
+//!   call on a binding declared `mut` or on a `&mut` reference;
+//! * not leave the loop or the function (`break` out of it, `return`, `?`,
+//!   `.await`, `yield`), hold `unsafe` code, or call a macro other than the
+//!   standard ones and logging (`println!`, `assert!`, `log`/`tracing`'s
+//!   `info!`, …, whose arguments are checked as the expressions they are);
+//! * not rebind its index, a target, an accumulator or a row width.
+//!
+//! These rules make the chunk's closure `Fn` (so shareable across threads)
+//! when what it names is `Sync`; whether it is, only the compiler knows, and
+//! the runtime runs the chunks in order on the calling thread when not (see
+//! `adaptive_kernel::__private::split`). What breaks a rule is reported with
+//! its word.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use proc_macro2::{Ident, TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::punctuated::Punctuated;
+use syn::visit::Visit;
+use syn::{BinOp, Block, Expr, Pat, Stmt, Token};
+
+use super::scope::{Kind, Scope};
+use crate::reduce::{accumulation, pat_names, plain_ident, Op, Ty, Width};
+
+/// How many elements of a target one unit of the loop owns.
+#[derive(Clone, Debug)]
+pub(super) enum Stride {
+    /// `out[i]`.
+    One,
+    /// `out[i * 3 + c]`: an integer literal.
+    Literal(u64),
+    /// `out[i * w + j]` or `out[i * w..(i + 1) * w]`: an expression evaluated once.
+    Expr(Box<Expr>),
+}
+
+impl Stride {
+    fn key(&self) -> String {
+        match self {
+            Stride::One => "1".into(),
+            Stride::Literal(n) => n.to_string(),
+            Stride::Expr(e) => normalised(e),
+        }
+    }
+}
+
+/// A slice a range loop writes at its own item or row.
+pub(super) struct Target {
+    pub name: Ident,
+    pub stride: Stride,
+}
+
+/// What an accumulator holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Value {
+    Float(Width),
+    Int,
+}
+
+/// A reduction the loop carries: its accumulator, declared before the loop.
+pub(super) struct Carried {
+    pub ident: Ident,
+    pub op: Op,
+    pub value: Value,
+}
+
+/// What the body of a loop that can be split shares and writes.
+pub(super) struct Facts {
+    /// Range loops: the slices written at the index's item or row.
+    pub targets: Vec<Target>,
+    pub carried: Vec<Carried>,
+    /// Every name from outside the loop that the body names, but the targets.
+    pub shared: Vec<Ident>,
+}
+
+/// The loop being checked.
+pub(super) struct Loop<'a> {
+    /// A range loop's index.
+    pub index: Option<&'a Ident>,
+    /// The loop's label, if any: `continue 'label` stays valid in a chunk.
+    pub label: Option<&'a syn::Lifetime>,
+    /// Slices the loop's iterator writes (a chain's `iter_mut`, `chunks_mut`): the body may not name them.
+    pub streams: Vec<String>,
+    /// Names the loop's pattern binds.
+    pub pattern: Vec<String>,
+    /// The kernel opted out of reassociation (`exact`): no float reduction may be split.
+    pub exact: bool,
+}
+
+/// Checks `body` as the body of `the_loop`; `Err` holds the word for why its
+/// iterations cannot be proved independent.
+pub(super) fn check(body: &Block, the_loop: &Loop, scope: &Scope) -> Result<Facts, &'static str> {
+    let mut c = Checker {
+        scope,
+        the_loop,
+        locals: vec![the_loop.pattern.iter().map(|n| (n.clone(), None)).collect()],
+        bound: BTreeSet::new(),
+        labels: Vec::new(),
+        loops: 0,
+        closures: 0,
+        reason: None,
+        accumulations: Vec::new(),
+        read_mut: BTreeSet::new(),
+        mentions: BTreeMap::new(),
+        written: BTreeMap::new(),
+        accesses: BTreeMap::new(),
+        strides: Vec::new(),
+    };
+    c.visit_block_stmts(&body.stmts);
+    c.finish()
+}
+
+/// Walks a body in order, knowing which names are its own.
+struct Checker<'a> {
+    scope: &'a Scope,
+    the_loop: &'a Loop<'a>,
+    /// Names bound inside the body, innermost scope last; an inner `for j in 0..w` tags `j` with `w`.
+    locals: Vec<Vec<(String, Option<String>)>>,
+    /// Every name the body binds anywhere (the loop's pattern aside).
+    bound: BTreeSet<String>,
+    /// Labels defined inside the body.
+    labels: Vec<String>,
+    /// Loops inside the body around the current point (outside any closure).
+    loops: usize,
+    /// Closures and `async` blocks around the current point.
+    closures: usize,
+    reason: Option<&'static str>,
+    /// `(accumulator, operator, subtracts)` for each accumulation statement.
+    accumulations: Vec<(Ident, Op, bool)>,
+    /// Names from outside bound `mut` and read (not through an accumulation).
+    read_mut: BTreeSet<String>,
+    /// Names from outside the body names, in order of name, each as first written (its
+    /// span, and so its hygiene, is the user's: a body a `macro_rules!` wrote resolves too).
+    mentions: BTreeMap<String, Ident>,
+    /// `MutSlice` names from outside the body writes into.
+    written: BTreeMap<String, Ident>,
+    /// For each `MutSlice` name from outside: how the body indexes it (`None`: some other use).
+    accesses: BTreeMap<String, Vec<Option<Stride>>>,
+    /// Names a row width mentions.
+    strides: Vec<String>,
+}
+
+impl Checker<'_> {
+    fn fail(&mut self, reason: &'static str) {
+        self.reason.get_or_insert(reason);
+    }
+
+    /// The name `n` as this point of the body sees it: from outside the loop (with what
+    /// the scope knows), or `None` for the body's own.
+    fn outer(&self, n: &str) -> Option<super::scope::Binding> {
+        if self.locals.iter().flatten().any(|(l, _)| l == n) {
+            return None;
+        }
+        self.scope.get(n)
+    }
+
+    /// The range end an inner `for n in 0..END` of the body gives `n`, if it is that.
+    fn inner_range(&self, n: &str) -> Option<&str> {
+        self.locals.iter().rev().flatten().rev().find(|(l, _)| l == n).and_then(|(_, end)| end.as_deref())
+    }
+
+    fn bind(&mut self, pat: &Pat) {
+        for n in pat_names(pat) {
+            self.bind_name(n, None);
+        }
+    }
+
+    fn bind_name(&mut self, n: String, end: Option<String>) {
+        self.bound.insert(n.clone());
+        self.locals.last_mut().expect("a scope").push((n, end));
+    }
+
+    fn scoped(&mut self, f: impl FnOnce(&mut Self)) {
+        self.locals.push(Vec::new());
+        f(self);
+        self.locals.pop();
+    }
+
+    fn visit_block_stmts(&mut self, stmts: &[Stmt]) {
+        // Items of a block are in scope in all of it.
+        for stmt in stmts {
+            if let Stmt::Item(item) = stmt {
+                if let Some(ident) = item_name(item) {
+                    self.bind_name(ident, None);
+                }
+            }
+        }
+        for stmt in stmts {
+            self.statement(stmt);
+        }
+    }
+
+    fn statement(&mut self, stmt: &Stmt) {
+        match stmt {
+            Stmt::Expr(e, _) if self.closures == 0 => match accumulation(e) {
+                Some((acc, op, term)) if self.accumulates(&acc) => {
+                    let subtracts = matches!(e, Expr::Binary(b) if matches!(b.op, BinOp::SubAssign(_)));
+                    self.accumulations.push((acc, op, subtracts));
+                    self.visit_expr(term);
+                }
+                _ => self.visit_expr(e),
+            },
+            stmt => self.visit_stmt(stmt),
+        }
+    }
+
+    /// Whether `acc` may be an accumulator: a `mut` name from outside that is no slice.
+    fn accumulates(&self, acc: &Ident) -> bool {
+        let name = acc.to_string();
+        self.outer(&name).is_some_and(|b| b.mutable && matches!(b.kind, Kind::Other))
+            && self.the_loop.index.is_none_or(|i| *i != name)
+    }
+
+    /// A place written (assigned, `&mut`-borrowed, or the receiver of `method`): the name at its root.
+    fn write(&mut self, place: &Expr, method: Option<&Ident>) {
+        match place {
+            Expr::Paren(p) => self.write(&p.expr, method),
+            Expr::Group(g) => self.write(&g.expr, method),
+            Expr::Field(f) => self.write(&f.base, method),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => self.write(&u.expr, method),
+            Expr::Index(i) => match plain_ident(&i.expr).and_then(|n| self.outer(&n.to_string()).map(|b| (n, b))) {
+                Some((n, b)) if b.kind == Kind::MutSlice => {
+                    self.written.entry(n.to_string()).or_insert_with(|| n.clone());
+                    self.mentions.entry(n.to_string()).or_insert_with(|| n.clone());
+                    let stride = self.row(&i.index);
+                    self.accesses.entry(n.to_string()).or_default().push(stride);
+                    self.visit_expr(&i.index);
+                }
+                _ => {
+                    self.write(&i.expr, method);
+                    self.visit_expr(&i.index);
+                }
+            },
+            Expr::Path(_) => match plain_ident(place) {
+                Some(n) => {
+                    let name = n.to_string();
+                    match self.outer(&name) {
+                        Some(b) if method.is_some() && matches!(b.kind, Kind::Slice { .. }) => self.read(&n),
+                        Some(b)
+                            if b.kind == Kind::MutSlice && method.is_some_and(|m| READ_ONLY.iter().any(|r| m == r)) =>
+                        {
+                            self.read(&n)
+                        }
+                        Some(b)
+                            if method.is_some() && b.kind == Kind::Other && (!b.mutable || self.primitive(&name)) =>
+                        {
+                            self.read(&n)
+                        }
+                        Some(_) => {
+                            self.mentions.entry(name).or_insert(n);
+                            self.fail("writes");
+                        }
+                        None => {}
+                    }
+                }
+                None => self.visit_expr(place),
+            },
+            e => self.visit_expr(e),
+        }
+    }
+
+    /// `e` when it names a `&mut` from outside (a [`Kind::MutRef`] or [`Kind::MutSlice`]).
+    fn mut_ref(&self, e: &Expr) -> Option<Ident> {
+        let n = plain_ident(strip(e))?;
+        self.outer(&n.to_string()).filter(|b| matches!(b.kind, Kind::MutRef | Kind::MutSlice)).map(|_| n)
+    }
+
+    /// Whether `name` holds a float, an integer or a `bool`, whose methods take it by value.
+    fn primitive(&self, name: &str) -> bool {
+        matches!(self.scope.env.lookup(name), Some((Ty::Float(_) | Ty::Int(_) | Ty::Bool, _)))
+    }
+
+    /// A name read.
+    fn read(&mut self, n: &Ident) {
+        let name = n.to_string();
+        let Some(b) = self.outer(&name) else { return };
+        self.mentions.entry(name.clone()).or_insert_with(|| n.clone());
+        if b.mutable {
+            self.read_mut.insert(name.clone());
+        }
+        if self.the_loop.streams.contains(&name) {
+            self.fail("overlap");
+        }
+        if b.kind == Kind::MutSlice {
+            self.accesses.entry(name).or_default().push(None);
+        }
+    }
+
+    /// The stride of `index` when it stays in the index's own item or row.
+    fn row(&self, index: &Expr) -> Option<Stride> {
+        let i = self.the_loop.index?;
+        let is_i = |e: &Expr| plain_ident(e).is_some_and(|n| n == *i) && self.outer(&i.to_string()).is_none();
+        // `i * w` or `w * i`: the width, as written.
+        let product = |e: &Expr| -> Option<Expr> {
+            let Expr::Binary(b) = strip(e) else { return None };
+            if !matches!(b.op, BinOp::Mul(_)) {
+                return None;
+            }
+            match (is_i(strip(&b.left)), is_i(strip(&b.right))) {
+                (true, false) => Some(strip(&b.right).clone()),
+                (false, true) => Some(strip(&b.left).clone()),
+                _ => None,
+            }
+        };
+        let literal = |e: &Expr| match strip(e) {
+            Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) => n.base10_parse::<u64>().ok(),
+            _ => None,
+        };
+        // A width the body cannot change, evaluated once before the loop instead of at each
+        // access: a literal, or a pure expression of names from outside not bound `mut`.
+        let width = |w: &Expr| -> Option<Stride> {
+            if let Some(n) = literal(w) {
+                return (n > 0).then_some(Stride::Literal(n));
+            }
+            let outside = path_names(w).iter().all(|n| self.outer(n).is_some_and(|b| !b.mutable));
+            (outside && pure(w)).then(|| Stride::Expr(Box::new(w.clone())))
+        };
+        match strip(index) {
+            e if is_i(e) => Some(Stride::One),
+            Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
+                let (w, offset) = match (product(&b.left), product(&b.right)) {
+                    (Some(w), None) => (w, &*b.right),
+                    (None, Some(w)) => (w, &*b.left),
+                    _ => return None,
+                };
+                match (literal(&w), literal(offset)) {
+                    (Some(w), Some(c)) if c < w => Some(Stride::Literal(w)),
+                    (None, None) => {
+                        let j = plain_ident(strip(offset))?.to_string();
+                        (self.inner_range(&j)? == normalised(&w)).then_some(())?;
+                        width(&w)
+                    }
+                    _ => None,
+                }
+            }
+            // `i * 3`: the first element of a row of a literal width.
+            Expr::Binary(b) if matches!(b.op, BinOp::Mul(_)) => match product(strip(index)).and_then(|w| literal(&w)) {
+                Some(w) if w > 0 => Some(Stride::Literal(w)),
+                _ => None,
+            },
+            Expr::Range(r) if matches!(r.limits, syn::RangeLimits::HalfOpen(_)) => {
+                let (start, end) = (r.start.as_deref()?, r.end.as_deref()?);
+                let w = product(start)?;
+                let w_key = normalised(&w);
+                let next = |e: &Expr| match strip(e) {
+                    Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
+                        let (l, r) = (strip(&b.left), strip(&b.right));
+                        (is_i(l) && literal(r) == Some(1)) || (literal(l) == Some(1) && is_i(r))
+                    }
+                    _ => false,
+                };
+                let ends_row = match strip(end) {
+                    // `(i + 1) * w` or `w * (i + 1)`
+                    Expr::Binary(b) if matches!(b.op, BinOp::Mul(_)) => {
+                        (next(&b.left) && normalised(&b.right) == w_key)
+                            || (next(&b.right) && normalised(&b.left) == w_key)
+                    }
+                    // `i * w + w` or `w + i * w`
+                    Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
+                        (product(&b.left).is_some_and(|x| normalised(&x) == w_key) && normalised(&b.right) == w_key)
+                            || (product(&b.right).is_some_and(|x| normalised(&x) == w_key)
+                                && normalised(&b.left) == w_key)
+                    }
+                    _ => false,
+                };
+                if !ends_row {
+                    return None;
+                }
+                width(&w)
+            }
+            _ => None,
+        }
+    }
+
+    /// A macro call: the standard ones and logging, with arguments parsed as expressions.
+    fn mac(&mut self, mac: &syn::Macro) {
+        // Whatever it expands to can only name what its tokens hold: share all of them.
+        for n in idents(mac.tokens.clone()).into_iter().chain(format_names(mac.tokens.clone())) {
+            if self.outer(&n.to_string()).is_some() {
+                self.mentions.entry(n.to_string()).or_insert(n);
+            }
+        }
+        if !allowed_macro(&mac.path) {
+            return self.fail("macro");
+        }
+        // A write, or a target named at its own row, inside a macro cannot be followed.
+        let names = idents(mac.tokens.clone());
+        if names
+            .iter()
+            .any(|n| self.outer(&n.to_string()).is_some_and(|b| matches!(b.kind, Kind::MutSlice | Kind::MutRef)))
+        {
+            return self.fail("macro");
+        }
+        let args = if mac.path.is_ident("vec") {
+            mac.parse_body_with(|input: syn::parse::ParseStream| {
+                let first: Expr = input.parse()?;
+                if input.parse::<Option<Token![;]>>()?.is_some() {
+                    let len: Expr = input.parse()?;
+                    return Ok(vec![first, len]);
+                }
+                let mut all = vec![first];
+                while input.parse::<Option<Token![,]>>()?.is_some() && !input.is_empty() {
+                    all.push(input.parse()?);
+                }
+                Ok(all)
+            })
+        } else {
+            mac.parse_body_with(Punctuated::<Expr, Token![,]>::parse_terminated).map(|p| p.into_iter().collect())
+        };
+        match args {
+            Ok(args) => {
+                for a in &args {
+                    self.visit_expr(a);
+                }
+                for n in format_names(mac.tokens.clone()) {
+                    self.read(&n);
+                }
+            }
+            Err(_) => self.fail("macro"),
+        }
+    }
+
+    fn finish(mut self) -> Result<Facts, &'static str> {
+        if let Some(reason) = self.reason {
+            return Err(reason);
+        }
+        // Accumulators: one operator each, never read otherwise, of a known kind.
+        let mut carried: Vec<Carried> = Vec::new();
+        let mut subtracted: BTreeSet<String> = BTreeSet::new();
+        for (acc, op, subtracts) in std::mem::take(&mut self.accumulations) {
+            if subtracts {
+                subtracted.insert(acc.to_string());
+            }
+            match carried.iter().find(|c| c.ident == acc) {
+                Some(seen) if seen.op != op => return Err("mixed"),
+                Some(_) => {}
+                None => carried.push(Carried { ident: acc, op, value: Value::Int }),
+            }
+        }
+        for c in &mut carried {
+            c.value = match self.scope.env.lookup(&c.ident.to_string()) {
+                Some((Ty::Float(w), true)) => {
+                    if self.the_loop.exact {
+                        return Err("exact");
+                    }
+                    if matches!(c.op, Op::Max | Op::Min) && w == Width::Any {
+                        return Err("type");
+                    }
+                    Value::Float(w)
+                }
+                // An integer sum is exact in any order; a difference of unsigned partials is not.
+                Some((Ty::Int(_), true)) if c.op == Op::Sum && !subtracted.contains(&c.ident.to_string()) => Value::Int,
+                _ => return Err("type"),
+            };
+        }
+        if carried.iter().any(|c| self.read_mut.contains(&c.ident.to_string())) {
+            return Err("reads");
+        }
+        // Targets: written, and named only at their own item or row, at one stride.
+        let mut targets = Vec::new();
+        for (name, ident) in &self.written {
+            let uses = &self.accesses[name];
+            let Some(Some(first)) = uses.first() else { return Err("overlap") };
+            let key = first.key();
+            if uses.iter().any(|u| u.as_ref().is_none_or(|s| s.key() != key)) {
+                return Err("overlap");
+            }
+            if let Stride::Expr(w) = first {
+                self.strides.extend(path_names(w));
+            }
+            targets.push(Target { name: ident.clone(), stride: first.clone() });
+        }
+        // Nothing the rewrite relies on may be rebound inside.
+        let protected = self
+            .the_loop
+            .index
+            .map(ToString::to_string)
+            .into_iter()
+            .chain(self.written.keys().cloned())
+            .chain(carried.iter().map(|c| c.ident.to_string()))
+            .chain(self.strides.iter().cloned());
+        for name in protected {
+            if self.bound.contains(&name) {
+                return Err("shadow");
+            }
+        }
+        if targets.is_empty() && carried.is_empty() && self.the_loop.streams.is_empty() {
+            return Err("nothing");
+        }
+        let shared = self
+            .mentions
+            .iter()
+            .filter(|(n, _)| !self.written.contains_key(*n))
+            .map(|(_, ident)| ident.clone())
+            .collect();
+        Ok(Facts { targets, carried, shared })
+    }
+}
+
+impl<'ast> Visit<'ast> for Checker<'_> {
+    fn visit_block(&mut self, b: &'ast Block) {
+        self.scoped(|c| c.visit_block_stmts(&b.stmts));
+    }
+
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        if let Some(init) = &l.init {
+            self.visit_expr(&init.expr);
+            if let Some((_, diverge)) = &init.diverge {
+                self.visit_expr(diverge);
+            }
+        }
+        self.bind(&l.pat);
+    }
+
+    fn visit_stmt_macro(&mut self, m: &'ast syn::StmtMacro) {
+        self.mac(&m.mac);
+    }
+
+    fn visit_item(&mut self, _: &'ast syn::Item) {
+        // A nested item is a function of its own: it captures nothing.
+    }
+
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        if self.reason.is_some() {
+            return;
+        }
+        match e {
+            Expr::Path(_) => match plain_ident(e) {
+                Some(n) => match self.outer(&n.to_string()) {
+                    // A `&mut` (or a slice a chunk writes) used whole may be reborrowed or moved.
+                    Some(b) if matches!(b.kind, Kind::MutRef | Kind::MutSlice) => {
+                        self.read(&n);
+                        self.fail("writes");
+                    }
+                    Some(_) => self.read(&n),
+                    None => {}
+                },
+                None => syn::visit::visit_expr(self, e),
+            },
+            // Reading through a `&mut` (`cfg.scale`, `*r`, `&cfg`) is a read.
+            Expr::Field(f) if self.mut_ref(&f.base).is_some() => {
+                let n = self.mut_ref(&f.base).expect("checked in the guard");
+                self.read(&n);
+            }
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) && self.mut_ref(&u.expr).is_some() => {
+                let n = self.mut_ref(&u.expr).expect("checked in the guard");
+                self.read(&n);
+            }
+            Expr::Reference(r) if r.mutability.is_none() && self.mut_ref(&r.expr).is_some() => {
+                let n = self.mut_ref(&r.expr).expect("checked in the guard");
+                self.read(&n);
+            }
+            Expr::Index(i) => match plain_ident(&i.expr).and_then(|n| self.outer(&n.to_string()).map(|b| (n, b))) {
+                Some((n, b)) if b.kind == Kind::MutSlice => {
+                    self.mentions.entry(n.to_string()).or_insert_with(|| n.clone());
+                    if self.the_loop.streams.contains(&n.to_string()) {
+                        self.fail("overlap");
+                    }
+                    let stride = self.row(&i.index);
+                    self.accesses.entry(n.to_string()).or_default().push(stride);
+                    self.visit_expr(&i.index);
+                }
+                _ => syn::visit::visit_expr(self, e),
+            },
+            Expr::Assign(a) => {
+                self.write(&a.left, None);
+                self.visit_expr(&a.right);
+            }
+            Expr::Binary(b)
+                if matches!(
+                    b.op,
+                    BinOp::AddAssign(_)
+                        | BinOp::SubAssign(_)
+                        | BinOp::MulAssign(_)
+                        | BinOp::DivAssign(_)
+                        | BinOp::RemAssign(_)
+                        | BinOp::BitXorAssign(_)
+                        | BinOp::BitAndAssign(_)
+                        | BinOp::BitOrAssign(_)
+                        | BinOp::ShlAssign(_)
+                        | BinOp::ShrAssign(_)
+                ) =>
+            {
+                self.write(&b.left, None);
+                self.visit_expr(&b.right);
+            }
+            Expr::Reference(r) if r.mutability.is_some() => self.write(&r.expr, None),
+            Expr::MethodCall(m) => {
+                self.write(&m.receiver, Some(&m.method));
+                for a in &m.args {
+                    self.visit_expr(a);
+                }
+            }
+            Expr::Break(b) => {
+                let inside = b.label.as_ref().is_some_and(|l| self.labels.contains(&l.ident.to_string()));
+                if (b.label.is_none() && self.loops == 0 && self.closures == 0) || (b.label.is_some() && !inside) {
+                    return self.fail("break");
+                }
+                syn::visit::visit_expr_break(self, b);
+            }
+            Expr::Continue(c) => {
+                if let Some(l) = &c.label {
+                    let own = self.the_loop.label.is_some_and(|s| s.ident == l.ident);
+                    if !own && !self.labels.contains(&l.ident.to_string()) {
+                        self.fail("label");
+                    }
+                }
+            }
+            Expr::Return(_) if self.closures == 0 => self.fail("return"),
+            Expr::Try(_) if self.closures == 0 => self.fail("try"),
+            Expr::Await(_) | Expr::Async(_) => self.fail("await"),
+            Expr::Yield(_) => self.fail("yield"),
+            Expr::Unsafe(_) => self.fail("unsafe"),
+            Expr::Macro(m) => self.mac(&m.mac),
+            Expr::Closure(cl) => {
+                let (loops, labels) = (self.loops, std::mem::take(&mut self.labels));
+                self.loops = 0;
+                self.closures += 1;
+                self.scoped(|c| {
+                    for p in &cl.inputs {
+                        c.bind(p);
+                    }
+                    c.visit_expr(&cl.body);
+                });
+                self.closures -= 1;
+                (self.loops, self.labels) = (loops, labels);
+            }
+            Expr::ForLoop(f) => {
+                self.visit_expr(&f.expr);
+                // `for j in 0..w`: `j` is below `w` in the body.
+                let end = match (&*f.expr, &*f.pat) {
+                    (Expr::Range(r), Pat::Ident(p))
+                        if p.mutability.is_none()
+                            && p.by_ref.is_none()
+                            && p.subpat.is_none()
+                            && matches!(r.limits, syn::RangeLimits::HalfOpen(_))
+                            && r.start.as_deref().is_some_and(is_zero) =>
+                    {
+                        r.end.as_deref().map(normalised)
+                    }
+                    _ => None,
+                };
+                self.in_loop(f.label.as_ref(), |c| {
+                    c.scoped(|c| {
+                        match end {
+                            Some(end) => c.bind_name(pat_names(&f.pat).remove(0), Some(end)),
+                            None => c.bind(&f.pat),
+                        }
+                        c.visit_block(&f.body);
+                    })
+                });
+            }
+            Expr::While(w) => self.in_loop(w.label.as_ref(), |c| {
+                c.scoped(|c| {
+                    c.visit_expr(&w.cond);
+                    c.visit_block(&w.body);
+                })
+            }),
+            Expr::Loop(l) => self.in_loop(l.label.as_ref(), |c| c.visit_block(&l.body)),
+            Expr::Block(b) => {
+                let label = b.label.as_ref().map(|l| l.name.ident.to_string());
+                self.labels.extend(label.clone());
+                self.visit_block(&b.block);
+                if label.is_some() {
+                    self.labels.pop();
+                }
+            }
+            Expr::If(i) => {
+                self.scoped(|c| {
+                    c.visit_expr(&i.cond);
+                    c.visit_block(&i.then_branch);
+                });
+                if let Some((_, otherwise)) = &i.else_branch {
+                    self.visit_expr(otherwise);
+                }
+            }
+            Expr::Let(l) => {
+                // Binds into the scope its `if`/`while` opened.
+                self.visit_expr(&l.expr);
+                self.bind(&l.pat);
+            }
+            Expr::Match(m) => {
+                self.visit_expr(&m.expr);
+                for arm in &m.arms {
+                    self.scoped(|c| {
+                        c.bind(&arm.pat);
+                        if let Some((_, guard)) = &arm.guard {
+                            c.visit_expr(guard);
+                        }
+                        c.visit_expr(&arm.body);
+                    });
+                }
+            }
+            e => syn::visit::visit_expr(self, e),
+        }
+    }
+}
+
+impl Checker<'_> {
+    fn in_loop(&mut self, label: Option<&syn::Label>, f: impl FnOnce(&mut Self)) {
+        let label = label.map(|l| l.name.ident.to_string());
+        self.labels.extend(label.clone());
+        self.loops += 1;
+        f(self);
+        self.loops -= 1;
+        if label.is_some() {
+            self.labels.pop();
+        }
+    }
+}
+
+/// The name an item binds in a block's scope.
+fn item_name(item: &syn::Item) -> Option<String> {
+    match item {
+        syn::Item::Fn(f) => Some(f.sig.ident.to_string()),
+        syn::Item::Const(c) => Some(c.ident.to_string()),
+        syn::Item::Static(s) => Some(s.ident.to_string()),
+        _ => None,
+    }
+}
+
+/// The methods of a slice-like that only read it.
+const READ_ONLY: [&str; 16] = [
+    "len",
+    "is_empty",
+    "iter",
+    "get",
+    "first",
+    "last",
+    "chunks",
+    "chunks_exact",
+    "windows",
+    "contains",
+    "starts_with",
+    "ends_with",
+    "to_vec",
+    "split_at",
+    "split_first",
+    "split_last",
+];
+
+/// The standard macros and logging, by their last path segment; their expansions read
+/// their arguments (and print, or panic), nothing else.
+fn allowed_macro(path: &syn::Path) -> bool {
+    const STD: [&str; 19] = [
+        "println",
+        "print",
+        "eprintln",
+        "eprint",
+        "format",
+        "format_args",
+        "panic",
+        "assert",
+        "assert_eq",
+        "assert_ne",
+        "debug_assert",
+        "debug_assert_eq",
+        "debug_assert_ne",
+        "unreachable",
+        "todo",
+        "unimplemented",
+        "vec",
+        "dbg",
+        "matches",
+    ];
+    const LOG: [&str; 5] = ["trace", "debug", "info", "warn", "error"];
+    let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    match segments.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        [name] => STD.contains(name) || LOG.contains(name),
+        ["std" | "core", name] => STD.contains(name),
+        ["log" | "tracing", name] => LOG.contains(name),
+        _ => false,
+    }
+}
+
+/// The names `e` reads as variables (not its field names).
+fn path_names(e: &Expr) -> Vec<String> {
+    struct Names(Vec<String>);
+    impl<'ast> Visit<'ast> for Names {
+        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+            if let Some(i) = p.path.get_ident() {
+                self.0.push(i.to_string());
+            }
+        }
+    }
+    let mut names = Names(Vec::new());
+    names.visit_expr(e);
+    names.0
+}
+
+/// An expression with no effect: names, fields, integer literals, arithmetic, casts and `len()`.
+fn pure(e: &Expr) -> bool {
+    match e {
+        Expr::Path(p) => p.qself.is_none() && p.path.get_ident().is_some(),
+        Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(_), .. }) => true,
+        Expr::Field(f) => pure(&f.base),
+        Expr::Paren(p) => pure(&p.expr),
+        Expr::Group(g) => pure(&g.expr),
+        Expr::Cast(c) => pure(&c.expr),
+        Expr::Binary(b) => {
+            use syn::BinOp::{Add, Div, Mul, Rem, Sub};
+            matches!(b.op, Add(_) | Sub(_) | Mul(_) | Div(_) | Rem(_)) && pure(&b.left) && pure(&b.right)
+        }
+        Expr::MethodCall(m) => m.method == "len" && m.args.is_empty() && pure(&m.receiver),
+        _ => false,
+    }
+}
+
+fn strip(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip(&p.expr),
+        Expr::Group(g) => strip(&g.expr),
+        e => e,
+    }
+}
+
+fn is_zero(e: &Expr) -> bool {
+    matches!(strip(e), Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) if n.base10_digits() == "0")
+}
+
+/// Tokens as one string without parentheses or spacing: `(w)` and `w` compare equal.
+fn normalised(e: &Expr) -> String {
+    strip(e).to_token_stream().to_string().replace(' ', "")
+}
+
+/// Every identifier in `tokens`, also inside groups.
+fn idents(tokens: TokenStream) -> Vec<Ident> {
+    let mut out = Vec::new();
+    for tt in tokens {
+        match tt {
+            TokenTree::Ident(i) => out.push(i),
+            TokenTree::Group(g) => out.extend(idents(g.stream())),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The names a format string captures inline (`"{x}"`, `"{x:.3}"`), in any string literal of
+/// `tokens`, spanned at the literal (where the capture resolves them).
+fn format_names(tokens: TokenStream) -> Vec<Ident> {
+    let mut out = Vec::new();
+    for tt in tokens {
+        match tt {
+            TokenTree::Literal(l) => {
+                let span = l.span();
+                let Ok(syn::Lit::Str(s)) = syn::parse2::<syn::Lit>(TokenTree::Literal(l).into()) else { continue };
+                let text = s.value();
+                let mut rest = text.as_str();
+                while let Some(open) = rest.find('{') {
+                    rest = &rest[open + 1..];
+                    if rest.starts_with('{') {
+                        rest = &rest[1..];
+                        continue;
+                    }
+                    let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                    if name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') {
+                        out.push(Ident::new(&name, span));
+                    }
+                }
+            }
+            TokenTree::Group(g) => out.extend(format_names(g.stream())),
+            _ => {}
+        }
+    }
+    out
+}

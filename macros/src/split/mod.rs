@@ -1,0 +1,146 @@
+//! Top-level loops with independent iterations split across threads: the
+//! transformation that gives a plain-loop body its Parallel variant (numba's
+//! `prange`, OpenMP's `parallel for`, decided by the macro).
+//!
+//! Each `for` statement of the body's outermost block is checked on its own
+//! (`body.rs`): a loop whose iterations write only their own item or row of
+//! a slice and otherwise only read (carrying, at most, reductions) is cut
+//! into chunks over its range or its items (`shape.rs`), run as one closure
+//! per chunk (`emit.rs`). The cut is expressed with safe APIs (`split_at_mut`
+//! parts, a closure that must be `Fn`), so the borrow checker, not this
+//! analysis, rules out data races; the analysis only has to make sure the
+//! generated code compiles and computes what the loop as written computes:
+//!
+//! * element-wise results are the loop's, bit for bit (each item is computed
+//!   by the same code, compiled for the same instruction set);
+//! * a reduction the loop carries is computed as one partial result per chunk,
+//!   combined in chunk order: a reassociation like the SIMD variant's, within
+//!   the same tolerance, and the same numbers on every run at a given thread
+//!   count (chunks depend on the range and the thread count only);
+//! * side effects of calls (logging) may run in another order, or at once.
+//!
+//! Each chunk runs the SIMD variant's code: the split body is what the
+//! `reduce` rewrite then works on, and a chunk runs inside the
+//! `#[target_feature]` clone of this CPU (`simd_run`). Every top-level `for`
+//! loop is reported: split, or the word for why not (`SplitReport`).
+
+mod body;
+mod emit;
+mod scope;
+mod shape;
+
+use proc_macro2::Span;
+use syn::{Block, Expr, ExprForLoop, Pat, Signature, Stmt};
+
+use body::{Facts, Loop};
+use scope::Scope;
+use shape::Space;
+
+/// What happened to one top-level `for` loop of a body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct SplitReport {
+    /// The line of its `for`.
+    pub line: u32,
+    /// What it walks: `for range`, `for iter_mut.zip`, `for chunks_mut.enumerate`, …
+    pub idiom: String,
+    /// Why it was not split, in a word; empty when it was.
+    pub reason: &'static str,
+}
+
+/// Why no loop of a kernel is split, whatever its body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OptOut {
+    /// `serial`: the kernel forbids splitting.
+    Serial,
+    /// `parallel = path`: the Parallel variant is the kernel's own.
+    Parallel,
+}
+
+impl OptOut {
+    fn word(self) -> &'static str {
+        match self {
+            OptOut::Serial => "serial",
+            OptOut::Parallel => "parallel",
+        }
+    }
+}
+
+/// `block` (a body of signature `sig`) with every top-level loop that can be
+/// split replaced by its split form, and a report per top-level loop. `exact`:
+/// the kernel keeps its float reductions as written, so a loop carrying one
+/// is not split.
+pub(crate) fn split_loops(
+    block: &Block,
+    sig: &Signature,
+    exact: bool,
+    opt_out: Option<OptOut>,
+) -> (Block, Vec<SplitReport>) {
+    let mut scope = Scope::of(sig);
+    let mut out = block.clone();
+    let mut reports = Vec::new();
+    for stmt in &mut out.stmts {
+        match stmt {
+            Stmt::Local(local) => scope.bind_local(local),
+            Stmt::Expr(Expr::ForLoop(f), _) => {
+                let idiom = Space::idiom(&f.expr);
+                let line = u32::try_from(f.for_token.span.start().line).unwrap_or(u32::MAX);
+                let verdict = match opt_out {
+                    Some(o) => Err(o.word()),
+                    // An `unsafe fn`'s body may do without an `unsafe` block what a chunk must not.
+                    None if sig.unsafety.is_some() => Err("unsafe"),
+                    None => analyse(f, &scope, exact),
+                };
+                match verdict {
+                    Ok((space, facts)) => {
+                        let split = emit::split_loop(f, &space, &facts, &scope);
+                        *stmt = Stmt::Expr(split, Some(syn::Token![;](Span::call_site())));
+                        reports.push(SplitReport { line, idiom, reason: "" });
+                    }
+                    Err(reason) => reports.push(SplitReport { line, idiom, reason }),
+                }
+            }
+            _ => {}
+        }
+    }
+    (out, reports)
+}
+
+/// The iteration space and the body's facts of a loop that can be split, or the word for why not.
+fn analyse(f: &ExprForLoop, scope: &Scope, exact: bool) -> Result<(Space, Facts), &'static str> {
+    let space = Space::of(&f.expr, scope).ok_or("source")?;
+    let pattern = crate::reduce::pat_names(&f.pat);
+    let label = f.label.as_ref().map(|l| &l.name);
+    match &space {
+        Space::Range { start, end } => {
+            let index = match &*f.pat {
+                Pat::Ident(p) if p.by_ref.is_none() && p.mutability.is_none() && p.subpat.is_none() => Some(&p.ident),
+                Pat::Wild(_) => None,
+                _ => return Err("source"),
+            };
+            let the_loop = Loop { index, label, streams: Vec::new(), pattern, exact };
+            let facts = body::check(&f.body, &the_loop, scope)?;
+            // The index must be a `usize`, as the chunks' bounds are: said by a bound, or by a
+            // write through it (a slice index is a `usize`).
+            if !(scope.is_usize(start) || scope.is_usize(end) || !facts.targets.is_empty()) {
+                return Err("source");
+            }
+            Ok((space, facts))
+        }
+        Space::Chain(chain) => {
+            let streams: Vec<String> =
+                chain.streams().iter().filter(|s| s.mutable).map(|s| s.slice.to_string()).collect();
+            let mut distinct = streams.clone();
+            distinct.sort();
+            distinct.dedup();
+            if distinct.len() != streams.len() {
+                return Err("overlap");
+            }
+            let the_loop = Loop { index: None, label, streams, pattern, exact };
+            let facts = body::check(&f.body, &the_loop, scope)?;
+            Ok((space, facts))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,341 @@
+//! What a top-level `for` loop walks, and how one chunk of it is walked.
+//!
+//! * [`Space::Range`]: `for i in start..end` over `usize`. A chunk walks
+//!   `lo..hi`; the body's writes into a target (`out[i]`, `out[i * w + j]`,
+//!   `out[i * w..(i + 1) * w]`) go to the chunk's part of it, rebased (see
+//!   `body.rs`).
+//! * [`Space::Chain`]: an iterator over slice-likes, items or rows, zipped and
+//!   enumerated: `out.iter_mut()`, `&mut out`, `out.chunks_mut(w)`,
+//!   `out.chunks_exact_mut(w)`, `a.iter()`, `a.iter().copied()`, `&a`, `a`,
+//!   `a.chunks(w)`, `.zip(..)`, `.enumerate()`. A chunk walks the same chain
+//!   over sub-slices: the targets' parts, `a[lo..hi]` of what is read, and
+//!   `(lo..).zip(..)` for `.enumerate()`, so every item and index is the
+//!   one the loop as written has at that step.
+//!
+//! The loop as written stops at the shortest of what it zips; so does the
+//! split (its unit count is the minimum), and every sub-slice it takes is then
+//! in bounds.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{quote, ToTokens};
+use syn::{Expr, ExprMethodCall};
+
+use super::scope::{Kind, Scope};
+use crate::reduce::plain_ident;
+
+/// The iteration space of a loop the split can cut into chunks.
+pub(super) enum Space {
+    /// `for i in start..end` over `usize`.
+    Range { start: Box<Expr>, end: Box<Expr> },
+    /// An iterator chain over slice-likes.
+    Chain(Box<Chain>),
+}
+
+/// An iterator chain: streams zipped and enumerated, in the shape written.
+pub(super) enum Chain {
+    Leaf(Box<Stream>),
+    Zip(Box<Chain>, Box<Chain>),
+    Enumerate(Box<Chain>),
+}
+
+/// One slice-like a chain walks.
+pub(super) struct Stream {
+    pub slice: Ident,
+    /// Its items are written (`iter_mut`, `chunks_mut`, `&mut x`): a target.
+    pub mutable: bool,
+    /// Rows of a width (`chunks`, `chunks_exact` and their `_mut` forms) rather than items.
+    pub rows: Option<Rows>,
+    /// Shared items: `.copied()` or `.cloned()` after `.iter()`.
+    pub adapter: Option<Ident>,
+    /// Written as a method call (`x.iter()`); else `x`, `&x` or `&mut x`.
+    pub method: bool,
+}
+
+/// The rows of a [`Stream`].
+pub(super) struct Rows {
+    /// The width as written, evaluated once before the loop.
+    pub width: Expr,
+    /// `chunks_exact`: only whole rows.
+    pub exact: bool,
+}
+
+impl Space {
+    /// The space of `for _ in expr`, or `None` when the split cannot cut it.
+    pub(super) fn of(expr: &Expr, scope: &Scope) -> Option<Space> {
+        match expr {
+            Expr::Paren(p) => Space::of(&p.expr, scope),
+            Expr::Group(g) => Space::of(&g.expr, scope),
+            Expr::Range(r) if matches!(r.limits, syn::RangeLimits::HalfOpen(_)) => {
+                let (start, end) = (r.start.clone()?, r.end.clone()?);
+                Some(Space::Range { start, end })
+            }
+            e => Chain::of(e, scope, true).map(|c| Space::Chain(Box::new(c))),
+        }
+    }
+
+    /// The word for the loop in reports: `for range`, `for iter_mut.zip`, `for chunks_mut.enumerate`, …
+    pub(super) fn idiom(expr: &Expr) -> String {
+        let mut words = Vec::new();
+        let mut e = expr;
+        loop {
+            match e {
+                Expr::Paren(p) => e = &p.expr,
+                Expr::Range(_) => {
+                    words.push("range".to_string());
+                    break;
+                }
+                Expr::MethodCall(m) => {
+                    if !matches!(m.method.to_string().as_str(), "copied" | "cloned") {
+                        words.push(m.method.to_string());
+                    }
+                    e = &m.receiver;
+                }
+                Expr::Reference(r) => {
+                    words.push(if r.mutability.is_some() { "&mut" } else { "&" }.to_string());
+                    break;
+                }
+                _ => {
+                    words.push(if words.is_empty() { "slice".to_string() } else { "?".to_string() });
+                    break;
+                }
+            }
+        }
+        words.reverse();
+        if words.first().is_some_and(|w| w == "?") {
+            words.remove(0);
+        }
+        format!("for {}", words.join("."))
+    }
+}
+
+impl Chain {
+    /// `e` as a chain; `into_iter`: `e` is a `for` source or a `zip` argument, where a
+    /// slice-like itself (`x`, `&x`, `&mut x`) iterates.
+    fn of(e: &Expr, scope: &Scope, into_iter: bool) -> Option<Chain> {
+        match e {
+            Expr::Paren(p) => Chain::of(&p.expr, scope, into_iter),
+            Expr::MethodCall(m) if m.turbofish.is_none() => match (m.method.to_string().as_str(), m.args.len()) {
+                ("zip", 1) => {
+                    let left = Chain::of(&m.receiver, scope, false)?;
+                    let right = Chain::of(&m.args[0], scope, true)?;
+                    Some(Chain::Zip(Box::new(left), Box::new(right)))
+                }
+                ("enumerate", 0) => Some(Chain::Enumerate(Box::new(Chain::of(&m.receiver, scope, false)?))),
+                _ => Stream::of_method(m, scope).map(|s| Chain::Leaf(Box::new(s))),
+            },
+            e if into_iter => Stream::of_value(e, scope).map(|s| Chain::Leaf(Box::new(s))),
+            _ => None,
+        }
+    }
+
+    /// The streams, left to right.
+    pub(super) fn streams(&self) -> Vec<&Stream> {
+        match self {
+            Chain::Leaf(s) => vec![s],
+            Chain::Zip(a, b) => {
+                let mut all = a.streams();
+                all.extend(b.streams());
+                all
+            }
+            Chain::Enumerate(c) => c.streams(),
+        }
+    }
+
+    /// The chain over one chunk starting at unit `lo`: each stream's part or sub-slice and
+    /// row width variable, by position. `zip` is spelled as a path: a module with
+    /// `#![no_implicit_prelude]` has no `Iterator` in scope for a generated method call.
+    pub(super) fn over_chunk(&self, lo: &Ident, vars: &mut dyn Iterator<Item = StreamVars>) -> TokenStream {
+        match self {
+            Chain::Leaf(s) => s.over_chunk(vars.next().expect("one set of variables per stream")),
+            Chain::Zip(a, b) => {
+                let a = a.over_chunk(lo, vars);
+                let b = b.over_chunk(lo, vars);
+                quote!(::core::iter::Iterator::zip(#a, #b))
+            }
+            Chain::Enumerate(c) => {
+                let c = c.over_chunk(lo, vars);
+                quote!(::core::iter::Iterator::zip((#lo..), #c))
+            }
+        }
+    }
+}
+
+/// The generated names one stream's chunk form uses.
+pub(super) struct StreamVars {
+    /// The target's part in this chunk, for a written stream; the sub-slice of this
+    /// chunk (bound by [`Stream::sub_slice`]), for a read one.
+    pub part: Ident,
+    /// The row width, evaluated once, for rows.
+    pub width: Option<Ident>,
+}
+
+impl Stream {
+    /// `x.iter_mut()`, `x.iter()`, `x.iter().copied()`, `x.chunks(w)`, `x.chunks_exact_mut(w)`, …
+    fn of_method(m: &ExprMethodCall, scope: &Scope) -> Option<Stream> {
+        let method = m.method.to_string();
+        if matches!(method.as_str(), "copied" | "cloned") && m.args.is_empty() {
+            let Expr::MethodCall(inner) = &*m.receiver else { return None };
+            let mut s = Stream::of_method(inner, scope)?;
+            if s.mutable || s.rows.is_some() || s.adapter.is_some() {
+                return None;
+            }
+            s.adapter = Some(m.method.clone());
+            return Some(s);
+        }
+        let slice = plain_ident(&m.receiver)?;
+        let kind = scope.get(&slice.to_string())?.kind;
+        let (mutable, rows) = match (method.as_str(), m.args.len()) {
+            ("iter", 0) => (false, None),
+            ("iter_mut", 0) => (true, None),
+            ("chunks", 1) => (false, Some(false)),
+            ("chunks_exact", 1) => (false, Some(true)),
+            ("chunks_mut", 1) => (true, Some(false)),
+            ("chunks_exact_mut", 1) => (true, Some(true)),
+            _ => return None,
+        };
+        let fits = match kind {
+            Kind::MutSlice => true,
+            Kind::Slice { .. } => !mutable,
+            Kind::MutRef | Kind::Other => false,
+        };
+        if !fits {
+            return None;
+        }
+        // The width is evaluated once, before the loop, as the iterator as written evaluates it.
+        let rows = rows.map(|exact| Rows { width: m.args[0].clone(), exact });
+        Some(Stream { slice, mutable, rows, adapter: None, method: true })
+    }
+
+    /// `x`, `&x` or `&mut x` iterated as it is.
+    fn of_value(e: &Expr, scope: &Scope) -> Option<Stream> {
+        let (inner, reference) = match e {
+            Expr::Reference(r) => (&*r.expr, Some(r.mutability.is_some())),
+            e => (e, None),
+        };
+        let slice = plain_ident(inner)?;
+        let kind = scope.get(&slice.to_string())?.kind;
+        let mutable = match (kind, reference) {
+            // `&mut x` of an owned or `&mut` slice-like; `&x` of any slice-like.
+            (Kind::MutSlice, Some(true)) => true,
+            (Kind::MutSlice | Kind::Slice { .. }, Some(false)) => false,
+            // `x` itself: a `&[T]`/`&Vec<T>` yields `&T`; a `&mut [T]` parameter yields `&mut T`
+            // (an owned one would yield `T`, which no sub-slice can).
+            (Kind::Slice { by_ref: true }, None) => false,
+            (Kind::MutSlice, None) if !scope.get(&slice.to_string())?.mutable => true,
+            _ => return None,
+        };
+        Some(Stream { slice, mutable, rows: None, adapter: None, method: false })
+    }
+
+    /// How many units (items or rows) it has: an expression of `usize`.
+    pub(super) fn count(&self, width: Option<&Ident>) -> TokenStream {
+        let slice = &self.slice;
+        match (&self.rows, width) {
+            (None, _) => quote!(#slice.len()),
+            (Some(Rows { exact: false, .. }), Some(w)) => quote!(#slice.len().div_ceil(#w)),
+            (Some(Rows { exact: true, .. }), Some(w)) => quote!(#slice.len() / #w),
+            (Some(_), None) => unreachable!("rows have a width variable"),
+        }
+    }
+
+    /// The sub-slice of a read stream that chunk `[lo, hi)` walks: `&x[lo..hi]`, or its rows
+    /// `&x[lo * w..min(hi * w, x.len())]` (whole rows only: `&x[lo * w..hi * w]`). Bound to a
+    /// name in the chunk, it is a slice the `reduce` rewrite knows.
+    pub(super) fn sub_slice(&self, lo: &Ident, hi: &Ident, width: Option<&Ident>) -> TokenStream {
+        let slice = &self.slice;
+        match (&self.rows, width) {
+            (None, _) => quote!(&#slice[#lo..#hi]),
+            (Some(Rows { exact: true, .. }), Some(w)) => quote!(&#slice[#lo * #w..#hi * #w]),
+            (Some(Rows { exact: false, .. }), Some(w)) => {
+                quote!(&#slice[#lo * #w..::core::cmp::min(#hi * #w, #slice.len())])
+            }
+            (Some(_), None) => unreachable!("rows have a width variable"),
+        }
+    }
+
+    /// The stream over one chunk, from its part or sub-slice.
+    fn over_chunk(&self, vars: StreamVars) -> TokenStream {
+        let part = &vars.part;
+        let adapter = self.adapter.as_ref().map(|a| quote!(.#a()));
+        let rows = |mutable: bool, exact: bool| {
+            let name = match (mutable, exact) {
+                (true, true) => "chunks_exact_mut",
+                (true, false) => "chunks_mut",
+                (false, true) => "chunks_exact",
+                (false, false) => "chunks",
+            };
+            Ident::new(name, Span::call_site())
+        };
+        match (&self.rows, &vars.width) {
+            (None, _) if self.mutable => quote!(#part.iter_mut()),
+            (None, _) if self.method => quote!(#part.iter() #adapter),
+            (None, _) => quote!(#part),
+            (Some(r), Some(w)) => {
+                let method = rows(self.mutable, r.exact);
+                quote!(#part.#method(#w))
+            }
+            (Some(_), None) => unreachable!("rows have a width variable"),
+        }
+    }
+}
+
+impl ToTokens for Rows {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        self.width.to_tokens(tokens);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syn::parse_quote;
+
+    fn scope() -> Scope {
+        Scope::of(&parse_quote!(fn k(out: &mut [f32], a: &[f32], v: Vec<f32>, w: usize, m: &mut Vec<f32>)))
+    }
+
+    fn words(e: Expr) -> Option<Vec<(String, bool, bool)>> {
+        match Space::of(&e, &scope())? {
+            Space::Range { .. } => Some(vec![]),
+            Space::Chain(c) => {
+                Some(c.streams().iter().map(|s| (s.slice.to_string(), s.mutable, s.rows.is_some())).collect())
+            }
+        }
+    }
+
+    #[test]
+    fn chains_the_split_can_cut() {
+        let w = |s: &str, m, r| (s.to_string(), m, r);
+        assert_eq!(words(parse_quote!(out.iter_mut())), Some(vec![w("out", true, false)]));
+        assert_eq!(words(parse_quote!(out)), Some(vec![w("out", true, false)]));
+        assert_eq!(
+            words(parse_quote!(out.chunks_mut(w).zip(a.chunks(w)).enumerate())),
+            Some(vec![w("out", true, true), w("a", false, true)])
+        );
+        assert_eq!(
+            words(parse_quote!(m.iter_mut().zip(a.iter().copied()).zip(&v))),
+            Some(vec![w("m", true, false), w("a", false, false), w("v", false, false)])
+        );
+        assert_eq!(words(parse_quote!(0..w)), Some(vec![]));
+        for e in [
+            parse_quote!(out.iter_mut().rev()),
+            parse_quote!(v.iter_mut()),
+            parse_quote!(a.iter_mut()),
+            parse_quote!(out.iter_mut().zip(v)),
+            parse_quote!(out.chunks_mut(w).step_by(2)),
+            parse_quote!(0..=w),
+            parse_quote!(items.iter_mut()),
+        ] {
+            assert!(words(e).is_none());
+        }
+    }
+
+    #[test]
+    fn idioms() {
+        assert_eq!(Space::idiom(&parse_quote!(0..n)), "for range");
+        assert_eq!(Space::idiom(&parse_quote!(out.iter_mut().zip(a).enumerate())), "for iter_mut.zip.enumerate");
+        assert_eq!(Space::idiom(&parse_quote!(out)), "for slice");
+        assert_eq!(Space::idiom(&parse_quote!(&mut out)), "for &mut");
+        assert_eq!(Space::idiom(&parse_quote!(f().iter_mut())), "for iter_mut");
+    }
+}

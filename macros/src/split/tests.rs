@@ -1,0 +1,370 @@
+//! Which top-level loops are split and which are left on one thread, with
+//! their words: one case per shape and per reason. That the split code
+//! computes what the loop computes is `tests/split_loops.rs`; that each shape
+//! compiles warning-free in a user's crate is the trybuild pass cases.
+
+use proc_macro2::TokenStream;
+use quote::{quote, ToTokens};
+
+use super::*;
+
+/// The words of `f`'s top-level loops (`split` for a split one) and its Parallel body.
+fn split(f: TokenStream) -> (Vec<&'static str>, String) {
+    let f: syn::ItemFn = syn::parse2(f).unwrap();
+    let (body, reports) = split_loops(&f.block, &f.sig, false, None);
+    let words = reports.iter().map(|r| if r.reason.is_empty() { "split" } else { r.reason }).collect();
+    (words, body.into_token_stream().to_string())
+}
+
+fn words(f: TokenStream) -> Vec<&'static str> {
+    split(f).0
+}
+
+/// `fn k(<params>) { <stmts> }` with the usual parameters.
+fn kernel(stmts: TokenStream) -> TokenStream {
+    quote!(fn k(a: &[f32], b: &[f32], out: &mut [f32], o2: &mut Vec<f32>, n: usize, w: usize, cfg: &mut Cfg) -> f32 {
+        let mut s = 0.0f32;
+        let mut m = f32::NEG_INFINITY;
+        let mut count = 0usize;
+        #stmts
+        s
+    })
+}
+
+#[test]
+fn items_rows_and_ranges_are_split() {
+    for stmts in [
+        quote!(for o in out.iter_mut() {
+            *o = 1.0;
+        }),
+        quote!(for o in out {
+            *o = 1.0;
+        }),
+        quote!(for (i, o) in out.iter_mut().enumerate() {
+            *o = a[i] + i as f32;
+        }),
+        quote!(for (o, (x, y)) in out.iter_mut().zip(a.iter().zip(b)) {
+            *o = x * y;
+        }),
+        quote!(for (o, x) in o2.iter_mut().zip(a.iter().copied()) {
+            *o = x;
+        }),
+        quote!(for row in out.chunks_mut(w) {
+            row[0] = 1.0;
+        }),
+        quote!(for (r, (row, src)) in out.chunks_exact_mut(w).zip(a.chunks_exact(w)).enumerate() {
+            row[0] = src[r % w];
+        }),
+        quote!(for i in 0..n {
+            out[i] = a[i] * 2.0;
+        }),
+        quote!(for i in 1..n - 1 {
+            out[i] = a[i - 1] + a[i + 1];
+        }),
+        quote!(for i in 0..n {
+            for j in 0..w {
+                out[i * w + j] = a[j];
+            }
+        }),
+        quote!(for i in 0..n {
+            for j in 0..w {
+                out[j + w * i] = a[j];
+            }
+        }),
+        quote!(for i in 0..n {
+            let row = &mut out[i * w..(i + 1) * w];
+            row[0] = 1.0;
+        }),
+        quote!(for i in 0..n {
+            out[3 * i] = 1.0;
+            out[3 * i + 2] = 2.0;
+        }),
+        quote!(for i in 0..n {
+            out[i] = a[i];
+            o2[i] = b[i];
+        }),
+        quote!(for i in 0..a.len() {
+            s += a[i] * b[i];
+        }),
+        quote!(for i in 0..n {
+            out[i] += 1.0;
+            m = m.max(out[i]);
+            count += 1;
+        }),
+        quote!(for x in a.iter() {
+            s += x;
+        }),
+        quote!(for i in 0..n {
+            out[i] = helper(a[i]);
+            println!("{} {}", i, a[i]);
+        }),
+        quote!(for (o, x) in out.iter_mut().zip(a) {
+            if *x < 0.0 {
+                continue;
+            }
+            *o = *x;
+        }),
+        quote!(for i in 0..n {
+            out[i] = cfg.scale * a[i];
+        }),
+    ] {
+        assert_eq!(words(kernel(stmts.clone())), ["split"], "{stmts}");
+    }
+}
+
+#[test]
+fn loops_left_on_one_thread_say_why() {
+    for (stmts, word) in [
+        (
+            quote!(for v in a {
+                let b = (*v * 10.0) as usize;
+                out[b] += 1.0;
+            }),
+            "overlap",
+        ),
+        (
+            quote!(for i in 1..n {
+                out[i] = out[i - 1] + a[i];
+            }),
+            "overlap",
+        ),
+        (
+            quote!(for i in 0..n {
+                out[i] = a[i];
+                out[i + 1] = 0.0;
+            }),
+            "overlap",
+        ),
+        (
+            quote!(for i in 0..n {
+                out[i * w] = a[i];
+            }),
+            "overlap",
+        ),
+        (
+            quote!(for i in 0..n {
+                for j in 0..=w {
+                    out[i * w + j] = 0.0;
+                }
+            }),
+            "overlap",
+        ),
+        (
+            quote!(for i in 0..n {
+                out[i] = 1.0;
+                out[i * 2] = 0.0;
+            }),
+            "overlap",
+        ),
+        (
+            quote!(for i in 0..n {
+                if a[i] < 0.0 {
+                    break;
+                }
+                out[i] = 1.0;
+            }),
+            "break",
+        ),
+        (
+            quote!(for i in 0..n {
+                if a[i] < 0.0 {
+                    return 0.0;
+                }
+                out[i] = 1.0;
+            }),
+            "return",
+        ),
+        (
+            quote!(for i in 0..n {
+                out[i] = parse(a[i])?;
+            }),
+            "try",
+        ),
+        (
+            quote!(for i in 0..n {
+                out[i] = 1.0;
+                cfg.calls += 1;
+            }),
+            "writes",
+        ),
+        (
+            quote!(for i in 0..n {
+                out[i] = 1.0;
+                cfg.bump();
+            }),
+            "writes",
+        ),
+        (
+            quote!(for i in 0..n {
+                out[i] = 1.0;
+                s = a[i];
+            }),
+            "writes",
+        ),
+        (
+            quote!(for i in 0..n {
+                out[i] = s;
+                s += a[i];
+            }),
+            "reads",
+        ),
+        (
+            quote!(for i in 0..n {
+                s += a[i];
+                s *= 2.0;
+            }),
+            "mixed",
+        ),
+        (
+            quote!(for i in 0..n {
+                out[i] = unsafe { *a.as_ptr().add(i) };
+            }),
+            "unsafe",
+        ),
+        (
+            quote!(for i in 0..n {
+                out[i] = my_macro!(a[i]);
+            }),
+            "macro",
+        ),
+        (
+            quote!(for i in 0..n {
+                let i = i + 1;
+                out[i] = 1.0;
+            }),
+            "shadow",
+        ),
+        (
+            quote!(for i in 0..n {
+                println!("{}", a[i]);
+            }),
+            "nothing",
+        ),
+        (
+            quote!(for o in out.iter_mut().rev() {
+                *o = 1.0;
+            }),
+            "source",
+        ),
+        (
+            quote!(for i in (0..n).step_by(2) {
+                out[i] = 1.0;
+            }),
+            "source",
+        ),
+        (
+            quote!(for o in out.iter_mut().zip(o2.iter_mut()) {
+                *o.0 = 1.0;
+            }),
+            "split",
+        ),
+        (
+            quote!(for i in 0..n {
+                m = m.min(a[i]);
+                s += a[i];
+                count -= 1;
+            }),
+            "type",
+        ),
+    ] {
+        assert_eq!(words(kernel(stmts.clone())), [word], "{stmts}");
+    }
+}
+
+#[test]
+fn each_top_level_loop_is_judged_on_its_own() {
+    let f = kernel(quote! {
+        for i in 0..n { out[i] = a[i]; }
+        for i in 1..n { out[i] += out[i - 1]; }
+        let t = 2.0f32;
+        for o in out.iter_mut() { *o *= t; }
+    });
+    assert_eq!(words(f), ["split", "overlap", "split"]);
+}
+
+#[test]
+fn opt_outs_split_nothing() {
+    let f: syn::ItemFn = syn::parse2(kernel(quote!(for i in 0..n {
+        out[i] = 1.0;
+    })))
+    .unwrap();
+    for (opt, word) in [(OptOut::Serial, "serial"), (OptOut::Parallel, "parallel")] {
+        let (body, reports) = split_loops(&f.block, &f.sig, false, Some(opt));
+        assert_eq!(reports[0].reason, word);
+        assert_eq!(body.to_token_stream().to_string(), f.block.to_token_stream().to_string());
+    }
+    let carried = kernel(quote!(for i in 0..n {
+        out[i] = a[i];
+        s += a[i];
+    }));
+    let f: syn::ItemFn = syn::parse2(carried).unwrap();
+    assert_eq!(split_loops(&f.block, &f.sig, true, None).1[0].reason, "exact", "a float reduction is reassociated");
+    let counted = kernel(quote!(for i in 0..n {
+        out[i] = a[i];
+        count += 1;
+    }));
+    let f: syn::ItemFn = syn::parse2(counted).unwrap();
+    assert_eq!(split_loops(&f.block, &f.sig, true, None).1[0].reason, "", "an integer sum is exact");
+}
+
+#[test]
+fn writes_go_to_the_chunk_s_part_rebased_and_reductions_to_partials() {
+    let (_, body) = split(kernel(quote!(for i in 0..n {
+        for j in 0..w {
+            out[i * w + j] = a[j];
+        }
+        s += a[i];
+    })));
+    assert!(body.contains("__adaptive_o0 [(i - __adaptive_lo) * w + j]"), "{body}");
+    assert!(body.contains("split :: parts (& mut out [..] , __adaptive_s0 , & __adaptive_bounds)"), "{body}");
+    assert!(body.contains("let mut s = - 0.0f32 ;"), "{body}");
+    assert!(body.contains("s += __adaptive_q . 0 ;"), "{body}");
+    let (_, body) = split(kernel(quote!(for (r, row) in out.chunks_mut(w).enumerate() {
+        row[0] = r as f32;
+    })));
+    assert!(
+        body.contains(
+            ":: core :: iter :: Iterator :: zip ((__adaptive_lo ..) , __adaptive_o0 . chunks_mut (__adaptive_w0))"
+        ),
+        "{body}"
+    );
+}
+
+#[test]
+fn row_widths_from_fields_and_expressions() {
+    let f = quote!(
+        fn k(img: &Img, out: &mut [f32], n: usize) {
+            let w = img.width;
+            for i in 0..n {
+                for j in 0..img.width {
+                    out[i * img.width + j] = 0.0;
+                }
+            }
+            for i in 0..n {
+                for j in 0..w * 2 {
+                    out[i * (w * 2) + j] = 0.0;
+                }
+            }
+            for row in out.chunks_mut(img.width) {
+                row[0] = 1.0;
+            }
+        }
+    );
+    assert_eq!(words(f), ["split", "split", "split"]);
+    let unsafe_fn = quote!(
+        unsafe fn k(out: &mut [f32]) {
+            for o in out.iter_mut() {
+                *o = 0.0;
+            }
+        }
+    );
+    assert_eq!(words(unsafe_fn), ["unsafe"]);
+}
+
+#[test]
+fn a_chain_s_read_streams_are_shared_with_the_chunks() {
+    let (_, body) = split(kernel(quote!(for (o, x) in out.iter_mut().zip(a.chunks(w)) {
+        *o = x[0];
+    })));
+    assert!(body.contains("Split :: new ((& a ,) ,"), "{body}");
+}

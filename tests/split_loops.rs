@@ -1,0 +1,276 @@
+//! Plain-loop kernels whose top-level loops the Parallel variant splits across
+//! threads: the variant exists, its element-wise results are Scalar's bit for
+//! bit, its reductions are within the tolerance and the same on every run at a
+//! given thread count (1, 2 and 3 threads), and the loops it cannot split are
+//! reported with their word.
+
+use adaptive_kernel::ops::par::with_threads;
+use adaptive_kernel::{adaptive_kernel, Backend, LoopSplit};
+use proptest::prelude::*;
+
+/// `y += alpha·x`, item by item.
+#[adaptive_kernel(complexity = "Low")]
+fn saxpy(alpha: f32, x: &[f32], y: &mut [f32]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi += alpha * xi;
+    }
+}
+
+/// `out[i] = a[i]² + b[i]`, by index, and the sum of what it wrote.
+#[adaptive_kernel(complexity = "Medium")]
+fn square_add(a: &[f32], b: &[f32], out: &mut [f32]) -> f32 {
+    let n = out.len().min(a.len()).min(b.len());
+    let mut total = 0.0f32;
+    for i in 0..n {
+        let v = a[i] * a[i] + b[i];
+        out[i] = v;
+        total += v;
+    }
+    total
+}
+
+/// A 3-tap horizontal blur of an image, row by row.
+#[adaptive_kernel(complexity = "Medium")]
+fn blur_rows(img: &[f32], out: &mut [f32], w: usize) {
+    for (r, row) in out.chunks_mut(w).enumerate() {
+        let src = &img[r * w..(r + 1) * w];
+        for c in 0..row.len() {
+            let left = if c > 0 { src[c - 1] } else { src[c] };
+            let right = if c + 1 < w { src[c + 1] } else { src[c] };
+            row[c] = (left + src[c] + right) / 3.0;
+        }
+    }
+}
+
+/// Pairwise forces with softening, structure-of-arrays, and the potential energy.
+#[adaptive_kernel(complexity = "High", size = x.len() * x.len())]
+fn forces(x: &[f32], y: &[f32], m: &[f32], ax: &mut [f32], ay: &mut [f32]) -> f32 {
+    let n = x.len();
+    let eps = 1e-3f32;
+    let mut energy = 0.0f32;
+    for i in 0..n {
+        let (xi, yi) = (x[i], y[i]);
+        let (mut fx, mut fy) = (0.0f32, 0.0f32);
+        for j in 0..n {
+            let dx = x[j] - xi;
+            let dy = y[j] - yi;
+            let r2 = dx * dx + dy * dy + eps;
+            let inv = 1.0 / (r2 * r2.sqrt());
+            fx += dx * inv * m[j];
+            fy += dy * inv * m[j];
+        }
+        ax[i] = fx;
+        ay[i] = fy;
+        energy += m[i] * (fx * fx + fy * fy);
+    }
+    energy
+}
+
+/// A matrix written element by element: `out[i * w + j]`.
+#[adaptive_kernel(complexity = "Medium", size = h * w)]
+fn outer(a: &[f32], b: &[f32], out: &mut [f32], h: usize, w: usize) {
+    for i in 0..h {
+        for j in 0..w {
+            out[i * w + j] = a[i] * b[j];
+        }
+    }
+}
+
+/// Rows normalised to zero mean and unit variance: each row's sums in lanes, in every chunk too.
+#[adaptive_kernel(complexity = "Medium")]
+fn standardise(x: &[f32], out: &mut [f32], cols: usize) {
+    for (row, out) in x.chunks_exact(cols).zip(out.chunks_exact_mut(cols)) {
+        let mut sum = 0.0f32;
+        for v in row {
+            sum += v;
+        }
+        let mean = sum / cols as f32;
+        let mut var = 0.0f32;
+        for v in row {
+            var += (v - mean) * (v - mean);
+        }
+        let inv = 1.0 / (var / cols as f32 + EPS).sqrt();
+        for (o, v) in out.iter_mut().zip(row) {
+            *o = (v - mean) * inv;
+        }
+    }
+}
+
+const EPS: f32 = 1e-5;
+
+/// A histogram: scattered writes, left on one thread.
+#[adaptive_kernel(complexity = "Low", size = x.len())]
+fn histogram(x: &[f32], bins: &mut [u32]) {
+    let n = bins.len();
+    for v in x {
+        let b = ((v.clamp(0.0, 0.999)) * n as f32) as usize;
+        bins[b] += 1;
+    }
+}
+
+/// A running sum reads the previous output: left on one thread.
+#[adaptive_kernel(complexity = "Low")]
+fn prefix(x: &[f32], out: &mut [f32]) {
+    for i in 1..out.len().min(x.len()) {
+        out[i] = out[i - 1] + x[i];
+    }
+}
+
+/// What it shares is not `Sync`: split, but run in order on the calling thread.
+#[adaptive_kernel(complexity = "Low")]
+fn scaled_by_rc(x: &[f32], out: &mut [f32]) {
+    let scale = std::rc::Rc::new(2.0f32);
+    for (o, v) in out.iter_mut().zip(x) {
+        *o = v * *scale;
+    }
+}
+
+fn words(splits: &[LoopSplit]) -> Vec<&'static str> {
+    splits.iter().map(|s| if s.is_split() { "split" } else { s.reason }).collect()
+}
+
+#[test]
+fn independent_loops_are_split_and_the_others_say_why() {
+    assert_eq!(words(saxpy::KERNEL.spec().splits), ["split"]);
+    assert_eq!(words(square_add::KERNEL.spec().splits), ["split"]);
+    assert_eq!(words(blur_rows::KERNEL.spec().splits), ["split"]);
+    assert_eq!(words(forces::KERNEL.spec().splits), ["split"]);
+    assert_eq!(words(outer::KERNEL.spec().splits), ["split"]);
+    assert_eq!(words(histogram::KERNEL.spec().splits), ["overlap"]);
+    assert_eq!(words(prefix::KERNEL.spec().splits), ["overlap"]);
+    assert_eq!(words(scaled_by_rc::KERNEL.spec().splits), ["split"]);
+    for spec in [saxpy::KERNEL.spec(), forces::KERNEL.spec(), scaled_by_rc::KERNEL.spec()] {
+        assert!(spec.has_parallel, "{}", spec.name);
+    }
+    assert!(!histogram::KERNEL.spec().has_parallel);
+    assert_eq!(words(standardise::KERNEL.spec().splits), ["split"]);
+    for l in standardise::KERNEL.spec().loops {
+        assert_eq!(
+            l.variants,
+            [Backend::Simd, Backend::Parallel],
+            "{l:?}: a chunk's rows are slices the rewrite knows"
+        );
+    }
+    assert!(!prefix::KERNEL.spec().has_parallel);
+}
+
+fn values(len: std::ops::Range<usize>) -> impl Strategy<Value = Vec<f32>> {
+    prop::collection::vec(-10.0f32..10.0, len)
+}
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn element_wise_results_are_scalar_s_bit_for_bit(n in 0usize..3000, w in 1usize..40) {
+        let (a, b) = ((0..n).map(|i| i as f32 * 0.37 - 5.0).collect::<Vec<_>>(), (0..n).map(|i| (i % 7) as f32).collect::<Vec<_>>());
+        for threads in [1, 2, 3] {
+            let (mut ys, mut yp) = (b.clone(), b.clone());
+            saxpy::scalar(1.5, &a, &mut ys);
+            with_threads(threads, || saxpy::parallel(1.5, &a, &mut yp));
+            prop_assert_eq!(bits(&ys), bits(&yp));
+
+            let h = n / w;
+            let img = &a[..h * w];
+            let (mut bs, mut bp) = (vec![0.0; h * w], vec![0.0; h * w]);
+            blur_rows::scalar(img, &mut bs, w);
+            with_threads(threads, || blur_rows::parallel(img, &mut bp, w));
+            prop_assert_eq!(bits(&bs), bits(&bp));
+
+            let (mut os, mut op) = (vec![0.0; h * w], vec![0.0; h * w]);
+            outer::scalar(&a[..h], &b[..w.min(n)], &mut os[..h * w.min(n)], h, w.min(n));
+            with_threads(threads, || outer::parallel(&a[..h], &b[..w.min(n)], &mut op[..h * w.min(n)], h, w.min(n)));
+            prop_assert_eq!(bits(&os), bits(&op));
+
+            let (mut rs, mut rp) = (vec![0.0; n], vec![0.0; n]);
+            scaled_by_rc::scalar(&a, &mut rs);
+            with_threads(threads, || scaled_by_rc::parallel(&a, &mut rp));
+            prop_assert_eq!(bits(&rs), bits(&rp));
+        }
+    }
+
+    #[test]
+    fn reductions_are_within_tolerance_and_repeat_at_a_thread_count(x in values(0..300), y in values(0..300)) {
+        let n = x.len().min(y.len());
+        let (x, y) = (&x[..n], &y[..n]);
+        let m: Vec<f32> = (0..n).map(|i| 1.0 + (i % 3) as f32).collect();
+        let (mut ax, mut ay) = (vec![0.0; n], vec![0.0; n]);
+        let scalar = forces::scalar(x, y, &m, &mut ax, &mut ay);
+        for threads in [1, 2, 3] {
+            let run = || {
+                let (mut px, mut py) = (vec![0.0; n], vec![0.0; n]);
+                let e = with_threads(threads, || forces::parallel(x, y, &m, &mut px, &mut py));
+                (e, px, py)
+            };
+            let (e1, px, py) = run();
+            let (e2, qx, qy) = run();
+            prop_assert_eq!(e1.to_bits(), e2.to_bits());
+            prop_assert_eq!(bits(&px), bits(&qx));
+            prop_assert_eq!(bits(&py), bits(&qy));
+            let close = |a: f32, b: f32, scale: f32| (a - b).abs() <= 1e-3 * scale.max(1.0);
+            let scale: f32 = ax.iter().map(|v| v.abs()).sum::<f32>() + 1.0;
+            for i in 0..n {
+                prop_assert!(close(ax[i], px[i], scale), "{} vs {}", ax[i], px[i]);
+                prop_assert!(close(ay[i], py[i], scale));
+            }
+            prop_assert!(close(scalar, e1, scalar.abs() * 1e-1 + 1.0), "{} vs {}", scalar, e1);
+        }
+        let (mut out_s, mut out_p) = (vec![0.0; n], vec![0.0; n]);
+        let ts = square_add::scalar(x, y, &mut out_s);
+        let tp = with_threads(2, || square_add::parallel(x, y, &mut out_p));
+        prop_assert_eq!(bits(&out_s), bits(&out_p));
+        let bound: f32 = out_s.iter().map(|v| v.abs()).sum::<f32>() * 1e-5 + 1e-6;
+        prop_assert!((ts - tp).abs() <= bound, "{} vs {}", ts, tp);
+    }
+}
+
+#[test]
+fn loops_left_alone_still_compute_the_same() {
+    let x: Vec<f32> = (0..100).map(|i| i as f32 / 100.0).collect();
+    let mut bins = vec![0u32; 10];
+    histogram(&x, &mut bins);
+    assert_eq!(bins, [10; 10]);
+    let mut out = vec![0.0; 5];
+    prefix(&[1.0, 2.0, 3.0, 4.0, 5.0], &mut out);
+    assert_eq!(out, [0.0, 2.0, 5.0, 9.0, 14.0]);
+}
+
+#[test]
+fn routed_calls_compute_what_scalar_computes() {
+    let n = 4_096;
+    let a: Vec<f32> = (0..n).map(|i| (i % 13) as f32 * 0.25).collect();
+    let b: Vec<f32> = (0..n).map(|i| (i % 5) as f32).collect();
+    for _ in 0..50 {
+        let (mut y, mut want) = (b.clone(), b.clone());
+        saxpy(2.0, &a, &mut y);
+        saxpy::scalar(2.0, &a, &mut want);
+        assert_eq!(y, want);
+        let (mut o, mut w) = (vec![0.0; n], vec![0.0; n]);
+        let (t, tw) = (square_add(&a, &b, &mut o), square_add::scalar(&a, &b, &mut w));
+        assert_eq!(o, w);
+        assert!((t - tw).abs() <= tw.abs() * 1e-4);
+        blur_rows(&a, &mut o, 64);
+        blur_rows::scalar(&a, &mut w, 64);
+        assert_eq!(o, w);
+        outer(&a[..64], &b[..64], &mut o, 64, 64);
+        outer::scalar(&a[..64], &b[..64], &mut w, 64, 64);
+        assert_eq!(o, w);
+        scaled_by_rc(&a, &mut o);
+        scaled_by_rc::scalar(&a, &mut w);
+        assert_eq!(o, w);
+    }
+    let (mut o, mut w) = (vec![0.0; n], vec![0.0; n]);
+    standardise(&a, &mut o, 64);
+    standardise::scalar(&a, &mut w, 64);
+    for (p, q) in o.iter().zip(&w) {
+        assert!((p - q).abs() <= 1e-4, "{p} vs {q}");
+    }
+    let (x, y, m) = (&a[..256], &b[..256], vec![1.0f32; 256]);
+    let (mut ax, mut ay) = (vec![0.0; 256], vec![0.0; 256]);
+    let e = forces(x, y, &m, &mut ax, &mut ay);
+    assert!(e.is_finite());
+}
