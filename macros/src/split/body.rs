@@ -621,6 +621,7 @@ impl<'ast> Visit<'ast> for Checker<'_> {
             Expr::Continue(c) => {
                 if let Some(l) = &c.label {
                     let own = self.the_loop.label.is_some_and(|s| s.ident == l.ident);
+                    // A top-level loop's body can name no other label; kept in case that changes.
                     if !own && !self.labels.contains(&l.ident.to_string()) {
                         self.fail("label");
                     }
