@@ -103,28 +103,7 @@ impl Walker {
     /// A macro's tokens may bind any identifier they contain (except the standard
     /// macros, which bind none the caller sees).
     fn poison_macro(&mut self, mac: &syn::Macro) {
-        const STD: [&str; 19] = [
-            "vec",
-            "assert",
-            "assert_eq",
-            "assert_ne",
-            "debug_assert",
-            "debug_assert_eq",
-            "debug_assert_ne",
-            "println",
-            "print",
-            "eprintln",
-            "eprint",
-            "format",
-            "write",
-            "writeln",
-            "panic",
-            "unreachable",
-            "todo",
-            "matches",
-            "format_args",
-        ];
-        if STD.iter().any(|m| mac.path.is_ident(m)) {
+        if crate::std_macros::known(&mac.path).is_some() {
             return;
         }
         fn idents(tokens: TokenStream, out: &mut Vec<String>) {
