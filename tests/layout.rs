@@ -1,8 +1,11 @@
-//! The runtime's files import each other in one direction only: no import
-//! cycles between files of `runtime/src`.
+//! The workspace's files import each other in one direction only: no import
+//! cycles between the files of any crate (the runtime, the macros, the facade,
+//! its command, the benches made of several files, the WebAssembly example).
+//! A crate's files are found by following its `mod` declarations from its root.
 //!
-//! An edge `a → b` is a path in `a` (in a `use` or inline, outside comments and
-//! `#[cfg(test)]` modules) that names an item of file `b`: `crate::…`,
+//! An edge `a → b` is a path in `a` (in a `use` or inline, outside comments,
+//! `#[cfg(test)]` modules and the code a macro generates with `quote!`) that
+//! names an item of file `b`: `crate::…`,
 //! `super::…`, `self::…` and `$crate::…` paths are resolved to the deepest
 //! module file they reach, and an item that a `mod.rs`/`lib.rs` re-exports
 //! (`pub use child::Item`) is followed to its defining file. Module
@@ -11,7 +14,18 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/runtime/src");
+const RUNTIME: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/runtime/src/lib.rs");
+const MACROS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/macros/src/lib.rs");
+/// Every crate of more than one file, by its root file.
+const CRATES: [&str; 7] = [
+    RUNTIME,
+    MACROS,
+    concat!(env!("CARGO_MANIFEST_DIR"), "/src/lib.rs"),
+    concat!(env!("CARGO_MANIFEST_DIR"), "/src/bin/adaptive-kernel/main.rs"),
+    concat!(env!("CARGO_MANIFEST_DIR"), "/benches/routing_quality/main.rs"),
+    concat!(env!("CARGO_MANIFEST_DIR"), "/benches/programs.rs"),
+    concat!(env!("CARGO_MANIFEST_DIR"), "/examples/web/src/lib.rs"),
+];
 
 /// A module path (`["kernel", "site"]`) and the file that holds it.
 struct Module {
@@ -20,33 +34,73 @@ struct Module {
     code: String,
 }
 
-fn modules() -> Vec<Module> {
+/// The name a `mod name;` declaration line declares (any visibility), if it is one.
+fn declared_module(line: &str) -> Option<&str> {
+    let l = line.trim_start();
+    let l = ["pub(crate) ", "pub(super) ", "pub "].iter().fold(l, |l, p| l.strip_prefix(p).unwrap_or(l));
+    Some(l.strip_prefix("mod ")?.strip_suffix(';')?.trim())
+}
+
+/// Every file of the crate whose root file is `root`, found by following its `mod`
+/// declarations (a `#[path]` attribute included), with its path relative to the
+/// root's folder.
+fn modules(root: &str) -> Vec<Module> {
+    let root = PathBuf::from(root);
+    let base = root.parent().unwrap().to_owned();
     let mut out = Vec::new();
-    let mut stack = vec![PathBuf::from(SRC)];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let p = entry.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|e| e == "rs") {
-                let rel = p.strip_prefix(SRC).unwrap();
-                let mut path: Vec<String> = rel.iter().map(|c| c.to_string_lossy().into_owned()).collect();
-                let last = path.pop().unwrap();
-                match last.as_str() {
-                    "lib.rs" | "mod.rs" => {}
-                    other => path.push(other.trim_end_matches(".rs").to_owned()),
-                }
-                let code = with_child_paths(&strip(&std::fs::read_to_string(&p).unwrap()));
-                out.push(Module { path, file: rel.to_owned(), code });
+    let mut todo = vec![(root.clone(), Vec::<String>::new())];
+    while let Some((file, path)) = todo.pop() {
+        let code = without_quoted(&strip(&std::fs::read_to_string(&file).unwrap()));
+        let here = file.parent().unwrap();
+        let owns_folder = file == root || matches!(file.file_name().and_then(|n| n.to_str()), Some("mod.rs"));
+        let children = if owns_folder { here.to_owned() } else { here.join(file.file_stem().unwrap()) };
+        let mut path_attr = None;
+        // Inline modules (`mod name { … }`) open, with the brace depth each opened at.
+        let (mut inline, mut depth) = (Vec::<(String, usize)>::new(), 0usize);
+        for line in code.lines() {
+            let l = line.trim();
+            if let Some(p) = l.strip_prefix("#[path = \"").and_then(|r| r.strip_suffix("\"]")) {
+                path_attr = Some(here.join(p));
+            } else if let Some(name) = declared_module(l) {
+                let folder = inline.iter().fold(children.clone(), |f, (m, _)| f.join(m));
+                let child = path_attr.take().unwrap_or_else(|| {
+                    let flat = folder.join(format!("{name}.rs"));
+                    if flat.exists() {
+                        flat
+                    } else {
+                        folder.join(name).join("mod.rs")
+                    }
+                });
+                let mut child_path = path.clone();
+                child_path.extend(inline.iter().map(|(m, _)| m.clone()));
+                child_path.push(name.to_owned());
+                todo.push((child, child_path));
+            } else if !l.starts_with("#[") {
+                path_attr = None;
             }
+            let opens =
+                l.strip_suffix('{').and_then(|l| declared_module(&format!("{};", l.trim_end())).map(str::to_owned));
+            if let Some(name) = opens {
+                inline.push((name, depth));
+            }
+            depth += l.matches('{').count();
+            depth = depth.saturating_sub(l.matches('}').count());
+            inline.retain(|&(_, at)| at < depth);
         }
+        let rel = file.strip_prefix(&base).unwrap().to_owned();
+        out.push(Module { path, file: rel, code: with_child_paths(&code) });
     }
     out
 }
 
-/// The code without comments and without the trailing `#[cfg(test)] mod …` block.
+/// The code without comments and without the trailing `#[cfg(test)] mod … { … }` block
+/// (a `#[cfg(test)] mod tests;` declaration stays: the file it names is read on its own).
 fn strip(src: &str) -> String {
-    let src = match src.find("#[cfg(test)]\nmod ") {
+    let block = src.match_indices("#[cfg(test)]\nmod ").map(|(i, _)| i).find(|&i| {
+        let line = src[i..].lines().nth(1).unwrap_or("");
+        line.trim_end().ends_with('{')
+    });
+    let src = match block {
         Some(i) => &src[..i],
         None => src,
     };
@@ -57,6 +111,48 @@ fn strip(src: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// `code` without the bodies of `quote!`, `quote_spanned!` and `parse_quote!` invocations:
+/// paths there are code the macro generates for its user's crate, not imports of this file.
+fn without_quoted(code: &str) -> String {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = String::with_capacity(code.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let rest: String = chars[i..chars.len().min(i + 20)].iter().collect();
+        let starts_word = i == 0 || !is_ident(chars[i - 1]);
+        let quoted = ["quote!", "quote_spanned!", "parse_quote!", "parse_quote_spanned!"]
+            .into_iter()
+            .find(|m| starts_word && rest.starts_with(m));
+        let Some(m) = quoted else {
+            out.push(chars[i]);
+            i += 1;
+            continue;
+        };
+        out.push_str(m);
+        i += m.len();
+        while chars.get(i).is_some_and(|c| c.is_whitespace()) {
+            i += 1;
+        }
+        // Skip the balanced body, whatever its delimiter.
+        let mut depth = 0usize;
+        while let Some(&c) = chars.get(i) {
+            i += 1;
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push_str("{}");
+    }
+    out
 }
 
 fn is_ident(c: char) -> bool {
@@ -71,14 +167,7 @@ fn is_reexport(line: &str) -> bool {
 
 /// `code` with paths through the file's own child modules (`mod x;` … `x::y`) spelled `self::x::y`.
 fn with_child_paths(code: &str) -> String {
-    let children: Vec<String> = code
-        .lines()
-        .filter_map(|l| {
-            let l = l.trim_start().trim_start_matches("pub(crate) ").trim_start_matches("pub ");
-            let name = l.strip_prefix("mod ")?.strip_suffix(';')?;
-            Some(name.trim().to_owned())
-        })
-        .collect();
+    let children: Vec<String> = code.lines().filter_map(declared_module).map(str::to_owned).collect();
     let chars: Vec<char> = code.chars().collect();
     let mut out = String::with_capacity(code.len());
     let mut i = 0;
@@ -201,12 +290,17 @@ fn absolute(from: &Module, path: &[String]) -> Vec<String> {
     base
 }
 
+/// Whether `m` is a crate root or a `mod.rs`: a folder's file, whose declarations and
+/// re-exports are structure.
+fn is_folder(m: &Module) -> bool {
+    m.path.is_empty() || m.file.file_name().is_some_and(|n| n == "mod.rs")
+}
+
 fn resolve(mods: &BTreeMap<Vec<String>, &Module>, full: &[String], depth: usize) -> Option<PathBuf> {
     // The deepest module the path reaches.
     let n = (0..=full.len()).rev().find(|&n| mods.contains_key(&full[..n]))?;
     let module = mods[&full[..n]];
-    let is_mod_file = matches!(module.file.file_name().and_then(|f| f.to_str()), Some("mod.rs" | "lib.rs"));
-    if is_mod_file && n < full.len() && depth < 8 {
+    if is_folder(module) && n < full.len() && depth < 8 {
         // A re-exported item: follow `pub use x::…::Item` (or `… as Item`, or a glob) in that file.
         let item = &full[n];
         let reexports: Vec<&str> = module.code.lines().filter(|l| is_reexport(l)).collect();
@@ -227,13 +321,13 @@ fn resolve(mods: &BTreeMap<Vec<String>, &Module>, full: &[String], depth: usize)
     Some(module.file.clone())
 }
 
-fn graph() -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
-    let all = modules();
+/// The import edges between the files of the crate whose root file is `root`.
+fn graph(root: &str) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
+    let all = modules(root);
     let mods: BTreeMap<Vec<String>, &Module> = all.iter().map(|m| (m.path.clone(), m)).collect();
     let mut edges = BTreeMap::new();
     for m in &all {
-        let is_mod_file = matches!(m.file.file_name().and_then(|n| n.to_str()), Some("mod.rs" | "lib.rs"));
-        let code: String = if is_mod_file {
+        let code: String = if is_folder(m) {
             // Declarations and re-exports are the folder's structure, not its dependencies.
             m.code.lines().filter(|l| !is_reexport(l)).collect::<Vec<_>>().join("\n")
         } else {
@@ -297,23 +391,56 @@ fn find_cycle(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Option<Vec<PathBu
     None
 }
 
-#[test]
-fn runtime_files_import_each_other_in_one_direction() {
-    let edges = graph();
-    assert!(edges.len() > 30, "found only {} files under {SRC}", edges.len());
-    let site = PathBuf::from("kernel/site.rs");
-    assert!(edges[&site].contains(&PathBuf::from("kernel/policy.rs")), "the resolver must see site → policy");
-    if let Some(cycle) = find_cycle(&edges) {
+/// Fails with the cycle when `edges` have one.
+fn assert_acyclic(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>, what: &str) {
+    if let Some(cycle) = find_cycle(edges) {
         let shown: Vec<String> = cycle.iter().map(|p| p.display().to_string()).collect();
-        panic!("import cycle between runtime files: {}", shown.join(" → "));
+        panic!("import cycle between {what} files: {}", shown.join(" → "));
     }
 }
 
 #[test]
-#[ignore = "prints the graph, for eyes"]
+fn runtime_files_import_each_other_in_one_direction() {
+    let edges = graph(RUNTIME);
+    assert!(edges.len() > 30, "found only {} files under {RUNTIME}", edges.len());
+    let cold = PathBuf::from("kernel/cold.rs");
+    assert!(edges[&cold].contains(&PathBuf::from("kernel/policy/mod.rs")), "the resolver must see cold → policy");
+    let step = PathBuf::from("kernel/policy/mod.rs");
+    assert!(edges[&step].contains(&PathBuf::from("kernel/policy/explore.rs")), "and a folder's own children");
+    assert_acyclic(&edges, "runtime");
+}
+
+#[test]
+fn macro_files_import_each_other_in_one_direction() {
+    let edges = graph(MACROS);
+    assert!(edges.len() > 15, "found only {} files under {MACROS}", edges.len());
+    // The generators read the parsed kernel, which lives apart from what drives them.
+    let expand = PathBuf::from("expand.rs");
+    for (from, to) in [("expand.rs", "kernel_def.rs"), ("in_impl.rs", "kernel_def.rs"), ("expand.rs", "in_impl.rs")] {
+        assert!(edges[&PathBuf::from(from)].contains(&PathBuf::from(to)), "the resolver must see {from} → {to}");
+    }
+    assert!(!edges[&PathBuf::from("kernel_def.rs")].contains(&expand), "the parsed kernel does not reach its driver");
+    assert_acyclic(&edges, "macro");
+}
+
+#[test]
+fn every_crate_s_files_import_each_other_in_one_direction() {
+    for src in CRATES {
+        let edges = graph(src);
+        assert!(edges.len() > 1, "found only {} files under {src}", edges.len());
+        assert_acyclic(&edges, src);
+    }
+    let bench = graph(CRATES[4]);
+    assert!(bench[&PathBuf::from("pass.rs")].contains(&PathBuf::from("calls.rs")), "a bench's modules are read too");
+}
+
+#[test]
+#[ignore = "prints the graphs, for eyes"]
 fn print_graph() {
-    for (from, to) in graph() {
-        println!("{} -> {:?}", from.display(), to);
+    for src in CRATES {
+        for (from, to) in graph(src) {
+            println!("{} -> {:?}", from.display(), to);
+        }
     }
 }
 
@@ -327,6 +454,14 @@ fn the_cycle_finder_finds_cycles() {
     assert_eq!(find_cycle(&edges).map(|c| c.len()), Some(4));
     edges.insert(p("c.rs"), BTreeSet::new());
     assert_eq!(find_cycle(&edges), None);
+}
+
+#[test]
+fn generated_code_is_not_an_import() {
+    let code =
+        "use crate::a::B;\nlet t = quote! { use super::super::*; crate::c::D };\nlet u = parse_quote!(self::e::F);";
+    let s: Vec<String> = paths(&without_quoted(code)).iter().map(|p| p.join("::")).collect();
+    assert_eq!(s, ["crate::a::B"]);
 }
 
 #[test]

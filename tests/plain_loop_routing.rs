@@ -6,8 +6,9 @@
 //! The timings are this machine's, measured by the router itself: the test
 //! only calls the kernel. The cost model is installed with fixed figures (it
 //! prunes nothing here: neither variant is predicted hopeless) and history is
-//! off; the kernel has no GPU or Parallel variant, so Scalar and SIMD are the
-//! only candidates whatever `ADAPTIVE_KERNEL_GPU` says. Against a transient
+//! off; the kernel has no GPU variant and, being `serial`, no Parallel one (its
+//! loop would split across threads: `tests/split_routing.rs` routes that), so
+//! Scalar and SIMD are the only candidates whatever `ADAPTIVE_KERNEL_GPU` says. Against a transient
 //! load (other processes on a shared machine), the test keeps calling after the
 //! bucket first settles: the router re-times a settled choice whose confidence
 //! interval overlaps an alternative's, so what it holds after many calls is
@@ -31,7 +32,7 @@ use adaptive_kernel::{adaptive_kernel, Backend};
 use common::{fixed_model, settled};
 
 /// `Σ aᵢ·bᵢ`, as people write it.
-#[adaptive_kernel(complexity = "Medium")]
+#[adaptive_kernel(complexity = "Medium", serial)]
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut s = 0.0f32;
     for i in 0..a.len() {

@@ -5,7 +5,7 @@
 //! reported with their word.
 
 use adaptive_kernel::ops::par::with_threads;
-use adaptive_kernel::{adaptive_kernel, LoopSplit};
+use adaptive_kernel::{adaptive_kernel, Backend, LoopSplit};
 use proptest::prelude::*;
 
 /// `y += alpha·x`, item by item.
@@ -76,6 +76,28 @@ fn outer(a: &[f32], b: &[f32], out: &mut [f32], h: usize, w: usize) {
     }
 }
 
+/// Rows normalised to zero mean and unit variance: each row's sums in lanes, in every chunk too.
+#[adaptive_kernel(complexity = "Medium")]
+fn standardise(x: &[f32], out: &mut [f32], cols: usize) {
+    for (row, out) in x.chunks_exact(cols).zip(out.chunks_exact_mut(cols)) {
+        let mut sum = 0.0f32;
+        for v in row {
+            sum += v;
+        }
+        let mean = sum / cols as f32;
+        let mut var = 0.0f32;
+        for v in row {
+            var += (v - mean) * (v - mean);
+        }
+        let inv = 1.0 / (var / cols as f32 + EPS).sqrt();
+        for (o, v) in out.iter_mut().zip(row) {
+            *o = (v - mean) * inv;
+        }
+    }
+}
+
+const EPS: f32 = 1e-5;
+
 /// A histogram: scattered writes, left on one thread.
 #[adaptive_kernel(complexity = "Low", size = x.len())]
 fn histogram(x: &[f32], bins: &mut [u32]) {
@@ -121,6 +143,14 @@ fn independent_loops_are_split_and_the_others_say_why() {
         assert!(spec.has_parallel, "{}", spec.name);
     }
     assert!(!histogram::KERNEL.spec().has_parallel);
+    assert_eq!(words(standardise::KERNEL.spec().splits), ["split"]);
+    for l in standardise::KERNEL.spec().loops {
+        assert_eq!(
+            l.variants,
+            [Backend::Simd, Backend::Parallel],
+            "{l:?}: a chunk's rows are slices the rewrite knows"
+        );
+    }
     assert!(!prefix::KERNEL.spec().has_parallel);
 }
 
@@ -232,6 +262,12 @@ fn routed_calls_compute_what_scalar_computes() {
         scaled_by_rc(&a, &mut o);
         scaled_by_rc::scalar(&a, &mut w);
         assert_eq!(o, w);
+    }
+    let (mut o, mut w) = (vec![0.0; n], vec![0.0; n]);
+    standardise(&a, &mut o, 64);
+    standardise::scalar(&a, &mut w, 64);
+    for (p, q) in o.iter().zip(&w) {
+        assert!((p - q).abs() <= 1e-4, "{p} vs {q}");
     }
     let (x, y, m) = (&a[..256], &b[..256], vec![1.0f32; 256]);
     let (mut ax, mut ay) = (vec![0.0; 256], vec![0.0; 256]);

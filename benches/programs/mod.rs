@@ -111,16 +111,6 @@ pub(crate) struct WholeRun {
     pub(crate) run: fn(Build) -> f64,
 }
 
-/// Every program's whole run.
-pub(crate) const WHOLE_RUNS: [WholeRun; 6] = [
-    nbody::WHOLE_RUN,
-    kmeans::WHOLE_RUN,
-    layernorm::WHOLE_RUN,
-    softmax::WHOLE_RUN,
-    blur::WHOLE_RUN,
-    histogram::WHOLE_RUN,
-];
-
 /// `$name(args)` runs `$body::<L>(args)` compiled for the best instruction set
 /// this CPU has, chosen at run time: AVX-512F (`L = $l512`), else AVX2 with
 /// FMA (`L = $l256`), else the target's baseline (`L = $l128`). `$body` must be

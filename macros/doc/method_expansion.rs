@@ -50,7 +50,7 @@ pub fn forward(&self, x: &[f32]) -> f32 {
         // The runtime's `#[target_feature]` clones (AVX-512, AVX2+FMA), picked by `simd_level()`; the
         // closure is inlined into the clone and compiled with its features. No `ops::` call in the body:
         // no GPU or Parallel variant, and those backends share this arm (never chosen).
-        | ::adaptive_kernel::__private::Backend::Gpu => __adaptive_route.run(move || ::adaptive_kernel::__private::simd_run(move || {
+        | ::adaptive_kernel::__private::Backend::Gpu => __adaptive_route.run(move || ::adaptive_kernel::__private::simd_run(#[inline(always)] move || {
             #[allow(unused_imports)]
             use ::adaptive_kernel::__private::ops_simd as ops;
             self.w.iter().zip(x).map(|(w, v)| w * v).sum()

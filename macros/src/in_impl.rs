@@ -12,7 +12,7 @@
 //!         .route(__adaptive_size, || Work::estimate(..));
 //!     match __adaptive_route.backend() {
 //!         Backend::Scalar => __adaptive_route.run(move || { use ops_scalar as ops; BODY }),
-//!         Backend::Simd => __adaptive_route.run(move || simd_run(move || { use ops_simd as ops; SIMD BODY })),
+//!         Backend::Simd => __adaptive_route.run(move || simd_run(#[inline(always)] move || { use ops_simd as ops; SIMD BODY })),
 //!         Backend::Parallel => __adaptive_route.run(move || { use ops_par as ops; SIMD BODY }),
 //!         Backend::Gpu => __adaptive_route.run(move || { use ops_gpu as ops; BODY }),
 //!     }
@@ -26,7 +26,8 @@
 //! the body, capturing the receiver and the parameters as they are (`self`,
 //! `&mut self`, `self: Box<Self>` alike); `return` and `?` leave the closure,
 //! whose value is the function's. The SIMD closure runs inside the runtime's
-//! `#[target_feature]` clones (`simd_run`), which LLVM compiles it into.
+//! `#[target_feature]` clones (`simd_run`), into which it is inlined
+//! (`#[inline(always)]` on the closure), so LLVM compiles it with their features.
 //!
 //! The macro cannot see whether the impl is generic, so every method routes
 //! through a `KernelFamily`: one kernel per instantiation of `Self` (and of the
@@ -84,7 +85,10 @@ impl ToTokens for InImpl<'_> {
             Some(path) => self.explicit(path),
             None => {
                 let body = body_closure("ops_simd", &k.simd_body);
-                quote!(move || ::adaptive_kernel::__private::simd_run(#body))
+                // `inline(always)`: the body must compile inside `simd_run`'s `#[target_feature]`
+                // clones; a large one left to LLVM's judgement stays a function of its own, at the
+                // target's baseline.
+                quote!(move || ::adaptive_kernel::__private::simd_run(#[inline(always)] #body))
             }
         };
         let parallel = match (&k.args.parallel, &k.parallel_body) {

@@ -7,12 +7,12 @@
 //!
 //! | layer | holds |
 //! | --- | --- |
-//! | leaves: `backend`, `error`, [`config`], `simd_level`, [`moe`], `bucket`, `numeric`, [`tolerance`], [`compare`] | [`Backend`], [`OpComplexity`], [`Error`], the `ADAPTIVE_KERNEL_*` variables, [`SimdLevel`] and the one table of SIMD feature sets, the one MoE threshold table, size buckets, the shared median, the agreement a reassociated reduction promises, and how `verify` compares results by it |
+//! | leaves: `backend`, `per_backend`, `error`, [`config`], `simd_level`, [`moe`], `bucket`, `numeric`, [`tolerance`], [`compare`] | [`Backend`], [`OpComplexity`], per-backend values and sets of backends, [`Error`], the `ADAPTIVE_KERNEL_*` variables, [`SimdLevel`] and the one table of SIMD feature sets, the one MoE threshold table, size buckets, the shared median, the agreement a reassociated reduction promises, and how `verify` compares results by it |
 //! | [`ops`] | the op set in four backends: [`ops::scalar`], [`ops::simd`], [`ops::par`], [`ops::gpu`] |
 //! | [`cost`] | [`CostModel`]: predicted time per backend from figures calibrated on this machine; [`Work`] |
-//! | `select` | the stateless selection API: [`BackendSelector`] (MoE table, 5× rule), [`catalog`], [`AdaptiveBackend`] |
+//! | `select` | the selection API for code that routes its own calls: [`BackendSelector`] (MoE table, 5× rule, stateless), [`catalog`], [`AdaptiveBackend`] (a string-keyed learner of its own) |
 //! | `persist` | the history file: its own versioned records ([`HistoryFile`]), a pure merge, the background saver, [`Fingerprint`] and the nearest other entry ([`NearestEntry`]), [`flush`], and reading and editing a file by path ([`read_history`], [`clear_history`], [`save_calibration`]) |
-//! | `kernel` | the learning router: [`KernelSpec`], [`Kernel`] (static handle, cold path), [`Route`] (fast path), policy, statistics, [`KernelTable`], [`with_backend`], telemetry |
+//! | `kernel` | the learning router: [`KernelSpec`], [`Kernel`] (static handle), [`Route`] (fast path), the cold path, the routing rules (`kernel::policy`), statistics, [`KernelTable`], [`with_backend`], telemetry |
 //!
 //! `select` and `kernel` are siblings: the stateless API never reaches the
 //! router. `persist` receives snapshots from `kernel` and never reaches into it.
@@ -30,6 +30,7 @@ mod kernel;
 pub mod moe;
 mod numeric;
 pub mod ops;
+mod per_backend;
 mod persist;
 mod platform;
 mod select;
@@ -47,6 +48,10 @@ pub use kernel::{
     Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, KernelTable, LoopLine, LoopRewrite, LoopSplit,
     LoopSummary, Route, SplitLine, LOOP_REASONS,
 };
+/// The median every statistic of this crate is taken with, for the workspace's own
+/// benches (`benches/routing_quality`). Not a public API.
+#[doc(hidden)]
+pub use numeric::median as __median;
 pub use persist::{
     clear_history, default_path, export_history, export_learned, flush, history_file, history_status, import_history,
     import_learned, read_history, save_calibration, set_history, BucketRecord, ExclusionRecord, Fingerprint,

@@ -4,7 +4,7 @@
 
 /// The median of `values` (the mean of the two middle ones for an even count),
 /// ordering by [`f64::total_cmp`]; `None` when empty. Reorders `values`.
-pub(crate) fn median(values: &mut [f64]) -> Option<f64> {
+pub fn median(values: &mut [f64]) -> Option<f64> {
     if values.is_empty() {
         return None;
     }

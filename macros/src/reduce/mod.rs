@@ -110,35 +110,7 @@ impl Walker {
     /// A macro's tokens may bind any identifier they contain (except the standard
     /// macros, which bind none the caller sees).
     fn poison_macro(&mut self, mac: &syn::Macro) {
-        const STD: [&str; 19] = [
-            "vec",
-            "assert",
-            "assert_eq",
-            "assert_ne",
-            "debug_assert",
-            "debug_assert_eq",
-            "debug_assert_ne",
-            "println",
-            "print",
-            "eprintln",
-            "eprint",
-            "format",
-            "write",
-            "writeln",
-            "panic",
-            "unreachable",
-            "todo",
-            "matches",
-            "format_args",
-        ];
-        // `assert!`, or `::core::assert!` as generated code (the Parallel variant's split) spells it.
-        let segments: Vec<String> = mac.path.segments.iter().map(|s| s.ident.to_string()).collect();
-        let name = match segments.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-            [name] if mac.path.leading_colon.is_none() => Some(*name),
-            ["core" | "std", name] if mac.path.leading_colon.is_some() => Some(*name),
-            _ => None,
-        };
-        if name.is_some_and(|name| STD.contains(&name)) {
+        if crate::std_macros::known(&mac.path).is_some() {
             return;
         }
         fn idents(tokens: TokenStream, out: &mut Vec<String>) {

@@ -560,18 +560,18 @@ impl Env {
                     (Ty::Int(a), Ty::Int(b)) => a.unify(b).map(|k| Value::One(Ty::Int(k))),
                     _ => None,
                 },
-                // `lo..`: what the Parallel variant's split counts a chunk's `enumerate` from.
+                // `lo..`, as a split loop's chunk counts an enumeration from its first index.
                 (Some(start), None) => match self.ty(start) {
                     Ty::Int(k) => Some(Value::One(Ty::Int(k))),
                     _ => None,
                 },
                 _ => None,
             },
-            // `::core::iter::Iterator::zip(a, b)`: `a.zip(b)` as the Parallel variant's split spells it.
-            Expr::Call(c) if c.args.len() == 2 && is_std_zip(&c.func) => {
-                let first = self.item(&c.args[0])?;
+            // `::core::iter::Iterator::zip(a, b)`: `a.zip(b)` spelled as a path (a split loop's chunk).
+            Expr::Call(c) if c.args.len() == 2 && is_iterator_zip(&c.func) => {
+                let inner = self.item(&c.args[0])?;
                 let other = self.item(&c.args[1]).unwrap_or(Value::One(Ty::Unknown));
-                Some(Value::Tuple(vec![first, other]))
+                Some(Value::Tuple(vec![inner, other]))
             }
             Expr::Reference(r) if r.mutability.is_none() => match self.place(&r.expr) {
                 Ty::Slice { width, .. } => Some(Value::One(Ty::FloatRef(width))),
@@ -739,18 +739,11 @@ impl Env {
     }
 }
 
-/// `::core::iter::Iterator::zip` or `::std::iter::Iterator::zip`, with a leading `::`: std's
-/// `zip`, whatever the body imports.
-fn is_std_zip(func: &Expr) -> bool {
-    let Expr::Path(p) = func else { return false };
+/// `Iterator::zip` by path (`::core::iter::Iterator::zip`, `std::iter::Iterator::zip`).
+fn is_iterator_zip(f: &Expr) -> bool {
+    let Expr::Path(p) = f else { return false };
     let names: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-    p.qself.is_none()
-        && p.path.leading_colon.is_some()
-        && p.path.segments.iter().all(|s| s.arguments.is_empty())
-        && matches!(
-            names.iter().map(String::as_str).collect::<Vec<_>>().as_slice(),
-            ["core" | "std", "iter", "Iterator", "zip"]
-        )
+    p.qself.is_none() && names.ends_with(&["Iterator".to_string(), "zip".to_string()])
 }
 
 /// A value's type without its reference: what a constant beside it has.
@@ -954,7 +947,6 @@ mod tests {
                 Value::One(Ty::Slice { width: Width::F32, shared: false })
             ]))
         );
-        assert_eq!(item(parse_quote!(core::iter::Iterator::zip((n..), x.chunks(n)))), None, "no leading `::`");
         assert_eq!(item(parse_quote!((s..))), None);
         let mut scoped = env();
         scoped.bind_for(&parse_quote!((i, (r, _))), &parse_quote!(x.chunks(n).zip(w.chunks(n)).enumerate()));

@@ -60,6 +60,8 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &
     let mut chunk_loop = f.clone();
     // A chain's read streams, cut to the chunk (inside the chunk's closure).
     let mut sub_slices = TokenStream::new();
+    // What the chunk's closure names from outside: the body's names, and a chain's read streams.
+    let mut shared: Vec<Ident> = facts.shared.clone();
     match space {
         Space::Range { start, end } => {
             let (s, e) = (hidden("__adaptive_start"), hidden("__adaptive_end"));
@@ -93,10 +95,8 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &
             for (k, s) in streams.iter().enumerate() {
                 let width = s.rows.as_ref().map(|rows| {
                     let var = hidden(&format!("__adaptive_w{k}"));
-                    prelude.extend(quote! {
-                        let #var: usize = #rows;
-                        ::core::assert!(#var != 0, "chunk size must be non-zero");
-                    });
+                    // A call, not `assert!`: the `reduce` rewrite cannot see into a macro's tokens.
+                    prelude.extend(quote!(let #var: usize = #split::row_width(#rows);));
                     var
                 });
                 counts.push(s.count(width.as_ref()));
@@ -106,6 +106,9 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &
                     targets.push((s.slice.clone(), stride));
                     part
                 } else {
+                    if !shared.contains(&s.slice) {
+                        shared.push(s.slice.clone());
+                    }
                     let sub = hidden(&format!("__adaptive_r{k}"));
                     let slice = s.sub_slice(&lo, &hi, width.as_ref());
                     sub_slices.extend(quote!(let #sub = #slice;));
@@ -148,7 +151,6 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &
             _ => quote!(let #p = #job.#field;),
         }
     });
-    let shared = &facts.shared;
     let partial_decls = facts.carried.iter().map(|c| {
         let acc = &c.ident;
         let identity = identity(c);
@@ -187,7 +189,9 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &
             let #whole = (#(&#shared,)*);
             #sub_slices
             #(#partial_decls)*
-            #simd_run(|| { #chunk_loop });
+            // `inline(always)`: the loop must compile inside `simd_run`'s `#[target_feature]` clone,
+            // not as a function of its own at the target's baseline.
+            #simd_run(#[inline(always)] || { #chunk_loop });
             #partials_out
         });
         #combine

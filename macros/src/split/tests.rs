@@ -360,3 +360,11 @@ fn row_widths_from_fields_and_expressions() {
     );
     assert_eq!(words(unsafe_fn), ["unsafe"]);
 }
+
+#[test]
+fn a_chain_s_read_streams_are_shared_with_the_chunks() {
+    let (_, body) = split(kernel(quote!(for (o, x) in out.iter_mut().zip(a.chunks(w)) {
+        *o = x[0];
+    })));
+    assert!(body.contains("Split :: new ((& a ,) ,"), "{body}");
+}

@@ -1,32 +1,33 @@
-//! The decision byte: what a settled bucket caches for the fast path, in one
-//! `AtomicU8` per bucket, so a settled call costs one relaxed load.
+//! The decision byte: what a bucket caches for the fast path, in one
+//! `AtomicU8` per bucket ([`DecisionCell`]), so a settled call costs one relaxed
+//! load; and the flags a [`Route`](super::Route) carries ([`RouteFlags`]), which
+//! keep some of its bits.
 //!
-//! | bits | meaning |
-//! | --- | --- |
-//! | 7 | a decision is cached (the fast path may use it) |
-//! | 6 | wrap calls in a tracing span (slow calls on a site that is not hot) |
-//! | 2..=5 | the sampling interval N (one call in N is timed), as a code: see [`SHIFTS`] |
-//! | 0..=1 | the backend's [`Backend::index`] |
+//! | bits | [`DecisionByte`] | [`RouteFlags`] |
+//! | --- | --- | --- |
+//! | 7 | a decision is cached (the fast path may use it) | this call is timed |
+//! | 6 | wrap calls in a tracing span (slow calls on a site that is not hot) | the same |
+//! | 2..=5 | the sampling interval N (one call in N is timed), as a code: see [`SHIFTS`] | unused |
+//! | 0..=1 | the backend's [`Backend::index`] | the same |
 //!
 //! It also holds the rule that picks a settled bucket's sampling interval
-//! ([`settled_shift`]): the longer of the interval that gives the bucket about
+//! ([`sampling_shift`]): the longer of the interval that gives the bucket about
 //! [`TARGET_SAMPLES_PER_SEC`] timed calls a second ([`shift_for_rate`]) and the
 //! shortest one at which timing costs at most [`SAMPLING_SHARE`] of the bucket's
 //! own time ([`shift_for_cost`]). A timed call goes through the cold path (two
 //! lock acquisitions, clock reads, statistics), a few microseconds when the
-//! bucket is called rarely and its state is out of cache: for a 100 ns kernel
-//! called 200 times a second, timing every fourth call made the routed calls
-//! several times slower than direct ones, while correcting a decision worth
-//! nanoseconds.
+//! bucket is called rarely and its state is out of cache, so timing a cheap
+//! kernel's calls often would cost more than correcting its decision is worth
+//! (BENCHMARKS.md, "Routing quality", run A).
+
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::backend::Backend;
 
-/// Nothing cached: the call takes the cold path.
-pub(super) const UNDECIDED: u8 = 0;
 /// A decision is cached.
-pub(super) const CACHED: u8 = 0x80;
+const CACHED: u8 = 0x80;
 /// Calls are wrapped in a span.
-pub(super) const SPAN: u8 = 0x40;
+const SPAN: u8 = 0x40;
 const SHIFT_MASK: u8 = 0x3c;
 const BACKEND_MASK: u8 = 0x03;
 
@@ -38,7 +39,7 @@ pub(super) const MIN_SHIFT: u8 = 4;
 pub(super) const MAX_SHIFT: u8 = 17;
 
 /// The interval exponents the four shift bits can name, by code. Rare buckets need
-/// short intervals (every call while a loaded decision is verified, or while a bucket
+/// short intervals (every call while a loaded decision is confirmed, or while a bucket
 /// is called less than ~100 times a second) and busy ones long ones, which is more
 /// than 16 exponents; the low end, where oversampling costs nothing measurable,
 /// skips 1 and 3.
@@ -68,7 +69,7 @@ pub(super) const TARGET_SAMPLES_PER_SEC: f64 = 50.0;
 /// [`TARGET_SAMPLES_PER_SEC`], so a bucket gets 35–71 samples a second up to
 /// [`MAX_SHIFT`]; a rare bucket times every call, or every fourth, so a wrong decision
 /// in it corrects within a few calls (unless timing it costs more than
-/// [`SAMPLING_SHARE`] of its time: see [`settled_shift`]).
+/// [`SAMPLING_SHARE`] of its time: see [`sampling_shift`]).
 pub(super) fn shift_for_rate(calls_per_sec: f64) -> u8 {
     if !calls_per_sec.is_finite() || calls_per_sec <= 0.0 {
         return MIN_SHIFT;
@@ -109,7 +110,7 @@ pub(super) fn shift_for_cost(overhead_ns: f64, call_ns: f64) -> u8 {
 /// [`TARGET_SAMPLES_PER_SEC`] times a second, or less often where that would cost more
 /// than [`SAMPLING_SHARE`] of its time (a cheap kernel called rarely: a decision
 /// worth nanoseconds is corrected more slowly, never at a tenfold cost).
-pub(super) fn settled_shift(calls_per_sec: f64, overhead_ns: f64, call_ns: f64) -> u8 {
+pub(super) fn sampling_shift(calls_per_sec: f64, overhead_ns: f64, call_ns: f64) -> u8 {
     shift_for_rate(calls_per_sec).max(shift_for_cost(overhead_ns, call_ns))
 }
 
@@ -134,29 +135,129 @@ fn code_of(shift: u8) -> u8 {
     SHIFTS.iter().rposition(|&s| s <= shift).unwrap_or(0) as u8
 }
 
-/// The byte caching `backend`, timing one call in `2^shift` (or more often, where
-/// [`SHIFTS`] has no such exponent), spanned or not.
-pub(super) fn encode(backend: Backend, shift: u8, span: bool) -> u8 {
-    CACHED | if span { SPAN } else { 0 } | (code_of(shift) << 2) | backend.index() as u8
+/// One bucket's decision byte (see the module docs for its bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(transparent)]
+pub(super) struct DecisionByte(u8);
+
+impl DecisionByte {
+    /// Nothing cached: the call takes the cold path.
+    pub(super) const UNDECIDED: DecisionByte = DecisionByte(0);
+
+    /// The byte caching `backend`, timing one call in `2^shift` (or more often, where
+    /// [`SHIFTS`] has no such exponent), spanned or not.
+    pub(super) fn cached(backend: Backend, shift: u8, span: bool) -> DecisionByte {
+        DecisionByte(CACHED | if span { SPAN } else { 0 } | (code_of(shift) << 2) | backend.index() as u8)
+    }
+
+    /// Whether a decision is cached: the fast path may use it.
+    #[inline]
+    pub(super) fn is_cached(self) -> bool {
+        self.0 & CACHED != 0
+    }
+
+    /// The backend the byte names.
+    #[inline]
+    pub(super) fn backend(self) -> Backend {
+        backend_of(self.0)
+    }
+
+    /// log2 of the sampling interval the byte names.
+    #[inline]
+    pub(super) fn shift(self) -> u8 {
+        SHIFTS[usize::from((self.0 & SHIFT_MASK) >> 2)]
+    }
+
+    /// Whether calls are wrapped in a span.
+    #[cfg(test)]
+    fn spans(self) -> bool {
+        self.0 & SPAN != 0
+    }
+
+    /// What a call of a bucket with this byte spends of the sampling allowance:
+    /// `2^(MAX_SHIFT - shift)` ([`EVERY_CALL`] for an interval of 1).
+    #[inline]
+    pub(super) fn spend(self) -> i32 {
+        SPEND[usize::from((self.0 & SHIFT_MASK) >> 2)]
+    }
 }
 
-/// The backend a byte (or a route's flags, which share its layout) names.
+/// The backend in the low bits of a byte or of a route's flags.
 #[inline]
-pub(super) fn backend(byte: u8) -> Backend {
-    Backend::from_index((byte & BACKEND_MASK) as usize).unwrap_or(Backend::Scalar)
+fn backend_of(bits: u8) -> Backend {
+    Backend::from_index((bits & BACKEND_MASK) as usize).unwrap_or(Backend::Scalar)
 }
 
-/// log2 of the sampling interval a byte names.
-#[inline]
-pub(super) fn shift(byte: u8) -> u8 {
-    SHIFTS[usize::from((byte & SHIFT_MASK) >> 2)]
+/// Where a bucket's [`DecisionByte`] lives: read by every call, written by the cold path.
+#[derive(Debug)]
+pub(super) struct DecisionCell(AtomicU8);
+
+impl DecisionCell {
+    /// A cell holding [`DecisionByte::UNDECIDED`].
+    pub(super) const fn new() -> DecisionCell {
+        DecisionCell(AtomicU8::new(0))
+    }
+
+    /// The byte.
+    #[inline]
+    pub(super) fn load(&self) -> DecisionByte {
+        // Relaxed: the byte is the entire message (no other data is published with
+        // it); a stale read only sends this call through the cold path once more.
+        DecisionByte(self.0.load(Ordering::Relaxed))
+    }
+
+    /// Replaces the byte.
+    pub(super) fn store(&self, byte: DecisionByte) {
+        // Relaxed: as in `load`.
+        self.0.store(byte.0, Ordering::Relaxed);
+    }
 }
 
-/// What a call of a bucket with this byte spends of the sampling allowance: `2^(MAX_SHIFT - shift)`
-/// ([`EVERY_CALL`] for an interval of 1).
-#[inline]
-pub(super) fn spend(byte: u8) -> i32 {
-    SPEND[usize::from((byte & SHIFT_MASK) >> 2)]
+/// What a [`Route`](super::Route) carries: its bucket's backend and span bits, and
+/// whether this call is timed (see the module docs). Three words of `Route`
+/// passed by value, so the fast path keeps it in registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(transparent)]
+pub(super) struct RouteFlags(u8);
+
+impl RouteFlags {
+    /// This call is timed. (A route is always decided, so the byte's "cached" bit is free.)
+    const TIMED: u8 = 0x80;
+
+    /// The flags of an untimed call of a bucket whose byte is `byte`.
+    #[inline]
+    pub(super) fn untimed(byte: DecisionByte) -> RouteFlags {
+        RouteFlags(byte.0 & (BACKEND_MASK | SPAN))
+    }
+
+    /// The flags of a call on `backend`, timed or not, not spanned.
+    pub(super) fn new(backend: Backend, timed: bool) -> RouteFlags {
+        RouteFlags(backend.index() as u8 | if timed { Self::TIMED } else { 0 })
+    }
+
+    /// The backend.
+    #[inline]
+    pub(super) fn backend(self) -> Backend {
+        backend_of(self.0)
+    }
+
+    /// Whether the call is timed.
+    #[inline]
+    pub(super) fn is_timed(self) -> bool {
+        self.0 & Self::TIMED != 0
+    }
+
+    /// Whether the call is wrapped in a span.
+    #[inline]
+    pub(super) fn spans(self) -> bool {
+        self.0 & SPAN != 0
+    }
+
+    /// Whether the call is timed or spanned: whether [`Route::run`](super::Route::run) must do more than call.
+    #[inline]
+    pub(super) fn is_observed(self) -> bool {
+        self.0 & (Self::TIMED | SPAN) != 0
+    }
 }
 
 #[cfg(test)]
@@ -168,10 +269,10 @@ mod tests {
         for b in Backend::ALL {
             for s in SHIFTS {
                 for span in [false, true] {
-                    let byte = encode(b, s, span);
-                    assert_eq!((backend(byte), shift(byte), byte & SPAN != 0), (b, s, span));
-                    assert_eq!(spend(byte), if s == 0 { EVERY_CALL } else { 1 << (MAX_SHIFT - s) });
-                    assert_ne!(byte & CACHED, 0);
+                    let byte = DecisionByte::cached(b, s, span);
+                    assert_eq!((byte.backend(), byte.shift(), byte.spans()), (b, s, span));
+                    assert_eq!(byte.spend(), if s == 0 { EVERY_CALL } else { 1 << (MAX_SHIFT - s) });
+                    assert!(byte.is_cached());
                 }
             }
         }
@@ -179,7 +280,7 @@ mod tests {
 
     /// Samples a second a bucket called `rate` times a second gets.
     fn samples_per_sec(rate: f64) -> f64 {
-        rate / f64::from(1u32 << shift(encode(Backend::Simd, shift_for_rate(rate), false)))
+        rate / f64::from(1u32 << DecisionByte::cached(Backend::Simd, shift_for_rate(rate), false).shift())
     }
 
     #[test]
@@ -195,18 +296,19 @@ mod tests {
 
     #[test]
     fn a_rare_bucket_times_most_of_its_calls_and_an_unknown_rate_starts_at_16() {
-        assert_eq!(shift(encode(Backend::Simd, shift_for_rate(20.0), false)), 0);
-        assert_eq!(shift(encode(Backend::Simd, shift_for_rate(120.0), false)), 0);
-        assert_eq!(shift(encode(Backend::Simd, shift_for_rate(150.0), false)), 2, "every fourth call");
-        assert_eq!(shift(encode(Backend::Simd, shift_for_rate(400.0), false)), 2);
+        assert_eq!(DecisionByte::cached(Backend::Simd, shift_for_rate(20.0), false).shift(), 0);
+        assert_eq!(DecisionByte::cached(Backend::Simd, shift_for_rate(120.0), false).shift(), 0);
+        assert_eq!(DecisionByte::cached(Backend::Simd, shift_for_rate(150.0), false).shift(), 2, "every fourth call");
+        assert_eq!(DecisionByte::cached(Backend::Simd, shift_for_rate(400.0), false).shift(), 2);
         assert_eq!(shift_for_rate(0.0), MIN_SHIFT);
         assert_eq!(shift_for_rate(f64::NAN), MIN_SHIFT);
     }
 
     /// The share of a bucket's time that timing costs at `rate` calls a second.
     fn timing_share(rate: f64, overhead_ns: f64, call_ns: f64) -> f64 {
-        let interval =
-            f64::from(1u32 << shift(encode(Backend::Simd, settled_shift(rate, overhead_ns, call_ns), false)));
+        let interval = f64::from(
+            1u32 << DecisionByte::cached(Backend::Simd, sampling_shift(rate, overhead_ns, call_ns), false).shift(),
+        );
         overhead_ns / interval / call_ns
     }
 
@@ -221,21 +323,21 @@ mod tests {
             assert!(share > SAMPLING_SHARE / 4.0, "no longer than needed: {share}");
         }
         // 1.5 µs / (1% of 100 ns) = 1,500 calls between timed ones at least: 2^11.
-        assert_eq!(settled_shift(200.0, 1_500.0, 100.0), 11);
+        assert_eq!(sampling_shift(200.0, 1_500.0, 100.0), 11);
     }
 
     #[test]
     fn an_expensive_or_busy_bucket_keeps_the_rate_rule() {
         // 10 µs calls at 50 a second: timing every call costs 1.5 µs, 15% — over the share.
-        assert_eq!(settled_shift(50.0, 1_500.0, 10_000.0), 4);
+        assert_eq!(sampling_shift(50.0, 1_500.0, 10_000.0), 4);
         // 1 ms calls: every call is timed, as the rate rule says.
-        assert_eq!(settled_shift(50.0, 1_500.0, 1e6), 0);
+        assert_eq!(sampling_shift(50.0, 1_500.0, 1e6), 0);
         // Millions of calls a second: the rate rule's interval is already far longer.
-        assert_eq!(settled_shift(3e6, 1_500.0, 200.0), shift_for_rate(3e6));
+        assert_eq!(sampling_shift(3e6, 1_500.0, 200.0), shift_for_rate(3e6));
         // Nothing measured yet: the rate rule alone.
-        assert_eq!(settled_shift(200.0, 0.0, 100.0), 2);
-        assert_eq!(settled_shift(200.0, 1_500.0, 0.0), 2);
-        assert_eq!(settled_shift(200.0, f64::NAN, 100.0), 2);
+        assert_eq!(sampling_shift(200.0, 0.0, 100.0), 2);
+        assert_eq!(sampling_shift(200.0, 1_500.0, 0.0), 2);
+        assert_eq!(sampling_shift(200.0, f64::NAN, 100.0), 2);
     }
 
     #[test]
@@ -245,7 +347,7 @@ mod tests {
         assert_eq!(shift_for_cost(10.0, 1_000.0), 0);
         assert_eq!(shift_for_cost(1e12, 1.0), MAX_SHIFT);
         for s in [shift_for_cost(15.0, 1_000.0), shift_for_cost(1e12, 1.0)] {
-            assert_eq!(shift(encode(Backend::Simd, s, false)), s);
+            assert_eq!(DecisionByte::cached(Backend::Simd, s, false).shift(), s);
         }
     }
 
@@ -266,10 +368,10 @@ mod tests {
     #[test]
     fn every_interval_from_16_to_the_longest_is_named_and_shorter_ones_round_down() {
         for s in MIN_SHIFT..=MAX_SHIFT {
-            assert_eq!(shift(encode(Backend::Simd, s, false)), s);
+            assert_eq!(DecisionByte::cached(Backend::Simd, s, false).shift(), s);
         }
-        assert_eq!(shift(encode(Backend::Simd, 1, false)), 0);
-        assert_eq!(shift(encode(Backend::Simd, 3, false)), 2);
-        assert_eq!(shift(encode(Backend::Simd, 40, false)), MAX_SHIFT);
+        assert_eq!(DecisionByte::cached(Backend::Simd, 1, false).shift(), 0);
+        assert_eq!(DecisionByte::cached(Backend::Simd, 3, false).shift(), 2);
+        assert_eq!(DecisionByte::cached(Backend::Simd, 40, false).shift(), MAX_SHIFT);
     }
 }

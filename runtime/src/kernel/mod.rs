@@ -5,9 +5,11 @@
 //! | --- | --- |
 //! | `spec` | the vocabulary: [`KernelSpec`], [`LoopRewrite`], [`LoopSplit`], [`Decision`], [`DecisionKind`] |
 //! | `stats` | per-bucket, per-backend timing statistics (window median and MAD) |
-//! | `policy` | pure decisions: prior, exploration, pruning, settling, drift |
-//! | `decision_byte` | the per-bucket cached decision the fast path reads |
-//! | `site` | [`Kernel`]: the static handle and its cold path |
+//! | `bucket_state` | a bucket's phases: exploring, confirming a loaded decision, settled |
+//! | `policy` | the routing rules: `policy::step`, the one transition of a bucket, pure |
+//! | `decision_byte` | the per-bucket cached decision the fast path reads, and a route's flags |
+//! | `site` | [`Kernel`]: the static handle, its state, and what users call on it |
+//! | `cold` | the cold path: gathers inputs, steps the policy, publishes the outcome |
 //! | `family` | [`KernelFamily`]: one `Kernel` per instantiation of a generic kernel or method |
 //! | `route` | [`Kernel::route`] and [`Route`]: the fast path and timed calls |
 //! | `snapshot` | conversion between bucket states and the history file's records |
@@ -20,10 +22,14 @@
 //! | `verify` | [`run_verified`]: comparing a variant with Scalar and excluding it where it disagrees |
 //!
 //! Dependencies point one way: `spec`, `stats`, `decision_byte`, `overrides`,
-//! `loops`, `report` and `telemetry` import no behaviour module; `policy` reads `stats`;
-//! `site` uses `policy` and `snapshot`; `family` makes sites; `registry` lists sites; `route` sits on top,
-//! and `verify` beside it (it takes a [`Route`] and records into a site); `otlp` sets `telemetry` up for export.
+//! `loops`, `report` and `telemetry` import no behaviour module; `bucket_state` holds
+//! `stats`; `policy` changes a `bucket_state`; `snapshot` makes them from the history
+//! file's records; `site` uses `snapshot`; `cold` uses `site` and `policy`; `family`
+//! makes sites; `registry` lists sites; `route` sits on top, and `verify` beside it (it
+//! takes a [`Route`] and steps the policy through `cold`); `otlp` sets `telemetry` up for export.
 
+mod bucket_state;
+mod cold;
 mod decision_byte;
 mod family;
 mod loops;

@@ -2,11 +2,11 @@
 //! with one relaxed load, picks which settled calls are timed, and hands the
 //! generated wrapper a [`Route`]; [`Route::run`] calls the chosen variant and
 //! times it when picked. Everything that may lock, allocate or log is behind
-//! `#[cold]` calls into [`super::site`].
+//! `#[cold]` calls into [`super::cold`].
 
 use std::cell::Cell;
 
-use super::decision_byte::{self, CACHED, MAX_SHIFT, SPAN};
+use super::decision_byte::{DecisionByte, RouteFlags, MAX_SHIFT};
 use super::site::Kernel;
 use super::{registry, telemetry};
 use crate::backend::Backend;
@@ -14,15 +14,13 @@ use crate::bucket::bucket_of;
 use crate::clock;
 use crate::cost::Work;
 
-use std::sync::atomic::Ordering;
-
 thread_local! {
     /// This thread's sampling allowance. Each settled call spends `2^(MAX_SHIFT - shift)`
     /// of it (`shift` from its bucket's byte); the call that overdraws it is timed and
     /// the allowance is refilled by a random amount averaging `2^MAX_SHIFT`, the debt
-    /// forgiven where the refill does not cover it: a debt carried over would time the next call of whatever bucket
-    /// comes next (a bucket timing every call made its neighbour on the thread pay for
-    /// a quarter of its calls). So a call of a bucket with interval `2^shift` is timed
+    /// forgiven where the refill does not cover it: a debt carried over would time the
+    /// next call of whatever bucket comes next, so a bucket timing every call would make
+    /// its neighbours on the thread pay for it. So a call of a bucket with interval `2^shift` is timed
     /// with probability `2^-shift` (every call at interval 1) whatever other kernels,
     /// buckets or rates share the thread, and the random refill keeps periodic call
     /// patterns from aliasing with the samples.
@@ -33,9 +31,9 @@ thread_local! {
 
 /// Whether a settled call is timed (see [`ALLOWANCE`]).
 #[inline]
-fn sample(byte: u8) -> bool {
+fn sample(byte: DecisionByte) -> bool {
     ALLOWANCE.with(|a| {
-        let left = a.get() - decision_byte::spend(byte);
+        let left = a.get() - byte.spend();
         a.set(left);
         left < 0 && refill(a, left)
     })
@@ -65,28 +63,22 @@ fn refill(a: &Cell<i32>, left: i32) -> bool {
 impl Kernel {
     /// Routes one call of `size`; `work` is evaluated only when a decision must be made.
     ///
-    /// A settled bucket returns its cached backend. Each call is timed with
-    /// probability 1/N, N a power of two per bucket up to 131,072 that follows the
-    /// bucket's call rate so it gets about 50 samples a second (16 until the rate is
-    /// known; every call of a bucket called less than ~100 times a second), but never
-    /// so short that timing costs more than 1% of the bucket's own time: a timed
-    /// call spends about a microsecond or more in the cold path, so a 100 ns kernel
-    /// is timed at most once in ~1,000 calls whatever its rate. Every call is timed
-    /// while a decision loaded from history is re-checked, and every call of an
-    /// exploring bucket. A timed call may re-time an alternative instead, within a
-    /// small budget, so a wrong decision corrects itself. Everything else goes
-    /// through the cold path.
+    /// A bucket with a decision returns its cached backend, and times a sample of its
+    /// calls: about 50 a second, never so many that timing costs more than 1% of the
+    /// bucket's own time; every call while a decision loaded from history is being
+    /// confirmed. A timed call may re-time an alternative instead, within a small
+    /// budget, so a wrong decision corrects itself. Every call of a bucket without a
+    /// decision goes through the cold path and is timed. (The rules: the README's
+    /// "How a call is routed".)
     #[inline]
     pub fn route(&'static self, size: usize, work: impl FnOnce() -> Work) -> Route {
         let bucket = bucket_of(size);
-        // Relaxed: the byte is the entire message (no other data is published with
-        // it); a stale read only sends this call through the cold path once more.
-        let byte = self.decision(bucket).load(Ordering::Relaxed);
-        if byte & CACHED != 0 && !super::overrides::any_active() {
+        let byte = self.decision(bucket).load();
+        if byte.is_cached() && !super::overrides::any_active() {
             if !sample(byte) {
-                return Route { kernel: self, size, flags: byte & !CACHED };
+                return Route { kernel: self, size, flags: RouteFlags::untimed(byte) };
             }
-            let backend = self.sampled(bucket, byte);
+            let backend = self.route_sampled(bucket, byte);
             return Route::new(self, backend, size, true);
         }
         registry::register(self);
@@ -95,11 +87,11 @@ impl Kernel {
     }
 
     /// The route of a call that found `byte` cached (the cold path's view of the fast path).
-    pub(super) fn cached_route(&'static self, byte: u8, size: usize) -> Route {
+    pub(super) fn cached_route(&'static self, byte: DecisionByte, size: usize) -> Route {
         if !sample(byte) {
-            return Route { kernel: self, size, flags: byte & !CACHED };
+            return Route { kernel: self, size, flags: RouteFlags::untimed(byte) };
         }
-        let backend = self.sampled(bucket_of(size), byte);
+        let backend = self.route_sampled(bucket_of(size), byte);
         Route::new(self, backend, size, true)
     }
 }
@@ -107,38 +99,31 @@ impl Kernel {
 /// Where one call goes, handed from [`Kernel::route`] to the generated wrapper.
 ///
 /// Kept to three words passed by value, so the fast path keeps it in registers:
-/// `flags` is the bucket's decision byte, with its "cached" bit reused to mean
-/// "time this call".
+/// `flags` are the bucket's backend and span bits and whether this call is timed
+/// ([`RouteFlags`]).
 #[derive(Debug)]
 #[must_use = "a route does nothing until `run` calls the chosen variant"]
 pub struct Route {
     kernel: &'static Kernel,
     size: usize,
-    flags: u8,
+    flags: RouteFlags,
 }
-
-/// In a [`Route`]'s flags: this call is timed.
-const TIMED: u8 = CACHED;
 
 impl Route {
     fn new(kernel: &'static Kernel, backend: Backend, size: usize, timed: bool) -> Route {
-        Route {
-            kernel,
-            size,
-            flags: decision_byte::encode(backend, 0, false) & !CACHED | if timed { TIMED } else { 0 },
-        }
+        Route { kernel, size, flags: RouteFlags::new(backend, timed) }
     }
 
     /// The variant to call.
     #[inline]
     pub fn backend(&self) -> Backend {
-        decision_byte::backend(self.flags)
+        self.flags.backend()
     }
 
     /// Whether this call will be timed and recorded.
     #[inline]
     pub fn is_timed(&self) -> bool {
-        self.flags & TIMED != 0
+        self.flags.is_timed()
     }
 
     /// Calls `variant` (the chosen backend's function) and returns its result,
@@ -151,7 +136,7 @@ impl Route {
     /// most of its calls, then ran that slower copy most of the time).
     #[inline]
     pub fn run<R>(self, variant: impl FnOnce() -> R) -> R {
-        let observed = if self.flags & (TIMED | SPAN) == 0 { None } else { Some(Observed::start(self)) };
+        let observed = if !self.flags.is_observed() { None } else { Some(Observed::start(self)) };
         let out = variant();
         if let Some(observed) = observed {
             observed.finish();
@@ -174,9 +159,11 @@ impl Observed {
     #[cold]
     #[inline(never)]
     fn start(route: Route) -> Observed {
-        let backend = decision_byte::backend(route.flags);
-        let _span = (route.flags & SPAN != 0).then(|| telemetry::call_span(route.kernel.name(), backend, route.size));
-        let start = (route.flags & TIMED != 0).then(clock::now);
+        let backend = route.flags.backend();
+        let _span = route.flags.spans().then(|| telemetry::call_span(route.kernel.name(), backend, route.size));
+        // What the call's split loops will say of their width, not an earlier call's.
+        let _ = crate::ops::par::loops::take_width();
+        let start = route.flags.is_timed().then(clock::now);
         Observed { kernel: route.kernel, size: route.size, backend, _span, start }
     }
 
@@ -184,7 +171,10 @@ impl Observed {
     #[inline(never)]
     fn finish(self) {
         if let Some(start) = self.start {
-            self.kernel.observe(self.size, self.backend, clock::since(start));
+            let elapsed = clock::since(start);
+            let partial = crate::ops::par::loops::take_width() == Some(false);
+            registry::register(self.kernel);
+            self.kernel.observe_cold(bucket_of(self.size), self.backend, self.size, elapsed, partial);
         }
     }
 }
@@ -197,6 +187,6 @@ impl Kernel {
     /// and is not kept (it pays for page faults, pipeline compilation, caches).
     pub fn observe(&'static self, size: usize, backend: Backend, elapsed: std::time::Duration) {
         registry::register(self);
-        self.record(bucket_of(size), backend, size, elapsed);
+        self.observe_cold(bucket_of(size), backend, size, elapsed, false);
     }
 }

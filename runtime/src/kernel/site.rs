@@ -1,53 +1,45 @@
 //! A kernel's static handle ([`Kernel`], what the `#[adaptive_kernel]` macro
-//! puts in `k::KERNEL`) and its cold path: deciding, recording timings,
-//! forcing, reporting.
+//! puts in `k::KERNEL`): its spec, its decision bytes, and its state behind a
+//! lock ([`KernelState`]: the buckets, loaded from history on first use); and
+//! what users call on it: forcing, the learned table, resetting.
 //!
 //! Shaped after tracing-core's callsites: a `static` with a `const fn new`; per
 //! size bucket one byte holding the cached decision ([`super::decision_byte`]),
-//! read by the fast path ([`super::route`]) with one relaxed load; and
-//! `#[cold] #[inline(never)]` functions here that may lock, allocate, log and
-//! touch files.
+//! read by the fast path ([`super::route`]) with one relaxed load; the cold
+//! path that decides, times and publishes is in [`super::cold`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use super::decision_byte::{self, encode, CACHED, MAX_SHIFT, MIN_SHIFT, UNDECIDED};
-use super::policy::{self, Change, Policy, Sample};
+use super::bucket_state::BucketState;
+use super::decision_byte::{DecisionByte, DecisionCell};
 use super::report::{BackendReport, BucketReport, KernelTable};
 use super::spec::{Decision, DecisionKind, KernelSpec};
-use super::stats::{BucketState, Phase, WINDOW};
-use super::{overrides, snapshot, telemetry};
+use super::{snapshot, telemetry};
 use crate::backend::{Backend, OpComplexity};
 use crate::bucket::{bucket_range, BUCKETS};
-use crate::cost::{self, Work};
+use crate::per_backend::BackendSet;
 use crate::persist::{self, merge::KernelSnapshot, NearestEntry};
 use crate::{clock, config};
 
 /// Calls slower than this many nanoseconds get a span, on sites that are not hot (default 100 µs).
-static SPAN_THRESHOLD_NS: AtomicU64 = AtomicU64::new(100_000);
-/// A site above this many calls per second is hot: no per-call spans.
-const HOT_CALLS_PER_SEC: f64 = 10_000.0;
+pub(super) static SPAN_THRESHOLD_NS: AtomicU64 = AtomicU64::new(100_000);
 
 /// When a settled bucket was last sampled, to estimate its call rate, and what
 /// its timed calls cost the router.
 #[derive(Clone, Copy, Debug)]
-struct SampleClock {
-    last: clock::Stamp,
+pub(super) struct SampleClock {
+    pub(super) last: clock::Stamp,
     /// Smoothed seconds between calls (0 before the second sample).
-    secs_per_call: f64,
+    pub(super) secs_per_call: f64,
     /// What a timed call costs beyond an untimed one, in nanoseconds: the time spent
-    /// in [`Kernel::sampled`] and [`Kernel::record`] (locks included), smoothed by
-    /// [`decision_byte::smooth_overhead`]; 0 until measured.
-    overhead_ns: f64,
-    /// The time the last [`Kernel::sampled`] took, until its [`Kernel::record`] adds its own.
-    pending_ns: f64,
-}
-
-/// The backend a decision byte cached before a change.
-fn backend_before(byte: u8) -> Backend {
-    decision_byte::backend(byte)
+    /// in [`Kernel::route_sampled`] and [`Kernel::observe_cold`] (locks included),
+    /// smoothed by [`super::decision_byte::smooth_overhead`]; 0 until measured.
+    pub(super) overhead_ns: f64,
+    /// The time the last [`Kernel::route_sampled`] took, until its [`Kernel::observe_cold`] adds its own.
+    pub(super) pending_ns: f64,
 }
 
 /// The cold-path state of a kernel, behind its mutex.
@@ -58,15 +50,20 @@ pub(super) struct KernelState {
     pub(super) buckets: BTreeMap<usize, BucketState>,
     /// Buckets with data recorded by this process (what a save must not drop).
     pub(super) touched: BTreeSet<usize>,
-    warmed: [bool; Backend::COUNT],
-    clocks: BTreeMap<usize, SampleClock>,
-    forced: Option<Backend>,
+    /// Backends timed at least once in this process (a backend's first sample is a warm-up).
+    pub(super) warmed: BackendSet,
+    /// Timed calls in a row whose split loops ran short of their width, dropped so far
+    /// (`Kernel::observe_cold`).
+    pub(super) partial_streak: u32,
+    /// Per settled bucket, its call rate and what timing its calls costs.
+    pub(super) clocks: BTreeMap<usize, SampleClock>,
+    pub(super) forced: Option<Backend>,
     warned_unavailable: bool,
     /// Frozen mode already said that a bucket fell back to the prior.
-    warned_frozen: bool,
+    pub(super) warned_frozen: bool,
     /// `verify` already reported this backend's disagreement.
-    pub(super) warned_excluded: [bool; Backend::COUNT],
-    /// The other machine's entry the buckets marked `foreign` came from.
+    pub(super) warned_excluded: BackendSet,
+    /// The other machine's entry the borrowed buckets came from.
     borrowed_from: Option<NearestEntry>,
 }
 
@@ -76,12 +73,13 @@ impl KernelState {
             loaded: false,
             buckets: BTreeMap::new(),
             touched: BTreeSet::new(),
-            warmed: [false; Backend::COUNT],
+            warmed: BackendSet::EMPTY,
+            partial_streak: 0,
             clocks: BTreeMap::new(),
             forced: None,
             warned_unavailable: false,
             warned_frozen: false,
-            warned_excluded: [false; Backend::COUNT],
+            warned_excluded: BackendSet::EMPTY,
             borrowed_from: None,
         }
     }
@@ -123,7 +121,7 @@ pub fn set_span_threshold(threshold: Duration) {
 /// ```
 pub struct Kernel {
     spec: KernelSpec,
-    decisions: [AtomicU8; BUCKETS],
+    decisions: [DecisionCell; BUCKETS],
     registered: AtomicBool,
     state: Mutex<KernelState>,
 }
@@ -133,7 +131,7 @@ impl Kernel {
     pub const fn new(spec: KernelSpec) -> Kernel {
         Kernel {
             spec,
-            decisions: [const { AtomicU8::new(UNDECIDED) }; BUCKETS],
+            decisions: [const { DecisionCell::new() }; BUCKETS],
             registered: AtomicBool::new(false),
             state: Mutex::new(KernelState::new()),
         }
@@ -166,7 +164,7 @@ impl Kernel {
 
     /// The decision byte of `bucket`.
     #[inline]
-    pub(super) fn decision(&self, bucket: usize) -> &AtomicU8 {
+    pub(super) fn decision(&self, bucket: usize) -> &DecisionCell {
         &self.decisions[bucket]
     }
 
@@ -174,137 +172,60 @@ impl Kernel {
         let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if !st.loaded {
             st.loaded = true;
-            let frozen = frozen();
             let saved = persist::load(self.spec.name, self.spec.token_hash, self.spec.complexity);
             if !saved.own.is_empty() || saved.borrowed.is_some() {
-                let candidates = self.candidates(self.gpu_usable());
-                st.buckets.extend(snapshot::buckets_from(saved.own, candidates));
+                let runnable = self.runnable(self.gpu_usable());
+                st.buckets.extend(snapshot::buckets_from(saved.own, runnable));
                 if let Some((from, records)) = saved.borrowed {
                     // Sizes this machine has no bucket for start from the nearest machine's decisions.
-                    for (b, bs) in snapshot::borrowed_buckets_from(records, candidates) {
+                    for (b, bs) in snapshot::borrowed_buckets_from(records, runnable) {
                         st.buckets.entry(b).or_insert(bs);
                     }
                     st.borrowed_from = Some(from);
                 }
             }
-            // Buckets loaded settled are published now, so the first call takes the fast path;
-            // every call is timed until the loaded decision is confirmed (never when frozen).
-            for (&b, bs) in &mut st.buckets {
-                if let Some(backend) = bs.settled() {
-                    if frozen {
-                        bs.verify = None;
-                    }
-                    let shift = if bs.verify.is_some() { 0 } else { settled_shift() };
-                    self.decisions[b].store(encode(backend, shift, false), Ordering::Relaxed);
-                }
-            }
+            // Buckets loaded with a decision are published now, so the first call takes the fast path.
+            self.publish_loaded(&st);
         }
         st
     }
 
-    /// Decides a call the fast path could not: returns the backend and whether the call is timed.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn route_cold(&'static self, bucket: usize, work: Work) -> (Backend, bool) {
-        if let Some(b) = overrides::scoped() {
-            let mut st = self.lock();
-            let d = self.resolve_forced(&mut st, b);
-            drop(st);
-            telemetry::decision(&self.spec, work.size, bucket, d, false);
-            return (d.backend, false);
-        }
-        let mut st = self.lock();
-        let byte = self.decisions[bucket].load(Ordering::Relaxed);
-        if byte & CACHED != 0 {
-            // Cached meanwhile, or we came here only because another thread holds a scoped override.
-            drop(st);
-            let route = self.cached_route(byte, work.size);
-            return (route.backend(), route.is_timed());
-        }
-        if let Some(b) = st.forced.or_else(config::forced_backend) {
-            let d = self.resolve_forced(&mut st, b);
-            self.decisions[bucket].store(encode(d.backend, MIN_SHIFT, false), Ordering::Relaxed);
-            drop(st);
-            telemetry::decision(&self.spec, work.size, bucket, d, false);
-            return (d.backend, false);
-        }
+    /// Whether this kernel's GPU variant can take calls now (never waits for GPU
+    /// start-up, except in frozen mode: there the answer must not depend on timing).
+    pub(super) fn gpu_usable(&self) -> bool {
         if frozen() {
-            return self.route_frozen(st, bucket, work);
+            return self.spec.has_gpu && crate::ops::gpu::is_available();
         }
-        let gpu_usable = self.gpu_usable();
-        let mut guard = st;
-        let st = &mut *guard;
-        let neighbours = predict_from_neighbours(&st.buckets, bucket, self.spec.complexity, work.size);
-        let scalar_per_simd = scalar_per_simd(&st.buckets, bucket, work.size);
-        let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(work.size));
-        let has_history = bs.has_history();
-        let was_settled = bs.settled().is_some();
-        let d = match bs.settled() {
-            Some(backend) => Decision { backend, kind: DecisionKind::Historical },
-            None => {
-                let candidates = bs.allowed(self.candidates(gpu_usable));
-                let prior = policy::prior(&self.spec, &work, candidates, |b| cost::global().predict(b, &work));
-                // Measured figures only (0 ns: no order, nothing pruned by prediction). They
-                // order the candidates from the first call (a variant predicted 8× slower
-                // is not tried second because it is the simplest), and prune only once
-                // something was measured here to compare with (see `policy::explore`).
-                let model = match cost::measured() {
-                    Some(model) => Backend::ALL.map(|b| model.predict(b, &work) * 1e9),
-                    None => [0.0; Backend::COUNT],
-                };
-                let (neighbours, reach) = neighbours;
-                let predicted = policy::Predictions { neighbours, reach, model, scalar_per_simd };
-                policy::explore(bs, candidates, self.later(), prior, &predicted, &Policy::DEFAULT)
-            }
-        };
-        if bs.settled().is_some() {
-            self.decisions[bucket].store(encode(d.backend, MIN_SHIFT, false), Ordering::Relaxed);
-            // Only a new decision is worth saving; re-caching a settled bucket changes nothing.
-            if !was_settled {
-                persist::note_changed();
-            }
-        }
-        drop(guard);
-        telemetry::decision(&self.spec, work.size, bucket, d, has_history);
-        // Every exploring call is timed; a bucket that just settled starts sampling.
-        (d.backend, true)
+        // `is_ready` starts the device in the background on first use and never waits.
+        self.spec.has_gpu && crate::ops::gpu::is_ready()
     }
 
-    /// Frozen mode's cold path: the saved decision, else the cold-start prior (said
-    /// once per kernel), cached for good; never timed, never saved.
-    fn route_frozen(
-        &'static self,
-        mut st: MutexGuard<'static, KernelState>,
-        bucket: usize,
-        work: Work,
-    ) -> (Backend, bool) {
-        let candidates = self.candidates(self.gpu_usable());
-        let st = &mut *st;
-        let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(work.size));
-        let candidates = bs.allowed(candidates);
-        let d = match bs.settled() {
-            Some(backend) => Decision { backend, kind: DecisionKind::Historical },
-            None => {
-                let mut d = policy::prior(&self.spec, &work, candidates, |b| cost::global().predict(b, &work));
-                if !candidates[d.backend.index()] {
-                    // `verify` excluded the prior's choice here; Scalar is never excluded.
-                    d.backend = Backend::Scalar;
-                }
-                bs.settle_on(d.backend, d.kind);
-                if !std::mem::replace(&mut st.warned_frozen, true) {
-                    telemetry::frozen_prior(self.spec.name, work.size, d);
-                }
-                d
-            }
-        };
-        self.decisions[bucket].store(encode(d.backend, MAX_SHIFT, false), Ordering::Relaxed);
-        telemetry::decision(&self.spec, work.size, bucket, d, false);
-        (d.backend, false)
+    /// The candidates exploration must not call yet: Parallel while GPU start-up
+    /// loads its driver (see [`crate::ops::gpu::starting`]): a variant that starts
+    /// threads would wait for the load. It is explored once the load is over.
+    pub(super) fn later(&self) -> BackendSet {
+        let loading = self.spec.has_parallel && crate::ops::gpu::starting();
+        if loading {
+            BackendSet::of(&[Backend::Parallel])
+        } else {
+            BackendSet::EMPTY
+        }
+    }
+
+    /// The backends the router may call now: Scalar and SIMD always; Parallel when
+    /// the kernel has that variant and it computes on two or more threads; the GPU
+    /// when [`gpu_usable`](Self::gpu_usable).
+    pub(super) fn runnable(&self, gpu_usable: bool) -> BackendSet {
+        BackendSet::from_fn(|b| match b {
+            Backend::Scalar | Backend::Simd => true,
+            Backend::Parallel => self.spec.has_parallel && crate::ops::par::threads() > 1,
+            Backend::Gpu => gpu_usable,
+        })
     }
 
     /// The backend a forced choice really runs on: GPU without a GPU variant or a
     /// usable device falls back to SIMD, and says why once.
-    fn resolve_forced(&'static self, st: &mut KernelState, b: Backend) -> Decision {
+    pub(super) fn resolve_forced(&'static self, st: &mut KernelState, b: Backend) -> Decision {
         if b != Backend::Gpu {
             return Decision { backend: b, kind: DecisionKind::Forced };
         }
@@ -327,152 +248,6 @@ impl Kernel {
         }
     }
 
-    /// The backend a sampled call of a settled bucket times: the chosen one, or an
-    /// alternative to re-time (`policy::probe`). Also where the bucket's sampling
-    /// interval follows its call rate and the cost of timing it
-    /// ([`decision_byte::settled_shift`]). Called for at most about 50 calls a second
-    /// per bucket, fewer where timing would cost more than 1% of the bucket's time.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn sampled(&'static self, bucket: usize, byte: u8) -> Backend {
-        let entered = clock::now();
-        let cached = decision_byte::backend(byte);
-        let mut guard = self.lock();
-        let st = &mut *guard;
-        let new_clock = SampleClock { last: entered, secs_per_call: 0.0, overhead_ns: 0.0, pending_ns: 0.0 };
-        let clock = st.clocks.entry(bucket).or_insert(new_clock);
-        let dt = entered.duration_since(clock.last).as_secs_f64();
-        clock.last = entered;
-        // Each sampled call stands for 2^shift calls on average; smooth the noisy gaps.
-        let per_call = dt / f64::from(1u32 << decision_byte::shift(byte));
-        clock.secs_per_call =
-            if clock.secs_per_call == 0.0 { per_call } else { 0.8 * clock.secs_per_call + 0.2 * per_call };
-        let rate = if clock.secs_per_call > 0.0 { 1.0 / clock.secs_per_call } else { 0.0 };
-        let overhead_ns = clock.overhead_ns;
-        if st.forced.is_some() || frozen() {
-            return cached;
-        }
-        let Some(bs) = st.buckets.get_mut(&bucket) else { return cached };
-        let Some(chosen) = bs.settled() else { return cached };
-        let centre = bs.of(chosen).centre().unwrap_or(0.0);
-        let shift = if bs.verify.is_some() {
-            0 // a loaded decision is re-timed on its first calls
-        } else {
-            decision_byte::settled_shift(rate, overhead_ns, centre)
-        };
-        let gpu_usable = self.gpu_usable();
-        let candidates = bs.allowed(self.candidates(gpu_usable));
-        // Predictions for alternatives never measured here (a GPU that started after the
-        // bucket settled); from the complexity's defaults, so a settled call needs no `work`.
-        // Before the figures are measured nothing unmeasured is re-timed (∞ is hopeless).
-        let work = Work::estimate(self.spec.complexity, bs.typical_size, None, None);
-        let predicted = match cost::measured() {
-            Some(model) => Backend::ALL.map(|b| model.predict(b, &work) * 1e9),
-            None => [f64::INFINITY; Backend::COUNT],
-        };
-        let probe = policy::probe(bs, candidates, predicted, clock::now_ns(), &Policy::DEFAULT);
-        let site_rate: f64 =
-            st.clocks.values().map(|c| if c.secs_per_call > 0.0 { 1.0 / c.secs_per_call } else { 0.0 }).sum();
-        let span = centre > SPAN_THRESHOLD_NS.load(Ordering::Relaxed) as f64 && site_rate <= HOT_CALLS_PER_SEC;
-        self.decisions[bucket].store(encode(chosen, shift, span), Ordering::Relaxed);
-        if let Some(clock) = st.clocks.get_mut(&bucket) {
-            clock.pending_ns = clock::since(entered).as_nanos() as f64;
-        }
-        probe.unwrap_or(chosen)
-    }
-
-    /// Whether this kernel's GPU variant can take calls now (never waits for GPU
-    /// start-up, except in frozen mode: there the answer must not depend on timing).
-    fn gpu_usable(&self) -> bool {
-        if frozen() {
-            return self.spec.has_gpu && crate::ops::gpu::is_available();
-        }
-        // `is_ready` starts the device in the background on first use and never waits.
-        self.spec.has_gpu && crate::ops::gpu::is_ready()
-    }
-
-    /// The candidates exploration must not call yet: Parallel while GPU start-up
-    /// loads its driver (see [`crate::ops::gpu::starting`]): a variant that starts
-    /// threads would wait for the load. It is explored once the load is over.
-    fn later(&self) -> [bool; Backend::COUNT] {
-        let loading = self.spec.has_parallel && crate::ops::gpu::starting();
-        Backend::ALL.map(|b| b == Backend::Parallel && loading)
-    }
-
-    /// The backends the router may call now: Scalar and SIMD always; Parallel when
-    /// the kernel has that variant and it computes on two or more threads; the GPU
-    /// when [`gpu_usable`](Self::gpu_usable).
-    fn candidates(&self, gpu_usable: bool) -> [bool; Backend::COUNT] {
-        Backend::ALL.map(|b| match b {
-            Backend::Scalar | Backend::Simd => true,
-            Backend::Parallel => self.spec.has_parallel && crate::ops::par::threads() > 1,
-            Backend::Gpu => gpu_usable,
-        })
-    }
-
-    /// Records one timed call (the cold part of [`Kernel::observe`]).
-    #[cold]
-    #[inline(never)]
-    pub(super) fn record(&'static self, bucket: usize, backend: Backend, size: usize, elapsed: Duration) {
-        if frozen() {
-            // A frozen table never changes: the rare sampled call's timing is discarded.
-            return;
-        }
-        let entered = clock::now();
-        let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
-        let mut guard = self.lock();
-        let st = &mut *guard;
-        let warmup = !std::mem::replace(&mut st.warmed[backend.index()], true);
-        let byte = self.decisions[bucket].load(Ordering::Relaxed);
-        let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(size));
-        // A settled bucket's timed call stands for the calls its sampling interval skips.
-        let interval = if bs.settled().is_some() { f64::from(1u32 << decision_byte::shift(byte)) } else { 1.0 };
-        let sample = Sample { backend, ns, now_ns: clock::now_ns(), interval, warmup };
-        let was_foreign = bs.foreign;
-        let mut change = policy::record(bs, sample, &Policy::DEFAULT);
-        // Another machine's decision, confirmed here: now this machine's, worth saving.
-        let confirmed = was_foreign && !bs.foreign && change == Change::None;
-        if backend == Backend::Gpu && !crate::ops::gpu::is_available() {
-            // The device failed: GPU calls now fall back inside the op; stop choosing it.
-            bs.pruned[Backend::Gpu.index()] = true;
-            if bs.settled() == Some(Backend::Gpu) {
-                bs.restart_round(WINDOW);
-                change = Change::Reexplore;
-            }
-        }
-        if !warmup {
-            st.touched.insert(bucket);
-        }
-        // A sampled call's cost to the router: its `sampled` part, kept there, and this one.
-        if let Some(clock) = st.clocks.get_mut(&bucket).filter(|c| c.pending_ns > 0.0) {
-            let spent = std::mem::take(&mut clock.pending_ns) + clock::since(entered).as_nanos() as f64;
-            clock.overhead_ns = decision_byte::smooth_overhead(clock.overhead_ns, spent);
-        }
-        let forced = st.forced.is_some();
-        drop(guard);
-        match change {
-            Change::None if confirmed => {
-                telemetry::confirmed(&self.spec, size, bucket, decision_byte::backend(byte));
-                persist::note_changed();
-            }
-            Change::None => {}
-            Change::Reexplore => {
-                if !forced {
-                    self.decisions[bucket].store(UNDECIDED, Ordering::Relaxed);
-                }
-                telemetry::reexplore(&self.spec, size, bucket);
-                persist::note_changed();
-            }
-            Change::Switched(to) => {
-                if !forced {
-                    self.decisions[bucket].store(encode(to, decision_byte::shift(byte), false), Ordering::Relaxed);
-                }
-                telemetry::corrected(&self.spec, size, bucket, backend_before(byte), to);
-                persist::note_changed();
-            }
-        }
-    }
-
     /// Forces every call of this kernel onto `backend` (`None` lifts it), overriding
     /// history but not a scoped [`crate::with_backend`]. A forced GPU on a kernel
     /// without a usable GPU variant runs SIMD and says why once.
@@ -480,9 +255,7 @@ impl Kernel {
         let mut st = self.lock();
         st.forced = backend;
         // Under the lock, so no cold path can store a decision made under the old setting after this.
-        for d in &self.decisions {
-            d.store(UNDECIDED, Ordering::Relaxed);
-        }
+        self.clear_decisions();
     }
 
     /// The backend this kernel is forced to by [`Kernel::force`], if any.
@@ -501,31 +274,26 @@ impl Kernel {
             .map(|(&bucket, bs)| BucketReport {
                 bucket,
                 sizes: bucket_range(bucket).unwrap_or(0..=0),
-                backends: Backend::ALL
-                    .into_iter()
-                    .filter(|&b| bs.of(b).count > 0)
-                    .map(|b| {
-                        let s = bs.of(b);
-                        BackendReport {
-                            backend: b,
-                            count: s.count,
-                            centre: s.centre().map(|c| Duration::from_nanos(c as u64)),
-                            spread: s.spread().map(|c| Duration::from_nanos(c as u64)),
-                            pruned: bs.pruned[b.index()] && bs.settled().is_none(),
-                            other_machine: s.foreign,
-                        }
+                backends: bs
+                    .stats
+                    .iter()
+                    .filter(|(_, s)| s.count > 0)
+                    .map(|(b, s)| BackendReport {
+                        backend: b,
+                        count: s.count,
+                        centre: s.centre().map(|c| Duration::from_nanos(c as u64)),
+                        spread: s.spread().map(|c| Duration::from_nanos(c as u64)),
+                        pruned: bs.is_pruned(b),
+                        other_machine: s.borrowed,
                     })
                     .collect(),
-                chosen: bs.settled(),
-                decided_by: match bs.phase {
-                    Phase::Settled { by, .. } => by,
-                    Phase::Exploring => DecisionKind::Exploring,
-                },
-                excluded: Backend::ALL.into_iter().filter(|b| bs.excluded[b.index()].is_some()).collect(),
-                from: if bs.foreign { st.borrowed_from.clone() } else { None },
+                chosen: bs.chosen(),
+                decided_by: bs.decided_by(),
+                excluded: bs.excluded.iter().filter(|(_, e)| e.is_some()).map(|(b, _)| b).collect(),
+                from: if bs.is_borrowed() { st.borrowed_from.clone() } else { None },
             })
             .collect();
-        let borrowed = st.buckets.values().any(|bs| bs.foreign || bs.stats.iter().any(|s| s.foreign));
+        let borrowed = st.buckets.values().any(|bs| bs.is_borrowed() || bs.stats.values().any(|s| s.borrowed));
         let borrowed_from = if borrowed { st.borrowed_from.clone() } else { None };
         KernelTable {
             kernel: self.spec.name,
@@ -544,8 +312,13 @@ impl Kernel {
         st.buckets.clear();
         st.clocks.clear();
         st.touched.clear();
+        self.clear_decisions();
+    }
+
+    /// Clears every bucket's decision byte: each bucket's next call takes the cold path.
+    fn clear_decisions(&self) {
         for d in &self.decisions {
-            d.store(UNDECIDED, Ordering::Relaxed);
+            d.store(DecisionByte::UNDECIDED);
         }
     }
 
@@ -563,63 +336,8 @@ impl Kernel {
 }
 
 /// Whether the routing mode is [`config::Mode::Frozen`].
-fn frozen() -> bool {
+pub(super) fn frozen() -> bool {
     config::mode() == config::Mode::Frozen
-}
-
-/// The sampling shift a decision starts with when it is published: the smallest
-/// interval (the call rate is not known yet), or the largest when frozen, where a
-/// sampled call's timing is discarded anyway.
-fn settled_shift() -> u8 {
-    if frozen() {
-        MAX_SHIFT
-    } else {
-        MIN_SHIFT
-    }
-}
-
-/// Predicted time (ns) per backend for `size` from the nearest bucket where that backend
-/// was measured, scaled by the complexity's growth (`size^1` for Low/Medium, `size^1.5` for
-/// High), and how far that bucket is (the ratio, ≥ 1, of its typical size to `size`).
-fn predict_from_neighbours(
-    buckets: &BTreeMap<usize, BucketState>,
-    bucket: usize,
-    complexity: OpComplexity,
-    size: usize,
-) -> ([Option<f64>; Backend::COUNT], [f64; Backend::COUNT]) {
-    let exponent = if complexity == OpComplexity::High { 1.5 } else { 1.0 };
-    let mut out = [None; Backend::COUNT];
-    let mut reach = [f64::INFINITY; Backend::COUNT];
-    for b in Backend::ALL {
-        let nearest = buckets
-            .iter()
-            // Another machine's figures predict nothing here (`policy`'s warm start).
-            .filter(|(&i, bs)| i != bucket && bs.typical_size > 0 && !bs.of(b).is_empty() && !bs.of(b).foreign)
-            .min_by_key(|(&i, _)| i.abs_diff(bucket));
-        if let Some((_, bs)) = nearest {
-            let centre = bs.of(b).centre().unwrap_or(0.0);
-            let ratio = size.max(1) as f64 / bs.typical_size as f64;
-            out[b.index()] = Some(centre * ratio.powf(exponent));
-            reach[b.index()] = ratio.max(1.0 / ratio);
-        }
-    }
-    (out, reach)
-}
-
-/// The kernel's Scalar-to-SIMD time ratio in the largest other bucket than `bucket`,
-/// smaller than `size`, where both were measured on this machine, and how far that
-/// bucket is (`size` over its typical size): `policy::Predictions::scalar_per_simd`.
-/// Not the bucket's own: after drift its old ratio would judge its new figures. (A 0 ns
-/// SIMD centre gives an infinite ratio, which `Predictions::by_ratio` ignores.)
-fn scalar_per_simd(buckets: &BTreeMap<usize, BucketState>, bucket: usize, size: usize) -> Option<(f64, f64)> {
-    let own = |bs: &BucketState, b: Backend| Some(bs.of(b)).filter(|s| !s.foreign).and_then(|s| s.centre());
-    buckets
-        .iter()
-        .filter(|&(&i, bs)| i != bucket && bs.typical_size > 0 && bs.typical_size < size)
-        .map(|(_, bs)| bs)
-        .filter_map(|bs| Some((bs.typical_size, own(bs, Backend::Scalar)?, own(bs, Backend::Simd)?)))
-        .max_by_key(|&(typical, _, _)| typical)
-        .map(|(typical, scalar, simd)| (scalar / simd, size as f64 / typical as f64))
 }
 
 impl std::fmt::Debug for Kernel {

@@ -7,7 +7,7 @@
 //! one whose sizes no longer fit one bucket (the bucketing changed) is dropped.
 //!
 //! Buckets borrowed from another machine's entry (`persist::nearest`) are marked
-//! as such, with their figures, and their decision is verified more strictly
+//! as such, with their figures, and their decision is confirmed more strictly
 //! (`policy`'s warm start). A save writes this machine's entry only with what
 //! this machine measured: a borrowed decision not yet confirmed here is not
 //! saved at all (the next run starts from the other entry again, which the file
@@ -16,11 +16,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::bucket_state::{BucketState, Exclusion};
 use super::policy::{self, Policy};
 use super::spec::{DecisionKind, KernelSpec, LoopRewrite};
-use super::stats::{BucketState, Exclusion, Verify};
 use crate::backend::Backend;
 use crate::bucket::{bucket_of, bucket_range};
+use crate::per_backend::BackendSet;
 use crate::persist::format::{
     self, BucketRecord, ExclusionRecord, KernelRecord, LoopRecord, SplitRecord, TimingRecord,
 };
@@ -30,29 +31,19 @@ use crate::persist::merge::KernelSnapshot;
 /// when its backend may run now (`candidates`: a GPU decision needs a usable device,
 /// a Parallel one two threads) and `verify` has not excluded it; otherwise that
 /// bucket explores again.
-pub(super) fn buckets_from(
-    records: Vec<BucketRecord>,
-    candidates: [bool; Backend::COUNT],
-) -> Vec<(usize, BucketState)> {
+pub(super) fn buckets_from(records: Vec<BucketRecord>, candidates: BackendSet) -> Vec<(usize, BucketState)> {
     records.into_iter().filter_map(|r| bucket_from(r, candidates, false)).collect()
 }
 
 /// Bucket states from another machine's settled records (the nearest entry's), marked
-/// as such: each decision is verified against its contenders before it is confirmed
+/// as such: each decision is re-timed against its contenders before it is confirmed
 /// (`policy`'s warm start). A record whose decision may not run here, or without a
 /// figure for its chosen backend to check, is left out (its bucket starts fresh).
-pub(super) fn borrowed_buckets_from(
-    records: Vec<BucketRecord>,
-    candidates: [bool; Backend::COUNT],
-) -> Vec<(usize, BucketState)> {
-    records.into_iter().filter_map(|r| bucket_from(r, candidates, true)).filter(|(_, bs)| bs.foreign).collect()
+pub(super) fn borrowed_buckets_from(records: Vec<BucketRecord>, candidates: BackendSet) -> Vec<(usize, BucketState)> {
+    records.into_iter().filter_map(|r| bucket_from(r, candidates, true)).filter(|(_, bs)| bs.is_borrowed()).collect()
 }
 
-fn bucket_from(
-    record: BucketRecord,
-    candidates: [bool; Backend::COUNT],
-    foreign: bool,
-) -> Option<(usize, BucketState)> {
+fn bucket_from(record: BucketRecord, candidates: BackendSet, borrowed: bool) -> Option<(usize, BucketState)> {
     let [lo, hi] = record.sizes;
     let bucket = bucket_of(lo);
     if lo > hi || bucket_of(hi) != bucket {
@@ -60,26 +51,27 @@ fn bucket_from(
     }
     let mut bs = BucketState::new(record.typical_size.clamp(lo, hi));
     for t in record.timings {
-        let stats = &mut bs.stats[t.backend.index()];
+        let stats = &mut bs.stats[t.backend];
         stats.count = t.count;
         stats.recent_ns = t.recent_ns;
-        stats.foreign = foreign;
+        stats.borrowed = borrowed;
         stats.sanitize();
     }
     for e in record.excluded {
         if e.backend != Backend::Scalar {
-            bs.excluded[e.backend.index()] = Some(Exclusion { size: e.size, largest_error: e.largest_error });
+            bs.excluded[e.backend] = Some(Exclusion { size: e.size, largest_error: e.largest_error });
         }
     }
     let runnable = bs.allowed(candidates);
-    if let Some(backend) = record.chosen.filter(|b| runnable[b.index()]) {
+    if let Some(backend) = record.chosen.filter(|&b| runnable.contains(b)) {
         let saved_centre = bs.of(backend).centre();
-        let contenders = foreign.then(|| policy::contenders(&bs, backend, candidates, &Policy::DEFAULT));
-        if !foreign || saved_centre.is_some() {
+        let contenders = borrowed.then(|| policy::contenders(&bs, backend, candidates, &Policy::DEFAULT));
+        if !borrowed || saved_centre.is_some() {
             bs.settle_on(backend, DecisionKind::Historical);
             // Confirmed by the first calls of this run (see `policy`'s warm start).
-            bs.verify = saved_centre.map(|saved_centre| Verify { saved_centre, foreign: contenders });
-            bs.foreign = foreign;
+            if let Some(saved_ns) = saved_centre {
+                bs.await_confirmation(saved_ns, contenders);
+            }
         }
     }
     Some((bucket, bs))
@@ -107,8 +99,8 @@ pub(super) fn snapshot(
             // A borrowed decision not confirmed here is not this machine's to save.
             buckets: buckets
                 .iter()
-                .filter(|(_, bs)| !bs.foreign)
-                .filter_map(|(&b, bs)| Some(record(sizes(b)?, bs)))
+                .filter(|(_, bs)| !bs.is_borrowed())
+                .filter_map(|(&b, bs)| Some(bucket_record(sizes(b)?, bs)))
                 .collect(),
         },
         touched: touched.iter().filter_map(|&b| sizes(b)).collect(),
@@ -119,20 +111,22 @@ fn loop_record(l: &LoopRewrite) -> LoopRecord {
     LoopRecord { line: l.line, idiom: l.idiom.to_owned(), variants: l.variants.to_vec(), reason: l.reason.to_owned() }
 }
 
-fn record(sizes: [usize; 2], bs: &BucketState) -> BucketRecord {
+fn bucket_record(sizes: [usize; 2], bs: &BucketState) -> BucketRecord {
     BucketRecord {
         sizes,
         typical_size: bs.typical_size,
-        chosen: bs.settled(),
-        timings: Backend::ALL
-            .into_iter()
-            .filter(|b| !bs.of(*b).is_empty() && !bs.of(*b).foreign)
-            .map(|b| TimingRecord { backend: b, count: bs.of(b).count, recent_ns: bs.of(b).recent_ns.clone() })
+        chosen: bs.chosen(),
+        timings: bs
+            .stats
+            .iter()
+            .filter(|(_, s)| !s.is_empty() && !s.borrowed)
+            .map(|(b, s)| TimingRecord { backend: b, count: s.count, recent_ns: s.recent_ns.clone() })
             .collect(),
-        excluded: Backend::ALL
-            .into_iter()
-            .filter_map(|b| {
-                let e = bs.excluded[b.index()]?;
+        excluded: bs
+            .excluded
+            .iter()
+            .filter_map(|(b, e)| {
+                let e = e.as_ref()?;
                 Some(ExclusionRecord { backend: b, size: e.size, largest_error: e.largest_error })
             })
             .collect(),
@@ -143,7 +137,7 @@ fn record(sizes: [usize; 2], bs: &BucketState) -> BucketRecord {
 mod tests {
     use super::*;
     use crate::backend::OpComplexity;
-    use crate::kernel::stats::Phase;
+    use crate::kernel::bucket_state::Phase;
 
     #[test]
     fn round_trips_decisions_and_timings() {
@@ -157,10 +151,10 @@ mod tests {
             splits: &[],
         };
         let mut bs = BucketState::new(5000);
-        bs.stats[Backend::Simd.index()].record(40, 5);
-        bs.stats[Backend::Gpu.index()].record(90, 5);
-        bs.phase = Phase::Settled { backend: Backend::Gpu, by: DecisionKind::Historical };
-        bs.excluded[Backend::Parallel.index()] = Some(Exclusion { size: 5000, largest_error: 0.5 });
+        bs.stats[Backend::Simd].push(40, 5);
+        bs.stats[Backend::Gpu].push(90, 5);
+        bs.settle_on(Backend::Gpu, DecisionKind::Historical);
+        bs.excluded[Backend::Parallel] = Some(Exclusion { size: 5000, largest_error: 0.5 });
         let b = bucket_of(5000);
         let buckets = BTreeMap::from([(b, bs.clone())]);
         let snap = snapshot(&spec, &buckets, &BTreeSet::from([b]));
@@ -170,18 +164,18 @@ mod tests {
             (loops[0].line, loops[0].idiom.as_str(), loops[0].variants.as_slice()),
             (4, "for range +=", &[Backend::Simd][..])
         );
-        let back = buckets_from(snap.record.buckets.clone(), [true; Backend::COUNT]);
+        let back = buckets_from(snap.record.buckets.clone(), BackendSet::ALL);
         assert_eq!(back.len(), 1);
         let (at, loaded) = &back[0];
-        assert_eq!((*at, loaded.settled(), loaded.typical_size), (b, Some(Backend::Gpu), 5000));
+        assert_eq!((*at, loaded.chosen(), loaded.typical_size), (b, Some(Backend::Gpu), 5000));
         for x in Backend::ALL {
             assert_eq!(loaded.of(x).recent_ns, bs.of(x).recent_ns);
             assert_eq!(loaded.of(x).last_ns, 0, "loaded figures are from another run");
         }
-        assert!(loaded.verify.is_some(), "a loaded decision awaits confirmation");
+        assert!(loaded.confirming().is_some(), "a loaded decision awaits confirmation");
         assert_eq!(loaded.excluded, bs.excluded, "exclusions survive a restart");
-        let no_gpu = buckets_from(snap.record.buckets, [true, true, true, false]);
-        assert_eq!(no_gpu[0].1.settled(), None, "a GPU decision without a GPU explores again");
+        let no_gpu = buckets_from(snap.record.buckets, BackendSet::ALL.without(Backend::Gpu));
+        assert_eq!(no_gpu[0].1.chosen(), None, "a GPU decision without a GPU explores again");
     }
 
     #[test]
@@ -193,7 +187,7 @@ mod tests {
             timings: vec![],
             excluded: vec![],
         };
-        assert!(buckets_from(vec![r], [true; Backend::COUNT]).is_empty());
+        assert!(buckets_from(vec![r], BackendSet::ALL).is_empty());
     }
 
     fn simd_record(lo: usize, chosen: Option<Backend>, scalar_ns: u64) -> BucketRecord {
@@ -208,21 +202,21 @@ mod tests {
     }
 
     #[test]
-    fn borrowed_buckets_are_marked_and_verified_against_their_contenders() {
+    fn borrowed_buckets_are_marked_and_confirmed_against_their_contenders() {
         let gpu_without_figure = BucketRecord { chosen: Some(Backend::Gpu), ..simd_record(4096, None, 150) };
         let records =
             vec![simd_record(1024, Some(Backend::Simd), 150), simd_record(2048, None, 150), gpu_without_figure.clone()];
-        let got = borrowed_buckets_from(records.clone(), [true; Backend::COUNT]);
+        let got = borrowed_buckets_from(records.clone(), BackendSet::ALL);
         assert_eq!(got.len(), 1, "exploring there, or no figure to check the decision by: left out");
         let (at, bs) = &got[0];
-        assert_eq!((*at, bs.settled(), bs.foreign), (bucket_of(1024), Some(Backend::Simd), true));
-        assert!(bs.stats[Backend::Scalar.index()].foreign && bs.stats[Backend::Simd.index()].foreign);
-        let v = bs.verify.expect("verified before it is trusted");
-        assert_eq!((v.saved_centre, v.foreign), (100.0, Some([true, false, false, false])));
-        let no_gpu = borrowed_buckets_from(vec![gpu_without_figure], [true, true, true, false]);
+        assert_eq!((*at, bs.chosen(), bs.is_borrowed()), (bucket_of(1024), Some(Backend::Simd), true));
+        assert!(bs.stats[Backend::Scalar].borrowed && bs.stats[Backend::Simd].borrowed);
+        let v = bs.confirming().expect("confirmed before it is trusted");
+        assert_eq!((v.saved_ns, v.contenders), (100.0, Some(BackendSet::of(&[Backend::Scalar]))));
+        let no_gpu = borrowed_buckets_from(vec![gpu_without_figure], BackendSet::ALL.without(Backend::Gpu));
         assert!(no_gpu.is_empty(), "a decision that cannot run here is not borrowed");
-        let own = buckets_from(records, [true; Backend::COUNT]);
-        assert!(own.iter().all(|(_, bs)| !bs.foreign && bs.verify.is_none_or(|v| v.foreign.is_none())));
+        let own = buckets_from(records, BackendSet::ALL);
+        assert!(own.iter().all(|(_, bs)| !bs.is_borrowed() && bs.confirming().is_none_or(|v| v.contenders.is_none())));
     }
 
     #[test]
@@ -238,16 +232,17 @@ mod tests {
         };
         let mut buckets: BTreeMap<usize, BucketState> = borrowed_buckets_from(
             vec![simd_record(1024, Some(Backend::Simd), 150), simd_record(8192, Some(Backend::Simd), 150)],
-            [true; Backend::COUNT],
+            BackendSet::ALL,
         )
         .into_iter()
         .collect();
         // The first bucket was confirmed here, its SIMD figures re-timed; Scalar's are still the other machine's.
         let confirmed = buckets.get_mut(&bucket_of(1024)).unwrap();
-        confirmed.drop_foreign(Backend::Simd);
-        confirmed.stats[Backend::Simd.index()].record(120, 5);
-        confirmed.verify = None;
-        confirmed.foreign = false;
+        confirmed.drop_borrowed(Backend::Simd);
+        confirmed.stats[Backend::Simd].push(120, 5);
+        if let Phase::Confirming(c) = confirmed.phase {
+            confirmed.phase = Phase::Settled(c.settled);
+        }
         let snap = snapshot(&spec, &buckets, &BTreeSet::from([bucket_of(1024), bucket_of(8192)]));
         assert_eq!(snap.record.buckets.len(), 1, "an unconfirmed borrowed decision is not saved");
         let saved = &snap.record.buckets[0];

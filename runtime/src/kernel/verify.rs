@@ -18,18 +18,15 @@
 //! is a compile error with `verify = true`) and a result that implements
 //! [`Comparable`].
 
-use std::sync::atomic::Ordering;
-
-use super::decision_byte::UNDECIDED;
+use super::bucket_state::BucketState;
+use super::cold::Source;
+use super::policy::{self, Event, Policy};
 use super::route::Route;
 use super::site::Kernel;
-use super::stats::Exclusion;
-use super::telemetry;
 use crate::backend::Backend;
 use crate::bucket::bucket_of;
 use crate::compare::{Agreement, Comparable, Tolerance};
 use crate::config::{self, Mode};
-use crate::persist;
 
 /// Runs one call that `route` sends to `variant`, checking its result against
 /// `scalar` first when it needs checking (see the module docs). `always` is the
@@ -46,13 +43,13 @@ pub fn run_verified<R: Comparable>(
 ) -> R {
     let backend = route.backend();
     let on = always || config::mode() == Mode::Verify;
-    if !on || backend == Backend::Scalar || !route.is_timed() || !kernel.wants_check(size, backend) {
+    if !on || backend == Backend::Scalar || !route.is_timed() || !kernel.needs_comparison(size, backend) {
         return route.run(variant);
     }
     let reference = scalar();
     let out = route.run(variant);
     let agreement = out.compare(&reference, Tolerance::for_call(kernel.complexity(), size, relative));
-    kernel.checked(size, backend, agreement);
+    kernel.apply_comparison(size, backend, agreement);
     if agreement.agrees {
         out
     } else {
@@ -64,34 +61,24 @@ impl Kernel {
     /// Whether `backend`'s result in `size`'s bucket has yet to be compared in this process.
     #[cold]
     #[inline(never)]
-    fn wants_check(&'static self, size: usize, backend: Backend) -> bool {
+    fn needs_comparison(&'static self, size: usize, backend: Backend) -> bool {
         let st = self.lock();
-        st.buckets.get(&bucket_of(size)).is_none_or(|bs| !bs.checked[backend.index()])
+        st.buckets.get(&bucket_of(size)).is_none_or(|bs| !bs.compared.contains(backend))
     }
 
-    /// Records a comparison of `backend` against Scalar in `size`'s bucket.
+    /// Applies a comparison of `backend` against Scalar in `size`'s bucket (`policy`
+    /// excludes a backend that disagreed).
     #[cold]
     #[inline(never)]
-    fn checked(&'static self, size: usize, backend: Backend, agreement: Agreement) {
+    fn apply_comparison(&'static self, size: usize, backend: Backend, agreement: Agreement) {
         let bucket = bucket_of(size);
-        let mut guard = self.lock();
-        let st = &mut *guard;
-        let bs = st.buckets.entry(bucket).or_insert_with(|| super::stats::BucketState::new(size));
-        bs.checked[backend.index()] = true;
-        if agreement.agrees {
-            return;
+        let mut st = self.lock();
+        let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(size));
+        let disagreement = (!agreement.agrees).then_some(agreement.largest_error);
+        let outcome = policy::step(bs, Event::Compared { backend, size, disagreement }, &Policy::DEFAULT);
+        if outcome.dirty {
+            st.touched.insert(bucket);
         }
-        bs.excluded[backend.index()] = Some(Exclusion { size, largest_error: agreement.largest_error });
-        if bs.settled() == Some(backend) {
-            bs.restart_round(0);
-            self.decision(bucket).store(UNDECIDED, Ordering::Relaxed);
-        }
-        st.touched.insert(bucket);
-        let first = !std::mem::replace(&mut st.warned_excluded[backend.index()], true);
-        drop(guard);
-        if first {
-            telemetry::excluded(self.name(), size, backend, agreement.largest_error);
-        }
-        persist::note_changed();
+        self.publish(st, bucket, size, outcome, Source::Policy);
     }
 }

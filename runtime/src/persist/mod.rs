@@ -17,7 +17,7 @@
 //! and features, then same features, then same GPU adapter; nothing looser, and
 //! never across architectures). [`history_status`] says
 //! [`HistoryStatus::Nearest`] when this machine had no entry. Those decisions are
-//! a prior the router verifies before trusting (re-timed against the
+//! a prior the router confirms before trusting (re-timed against the
 //! alternatives the other machine found close), marked in the kernel's table
 //! until confirmed, and never saved as this machine's: a save writes only what
 //! this process confirmed or measured (the kernel layer's snapshot leaves the

@@ -26,6 +26,7 @@ use crate::bucket::bucket_of;
 use crate::clock::Instant;
 use crate::cost::cheapest;
 use crate::ops;
+use crate::per_backend::PerBackend;
 
 /// Width of one call-rate slot.
 const SLOT: Duration = Duration::from_millis(10);
@@ -68,8 +69,8 @@ const SLOTS: usize = 100;
 /// ```
 #[derive(Debug)]
 pub struct AdaptiveBackend {
-    /// Timings: op name → size bucket → per-backend totals (indexed by [`Backend::index`]).
-    history: RwLock<HashMap<String, HashMap<usize, [Timing; Backend::COUNT]>>>,
+    /// Timings: op name → size bucket → per-backend totals.
+    history: RwLock<HashMap<String, HashMap<usize, PerBackend<Timing>>>>,
     /// Call counts for [`AdaptiveBackend::is_hot_path`]: op name → its last second.
     calls: Mutex<HashMap<String, CallWindow>>,
     /// Time zero of the call-rate slots.
@@ -152,7 +153,7 @@ impl AdaptiveBackend {
             Some(buckets) => buckets,
             None => history.entry(op.to_owned()).or_default(),
         };
-        let timing = &mut buckets.entry(bucket_of(input_size)).or_default()[backend.index()];
+        let timing = &mut buckets.entry(bucket_of(input_size)).or_default()[backend];
         timing.samples = timing.samples.saturating_add(1);
         timing.total_us += u128::from(duration_us);
     }
@@ -161,7 +162,7 @@ impl AdaptiveBackend {
     /// `None` when nothing was.
     pub fn performance(&self, op: &str, input_size: usize, backend: Backend) -> Option<PerfStats> {
         let history = self.history.read().unwrap_or_else(PoisonError::into_inner);
-        history.get(op)?.get(&bucket_of(input_size))?[backend.index()].stats()
+        history.get(op)?.get(&bucket_of(input_size))?[backend].stats()
     }
 
     /// The backend with the lowest average time for `op` at `input_size`'s bucket;
@@ -175,10 +176,7 @@ impl AdaptiveBackend {
         let history = self.history.read().unwrap_or_else(PoisonError::into_inner);
         let timings = history.get(op)?.get(&bucket_of(input_size))?;
         cheapest(
-            Backend::ALL
-                .into_iter()
-                .filter(|&b| allowed(b))
-                .filter_map(|b| Some((timings[b.index()].stats()?.mean_us, b))),
+            Backend::ALL.into_iter().filter(|&b| allowed(b)).filter_map(|b| Some((timings[b].stats()?.mean_us, b))),
         )
     }
 

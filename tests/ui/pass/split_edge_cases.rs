@@ -95,6 +95,14 @@ macro_rules! stamped {
 
 stamped!(triple, 3.0);
 
+/// Reads a stream of `Cell`s (not `Sync`): split, run in order on the calling thread.
+#[adaptive_kernel(complexity = "Low")]
+pub fn from_cells(cells: &[std::cell::Cell<f32>], out: &mut [f32]) {
+    for (o, c) in out.iter_mut().zip(cells.iter()) {
+        *o = c.get() * 2.0;
+    }
+}
+
 /// An `unsafe fn`: its body may do anything an `unsafe` block may, so no loop is split.
 #[adaptive_kernel(complexity = "Low")]
 pub unsafe fn copy_raw(src: *const f32, out: &mut [f32]) {
@@ -130,6 +138,11 @@ fn main() {
     let (tp, ts) = (triple::parallel(&x, &mut p), triple::scalar(&x, &mut s));
     assert_eq!(p, s);
     assert!((tp - ts).abs() <= 1e-4 * ts);
+    let cells: Vec<std::cell::Cell<f32>> = x.iter().map(|v| std::cell::Cell::new(*v)).collect();
+    from_cells::parallel(&cells, &mut p);
+    from_cells::scalar(&cells, &mut s);
+    assert_eq!(p, s);
+    assert!(from_cells::KERNEL.spec().splits[0].is_split());
     assert_eq!(copy_raw::KERNEL.spec().splits[0].reason, "unsafe");
     // SAFETY: `x` holds 500 elements, as many as `p`.
     unsafe { copy_raw(x.as_ptr(), &mut p) };

@@ -33,6 +33,13 @@
 //! whole, so the closure is `Sync` exactly when `shared` is. Either way the
 //! result is the same numbers; only the threads differ.
 //!
+//! # Width
+//! A call run by fewer of the team's threads than it had chunks for (a pool
+//! thread still waking: on a VM whose other vCPU idled for a few milliseconds
+//! that takes up to several calls) says so ([`take_width`]): the router does
+//! not keep such a timing as the variant's, up to a bound
+//! (`kernel/cold.rs`), since called back to back it runs at full width.
+//!
 //! # Results
 //! Chunk boundaries depend only on the loop's range and the thread count, so
 //! a reduction's partials, combined in chunk order, are the same numbers on
@@ -40,6 +47,7 @@
 
 use std::cell::Cell;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -66,6 +74,17 @@ fn chunks(range: Range<usize>, threads: usize) -> Vec<(usize, usize)> {
     let count = if threads <= 1 { 1 } else { n.min(threads * CHUNKS_PER_THREAD) };
     let len = n.div_ceil(count);
     (0..n.div_ceil(len)).map(|c| (range.start + c * len, range.start + ((c + 1) * len).min(n))).collect()
+}
+
+/// `width`, the row width of a split loop's `chunks_mut(width)` (or another of
+/// the chunking methods), checked as the method checks it.
+///
+/// # Panics
+/// If `width` is 0, with the message of `slice::chunks_mut` and its kin.
+#[track_caller]
+pub fn row_width(width: usize) -> usize {
+    assert!(width != 0, "chunk size must be non-zero");
+    width
 }
 
 /// `slice` cut at the chunks of `bounds`, `stride` elements per unit: the part
@@ -119,8 +138,39 @@ impl<C: Sync, J: Send> Across<J> for Split<C, J> {
         if team.threads() == 1 || jobs.len() < 2 {
             return jobs.into_iter().map(f).collect();
         }
-        team.run(|| jobs.into_par_iter().map(f).collect())
+        // Which of the team's threads ran a chunk: one bit per thread index (the 64th stands
+        // for all higher ones). Relaxed: read after the join, which orders every write before it.
+        let ran = AtomicU64::new(0);
+        let out = team.run(|| {
+            jobs.into_par_iter()
+                .map(|job| {
+                    let bit = rayon::current_thread_index().map_or(63, |i| i.min(63));
+                    ran.fetch_or(1 << bit, Ordering::Relaxed);
+                    f(job)
+                })
+                .collect::<Vec<P>>()
+        });
+        let wanted = team.threads().min(out.len()).min(64);
+        record_width(ran.load(Ordering::Relaxed).count_ones() as usize >= wanted);
+        out
     }
+}
+
+thread_local! {
+    /// Whether every split loop this thread ran since the last [`take_width`] ran at full width.
+    static FULL_WIDTH: Cell<Option<bool>> = const { Cell::new(None) };
+}
+
+fn record_width(full: bool) {
+    FULL_WIDTH.with(|w| w.set(Some(w.get().unwrap_or(true) && full)));
+}
+
+/// Whether the split loops the calling thread ran since the last call of this
+/// function each ran on as many of the team's threads as they had chunks for
+/// (`Some(false)`: part of the pool did not take part, as when it is still
+/// waking); `None` when none was split across threads. Clears what it reports.
+pub(crate) fn take_width() -> Option<bool> {
+    FULL_WIDTH.with(|w| w.take())
 }
 
 /// Runs the chunks one after another on the calling thread: the fallback when
@@ -152,6 +202,27 @@ mod tests {
         assert!(c.windows(2).all(|w| w[0].1 == w[1].0));
         assert_eq!(chunks(0..100, 2), c);
         assert_eq!(chunks(0..100, 3).len(), 12);
+    }
+
+    #[test]
+    fn a_split_says_whether_it_ran_at_full_width_once() {
+        #[allow(unused_imports)]
+        use super::{Across as _, InOrder as _};
+        assert_eq!(take_width(), None, "nothing split yet on this thread");
+        record_width(true);
+        record_width(false);
+        record_width(true);
+        assert_eq!(take_width(), Some(false), "one short loop makes the call short");
+        assert_eq!(take_width(), None, "reported once");
+        let data = [1.0f32; 64];
+        let shared: &[f32] = &data;
+        crate::ops::par::with_threads(2, || {
+            let split = Split::new((&shared,), (0..8).collect::<Vec<usize>>());
+            #[allow(clippy::needless_borrow)]
+            let sums = (&split).run(|j: usize| shared[j] * 2.0);
+            assert_eq!(sums, [2.0; 8]);
+        });
+        assert!(take_width().is_some(), "a split across threads says how wide it ran");
     }
 
     #[test]

@@ -1,0 +1,262 @@
+//! What is known about one size bucket of one kernel ([`BucketState`]) and
+//! where it stands ([`Phase`]).
+//!
+//! A bucket is in one of three phases, and each holds only what that phase
+//! needs:
+//!
+//! - [`Exploring`]: candidates are being measured; which were pruned this round,
+//!   and how long the round waited for a candidate that could not run yet.
+//! - [`Confirming`]: a decision loaded from history is being re-timed before it
+//!   is trusted; the figure it was saved with, and for another machine's decision
+//!   the alternatives to re-time against it. Calls already go to its backend.
+//! - [`Settled`]: the chosen backend, how it was decided, and the budget of
+//!   re-timing alternatives.
+//!
+//! The figures per backend ([`BackendStats`]), the exclusions by `verify` and
+//! the typical size belong to the bucket whatever its phase. The rules that move
+//! a bucket between phases are `policy`'s, applied by `policy::step`; the
+//! methods here are the moves themselves.
+
+use super::spec::DecisionKind;
+use super::stats::BackendStats;
+use crate::backend::Backend;
+use crate::per_backend::{BackendSet, PerBackend};
+
+/// Everything known about one size bucket of one kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct BucketState {
+    /// Per-backend samples.
+    pub(crate) stats: PerBackend<BackendStats>,
+    /// A size seen in this bucket (the first), to scale predictions between buckets.
+    pub(crate) typical_size: usize,
+    /// Backends whose result disagreed with Scalar's here (`verify`): never candidates again.
+    pub(crate) excluded: PerBackend<Option<Exclusion>>,
+    /// Backends whose result was compared with Scalar's here in this process.
+    pub(crate) compared: BackendSet,
+    /// Where the bucket stands.
+    pub(crate) phase: Phase,
+}
+
+/// Where a bucket stands (see the module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Phase {
+    /// Still measuring candidates.
+    Exploring(Exploring),
+    /// Calls go to a decision loaded from history, re-timed before it is trusted.
+    Confirming(Confirming),
+    /// Decided; calls go to the chosen backend and only a sample is timed.
+    Settled(Settled),
+}
+
+/// An exploration round.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Exploring {
+    /// Each backend's sample count when the round began.
+    pub(crate) base: Counts,
+    /// Backends ruled out for the round (predicted or measured too slow).
+    pub(crate) pruned: BackendSet,
+    /// Calls of the round that waited for a candidate that could not run yet.
+    pub(crate) waited: u32,
+}
+
+/// A decision in force.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Settled {
+    /// The chosen backend.
+    pub(crate) chosen: Backend,
+    /// How it was decided.
+    pub(crate) by: DecisionKind,
+    /// Each backend's sample count when the bucket settled.
+    pub(crate) base: Counts,
+    /// What re-timing alternatives has cost (see `policy::settled::probe`).
+    pub(crate) budget: ProbeBudget,
+}
+
+/// A decision loaded from history, awaiting confirmation (see `policy::confirm`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Confirming {
+    /// The decision, as it will stand once confirmed.
+    pub(crate) settled: Settled,
+    /// The chosen backend's centre as saved, in nanoseconds.
+    pub(crate) saved_ns: f64,
+    /// For a decision from another machine's entry: the alternatives its figures put
+    /// within reach of the chosen backend, each re-timed here before the decision is
+    /// confirmed. `None` for this machine's own history.
+    pub(crate) contenders: Option<BackendSet>,
+}
+
+/// Each backend's sample count at one moment (a round's start, a settling), to
+/// count the samples taken since.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Counts(PerBackend<u64>);
+
+impl Counts {
+    /// The counts of `stats` now.
+    pub(crate) fn of(stats: &PerBackend<BackendStats>) -> Counts {
+        Counts(stats.map_ref(|s| s.count))
+    }
+
+    /// Samples of `backend` in `stats` taken since.
+    pub(crate) fn since(&self, stats: &PerBackend<BackendStats>, backend: Backend) -> u64 {
+        stats[backend].count.saturating_sub(self.0[backend])
+    }
+}
+
+/// Why a backend is excluded from a bucket: a call whose result disagreed with Scalar's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Exclusion {
+    /// The call's size.
+    pub(crate) size: usize,
+    /// The largest difference from the Scalar result.
+    pub(crate) largest_error: f64,
+}
+
+/// The time a settled bucket's calls took and what re-timing alternatives cost on top.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct ProbeBudget {
+    /// Estimated time of all calls since the bucket settled, in nanoseconds
+    /// (each timed call of the chosen backend stands for the calls it samples).
+    pub(crate) calls_ns: f64,
+    /// Time re-timed alternatives took beyond what the chosen backend would have, in nanoseconds.
+    pub(crate) extra_ns: f64,
+    /// The last sampled call re-timed an alternative (the next one times the chosen backend).
+    pub(crate) last_was_probe: bool,
+    /// When both sides of the ledger last halved (process clock, nanoseconds; 0: not yet).
+    pub(crate) aged_ns: u64,
+}
+
+impl ProbeBudget {
+    /// Halves both sides of the ledger once per `half_life_ns` elapsed up to `now_ns`: the
+    /// budget holds over any stretch of a few half-lives, and an old overrun is forgotten.
+    pub(crate) fn age(&mut self, now_ns: u64, half_life_ns: u64) {
+        if self.aged_ns == 0 || half_life_ns == 0 {
+            self.aged_ns = now_ns;
+            return;
+        }
+        let halvings = now_ns.saturating_sub(self.aged_ns) / half_life_ns;
+        if halvings > 0 {
+            let f = 0.5f64.powi(halvings.min(64) as i32);
+            self.calls_ns *= f;
+            self.extra_ns *= f;
+            self.aged_ns += halvings * half_life_ns;
+        }
+    }
+}
+
+impl BucketState {
+    /// A bucket nothing is known about yet.
+    pub(crate) fn new(typical_size: usize) -> Self {
+        BucketState {
+            stats: PerBackend::default(),
+            typical_size,
+            excluded: PerBackend::default(),
+            compared: BackendSet::EMPTY,
+            phase: Phase::Exploring(Exploring { base: Counts::default(), pruned: BackendSet::EMPTY, waited: 0 }),
+        }
+    }
+
+    /// Samples of `backend` in this bucket.
+    pub(crate) fn of(&self, backend: Backend) -> &BackendStats {
+        &self.stats[backend]
+    }
+
+    /// The backend calls go to: the settled one, or the loaded one being confirmed.
+    pub(crate) fn chosen(&self) -> Option<Backend> {
+        self.decision().map(|s| s.chosen)
+    }
+
+    /// The decision calls go to: settled, or loaded and being confirmed.
+    pub(crate) fn decision(&self) -> Option<&Settled> {
+        match &self.phase {
+            Phase::Exploring(_) => None,
+            Phase::Confirming(c) => Some(&c.settled),
+            Phase::Settled(s) => Some(s),
+        }
+    }
+
+    /// How the bucket was decided ([`DecisionKind::Exploring`] while it is not).
+    pub(crate) fn decided_by(&self) -> DecisionKind {
+        self.decision().map_or(DecisionKind::Exploring, |s| s.by)
+    }
+
+    /// Whether `backend` is ruled out in the current exploration round.
+    pub(crate) fn is_pruned(&self, backend: Backend) -> bool {
+        matches!(&self.phase, Phase::Exploring(round) if round.pruned.contains(backend))
+    }
+
+    /// The loaded decision awaiting confirmation, if any.
+    pub(crate) fn confirming(&self) -> Option<&Confirming> {
+        match &self.phase {
+            Phase::Confirming(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Whether the decision came from another machine's entry and this process has
+    /// not confirmed it yet (shown in the table; such a bucket is not saved).
+    pub(crate) fn is_borrowed(&self) -> bool {
+        self.confirming().is_some_and(|c| c.contenders.is_some())
+    }
+
+    /// `candidates` without the backends excluded here.
+    pub(crate) fn allowed(&self, candidates: BackendSet) -> BackendSet {
+        BackendSet::from_fn(|b| candidates.contains(b) && self.excluded[b].is_none())
+    }
+
+    /// Whether any backend has any sample here.
+    pub(crate) fn has_history(&self) -> bool {
+        self.stats.values().any(|s| !s.is_empty())
+    }
+
+    /// Starts a new exploration round: every backend must be measured afresh, and
+    /// only the newest `keep` old samples of each are kept so stale figures fade
+    /// quickly (another machine's are dropped: from now on this machine decides).
+    pub(crate) fn restart_round(&mut self, keep: usize) {
+        for s in self.stats.values_mut() {
+            if s.borrowed {
+                *s = BackendStats::default();
+            }
+            s.keep_recent(keep);
+        }
+        let base = Counts::of(&self.stats);
+        self.phase = Phase::Exploring(Exploring { base, pruned: BackendSet::EMPTY, waited: 0 });
+    }
+
+    /// Settles on `backend`: what is known from now on counts as fresh, the probe budget
+    /// starts over, and the other backends' figures are marked as taken at `backend`'s
+    /// current pace ([`BackendStats::against_ns`]).
+    pub(crate) fn settle_on(&mut self, backend: Backend, by: DecisionKind) {
+        let pace = self.stats[backend].pace();
+        for (b, s) in Backend::ALL.into_iter().zip(self.stats.values_mut()) {
+            s.fresh = 0;
+            s.against_ns = if b == backend || s.is_empty() { None } else { pace };
+        }
+        let base = Counts::of(&self.stats);
+        self.phase = Phase::Settled(Settled { chosen: backend, by, base, budget: ProbeBudget::default() });
+    }
+
+    /// Makes the settled decision one loaded from history, confirmed only once re-timed
+    /// (`saved_ns`: its backend's centre as saved; `contenders`, for another machine's
+    /// decision, the alternatives to re-time against it). Nothing changes unless settled.
+    pub(crate) fn await_confirmation(&mut self, saved_ns: f64, contenders: Option<BackendSet>) {
+        if let Phase::Settled(settled) = self.phase {
+            self.phase = Phase::Confirming(Confirming { settled, saved_ns, contenders });
+        }
+    }
+
+    /// Drops `backend`'s samples if they are another machine's (before this process keeps one of its own).
+    pub(crate) fn drop_borrowed(&mut self, backend: Backend) {
+        if self.stats[backend].borrowed {
+            // The count since the round began (or the bucket settled) stays what it
+            // was: only the other machine's samples go.
+            let count = self.stats[backend].count;
+            let base = match &mut self.phase {
+                Phase::Exploring(round) => &mut round.base,
+                Phase::Confirming(c) => &mut c.settled.base,
+                Phase::Settled(s) => &mut s.base,
+            };
+            base.0[backend] = base.0[backend].saturating_sub(count);
+            self.stats[backend] = BackendStats::default();
+        }
+    }
+}

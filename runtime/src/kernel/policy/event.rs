@@ -1,0 +1,170 @@
+//! What [`step`](super::step) is told ([`Event`], with the inputs the site
+//! gathered for it) and what it answers ([`Outcome`]: what the site publishes).
+
+use super::predictions::Predictions;
+use crate::backend::Backend;
+use crate::kernel::spec::Decision;
+use crate::per_backend::{BackendSet, PerBackend};
+
+/// Something that happened to a bucket, with what the policy needs to know about it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Event<'a> {
+    /// A call found no cached decision: which backend runs it (the call is timed).
+    Call(&'a CallInputs),
+    /// A call in frozen mode found no cached decision: the bucket's decision, or
+    /// `prior` for good (a backend not in `candidates` becomes Scalar).
+    FrozenCall {
+        /// The cold-start prior for the call.
+        prior: Decision,
+        /// The backends that may run here.
+        candidates: BackendSet,
+    },
+    /// A call of a bucket with a decision was picked for timing: time the chosen
+    /// backend, or re-time an alternative.
+    SampledCall {
+        /// The backends that may run now, not excluded here.
+        candidates: BackendSet,
+        /// Each backend's time at the bucket's typical size by the cost model, in
+        /// nanoseconds, where the model has measured figures.
+        predicted: &'a PerBackend<Option<f64>>,
+        /// Now, on the process clock.
+        now_ns: u64,
+    },
+    /// A timed call finished.
+    Timed(Sample),
+    /// A GPU call found the device failed: the GPU runs nothing any more.
+    GpuFailed,
+    /// `verify` compared `backend`'s result with Scalar's on a call of `size`.
+    Compared {
+        /// The backend compared.
+        backend: Backend,
+        /// The call's size.
+        size: usize,
+        /// The largest difference from Scalar's result when they disagreed; `None` when they agreed.
+        disagreement: Option<f64>,
+    },
+}
+
+/// What a call that found no cached decision needs decided, gathered by the site.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct CallInputs {
+    /// The backends that may run, now or [`later`](Self::later), not excluded here.
+    pub(crate) candidates: BackendSet,
+    /// Candidates that may run, but not yet (Parallel while a GPU driver loads).
+    pub(crate) later: BackendSet,
+    /// The cold-start prior for this call.
+    pub(crate) prior: Decision,
+    /// Predicted times of this call.
+    pub(crate) predicted: Predictions,
+}
+
+/// One timed call: `ns` on `backend`, taken at `now_ns` on the process clock;
+/// `interval` is how many calls this sample stands for (the sampling interval
+/// of a settled bucket, 1 while exploring).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Sample {
+    pub(crate) backend: Backend,
+    pub(crate) ns: u64,
+    pub(crate) now_ns: u64,
+    pub(crate) interval: f64,
+    /// The first sample of this backend in this process: not kept (page faults,
+    /// pipeline compilation, caches), but a warm-up already far slower than the
+    /// best measured prunes its backend for the round (see `explore::figure_prunes`).
+    pub(crate) warmup: bool,
+}
+
+/// What [`step`](super::step) changed, for the site to publish: the decision
+/// byte, a telemetry event, the history file.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[must_use = "an outcome is applied by the site's `publish`"]
+pub(crate) struct Outcome {
+    /// The backend the call that raised the event runs on ([`Event::Call`],
+    /// [`Event::FrozenCall`], [`Event::SampledCall`]); `None` when the event routes no
+    /// call, or the bucket has no decision to time.
+    pub(crate) run: Option<Backend>,
+    /// What the bucket's decision byte becomes.
+    pub(crate) publish: Publish,
+    /// What to report.
+    pub(crate) tell: Option<Tell>,
+    /// The bucket's decision changed in a way worth saving.
+    pub(crate) dirty: bool,
+}
+
+/// What a bucket's decision byte becomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Publish {
+    /// It stays as it is.
+    Keep,
+    /// No decision: calls take the cold path (the bucket explores).
+    Clear,
+    /// Calls go to `backend`, a sample of them timed as `sampling` says.
+    Cache {
+        /// The backend.
+        backend: Backend,
+        /// How often its calls are timed.
+        sampling: Sampling,
+    },
+}
+
+/// How often a cached decision's calls are timed; the site turns it into an interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sampling {
+    /// The interval a decision starts with, before the bucket's call rate is known.
+    First,
+    /// Every call: a decision loaded from history is being confirmed.
+    EveryCall,
+    /// The interval the bucket's call rate and the cost of timing ask for.
+    ByRate,
+    /// The interval the byte has now.
+    Unchanged,
+}
+
+/// What to report of a change (the site adds the kernel, size and bucket).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Tell {
+    /// A call was routed by a decision made on the cold path.
+    Decision {
+        /// The decision.
+        decision: Decision,
+        /// Whether the bucket had any figure before it.
+        has_history: bool,
+    },
+    /// A bucket with a decision explores again.
+    Reexplore,
+    /// A re-timed alternative beat the chosen backend and replaced it.
+    Corrected {
+        /// The backend chosen before.
+        from: Backend,
+        /// The backend chosen now.
+        to: Backend,
+    },
+    /// Another machine's decision was confirmed by this machine's timings.
+    Confirmed(Backend),
+    /// `verify` excluded `backend` from the bucket: its result disagreed with Scalar's.
+    Excluded {
+        /// The backend.
+        backend: Backend,
+        /// The largest difference from Scalar's result.
+        largest_error: f64,
+    },
+}
+
+impl Outcome {
+    /// Nothing to publish.
+    pub(crate) const NOTHING: Outcome = Outcome { run: None, publish: Publish::Keep, tell: None, dirty: false };
+
+    /// The bucket explores again: its byte is cleared, the change reported and saved.
+    pub(crate) const REEXPLORE: Outcome =
+        Outcome { run: None, publish: Publish::Clear, tell: Some(Tell::Reexplore), dirty: true };
+
+    /// This outcome followed by `later`'s, for two events of one call: the later one's
+    /// byte and report win where it has any.
+    pub(crate) fn then(self, later: Outcome) -> Outcome {
+        Outcome {
+            run: later.run.or(self.run),
+            publish: if later.publish == Publish::Keep { self.publish } else { later.publish },
+            tell: later.tell.or(self.tell),
+            dirty: self.dirty || later.dirty,
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! Exploring a bucket: the cold-start [`prior`], the order candidates are
+//! measured in, pruning the hopeless ones, and settling on the fastest (the
+//! rules are in the module docs of `policy`).
+
+use super::event::{CallInputs, Sample};
+use super::tuning::Policy;
+use crate::backend::Backend;
+use crate::cost::Work;
+use crate::kernel::bucket_state::Exploring;
+use crate::kernel::spec::{Decision, DecisionKind, KernelSpec};
+use crate::kernel::stats::BackendStats;
+use crate::moe::moe;
+use crate::per_backend::{BackendSet, PerBackend};
+
+/// The cold-start prior for a call of `work`: the MoE table's backend, its GPU choice
+/// vetoed when the GPU may not run (`candidates`) or `predict` (seconds per backend)
+/// says SIMD is faster; and a SIMD choice upgraded to Parallel where that may run and
+/// `predict` says it pays.
+pub(crate) fn prior(
+    spec: &KernelSpec,
+    work: &Work,
+    candidates: BackendSet,
+    predict: impl Fn(Backend) -> f64,
+) -> Decision {
+    let table = match moe(spec.complexity, work.size) {
+        Backend::Gpu if candidates.contains(Backend::Gpu) && predict(Backend::Gpu) < predict(Backend::Simd) => {
+            Decision { backend: Backend::Gpu, kind: DecisionKind::MoeThreshold }
+        }
+        Backend::Gpu => Decision { backend: Backend::Simd, kind: DecisionKind::CostModel },
+        other => Decision { backend: other, kind: DecisionKind::MoeThreshold },
+    };
+    let parallel_pays = table.backend == Backend::Simd
+        && candidates.contains(Backend::Parallel)
+        && predict(Backend::Parallel) < predict(Backend::Simd);
+    if parallel_pays {
+        Decision { backend: Backend::Parallel, kind: DecisionKind::CostModel }
+    } else {
+        table
+    }
+}
+
+/// What an exploring bucket does with a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Next {
+    /// Run (and time) the call on this backend.
+    Run(Decision),
+    /// Every candidate is measured or pruned: settle on this backend.
+    Settle(Backend),
+}
+
+/// The next backend to call in an exploring bucket, or the backend to settle on
+/// once every candidate is measured or pruned. `has_history`: the bucket had any
+/// figure before this call (a first call carries the prior's kind).
+///
+/// `inputs.later` are candidates that may run, but not now (the site defers
+/// Parallel while a GPU driver loads): such a one is measured once it may, and the
+/// bucket does not settle without it. Meanwhile calls go to the fastest candidate
+/// measured so far (their samples count), else to the first that can run now; after
+/// [`Policy::wait_calls`] such calls the bucket stops waiting.
+///
+/// Candidates are tried prior first, then by predicted time; but when every
+/// candidate was measured in a neighbouring bucket, the predictions alone order them
+/// and the prior is not special (a neighbour within [`Policy::prune_reach`] predicts
+/// by its measurement, a farther one only where the model has no figure: see
+/// `Predictions::for_order`).
+pub(super) fn explore(
+    stats: &PerBackend<BackendStats>,
+    round: &mut Exploring,
+    inputs: &CallInputs,
+    has_history: bool,
+    policy: &Policy,
+) -> Next {
+    let CallInputs { candidates, later, prior, ref predicted } = *inputs;
+    let later = if round.waited < policy.wait_calls { later } else { BackendSet::EMPTY };
+    let mut waiting = false;
+    let mut order: Vec<Backend> = candidates.iter().collect();
+    let informed = order.iter().all(|&b| predicted.neighbours[b].is_some());
+    let measured = round_centres(stats, round);
+    // A candidate with no estimate at all is ordered as a free one: measured before any known to cost something.
+    let estimate = |b: Backend| predicted.for_order(b, &measured, policy).unwrap_or(0.0);
+    order.sort_by(|&a, &b| {
+        let prior_first =
+            if informed { std::cmp::Ordering::Equal } else { (a != prior.backend).cmp(&(b != prior.backend)) };
+        prior_first.then(estimate(a).total_cmp(&estimate(b))).then(a.cmp(&b))
+    });
+    for &b in &order {
+        if round.pruned.contains(b) || round.base.since(stats, b) >= policy.samples {
+            continue;
+        }
+        // Measured so far, less what this loop has pruned.
+        let measured = round_centres(stats, round);
+        if let Some((best_b, best)) = best_of(&measured, Some(b)) {
+            let predict = || predicted.for_pruning(b, (best_b, best), &measured, policy);
+            let estimate = match round.base.since(stats, b) {
+                0 => predict(),
+                _ => stats[b].centre().or_else(predict),
+            };
+            if best_b != b && estimate.is_some_and(|e| figure_prunes(b, e, best, policy)) {
+                round.pruned.insert(b);
+                continue;
+            }
+        }
+        if later.contains(b) {
+            waiting = true;
+            continue;
+        }
+        let kind = if !has_history && b == prior.backend { prior.kind } else { DecisionKind::Exploring };
+        return Next::Run(Decision { backend: b, kind });
+    }
+    if waiting {
+        round.waited += 1;
+        let now = |b: &Backend| candidates.minus(later).contains(*b);
+        let measured = best_of(&round_centres(stats, round), None).map(|(b, _)| b).filter(now);
+        let backend = measured.or_else(|| order.iter().copied().find(now)).unwrap_or(Backend::Scalar);
+        return Next::Run(Decision { backend, kind: DecisionKind::Exploring });
+    }
+    Next::Settle(fastest(stats, round, candidates, policy))
+}
+
+/// The candidate an exploration round settles on: the lowest centre wins; every
+/// candidate within [`Policy::tolerance`] of it ties, and ties go to the simplest
+/// backend (Scalar < SIMD < Parallel < GPU). With nothing measured (every candidate
+/// pruned before a sample), the simplest candidate.
+fn fastest(stats: &PerBackend<BackendStats>, round: &Exploring, candidates: BackendSet, policy: &Policy) -> Backend {
+    let measured: Vec<(Backend, f64)> =
+        candidates.minus(round.pruned).iter().filter_map(|b| stats[b].centre().map(|c| (b, c))).collect();
+    let best = measured.iter().map(|m| m.1).fold(f64::INFINITY, f64::min);
+    measured
+        .iter()
+        .find(|&&(_, c)| c <= best * (1.0 + policy.tolerance))
+        .map(|m| m.0)
+        .or_else(|| candidates.iter().next())
+        .unwrap_or(Backend::Scalar)
+}
+
+/// Applies a timed call of an exploring bucket: a kept sample counts for the round;
+/// a warm-up is not kept. Either prunes its backend for the round when its figure
+/// (the warm-up's time, or the centre of the round's samples) is far over the best
+/// other backend's ([`figure_prunes`]).
+pub(super) fn timed(stats: &mut PerBackend<BackendStats>, round: &mut Exploring, sample: Sample, policy: &Policy) {
+    let Sample { backend, ns, now_ns, warmup, .. } = sample;
+    let mine = if warmup {
+        Some(ns as f64)
+    } else {
+        stats[backend].push(ns, now_ns);
+        stats[backend].centre()
+    };
+    if let (Some((_, best)), Some(mine)) = (best_of(&round_centres(stats, round), Some(backend)), mine) {
+        if figure_prunes(backend, mine, best, policy) {
+            round.pruned.insert(backend);
+        }
+    }
+}
+
+/// The best (lowest) of `centres` ([`round_centres`]), other than `except`.
+fn best_of(centres: &PerBackend<Option<f64>>, except: Option<Backend>) -> Option<(Backend, f64)> {
+    centres
+        .iter()
+        .filter(|&(b, _)| Some(b) != except)
+        .filter_map(|(b, c)| c.map(|c| (b, c)))
+        .min_by(|x, y| x.1.total_cmp(&y.1).then(x.0.cmp(&y.0)))
+}
+
+/// The centre of every backend sampled in the round and not pruned.
+fn round_centres(stats: &PerBackend<BackendStats>, round: &Exploring) -> PerBackend<Option<f64>> {
+    PerBackend::from_fn(|b| {
+        let sampled = !round.pruned.contains(b) && round.base.since(stats, b) > 0;
+        sampled.then(|| stats[b].centre()).flatten()
+    })
+}
+
+/// Whether an estimate of `backend` while exploring (a prediction, its warm-up, or the
+/// centre of its samples so far) prunes it for the round against the `best` centre
+/// measured: when it is over [`Policy::prune_factor`] × `best`, unless it is a CPU
+/// figure under [`Policy::measure_below_ns`]. Measuring such a candidate costs less than
+/// a misprediction, or than one preempted or page-faulting call (a first call in the
+/// process is often several times its steady time) deciding against the fastest variant.
+pub(super) fn figure_prunes(backend: Backend, ns: f64, best: f64, policy: &Policy) -> bool {
+    ns > policy.prune_factor * best && (backend == Backend::Gpu || ns >= policy.measure_below_ns)
+}

@@ -1,0 +1,303 @@
+//! The routing rules: how a bucket's decision is reached, checked and
+//! replaced. This is the one place they are described; each rule names the
+//! function that implements it.
+//!
+//! A bucket ([`BucketState`]) is exploring, confirming a decision loaded from
+//! history, or settled (its [`Phase`](crate::kernel::bucket_state::Phase)). It
+//! changes only through [`step`]: a pure function of the bucket, an [`Event`]
+//! (with the inputs the site gathered for it under the kernel's lock) and the
+//! tuning constants ([`Policy`]), with no clocks, locks or I/O, so every rule is
+//! tested with injected timings. It returns an [`Outcome`]: the backend a call
+//! runs on and what the site publishes (the decision byte, a report, whether the
+//! history is worth saving).
+//!
+//! Decision order: forced > a decision (settled, or loaded and being confirmed) >
+//! exploration > cold-start prior. Forcing is the site's, before it gets here.
+//!
+//! - **Prior** ([`prior`]): the MoE table for the kernel's complexity and size; a
+//!   GPU choice is vetoed (→ SIMD) when the kernel has no GPU variant, no usable GPU
+//!   exists, or the cost model predicts SIMD to be faster; a SIMD choice becomes
+//!   Parallel where the kernel has that variant, two or more threads exist and the
+//!   cost model predicts it faster (the MoE table itself never says Parallel). In
+//!   frozen mode a bucket with no saved decision settles on it for good.
+//! - **Exploration** (`explore::explore`): candidates in order: the prior first,
+//!   then by predicted time. Each gets [`Policy::samples`] kept samples. A candidate
+//!   whose estimate (its own samples if any, else a prediction) exceeds
+//!   [`Policy::prune_factor`] × the best centre measured so far is skipped for the
+//!   round. A prediction from a neighbouring bucket prunes only when that bucket's
+//!   sizes are within [`Policy::prune_reach`] of this one's: scaled across decades, a
+//!   fixed cost measured at small sizes looks like a per-element one; a ratio does
+//!   not, so a smaller bucket's Scalar-to-SIMD ratio predicts one from the other
+//!   within [`Policy::ratio_reach`]. A CPU candidate's own figure under
+//!   [`Policy::measure_below_ns`] (its warm-up, its first sample) prunes nothing: one
+//!   preempted or page-faulting call must not decide (`explore::figure_prunes`). A
+//!   candidate that may run only later (Parallel while a GPU driver loads) is waited
+//!   for during at most [`Policy::wait_calls`] calls.
+//! - **Settling** (`explore::fastest`): the lowest centre wins; every candidate
+//!   within [`Policy::tolerance`] of it ties, and ties go to the simplest backend
+//!   (Scalar < SIMD < Parallel < GPU), so decisions do not flap.
+//! - **Replacing a settled decision needs more than noise** (`settled::timed`).
+//!   Two variants that run the same code (below its grain `ops::par` runs the SIMD
+//!   kernel) have medians that differ by a few percent either way on every look; a
+//!   rule on centres alone would switch between them over and over. So a settled
+//!   backend is replaced only by one that *beats* it: the upper end of the
+//!   challenger's confidence interval ([`BackendStats::half_width`](crate::kernel::stats::BackendStats::half_width)), raised by the
+//!   margin, lies below the lower end of the chosen one's. An alternative with
+//!   [`Policy::switch_after`] fresh samples that beats the chosen one with
+//!   [`Policy::tolerance`] as the margin takes over (no new exploration round); so
+//!   does a simpler one with [`Policy::confident`] fresh samples whose centre is
+//!   within [`Policy::tolerance`] of the chosen one's (the settling tie-break,
+//!   applied once the figures are firm). A switch the other way needs the full
+//!   margin, so a tie settles on the simpler backend and stays there.
+//! - **Drift** (`settled::drifted`): once at least [`Policy::drift_samples`] samples
+//!   were taken since settling, a chosen backend beaten by another's recent figures
+//!   with [`Policy::drift_band`] as the margin starts a new round. The centre is a
+//!   median, so an outlier alone never triggers this; old figures (another run, or
+//!   older than [`Policy::stale_ns`]) are re-timed by probes, not compared with.
+//! - **Self-correction** (`settled::probe`): a settled bucket's sampled calls
+//!   alternate between timing the chosen backend and, within an explicit budget
+//!   ([`Policy::probe_budget`] of the bucket's time, counted as what the alternative
+//!   took *beyond* the chosen backend's current pace, on a ledger whose two sides
+//!   halve every [`Policy::budget_half_life_ns`] so that an old overrun is forgotten;
+//!   one whose optimistic estimate is no slower than the chosen backend costs nothing
+//!   beyond it and is re-timed whatever the ledger says), re-timing an alternative
+//!   that is not hopeless and whose figures are few ([`Policy::confident`]) or whose
+//!   confidence interval still overlaps the chosen one's (until it holds a full
+//!   window of fresh samples: then it is a tie, and more samples would only test it
+//!   again until noise separates it once), or whose figures are old
+//!   ([`Policy::stale_ns`], or from another run) even if they call it hopeless
+//!   (figures taken under a transient load must not exclude it for good). When the
+//!   chosen backend runs faster now (its [pace](crate::kernel::stats::BackendStats::pace)) than when an
+//!   alternative's figures were taken (when the bucket settled, or when they were
+//!   last re-timed) by more than [`Policy::drift_band`], the machine was busy then:
+//!   those figures count as old too, scaled by the same factor for the budget, and
+//!   the first sample taken now replaces them. Likewise the chosen backend's own
+//!   window drops its older samples when its pace is faster than its centre by more
+//!   than the band, so fresh figures are compared with fresh ones. As intervals
+//!   separate, probing stops: the cost decays with confidence.
+//! - **Warm start** (`confirm::judge_loaded_decision`): a decision loaded from
+//!   history is confirmed before it is trusted. Every call of its bucket is timed
+//!   meanwhile, and it is not replaced by one alternative's figures: once
+//!   [`Policy::confirm_samples`] fresh samples exist, figures off the saved centre by
+//!   more than [`Policy::confirm_factor`] start a new exploration round: slower when
+//!   even the fastest fresh sample is (a busy machine only slows calls down, so one
+//!   quick call is enough to keep the decision), faster when the fresh centre is.
+//! - **Another machine's decision** (the nearest entry's, `persist::nearest`) is
+//!   confirmed more strictly: its figures order nothing here (they predict no
+//!   neighbouring bucket and are replaced by the first sample taken here), and
+//!   before it is confirmed every alternative its figures put within
+//!   [`Policy::prune_factor`] of the chosen backend ([`contenders`]) is re-timed
+//!   [`Policy::samples`] times, alternating with the chosen one
+//!   (`confirm::next_contender`), outside the probe budget (it is exploration's
+//!   cost, paid once). Besides the figure check above, a contender measured faster
+//!   than the chosen backend by more than [`Policy::tolerance`] starts a new
+//!   exploration round: this machine disagrees. Alternatives it called hopeless are
+//!   re-timed later, as old figures are.
+//! - **A failed GPU** ([`Event::GpuFailed`]): the GPU is pruned from an exploring
+//!   bucket's round; a bucket whose decision is the GPU explores again, keeping its
+//!   figures, with the GPU pruned.
+//! - **A variant that disagrees with Scalar** ([`Event::Compared`], `verify`): it is
+//!   excluded from the bucket for good; a bucket whose decision it was explores again.
+
+mod confirm;
+mod event;
+mod explore;
+mod predictions;
+mod settled;
+#[cfg(test)]
+mod tests;
+mod tuning;
+
+pub(crate) use confirm::contenders;
+pub(crate) use event::{CallInputs, Event, Outcome, Publish, Sample, Sampling, Tell};
+pub(crate) use explore::prior;
+pub(crate) use predictions::Predictions;
+pub(crate) use tuning::Policy;
+
+use super::bucket_state::{BucketState, Exclusion, Phase, ProbeBudget};
+use super::spec::{Decision, DecisionKind};
+use super::stats::WINDOW;
+use crate::backend::Backend;
+use crate::per_backend::BackendSet;
+use confirm::Verdict;
+use explore::Next;
+use settled::Timed;
+
+/// Applies `event` to `bucket` by the rules above: the one way a bucket changes
+/// phase or figures. Returns what the site publishes.
+pub(crate) fn step(bucket: &mut BucketState, event: Event<'_>, policy: &Policy) -> Outcome {
+    match event {
+        Event::Call(inputs) => call(bucket, inputs, policy),
+        Event::FrozenCall { prior, candidates } => frozen_call(bucket, prior, candidates),
+        Event::SampledCall { candidates, predicted, now_ns } => {
+            let stats = &bucket.stats;
+            let (chosen, next, sampling) = match &mut bucket.phase {
+                Phase::Exploring(_) => return Outcome::NOTHING,
+                Phase::Confirming(c) => {
+                    (c.settled.chosen, confirm::next_contender(stats, c, candidates, policy), Sampling::EveryCall)
+                }
+                Phase::Settled(s) => {
+                    (s.chosen, settled::probe(stats, s, candidates, predicted, now_ns, policy), Sampling::ByRate)
+                }
+            };
+            Outcome {
+                run: Some(next.unwrap_or(chosen)),
+                publish: Publish::Cache { backend: chosen, sampling },
+                ..Outcome::NOTHING
+            }
+        }
+        Event::Timed(sample) => timed(bucket, sample, policy),
+        Event::GpuFailed => gpu_failed(bucket),
+        Event::Compared { backend, size, disagreement } => compared(bucket, backend, size, disagreement),
+    }
+}
+
+/// What a bucket loaded from history publishes before its first call: its decision,
+/// every call timed while it is confirmed; `None` for a bucket that explores.
+pub(crate) fn loaded(bucket: &BucketState) -> Option<Publish> {
+    let sampling = if bucket.confirming().is_some() { Sampling::EveryCall } else { Sampling::First };
+    bucket.chosen().map(|backend| Publish::Cache { backend, sampling })
+}
+
+/// A call that found no cached decision: the bucket's decision, else exploration's next call.
+fn call(bucket: &mut BucketState, inputs: &CallInputs, policy: &Policy) -> Outcome {
+    let has_history = bucket.has_history();
+    let (decision, settled_now) = match &mut bucket.phase {
+        Phase::Exploring(round) => match explore::explore(&bucket.stats, round, inputs, has_history, policy) {
+            Next::Run(decision) => (decision, false),
+            Next::Settle(backend) => {
+                bucket.settle_on(backend, DecisionKind::Historical);
+                (Decision { backend, kind: DecisionKind::Historical }, true)
+            }
+        },
+        Phase::Confirming(_) | Phase::Settled(_) => {
+            let backend = bucket.chosen().unwrap_or(Backend::Scalar);
+            (Decision { backend, kind: DecisionKind::Historical }, false)
+        }
+    };
+    let publish = match bucket.chosen() {
+        Some(backend) => Publish::Cache { backend, sampling: Sampling::First },
+        None => Publish::Keep,
+    };
+    Outcome {
+        run: Some(decision.backend),
+        publish,
+        tell: Some(Tell::Decision { decision, has_history }),
+        // Only a new decision is worth saving; re-caching one changes nothing.
+        dirty: settled_now,
+    }
+}
+
+/// A frozen-mode call that found no cached decision: the bucket's decision, else the
+/// prior, settled for good (never timed, never saved).
+fn frozen_call(bucket: &mut BucketState, prior: Decision, candidates: BackendSet) -> Outcome {
+    let decision = match bucket.chosen() {
+        Some(backend) => Decision { backend, kind: DecisionKind::Historical },
+        None => {
+            let mut d = prior;
+            if !candidates.contains(d.backend) {
+                // `verify` excluded the prior's choice here; Scalar is never excluded.
+                d.backend = Backend::Scalar;
+            }
+            bucket.settle_on(d.backend, d.kind);
+            d
+        }
+    };
+    Outcome {
+        run: Some(decision.backend),
+        publish: Publish::Cache { backend: decision.backend, sampling: Sampling::First },
+        tell: Some(Tell::Decision { decision, has_history: false }),
+        dirty: false,
+    }
+}
+
+/// A timed call: its sample applied to the bucket's figures, and what that decides.
+fn timed(bucket: &mut BucketState, sample: Sample, policy: &Policy) -> Outcome {
+    if !sample.warmup {
+        bucket.drop_borrowed(sample.backend);
+    }
+    let stats = &mut bucket.stats;
+    match &mut bucket.phase {
+        Phase::Exploring(round) => {
+            explore::timed(stats, round, sample, policy);
+            Outcome::NOTHING
+        }
+        Phase::Settled(_) | Phase::Confirming(_) if sample.warmup => Outcome::NOTHING,
+        Phase::Settled(s) => match settled::timed(stats, s, sample, policy) {
+            Timed::Chosen if settled::drifted(stats, s, sample.now_ns, policy) => reexplore(bucket, 0),
+            Timed::Alternative { takes_over: true } => {
+                let (from, to) = (s.chosen, sample.backend);
+                bucket.settle_on(to, DecisionKind::Historical);
+                Outcome {
+                    run: None,
+                    publish: Publish::Cache { backend: to, sampling: Sampling::Unchanged },
+                    tell: Some(Tell::Corrected { from, to }),
+                    dirty: true,
+                }
+            }
+            Timed::Chosen | Timed::Alternative { .. } => Outcome::NOTHING,
+        },
+        Phase::Confirming(c) => {
+            // While a loaded decision is confirmed, the verdict decides, not one alternative.
+            let timed = settled::timed(stats, &mut c.settled, sample, policy);
+            let outcome = match confirm::judge_loaded_decision(stats, &bucket.excluded, c, policy) {
+                Verdict::Pending => Outcome::NOTHING,
+                Verdict::Wrong => return reexplore(bucket, 0),
+                Verdict::Confirmed => confirmed(bucket),
+            };
+            let drifted = |s| settled::drifted(&bucket.stats, s, sample.now_ns, policy);
+            if timed == Timed::Chosen && bucket.decision().is_some_and(drifted) {
+                return reexplore(bucket, 0);
+            }
+            outcome
+        }
+    }
+}
+
+/// A loaded decision confirmed: the bucket settles on it. Another machine's decision
+/// is now this machine's, worth saving, and what re-timing its contenders cost was
+/// exploration's, not the probes'.
+fn confirmed(bucket: &mut BucketState) -> Outcome {
+    let Phase::Confirming(c) = bucket.phase else { return Outcome::NOTHING };
+    let mut settled = c.settled;
+    let outcome = if c.contenders.is_some() {
+        settled.budget = ProbeBudget::default();
+        Outcome { tell: Some(Tell::Confirmed(settled.chosen)), dirty: true, ..Outcome::NOTHING }
+    } else {
+        Outcome::NOTHING
+    };
+    bucket.phase = Phase::Settled(settled);
+    outcome
+}
+
+/// The GPU failed: it runs nothing any more (see the module docs).
+fn gpu_failed(bucket: &mut BucketState) -> Outcome {
+    let outcome = match bucket.chosen() {
+        Some(Backend::Gpu) => reexplore(bucket, WINDOW),
+        _ => Outcome::NOTHING,
+    };
+    if let Phase::Exploring(round) = &mut bucket.phase {
+        round.pruned.insert(Backend::Gpu);
+    }
+    outcome
+}
+
+/// `verify` compared `backend` with Scalar: one that disagreed is excluded for good.
+fn compared(bucket: &mut BucketState, backend: Backend, size: usize, disagreement: Option<f64>) -> Outcome {
+    bucket.compared.insert(backend);
+    let Some(largest_error) = disagreement else { return Outcome::NOTHING };
+    bucket.excluded[backend] = Some(Exclusion { size, largest_error });
+    let publish = if bucket.chosen() == Some(backend) {
+        bucket.restart_round(0);
+        Publish::Clear
+    } else {
+        Publish::Keep
+    };
+    Outcome { run: None, publish, tell: Some(Tell::Excluded { backend, largest_error }), dirty: true }
+}
+
+/// Starts a new exploration round keeping `keep` samples per backend.
+fn reexplore(bucket: &mut BucketState, keep: usize) -> Outcome {
+    bucket.restart_round(keep);
+    Outcome::REEXPLORE
+}
