@@ -26,8 +26,11 @@
 //!
 //! `elementwise_blur` and `elementwise_axpy` (issue 23: element-wise index
 //! loops in lanes, bit for bit): the programs bench's 3×3 blur at 64×64,
-//! 640×480 and 3,840×2,160 as `scalar`, `simd` (the rewrite) and `hand` (16
-//! explicit lanes, one thread); an in-place `y[i] += a * x[i]`, which LLVM
+//! 640×480 and 3,840×2,160 as `scalar`, `simd` (the rewrite), `hand` (16
+//! explicit lanes, one thread), `parallel` (the rows split across rayon's
+//! threads, each chunk's interior in lanes, calls back to back) and
+//! `parallel_1_thread` (the same in a one-thread scope: one chunk, on the
+//! calling thread, where SIMD's speed is expected); an in-place `y[i] += a * x[i]`, which LLVM
 //! vectorises as written, at 1K and 100K as `scalar`, `simd` and
 //! `simd_as_written` (the loop labelled, which the rewrite leaves alone: the
 //! body as written compiled for this CPU).
@@ -409,6 +412,12 @@ fn bench_elementwise(c: &mut Criterion) {
         });
         g.bench_function(BenchmarkId::new("hand", &label), |bench| {
             bench.iter(|| blur_hand::simd(black_box(&src), &mut dst, w))
+        });
+        g.bench_function(BenchmarkId::new("parallel", &label), |bench| {
+            bench.iter(|| blur::parallel(black_box(&src), &mut dst, w))
+        });
+        g.bench_function(BenchmarkId::new("parallel_1_thread", &label), |bench| {
+            adaptive_kernel::ops::par::with_threads(1, || bench.iter(|| blur::parallel(black_box(&src), &mut dst, w)))
         });
     }
     g.finish();

@@ -31,6 +31,7 @@
 //!                 ) else { break };
 //!                 let (Some(h0), Some(h1), Some(h2)) =
 //!                     (chunk(&row[..], b0, 0), chunk(&row[..], b1, 0), chunk_mut(&mut out[..], b2, 0)) else { break };
+//!                 let (h0, h1) = (*h0, *h1);             // read chunks by value (vector loads)
 //!                 for l in 0..LANES {
 //!                     let x: usize = k + l;
 //!                     h2[l] = (h0[l] + h1[l]) / 2.0;     // the body, its accesses replaced
@@ -569,6 +570,15 @@ pub(crate) fn rewritten(plan: &Plan) -> Expr {
     let (span, chunk, chunk_mut) = (helper("span"), helper("chunk"), helper("chunk_mut"));
     let some = quote!(::core::option::Option::Some);
 
+    // Each read chunk is copied (a vector load) before the lanes run. Where the slices reach the
+    // loop through a closure's captures (a split loop's chunk in the Parallel variant), LLVM no
+    // longer knows that they do not overlap the written chunk, and compiled the lanes behind
+    // run-time overlap checks, with spills: the Parallel variant on one thread ran the blur at
+    // half the SIMD variant's speed (BENCHMARKS.md, issue 23). The copy reads what the lanes
+    // would: a read slice is a shared `f32`/`f64` slice (no interior mutability), so nothing
+    // writes it while the loop runs, and a slice the loop also writes is read through its
+    // written chunk, which is not copied.
+    let copies: Vec<&Ident> = plan.chunks.iter().zip(&vars).filter(|(c, _)| !c.written).map(|(_, v)| v).collect();
     let level = |lanes: usize| {
         let lanes_lit = Literal::usize_unsuffixed(lanes);
         let last_lane = Literal::usize_unsuffixed(lanes - 1);
@@ -591,6 +601,8 @@ pub(crate) fn rewritten(plan: &Plan) -> Expr {
             while #end.saturating_sub(#k) >= #lanes_lit {
                 let (#(#some(#bases),)*) = (#(#spans,)*) else { break; };
                 let (#(#some(#vars),)*) = (#(#takes,)*) else { break; };
+                // The read chunks by value: see `copies`.
+                #(let #copies: [_; #lanes_lit] = *#copies;)*
                 for #l in 0..#lanes_lit {
                     #[allow(unused_variables)]
                     let #index: usize = #k + #l;
@@ -738,6 +750,9 @@ mod tests {
         assert!(body.contains("index_sub (:: core :: option :: Option :: Some (__adaptive_k) , :: core :: option :: Option :: Some (1))"), "{body}");
         assert!(body.contains("let x : usize = __adaptive_k + __adaptive_l ;"), "{body}");
         assert!(body.contains("__adaptive_h9 [__adaptive_l] = sum / 9.0"), "{body}");
+        // The nine read chunks are copied before the lanes run; the written one is not.
+        assert!(body.contains("let __adaptive_h0 : [_ ; 16] = * __adaptive_h0 ;"), "{body}");
+        assert_eq!(count(&body, ": [_ ; 16] = *"), 9, "{body}");
         // Where no chunk is taken, the body as written.
         assert!(body.contains("for x in __adaptive_k .. __adaptive_stop { let sum = up [x - 1]"), "{body}");
     }
