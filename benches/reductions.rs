@@ -23,17 +23,17 @@
 //! pairwise fold), also run as an `exact` kernel's SIMD variant so that it is
 //! compiled for the same instruction set.
 //!
-//!
-//! `elementwise_blur` and `elementwise_axpy` (issue 23: element-wise index
-//! loops in lanes, bit for bit): the programs bench's 3×3 blur at 64×64,
+//! `elementwise_blur` and `elementwise_index` (issue 23: element-wise index
+//! loops in chunks, bit for bit): the programs bench's 3×3 blur at 64×64,
 //! 640×480 and 3,840×2,160 as `scalar`, `simd` (the rewrite), `hand` (16
 //! explicit lanes, one thread), `parallel` (the rows split across rayon's
 //! threads, each chunk's interior in lanes, calls back to back) and
 //! `parallel_1_thread` (the same in a one-thread scope: one chunk, on the
-//! calling thread, where SIMD's speed is expected); an in-place `y[i] += a * x[i]`, which LLVM
-//! vectorises as written, at 1K and 100K as `scalar`, `simd` and
-//! `simd_as_written` (the loop labelled, which the rewrite leaves alone: the
-//! body as written compiled for this CPU).
+//! calling thread, where SIMD's speed is expected); three loops LLVM
+//! vectorises as written (an in-place `y[i] += 0.5 * x[i]`, a ReLU storing
+//! under a condition, a fold with branches) at 100, 1K and 100K as
+//! `scalar`, `simd` and `simd_as_written` (the loop labelled, which the
+//! rewrite leaves alone: the body as written compiled for this CPU).
 //!
 //! `cargo bench --bench reductions`; about three minutes
 //! (`-- elementwise` for the element-wise groups alone).
@@ -280,22 +280,44 @@ fn blur_hand(src: &[f32], dst: &mut [f32], w: usize) {
     }
 }
 
-/// `y = a·x + y` by index, in place: LLVM vectorises it as written already (its two accesses
-/// fail together); the rewrite must not lose there.
-macro_rules! axpy_kernel {
-    ($name:ident $(, $label:tt)?) => {
+/// An element-wise index loop `for i in 0..y.len() { body }` over `x` and `y`, twice: as a kernel
+/// (`$name`) and with the loop labelled (`$as_written`), which the SIMD variant leaves as written.
+/// The bodies below are ones LLVM vectorises as written already (their accesses fail together):
+/// the rewrite must not lose there.
+macro_rules! index_kernels {
+    ($name:ident, $as_written:ident, |$i:ident, $x:ident, $y:ident| $body:block) => {
+        #[adaptive_kernel(complexity = "Low")]
+        fn $name($x: &[f32], $y: &mut [f32]) {
+            for $i in 0..$y.len() $body
+        }
+
         #[adaptive_kernel(complexity = "Low")]
         #[allow(unused_labels)]
-        fn $name(a: f32, x: &[f32], y: &mut [f32]) {
-            $($label:)? for i in 0..y.len() {
-                y[i] += a * x[i];
-            }
+        fn $as_written($x: &[f32], $y: &mut [f32]) {
+            'elements: for $i in 0..$y.len() $body
         }
     };
 }
 
-axpy_kernel!(axpy);
-axpy_kernel!(axpy_as_written, 'elements);
+index_kernels!(axpy, axpy_as_written, |i, x, y| {
+    y[i] += 0.5 * x[i];
+});
+// A store under a condition: vectorised with masked stores, or not at all.
+index_kernels!(relu, relu_as_written, |i, x, y| {
+    if x[i] > 0.0 {
+        y[i] = x[i];
+    }
+});
+// Branches on a local, then a store that reads the element it writes.
+index_kernels!(fold_blend, fold_blend_as_written, |i, x, y| {
+    let mut v = x[i];
+    if v < -0.5 {
+        v = -1.0 - v;
+    } else if v > 0.5 {
+        v = 1.0 - v;
+    }
+    y[i] = v * 2.0 - y[i];
+});
 
 /// `n` pseudo-random values in [−1, 1).
 fn data(n: usize, seed: u32) -> Vec<f32> {
@@ -421,18 +443,25 @@ fn bench_elementwise(c: &mut Criterion) {
         });
     }
     g.finish();
-    let mut g = settings(c, "elementwise_axpy");
-    for n in [1_000, 100_000] {
-        let x = data(n, 16);
-        let mut y = data(n, 17);
-        g.throughput(Throughput::Elements(n as u64));
-        g.bench_function(BenchmarkId::new("scalar", n), |bench| {
-            bench.iter(|| axpy::scalar(0.5, black_box(&x), &mut y))
-        });
-        g.bench_function(BenchmarkId::new("simd", n), |bench| bench.iter(|| axpy::simd(0.5, black_box(&x), &mut y)));
-        g.bench_function(BenchmarkId::new("simd_as_written", n), |bench| {
-            bench.iter(|| axpy_as_written::simd(0.5, black_box(&x), &mut y))
-        });
+    let mut g = settings(c, "elementwise_index");
+    type Kernel = fn(&[f32], &mut [f32]);
+    let kernels: [(&str, Kernel, Kernel, Kernel); 3] = [
+        ("axpy", axpy::scalar, axpy::simd, axpy_as_written::simd),
+        ("relu", relu::scalar, relu::simd, relu_as_written::simd),
+        ("fold_blend", fold_blend::scalar, fold_blend::simd, fold_blend_as_written::simd),
+    ];
+    for (name, scalar, simd, as_written) in kernels {
+        for n in [100, 1_000, 100_000] {
+            let x = data(n, 16);
+            let mut y = data(n, 17);
+            g.throughput(Throughput::Elements(n as u64));
+            let label = format!("{name}/{n}");
+            g.bench_function(BenchmarkId::new("scalar", &label), |bench| bench.iter(|| scalar(black_box(&x), &mut y)));
+            g.bench_function(BenchmarkId::new("simd", &label), |bench| bench.iter(|| simd(black_box(&x), &mut y)));
+            g.bench_function(BenchmarkId::new("simd_as_written", &label), |bench| {
+                bench.iter(|| as_written(black_box(&x), &mut y))
+            });
+        }
     }
     g.finish();
 }
@@ -458,8 +487,9 @@ fn routed(_: &mut Criterion) {
         img.clone()
     });
     assert!(simd.iter().zip(&hand).all(|(p, q)| p.to_bits() == q.to_bits()), "the hand blur is the blur");
-    axpy(0.5, &a, &mut img);
-    axpy_as_written(0.5, &a, &mut img);
+    for f in [axpy, axpy_as_written, relu, relu_as_written, fold_blend, fold_blend_as_written] {
+        f(&a, &mut img);
+    }
 }
 
 criterion_group!(benches, bench_dot, bench_matvec, bench_chain, bench_kmeans, bench_nbody, bench_elementwise, routed);

@@ -9,8 +9,8 @@
 //! available, and a top-level loop the Parallel variant also splits.
 //!
 //! Lengths cover empty ranges, ranges starting at 1 or later, every remainder
-//! of the wide chunk (16 `f32`, 8 `f64`) and of the narrow one (4, 2), NaN,
-//! ±∞ and magnitudes from 1e-20 to 1e20. Each kernel's `KERNEL.spec().loops`
+//! of the chunk sizes (64, 16 and 4 elements), NaN, ±∞ and magnitudes from
+//! 1e-20 to 1e20. Each kernel's `KERNEL.spec().loops`
 //! is checked to say "rewritten", so the comparisons are between two
 //! different codes, not one body with itself.
 #![deny(warnings)]
@@ -212,12 +212,13 @@ fn routed_calls_agree_with_the_scalar_variant() {
 
 // ---- agreement ----------------------------------------------------------------------------------
 
-/// Lengths around every multiple of the chunk widths (16 and 4 for `f32`, 8 and 2 for `f64`).
+/// Lengths around every multiple of the chunk sizes (64, 16 and 4).
 fn len() -> impl Strategy<Value = usize> {
     prop_oneof![
-        3 => 0usize..120,
+        3 => 0usize..150,
         1 => Just(0usize),
         1 => Just(1usize),
+        2 => (1usize..6, 0usize..3).prop_map(|(k, r)| 64 * k + r - 1),
         2 => (1usize..8, 0usize..3).prop_map(|(k, r)| 16 * k + r - 1),
         2 => (1usize..12, 0usize..3).prop_map(|(k, r)| 4 * k + r - 1),
         1 => 500usize..600,
@@ -241,9 +242,14 @@ fn vec_of(n: usize) -> impl Strategy<Value = Vec<f32>> {
     proptest::collection::vec(value(), n)
 }
 
-/// An image of `w × h` pixels, `w` from 1, around the chunk widths.
+/// An image of `w × h` pixels, `w` from 1, around the chunk sizes.
 fn image() -> impl Strategy<Value = (Vec<f32>, usize, usize)> {
-    (prop_oneof![1usize..40, (1usize..5, 0usize..4).prop_map(|(k, r)| 16 * k + r)], 1usize..7)
+    let width = prop_oneof![
+        1usize..40,
+        (1usize..5, 0usize..4).prop_map(|(k, r)| 16 * k + r),
+        (1usize..3, 0usize..4).prop_map(|(k, r)| 64 * k + r),
+    ];
+    (width, 1usize..7)
         .prop_flat_map(|(w, h)| (vec_of(w * h), Just(w), Just(h)))
 }
 

@@ -21,8 +21,8 @@
 //!     let mut k: usize = 1;
 //!     let end: usize = w - 1;
 //!     loop {
-//!         if end.saturating_sub(k) >= NARROW {
-//!             while end.saturating_sub(k) >= LANES {     // then the same with NARROW lanes
+//!         if end.saturating_sub(k) >= 4 {
+//!             while end.saturating_sub(k) >= LANES {     // LANES = 64, then the same with 16, and 4
 //!                 // each access's index at the chunk's first and last lane, computed without overflow
 //!                 let (Some(b0), Some(b1), Some(b2)) = (
 //!                     span::<LANES>(index_sub(Some(k), Some(1)), index_sub(Some(k + LANES - 1), Some(1))),
@@ -39,8 +39,8 @@
 //!                 k += LANES;
 //!             }
 //!         }
-//!         // NARROW elements as written (or the rest), then chunks again
-//!         let stop: usize = if end.saturating_sub(k) >= NARROW { k + NARROW } else { end };
+//!         // 4 elements as written (or the rest), then chunks again
+//!         let stop: usize = if end.saturating_sub(k) >= 4 { k + 4 } else { end };
 //!         for x in k..stop { out[x] = (row[x - 1] + row[x + 1]) / 2.0; }
 //!         if stop >= end { break; }
 //!         k = stop;
@@ -88,20 +88,25 @@ use syn::{BinOp, Block, Expr, ExprForLoop, ExprIndex, Lit, Pat, Stmt};
 
 use super::emit::{helper, hidden, Lanes};
 use super::recognise::{continue_guard, forbidden, plain_ident, source, Source};
-use super::types::{pat_names, Env, Int, Ty, Width};
+use super::types::{pat_names, Env, Int, Ty};
 use crate::tokens::mentions;
 
 /// The idiom element-wise loops are reported under.
 pub(crate) const IDIOM: &str = "for range =";
 
-/// Lanes of a chunk of `f32` elements (one 512-bit vector), and of `f64` ones.
-const LANES_F32: usize = 16;
-const LANES_F64: usize = 8;
-
-/// The narrow level's lanes: a quarter of the wide level's (one 128-bit vector), so that at
-/// most a few elements of a row run as written. Measured on the blur's rows (BENCHMARKS.md,
-/// issue 23): 16 then 4 lanes beat 16, 32 or 64 alone, by most on short rows.
-const NARROW_DIVISOR: usize = 4;
+/// The chunk sizes, widest first: 64 elements while at least 64 remain, then 16, then 4 (so
+/// that at most 3 elements of a loop run as written, when every chunk is available).
+///
+/// The widest is 64 whatever the element type, because what matters is whether LLVM unrolls
+/// the lanes' loop completely before its loop vectoriser sees it. At 16 or 32 lanes it does,
+/// and a body that stores under a condition (`if x[i] > 0.0 { out[i] = x[i]; }`) is then left
+/// to the SLP vectoriser, which cannot mask stores: lane by lane with branches, up to 9×
+/// slower than the loop as written, which LLVM does vectorise when its accesses fail together.
+/// At 64 the loop vectoriser keeps it and masks the stores; a body without branches runs as
+/// fast at 64 as at 16. The narrower levels take short loops and the rest of long ones: each
+/// runs at most three times per loop, so their cost there is bounded. (Figures: BENCHMARKS.md,
+/// issue 23, element-wise loops.)
+const LEVELS: [usize; 3] = [64, 16, 4];
 
 /// What to do with one `for` loop that is not a reduction.
 pub(crate) enum Verdict {
@@ -119,8 +124,6 @@ pub(crate) struct Plan {
     index: Ident,
     body: Block,
     chunks: Vec<Chunk>,
-    /// The wide level's lanes.
-    lanes: usize,
 }
 
 /// A slice taken a chunk at a time at one index expression of the loop index.
@@ -226,12 +229,7 @@ fn plan(f: &ExprForLoop, env: &Env) -> Result<Plan, &'static str> {
     check.env.bind(index.to_string(), Ty::Int(Int::Usize), false);
     check.stmts(&f.body.stmts, true)?;
     check.used_only_as_elements(&f.body)?;
-    let wide = check
-        .chunks
-        .iter()
-        .any(|c| matches!(check.env.lookup(&c.slice.to_string()), Some((Ty::Slice { width: Width::F64, .. }, _))));
-    let lanes = if wide { LANES_F64 } else { LANES_F32 };
-    Ok(Plan { start, end, index, body: f.body.clone(), chunks: check.chunks, lanes })
+    Ok(Plan { start, end, index, body: f.body.clone(), chunks: check.chunks })
 }
 
 /// `&mut` anywhere in the body, or a method that may take it (`split_at_mut`): a chunk holds
@@ -612,9 +610,8 @@ pub(crate) fn rewritten(plan: &Plan) -> Expr {
             }
         )
     };
-    let narrow = plan.lanes / NARROW_DIVISOR;
-    let (wide_level, narrow_level) = (level(plan.lanes), level(narrow));
-    let narrow_lit = Literal::usize_unsuffixed(narrow);
+    let levels = LEVELS.map(level);
+    let narrow_lit = Literal::usize_unsuffixed(LEVELS[LEVELS.len() - 1]);
     let (start, last, body) = (&plan.start, &plan.end, &plan.body);
     let stop = hidden("__adaptive_stop");
     Expr::Verbatim(quote!({
@@ -622,8 +619,7 @@ pub(crate) fn rewritten(plan: &Plan) -> Expr {
         let #end: usize = #last;
         loop {
             if #end.saturating_sub(#k) >= #narrow_lit {
-                #wide_level
-                #narrow_level
+                #(#levels)*
             }
             let #stop: usize = if #end.saturating_sub(#k) >= #narrow_lit { #k + #narrow_lit } else { #end };
             for #index in #k..#stop #body
@@ -740,7 +736,9 @@ mod tests {
         );
         // The rows loop stores `out[0]`, but holds a loop: not element-wise, not reported.
         assert_eq!(reports, yes(), "{body}");
-        // Nine reads and one write per chunk, at 16 lanes and then 4.
+        // Nine reads and one write per chunk, at 64 lanes, then 16, then 4.
+        assert_eq!(count(&body, "reduce :: chunk :: < _ , 64 >"), 9, "{body}");
+        assert_eq!(count(&body, "reduce :: chunk_mut :: < _ , 64 >"), 1, "{body}");
         assert_eq!(count(&body, "reduce :: chunk :: < _ , 16 >"), 9, "{body}");
         assert_eq!(count(&body, "reduce :: chunk_mut :: < _ , 16 >"), 1, "{body}");
         assert_eq!(count(&body, "reduce :: chunk :: < _ , 4 >"), 9, "{body}");
@@ -751,8 +749,8 @@ mod tests {
         assert!(body.contains("let x : usize = __adaptive_k + __adaptive_l ;"), "{body}");
         assert!(body.contains("__adaptive_h9 [__adaptive_l] = sum / 9.0"), "{body}");
         // The nine read chunks are copied before the lanes run; the written one is not.
-        assert!(body.contains("let __adaptive_h0 : [_ ; 16] = * __adaptive_h0 ;"), "{body}");
-        assert_eq!(count(&body, ": [_ ; 16] = *"), 9, "{body}");
+        assert!(body.contains("let __adaptive_h0 : [_ ; 64] = * __adaptive_h0 ;"), "{body}");
+        assert_eq!(count(&body, ": [_ ; 64] = *"), 9, "{body}");
         // Where no chunk is taken, the body as written.
         assert!(body.contains("for x in __adaptive_k .. __adaptive_stop { let sum = up [x - 1]"), "{body}");
     }
@@ -774,7 +772,7 @@ mod tests {
     }
 
     #[test]
-    fn f64_elements_take_8_lanes_then_2() {
+    fn f64_elements_take_the_same_chunks() {
         let body = rewritten(quote!(
             fn k(x: &[f64], y: &mut Vec<f64>, alpha: f64) {
                 for i in 0..y.len() {
@@ -782,7 +780,9 @@ mod tests {
                 }
             }
         ));
-        assert!(body.contains(":: chunk_mut :: < _ , 8 >") && body.contains(":: chunk_mut :: < _ , 2 >"), "{body}");
+        for lanes in [64, 16, 4] {
+            assert!(body.contains(&format!(":: chunk_mut :: < _ , {lanes} >")), "{body}");
+        }
     }
 
     #[test]
