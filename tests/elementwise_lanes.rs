@@ -249,8 +249,7 @@ fn image() -> impl Strategy<Value = (Vec<f32>, usize, usize)> {
         (1usize..5, 0usize..4).prop_map(|(k, r)| 16 * k + r),
         (1usize..3, 0usize..4).prop_map(|(k, r)| 64 * k + r),
     ];
-    (width, 1usize..7)
-        .prop_flat_map(|(w, h)| (vec_of(w * h), Just(w), Just(h)))
+    (width, 1usize..7).prop_flat_map(|(w, h)| (vec_of(w * h), Just(w), Just(h)))
 }
 
 fn same_bits(a: &[f32], b: &[f32]) -> bool {
