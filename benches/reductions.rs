@@ -23,13 +23,28 @@
 //! pairwise fold), also run as an `exact` kernel's SIMD variant so that it is
 //! compiled for the same instruction set.
 //!
-//! `cargo bench --bench reductions`; about two minutes.
+//! `elementwise_blur` and `elementwise_index` (issue 23: element-wise index
+//! loops in chunks, bit for bit): the programs bench's 3×3 blur at 64×64,
+//! 640×480 and 3,840×2,160 as `scalar`, `simd` (the rewrite), `hand` (16
+//! explicit lanes, one thread), `parallel` (the rows split across rayon's
+//! threads, each chunk's interior in lanes, calls back to back) and
+//! `parallel_1_thread` (the same in a one-thread scope: one chunk, on the
+//! calling thread, where SIMD's speed is expected); three loops LLVM
+//! vectorises as written (an in-place `y[i] += 0.5 * x[i]`, a ReLU storing
+//! under a condition, a fold with branches) at 100, 1K and 100K as
+//! `scalar`, `simd` and `simd_as_written` (the loop labelled, which the
+//! rewrite leaves alone: the body as written compiled for this CPU).
+//!
+//! `cargo bench --bench reductions`; about three minutes
+//! (`-- elementwise` for the element-wise groups alone).
 
 // `criterion_group!` defines an undocumented public function.
 #![allow(missing_docs)]
 #![allow(clippy::needless_range_loop)]
 
 mod common;
+#[path = "programs/mod.rs"]
+mod programs;
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -37,6 +52,7 @@ use std::time::Duration;
 use adaptive_kernel::adaptive_kernel;
 use common::Xorshift;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use programs::blur::annotated::box_blur as blur;
 
 #[adaptive_kernel(complexity = "Medium")]
 fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -226,6 +242,83 @@ fn nbody_hand(x: &[f32], y: &[f32], z: &[f32], m: &[f32], ax: &mut [f32], ay: &m
     }
 }
 
+/// The programs bench's blur (`benches/programs/blur.rs`) with its interior in 16 explicit lanes
+/// (nine 16-wide loads, the same sums in the same order, the same division: Scalar's results
+/// bit for bit), on one thread, compiled as the SIMD variant of a kernel (whose loops the macro
+/// leaves as written: the lanes are a local array, the remaining pixels' loop is labelled).
+#[adaptive_kernel(complexity = "Medium", size = src.len())]
+#[allow(unused_labels)]
+fn blur_hand(src: &[f32], dst: &mut [f32], w: usize) {
+    const L: usize = 16;
+    let h = src.len() / w;
+    for (y, out) in dst.chunks_exact_mut(w).enumerate() {
+        let row = &src[y * w..(y + 1) * w];
+        if y == 0 || y == h - 1 {
+            out.copy_from_slice(row);
+            continue;
+        }
+        let up = &src[(y - 1) * w..y * w];
+        let down = &src[(y + 1) * w..(y + 2) * w];
+        out[0] = row[0];
+        out[w - 1] = row[w - 1];
+        let mut x0 = 1;
+        while x0 + L < w {
+            let (u, r, d) = (&up[x0 - 1..x0 + L + 1], &row[x0 - 1..x0 + L + 1], &down[x0 - 1..x0 + L + 1]);
+            let mut lanes = [0.0f32; L];
+            for l in 0..L {
+                let sum = u[l] + u[l + 1] + u[l + 2] + r[l] + r[l + 1] + r[l + 2] + d[l] + d[l + 1] + d[l + 2];
+                lanes[l] = sum / 9.0;
+            }
+            out[x0..x0 + L].copy_from_slice(&lanes);
+            x0 += L;
+        }
+        'pixels: for x in x0..w - 1 {
+            let sum =
+                up[x - 1] + up[x] + up[x + 1] + row[x - 1] + row[x] + row[x + 1] + down[x - 1] + down[x] + down[x + 1];
+            out[x] = sum / 9.0;
+        }
+    }
+}
+
+/// An element-wise index loop `for i in 0..y.len() { body }` over `x` and `y`, twice: as a kernel
+/// (`$name`) and with the loop labelled (`$as_written`), which the SIMD variant leaves as written.
+/// The bodies below are ones LLVM vectorises as written already (their accesses fail together):
+/// the rewrite must not lose there.
+macro_rules! index_kernels {
+    ($name:ident, $as_written:ident, |$i:ident, $x:ident, $y:ident| $body:block) => {
+        #[adaptive_kernel(complexity = "Low")]
+        fn $name($x: &[f32], $y: &mut [f32]) {
+            for $i in 0..$y.len() $body
+        }
+
+        #[adaptive_kernel(complexity = "Low")]
+        #[allow(unused_labels)]
+        fn $as_written($x: &[f32], $y: &mut [f32]) {
+            'elements: for $i in 0..$y.len() $body
+        }
+    };
+}
+
+index_kernels!(axpy, axpy_as_written, |i, x, y| {
+    y[i] += 0.5 * x[i];
+});
+// A store under a condition: vectorised with masked stores, or not at all.
+index_kernels!(relu, relu_as_written, |i, x, y| {
+    if x[i] > 0.0 {
+        y[i] = x[i];
+    }
+});
+// Branches on a local, then a store that reads the element it writes.
+index_kernels!(fold_blend, fold_blend_as_written, |i, x, y| {
+    let mut v = x[i];
+    if v < -0.5 {
+        v = -1.0 - v;
+    } else if v > 0.5 {
+        v = 1.0 - v;
+    }
+    y[i] = v * 2.0 - y[i];
+});
+
 /// `n` pseudo-random values in [−1, 1).
 fn data(n: usize, seed: u32) -> Vec<f32> {
     Xorshift::new(seed).uniform(n, -1.0, 1.0)
@@ -326,6 +419,53 @@ fn bench_nbody(c: &mut Criterion) {
     g.finish();
 }
 
+fn bench_elementwise(c: &mut Criterion) {
+    let mut g = settings(c, "elementwise_blur");
+    for (w, h) in [(64, 64), (640, 480), (3_840, 2_160)] {
+        let src = data(w * h, 15);
+        let mut dst = vec![0.0; w * h];
+        g.throughput(Throughput::Elements((w * h) as u64));
+        let label = format!("{w}x{h}");
+        g.bench_function(BenchmarkId::new("scalar", &label), |bench| {
+            bench.iter(|| blur::scalar(black_box(&src), &mut dst, w))
+        });
+        g.bench_function(BenchmarkId::new("simd", &label), |bench| {
+            bench.iter(|| blur::simd(black_box(&src), &mut dst, w))
+        });
+        g.bench_function(BenchmarkId::new("hand", &label), |bench| {
+            bench.iter(|| blur_hand::simd(black_box(&src), &mut dst, w))
+        });
+        g.bench_function(BenchmarkId::new("parallel", &label), |bench| {
+            bench.iter(|| blur::parallel(black_box(&src), &mut dst, w))
+        });
+        g.bench_function(BenchmarkId::new("parallel_1_thread", &label), |bench| {
+            adaptive_kernel::ops::par::with_threads(1, || bench.iter(|| blur::parallel(black_box(&src), &mut dst, w)))
+        });
+    }
+    g.finish();
+    let mut g = settings(c, "elementwise_index");
+    type Kernel = fn(&[f32], &mut [f32]);
+    let kernels: [(&str, Kernel, Kernel, Kernel); 3] = [
+        ("axpy", axpy::scalar, axpy::simd, axpy_as_written::simd),
+        ("relu", relu::scalar, relu::simd, relu_as_written::simd),
+        ("fold_blend", fold_blend::scalar, fold_blend::simd, fold_blend_as_written::simd),
+    ];
+    for (name, scalar, simd, as_written) in kernels {
+        for n in [100, 1_000, 100_000] {
+            let x = data(n, 16);
+            let mut y = data(n, 17);
+            g.throughput(Throughput::Elements(n as u64));
+            let label = format!("{name}/{n}");
+            g.bench_function(BenchmarkId::new("scalar", &label), |bench| bench.iter(|| scalar(black_box(&x), &mut y)));
+            g.bench_function(BenchmarkId::new("simd", &label), |bench| bench.iter(|| simd(black_box(&x), &mut y)));
+            g.bench_function(BenchmarkId::new("simd_as_written", &label), |bench| {
+                bench.iter(|| as_written(black_box(&x), &mut y))
+            });
+        }
+    }
+    g.finish();
+}
+
 /// The routed calls, once each: they exist for users, and an unused kernel warns.
 fn routed(_: &mut Criterion) {
     let (a, b) = (data(64, 7), data(64, 8));
@@ -340,7 +480,17 @@ fn routed(_: &mut Criterion) {
     nbody(&a[..16], &a[16..32], &a[32..48], &b[..16], &mut ax, &mut ay, &mut az, 0.01);
     nbody_exact(&a[..16], &a[16..32], &a[32..48], &b[..16], &mut ax, &mut ay, &mut az, 0.01);
     nbody_hand(&a[..16], &a[16..32], &a[32..48], &b[..16], &mut ax, &mut ay, &mut az, 0.01);
+    let mut img = vec![0.0; 64];
+    blur(&a, &mut img, 8);
+    let (simd, hand) = (img.clone(), {
+        blur_hand(&a, &mut img, 8);
+        img.clone()
+    });
+    assert!(simd.iter().zip(&hand).all(|(p, q)| p.to_bits() == q.to_bits()), "the hand blur is the blur");
+    for f in [axpy, axpy_as_written, relu, relu_as_written, fold_blend, fold_blend_as_written] {
+        f(&a, &mut img);
+    }
 }
 
-criterion_group!(benches, bench_dot, bench_matvec, bench_chain, bench_kmeans, bench_nbody, routed);
+criterion_group!(benches, bench_dot, bench_matvec, bench_chain, bench_kmeans, bench_nbody, bench_elementwise, routed);
 criterion_main!(benches);

@@ -163,6 +163,7 @@ fn every_reason_the_macro_gives_has_a_meaning() {
     let common = ["Err(\"", "Some(\"", "reason: \"", "fail(\""];
     let files = [
         ("reduce/recognise.rs", &common[..]),
+        ("reduce/elementwise.rs", &common[..]),
         ("reduce/types.rs", &common[..]),
         ("reduce/mod.rs", &common[..]),
         ("kernel_def.rs", &common[..]),

@@ -58,6 +58,7 @@
 //! | `errors` | collecting every problem before reporting (`syn::Error::combine`) |
 //! | `size` | the default `size` expression |
 //! | `tokens` | searching token streams for identifiers |
+//! | `std_macros` | the standard and logging macros the analyses know by name, and what each may do |
 //! | `hash` | `token_hash`: FNV-1a over a layout-independent rendering of the tokens |
 //! | `attrs` | which user attribute goes on which generated item |
 //! | `relocate` | module-relative paths moved to where the variants live |
@@ -81,6 +82,7 @@ mod relocate;
 mod signature;
 mod size;
 mod split;
+mod std_macros;
 mod tokens;
 mod variants;
 mod verify;

@@ -1,8 +1,10 @@
-//! The helpers of the reassociated reductions `#[adaptive_kernel]` writes into
-//! SIMD variants (the macro crate's `reduce` module): lanes filled with the
-//! operator's identity, the fold of the lanes into the accumulator, and a
-//! chunked slice read. Small and `#[inline(always)]`, so they compile into the
-//! `#[target_feature]` clone that calls them.
+//! The helpers of the loops `#[adaptive_kernel]` puts in lanes in SIMD
+//! variants (the macro crate's `reduce` module): for reassociated reductions,
+//! lanes filled with the operator's identity and the fold of the lanes into the
+//! accumulator; for them and for element-wise loops, chunked slice reads and
+//! writes, and the index arithmetic that finds a chunk without overflowing.
+//! Small and `#[inline(always)]`, so they compile into the `#[target_feature]`
+//! clone that calls them.
 
 use core::ops::{Add, Mul};
 
@@ -130,6 +132,50 @@ pub fn chunk<T, const L: usize>(s: &[T], base: usize, at: usize) -> Option<&[T; 
     s.get(start..end)?.try_into().ok()
 }
 
+/// `s[base + at .. base + at + L]` as a mutable array, or `None` where the
+/// original code would index out of bounds or overflow on the way.
+#[inline(always)]
+pub fn chunk_mut<T, const L: usize>(s: &mut [T], base: usize, at: usize) -> Option<&mut [T; L]> {
+    let start = base.checked_add(at)?;
+    let end = start.checked_add(L)?;
+    s.get_mut(start..end)?.try_into().ok()
+}
+
+// An element-wise loop's index expression (`i - 1`, `row * w + i`), evaluated
+// for a chunk's first and last lane with these instead of `+`, `-`, `*`: `None`
+// where the expression as written would overflow (panic in a debug build, wrap
+// in a release one), so that the chunk is not taken and the loop as written
+// meets the overflow itself.
+
+/// `a + b`, `None` on overflow or when either is `None`.
+#[inline(always)]
+pub fn index_add(a: Option<usize>, b: Option<usize>) -> Option<usize> {
+    a?.checked_add(b?)
+}
+
+/// `a - b`, `None` on overflow or when either is `None`.
+#[inline(always)]
+pub fn index_sub(a: Option<usize>, b: Option<usize>) -> Option<usize> {
+    a?.checked_sub(b?)
+}
+
+/// `a * b`, `None` on overflow or when either is `None`.
+#[inline(always)]
+pub fn index_mul(a: Option<usize>, b: Option<usize>) -> Option<usize> {
+    a?.checked_mul(b?)
+}
+
+/// Where a chunk of `L` lanes starts, from an index expression evaluated at its
+/// first lane (`first`) and at its last (`last`): `first` when both evaluate
+/// and the lanes' elements are consecutive (`last` is `first + L - 1`), else
+/// `None`. The expressions the macro accepts add the loop index once and grow
+/// with it by one per lane, so that every lane in between evaluates too.
+#[inline(always)]
+pub fn span<const L: usize>(first: Option<usize>, last: Option<usize>) -> Option<usize> {
+    let first = first?;
+    (first.checked_add(L - 1)? == last?).then_some(first)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,5 +214,33 @@ mod tests {
         assert_eq!(chunk::<u32, 4>(&x, 4, 3), None);
         assert_eq!(chunk::<u32, 4>(&x, usize::MAX, 1), None);
         assert_eq!(chunk::<u32, 4>(&x, usize::MAX - 2, 0), None);
+    }
+
+    #[test]
+    fn mutable_chunks_are_taken_only_in_bounds() {
+        let mut x: Vec<u32> = (0..10).collect();
+        let c = chunk_mut::<u32, 4>(&mut x, 3, 3).expect("6..10 is in bounds");
+        c[0] = 60;
+        assert_eq!(x[6], 60);
+        assert!(chunk_mut::<u32, 4>(&mut x, 4, 3).is_none());
+        assert!(chunk_mut::<u32, 4>(&mut x, usize::MAX, 1).is_none());
+        assert!(chunk_mut::<u32, 1>(&mut [], 0, 0).is_none());
+    }
+
+    #[test]
+    fn index_arithmetic_fails_where_the_expression_would_overflow() {
+        assert_eq!(index_sub(Some(3), Some(1)), Some(2));
+        assert_eq!(index_sub(Some(0), Some(1)), None);
+        assert_eq!(index_add(Some(usize::MAX), Some(1)), None);
+        assert_eq!(index_mul(Some(usize::MAX / 2 + 1), Some(2)), None);
+        assert_eq!(index_add(None, Some(1)), None);
+        // `(i + 5) - 5` at lanes 0..4: fine from i = 0, but not where `i + 5` overflows at the last lane.
+        let at = |i: usize| index_sub(index_add(Some(i), Some(5)), Some(5));
+        assert_eq!(span::<4>(at(0), at(3)), Some(0));
+        assert_eq!(span::<4>(at(usize::MAX - 7), at(usize::MAX - 4)), None);
+        // `i - 1` at lanes 0..4 from i = 0: the first lane underflows.
+        assert_eq!(span::<4>(index_sub(Some(0), Some(1)), index_sub(Some(3), Some(1))), None);
+        // Not consecutive: refused.
+        assert_eq!(span::<4>(Some(0), Some(6)), None);
     }
 }

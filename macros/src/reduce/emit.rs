@@ -46,12 +46,12 @@ use syn::{Expr, Pat};
 
 use super::recognise::{plain_ident, Init, Op, Plan, Source};
 
-fn hidden(name: &str) -> Ident {
+pub(super) fn hidden(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
 }
 
 /// The helpers in the facade (`adaptive_kernel::__private::reduce`).
-fn helper(name: &str) -> TokenStream {
+pub(super) fn helper(name: &str) -> TokenStream {
     let name = Ident::new(name, Span::call_site());
     quote!(::adaptive_kernel::__private::reduce::#name)
 }
@@ -245,12 +245,13 @@ pub(crate) fn rewritten_expr(plan: &Plan, init: &Init) -> Expr {
     Expr::Verbatim(quote!(({ #decl #reduction #acc })))
 }
 
-/// Rewrites a copy of the body for one lane: accumulators to their lane, hoisted reads to their chunk.
-struct Lanes {
+/// Rewrites a copy of the body for one lane: accumulators to their lane, hoisted reads to their
+/// chunk (and, for an element-wise loop, written elements to theirs).
+pub(super) struct Lanes {
     /// Accumulator name → its lane (`__adaptive_lanes0[__adaptive_l]`).
-    accs: Vec<(String, TokenStream)>,
+    pub accs: Vec<(String, TokenStream)>,
     /// A hoisted `x[..]` read, as tokens → its chunk element (`__adaptive_h0[__adaptive_l]`).
-    reads: Vec<(String, TokenStream)>,
+    pub reads: Vec<(String, TokenStream)>,
 }
 
 impl VisitMut for Lanes {

@@ -15,7 +15,12 @@
 //! no operation is dropped or added, `max`/`min` keep `f32::max`'s NaN rule.
 //! A sum or product regrouped this way differs from the source order only by
 //! rounding, within the bound `adaptive_kernel::tolerance` states.
+//!
+//! The same walk takes element-wise index loops (`out[i] = a[i - 1] + a[i + 1]`)
+//! a chunk at a time ([`elementwise`]): no licence at all, only bounds checks
+//! moved, so that the compiler vectorises them; reported as `for range =`.
 
+mod elementwise;
 mod emit;
 mod recognise;
 pub(crate) mod types;
@@ -42,10 +47,12 @@ pub(crate) struct LoopReport {
 }
 
 /// `block` (the body of a function with signature `sig`) with its provable
-/// float reductions reassociated, and a report per reduction found. With an
-/// `opt_out` word (`exact`: the kernel opted out; `simd`: its SIMD variant is
-/// the user's own), nothing is rewritten and each reduction that would have
-/// been is reported left alone for that reason.
+/// float reductions reassociated and its element-wise index loops in chunks,
+/// and a report per reduction and element-wise loop found. With an `opt_out`
+/// word (`exact`: the kernel opted out; `simd`: its SIMD variant is the user's
+/// own), no reduction is rewritten and each that would have been is reported
+/// left alone for that reason; element-wise loops are left alone for `simd`
+/// only (`exact` keeps the order of float operations, which they keep too).
 pub(crate) fn reassociate(block: &Block, sig: &Signature, opt_out: Option<&'static str>) -> (Block, Vec<LoopReport>) {
     let mut walker = Walker { env: Env::default(), opt_out, reports: Vec::new(), ret: None };
     walker.env.push();
@@ -103,28 +110,7 @@ impl Walker {
     /// A macro's tokens may bind any identifier they contain (except the standard
     /// macros, which bind none the caller sees).
     fn poison_macro(&mut self, mac: &syn::Macro) {
-        const STD: [&str; 19] = [
-            "vec",
-            "assert",
-            "assert_eq",
-            "assert_ne",
-            "debug_assert",
-            "debug_assert_eq",
-            "debug_assert_ne",
-            "println",
-            "print",
-            "eprintln",
-            "eprint",
-            "format",
-            "write",
-            "writeln",
-            "panic",
-            "unreachable",
-            "todo",
-            "matches",
-            "format_args",
-        ];
-        if STD.iter().any(|m| mac.path.is_ident(m)) {
+        if crate::std_macros::known(&mac.path).is_some() {
             return;
         }
         fn idents(tokens: TokenStream, out: &mut Vec<String>) {
@@ -183,7 +169,20 @@ impl Walker {
             }
             (Verdict::Rewrite { idiom, .. }, Some(why)) => self.report(f.for_token.span, idiom, false, why),
             (Verdict::LeftAlone { idiom, reason }, _) => self.report(f.for_token.span, idiom, false, reason),
-            (Verdict::NotAReduction, _) => {}
+            (Verdict::NotAReduction, _) => {
+                let idiom = elementwise::IDIOM.to_string();
+                // `exact` keeps the order of float operations, which the element-wise rewrite keeps too.
+                match (elementwise::analyse(f, &self.env), self.opt_out.filter(|why| *why != "exact")) {
+                    (elementwise::Verdict::Rewrite(plan), None) => {
+                        self.report(f.for_token.span, idiom, true, "");
+                        *e = elementwise::rewritten(&plan);
+                        return;
+                    }
+                    (elementwise::Verdict::Rewrite(_), Some(why)) => self.report(f.for_token.span, idiom, false, why),
+                    (elementwise::Verdict::LeftAlone(reason), _) => self.report(f.for_token.span, idiom, false, reason),
+                    (elementwise::Verdict::NotElementWise, _) => {}
+                }
+            }
         }
         self.visit_expr_mut(&mut f.expr);
         self.env.push();

@@ -237,7 +237,7 @@ fn accumulations(stmts: &[Stmt], out: &mut Vec<(Ident, Op)>) {
 /// The first construct that rules a body out, as the word reported. An unlabelled
 /// `break` or `continue` inside a nested loop is that loop's own (the nested loop rules
 /// the body out anyway, as an `effect`).
-fn forbidden(block: &Block) -> Option<&'static str> {
+pub(super) fn forbidden(block: &Block) -> Option<&'static str> {
     struct Find {
         found: Option<&'static str>,
         /// How many loops of the body enclose the expression visited.
@@ -302,7 +302,7 @@ pub(crate) fn continue_guard(stmt: &Stmt) -> Option<&Expr> {
 
 /// The source of `for pat in expr` (`into_iter`: a slice itself is allowed) or of an
 /// iterator chain's receiver (an iterator is needed).
-fn source(e: &Expr, env: &Env, into_iter: bool) -> Option<Source> {
+pub(super) fn source(e: &Expr, env: &Env, into_iter: bool) -> Option<Source> {
     match e {
         Expr::Paren(p) => source(&p.expr, env, into_iter),
         Expr::Group(g) => source(&g.expr, env, into_iter),

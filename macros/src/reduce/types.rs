@@ -939,6 +939,15 @@ mod tests {
         {
             assert_eq!(item(iterable), None);
         }
+        // How the Parallel variant's split walks a chunk of `out.chunks_mut(n).enumerate()`.
+        assert_eq!(
+            item(parse_quote!(::core::iter::Iterator::zip((n..), out.chunks_exact_mut(n)))),
+            Some(Value::Tuple(vec![
+                Value::One(Ty::Int(Int::Usize)),
+                Value::One(Ty::Slice { width: Width::F32, shared: false })
+            ]))
+        );
+        assert_eq!(item(parse_quote!((s..))), None);
         let mut scoped = env();
         scoped.bind_for(&parse_quote!((i, (r, _))), &parse_quote!(x.chunks(n).zip(w.chunks(n)).enumerate()));
         assert_eq!(scoped.lookup("i").unwrap().0, Ty::Int(Int::Usize));

@@ -400,7 +400,7 @@ impl Checker<'_> {
                 self.mentions.entry(n.to_string()).or_insert(n);
             }
         }
-        if !allowed_macro(&mac.path) {
+        if crate::std_macros::known(&mac.path) != Some(crate::std_macros::Known::Reads) {
             return self.fail("macro");
         }
         // A write, or a target named at its own row, inside a macro cannot be followed.
@@ -621,6 +621,7 @@ impl<'ast> Visit<'ast> for Checker<'_> {
             Expr::Continue(c) => {
                 if let Some(l) = &c.label {
                     let own = self.the_loop.label.is_some_and(|s| s.ident == l.ident);
+                    // A top-level loop's body can name no other label; kept in case that changes.
                     if !own && !self.labels.contains(&l.ident.to_string()) {
                         self.fail("label");
                     }
@@ -758,40 +759,6 @@ const READ_ONLY: [&str; 16] = [
     "split_first",
     "split_last",
 ];
-
-/// The standard macros and logging, by their last path segment; their expansions read
-/// their arguments (and print, or panic), nothing else.
-fn allowed_macro(path: &syn::Path) -> bool {
-    const STD: [&str; 19] = [
-        "println",
-        "print",
-        "eprintln",
-        "eprint",
-        "format",
-        "format_args",
-        "panic",
-        "assert",
-        "assert_eq",
-        "assert_ne",
-        "debug_assert",
-        "debug_assert_eq",
-        "debug_assert_ne",
-        "unreachable",
-        "todo",
-        "unimplemented",
-        "vec",
-        "dbg",
-        "matches",
-    ];
-    const LOG: [&str; 5] = ["trace", "debug", "info", "warn", "error"];
-    let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
-    match segments.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-        [name] => STD.contains(name) || LOG.contains(name),
-        ["std" | "core", name] => STD.contains(name),
-        ["log" | "tracing", name] => LOG.contains(name),
-        _ => false,
-    }
-}
 
 /// The names `e` reads as variables (not its field names).
 fn path_names(e: &Expr) -> Vec<String> {

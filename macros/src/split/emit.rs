@@ -106,7 +106,7 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &
                     targets.push((s.slice.clone(), stride));
                     part
                 } else {
-                    if !shared.iter().any(|n| *n == s.slice) {
+                    if !shared.contains(&s.slice) {
                         shared.push(s.slice.clone());
                     }
                     let sub = hidden(&format!("__adaptive_r{k}"));

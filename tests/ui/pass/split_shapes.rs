@@ -162,6 +162,119 @@ pub fn fill_serial(out: &mut [f32], value: f32) {
     }
 }
 
+pub struct Stats {
+    pub seen: usize,
+}
+
+impl Stats {
+    pub fn note(&mut self) {
+        self.seen += 1;
+    }
+}
+
+/// Calls a method that may write on a `&mut` from outside: `writes`.
+#[adaptive_kernel(complexity = "Low")]
+pub fn counted(x: &[f32], out: &mut [f32], stats: &mut Stats) {
+    for (o, v) in out.iter_mut().zip(x) {
+        *o = *v;
+        stats.note();
+    }
+}
+
+macro_rules! halve {
+    ($v:expr) => {
+        $v * 0.5
+    };
+}
+
+/// A macro the attribute cannot see into: `macro`.
+#[adaptive_kernel(complexity = "Low")]
+pub fn halved(x: &[f32], out: &mut [f32]) {
+    for (o, v) in out.iter_mut().zip(x) {
+        *o = halve!(*v);
+    }
+}
+
+/// Only prints: `nothing` to share out.
+#[adaptive_kernel(complexity = "Low", size = x.len())]
+pub fn show(x: &[f32]) {
+    for v in x.iter() {
+        if *v > 1e30 {
+            println!("{v}");
+        }
+    }
+}
+
+/// Walks backwards: `source`.
+#[adaptive_kernel(complexity = "Low")]
+pub fn reversed(out: &mut [f32]) {
+    for (i, o) in out.iter_mut().rev().enumerate() {
+        *o = i as f32;
+    }
+}
+
+/// Reads its running total: `reads`.
+#[adaptive_kernel(complexity = "Low")]
+pub fn normalised_running(x: &[f32], out: &mut [f32]) -> f32 {
+    let mut total = 0.0f32;
+    for i in 0..x.len() {
+        total += x[i];
+        out[i] = x[i] / (1.0 + total.abs());
+    }
+    total
+}
+
+/// A float reduction under `exact`: `exact`.
+#[adaptive_kernel(complexity = "Low", exact)]
+pub fn exact_energy(x: &[f32], out: &mut [f32]) -> f32 {
+    let mut e = 0.0f32;
+    for (o, v) in out.iter_mut().zip(x) {
+        *o = v * v;
+        e += v * v;
+    }
+    e
+}
+
+fn own_parallel(x: &[f32], out: &mut [f32]) {
+    out.copy_from_slice(x);
+}
+
+/// The Parallel variant is the kernel's own: `parallel`.
+#[adaptive_kernel(complexity = "Low", parallel = own_parallel)]
+pub fn copied(x: &[f32], out: &mut [f32]) {
+    for (o, v) in out.iter_mut().zip(x) {
+        *o = *v;
+    }
+}
+
+/// Continues its own label, from an inner loop: split, the label kept on the chunk's loop.
+#[adaptive_kernel(complexity = "Low", size = x.len())]
+pub fn first_rows(x: &[f32], out: &mut [f32], w: usize) {
+    'rows: for r in 0..out.len() / w.max(1) {
+        for i in 0..w {
+            if x[r * w + i] < 0.0 {
+                continue 'rows;
+            }
+        }
+        out[r] = 1.0;
+    }
+    'other: for v in out.iter_mut() {
+        for _ in 0..1 {
+            continue 'other;
+        }
+        *v = 0.0;
+    }
+}
+
+/// An `unsafe` block: `unsafe`.
+#[adaptive_kernel(complexity = "Low")]
+pub fn unchecked(x: &[f32], out: &mut [f32]) {
+    for i in 0..out.len().min(x.len()) {
+        // SAFETY: `i` is below both lengths.
+        out[i] = unsafe { *x.get_unchecked(i) };
+    }
+}
+
 fn words(splits: &[LoopSplit]) -> Vec<&'static str> {
     splits.iter().map(|s| if s.is_split() { "split" } else { s.reason }).collect()
 }
@@ -183,9 +296,18 @@ fn main() {
         (until_negative::KERNEL.spec(), "break"),
         (parse_all::KERNEL.spec(), "try"),
         (fill_serial::KERNEL.spec(), "serial"),
+        (counted::KERNEL.spec(), "writes"),
+        (halved::KERNEL.spec(), "macro"),
+        (show::KERNEL.spec(), "nothing"),
+        (reversed::KERNEL.spec(), "source"),
+        (normalised_running::KERNEL.spec(), "reads"),
+        (exact_energy::KERNEL.spec(), "exact"),
+        (copied::KERNEL.spec(), "parallel"),
+        (unchecked::KERNEL.spec(), "unsafe"),
     ] {
         assert_eq!(words(spec.splits), [want], "{}", spec.name);
     }
+    assert_eq!(words(first_rows::KERNEL.spec().splits), ["split", "split"]);
 
     let x: Vec<f32> = (0..1000).map(|i| (i % 37) as f32 * 0.1).collect();
     let y: Vec<f32> = (0..1000).map(|i| (i % 11) as f32).collect();
@@ -238,4 +360,22 @@ fn main() {
     assert!(parse_all(&["1.5", "x"], &mut p[..2]).is_err());
     fill_serial(&mut p, 1.0);
     assert_eq!(p, vec![1.0; 1000]);
+    let mut stats = Stats { seen: 0 };
+    counted(&x[..4], &mut p[..4], &mut stats);
+    assert_eq!(stats.seen, 4);
+    halved(&[2.0], &mut p[..1]);
+    assert_eq!(p[0], 1.0);
+    show(&x);
+    reversed(&mut p[..3]);
+    assert_eq!(&p[..3], [2.0, 1.0, 0.0]);
+    assert_eq!(normalised_running(&[1.0, 1.0], &mut p[..2]), 2.0);
+    assert_eq!(exact_energy(&[3.0], &mut p[..1]), 9.0);
+    copied(&[5.0], &mut p[..1]);
+    assert_eq!(p[0], 5.0);
+    let (mut rp, mut rs) = (vec![9.0f32; 2], vec![9.0f32; 2]);
+    first_rows::parallel(&[1.0, -1.0, 1.0, 1.0], &mut rp, 2);
+    first_rows::scalar(&[1.0, -1.0, 1.0, 1.0], &mut rs, 2);
+    assert_eq!(rp, rs);
+    unchecked(&[7.0], &mut p[..1]);
+    assert_eq!(p[0], 7.0);
 }

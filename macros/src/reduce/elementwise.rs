@@ -1,0 +1,1039 @@
+//! Element-wise index loops put in lanes: the SIMD variant's rewrite of a
+//! `for i in start..end` loop that writes `out[i + c]` from reads such as
+//! `a[i - 1]`, `a[i]`, `a[row * w + i]` (a stencil, an image row, `y = a·x + y`).
+//!
+//! LLVM vectorises such a loop only when it can prove that no access panics
+//! part-way: each `a[i - 1]` may fail at a different element, and a panic must
+//! leave the elements before it written and those after it not, so a blur's
+//! ten bounds-checked accesses keep it one element at a time. The rewrite
+//! takes every access a chunk of `L` elements at a time, as `&[T; L]` (a
+//! written slice as `&mut [T; L]`), bounds-checked once per chunk, and runs
+//! the body as written for each lane in order with the accesses replaced by
+//! the chunk's elements: nothing is reordered, regrouped or fused, so the
+//! results are the Scalar variant's bit for bit, and only the bounds checks
+//! moved. Where a chunk is not available (an access out of bounds, such as
+//! `row[x - 1]` at `x = 0` behind an `if x > 0`, index arithmetic that would
+//! overflow, the last elements) a few elements run as written, which panic (or
+//! wrap) exactly where the original does, and the chunks resume after them.
+//!
+//! ```text
+//! {                                          // for x in 1..w - 1 { out[x] = (row[x - 1] + row[x + 1]) / 2.0; }
+//!     let mut k: usize = 1;
+//!     let end: usize = w - 1;
+//!     loop {
+//!         if end.saturating_sub(k) >= 4 {
+//!             while end.saturating_sub(k) >= LANES {     // LANES = 64, then the same with 16, and 4
+//!                 // each access's index at the chunk's first and last lane, computed without overflow
+//!                 let (Some(b0), Some(b1), Some(b2)) = (
+//!                     span::<LANES>(index_sub(Some(k), Some(1)), index_sub(Some(k + LANES - 1), Some(1))),
+//!                     span::<LANES>(index_add(Some(k), Some(1)), index_add(Some(k + LANES - 1), Some(1))),
+//!                     span::<LANES>(Some(k), Some(k + LANES - 1)),
+//!                 ) else { break };
+//!                 let (Some(h0), Some(h1), Some(h2)) =
+//!                     (chunk(&row[..], b0, 0), chunk(&row[..], b1, 0), chunk_mut(&mut out[..], b2, 0)) else { break };
+//!                 let (h0, h1) = (*h0, *h1);             // read chunks by value (vector loads)
+//!                 for l in 0..LANES {
+//!                     let x: usize = k + l;
+//!                     h2[l] = (h0[l] + h1[l]) / 2.0;     // the body, its accesses replaced
+//!                 }
+//!                 k += LANES;
+//!             }
+//!         }
+//!         // 4 elements as written (or the rest), then chunks again
+//!         let stop: usize = if end.saturating_sub(k) >= 4 { k + 4 } else { end };
+//!         for x in k..stop { out[x] = (row[x - 1] + row[x + 1]) / 2.0; }
+//!         if stop >= end { break; }
+//!         k = stop;
+//!     }
+//! }
+//! ```
+//!
+//! **What is rewritten.** A loop over a `usize` range whose pattern is a plain
+//! name, with no nested loop, whose body
+//!
+//! * writes (`=`, `+=`, …) only elements `out[e]` of slices from outside the
+//!   loop, each slice at one index `e` that moves with the loop, and reads a
+//!   written slice only there (`out[i] = out[i] * s + a[i]`; never `out[i - 1]`,
+//!   a loop-carried dependency: `overlap`);
+//! * reads other float slices from outside at indices that move with the
+//!   loop (`a[i + c]`, `a[i - c]`, `a[base + i + c]`), or at indices that do
+//!   not (`a[0]`, `a[j]`: read as written, in each lane);
+//! * otherwise holds only `let`s of pure expressions, assignments to its own
+//!   `let mut` names, `if`s over pure conditions and a top-level
+//!   [`continue_guard`](super::recognise::continue_guard) (pure as
+//!   [`types`](super::types) says: no call that may have an effect, no `&mut`).
+//!
+//! An index that moves with the loop is a sum and difference of the loop
+//! index, once and added, and of terms computed before the loop that cannot
+//! change in it: integer literals, `usize` names from outside the loop,
+//! `x.len()` of a slice, `n as usize`, their `+`, `-` and `*` (`row * w + x`,
+//! `(i - lo)`). The rewrite evaluates it for a chunk's first and last lane
+//! with checked arithmetic (it grows by one per lane in between, so that
+//! every lane's evaluation succeeds when both ends' do) and takes the chunk
+//! only when both succeed; an invariant part that could panic (a division,
+//! an element) is not accepted, since evaluating it ahead of the lanes could
+//! panic where the loop as written would not yet, or at all.
+//!
+//! **Generic and integer elements** are left as written (`type`). Taking their
+//! chunks would be sound (the body runs for each element in order whatever
+//! `T` is; only bounds checks move), but the body's operations on them (`+`
+//! on a `T: Add`, an integer overflow) are what the macro cannot see to be
+//! pure, and a slice of `u8` is not a type [`types`](super::types) tracks.
+
+use proc_macro2::{Ident, Literal, TokenStream};
+use quote::{quote, ToTokens};
+use syn::visit::Visit;
+use syn::visit_mut::VisitMut;
+use syn::{BinOp, Block, Expr, ExprForLoop, ExprIndex, Lit, Pat, Stmt};
+
+use super::emit::{helper, hidden, Lanes};
+use super::recognise::{continue_guard, forbidden, plain_ident, source, Source};
+use super::types::{pat_names, Env, Int, Ty};
+use crate::tokens::mentions;
+
+/// The idiom element-wise loops are reported under.
+pub(crate) const IDIOM: &str = "for range =";
+
+/// The chunk sizes, widest first: 64 elements while at least 64 remain, then 16, then 4 (so
+/// that at most 3 elements of a loop run as written, when every chunk is available).
+///
+/// The widest is 64 whatever the element type, because what matters is whether LLVM unrolls
+/// the lanes' loop completely before its loop vectoriser sees it. At 16 or 32 lanes it does,
+/// and a body that stores under a condition (`if x[i] > 0.0 { out[i] = x[i]; }`) is then left
+/// to the SLP vectoriser, which cannot mask stores: lane by lane with branches, up to 9×
+/// slower than the loop as written, which LLVM does vectorise when its accesses fail together.
+/// At 64 the loop vectoriser keeps it and masks the stores; a body without branches runs as
+/// fast at 64 as at 16. The narrower levels take short loops and the rest of long ones: each
+/// runs at most three times per loop, so their cost there is bounded. (Figures: BENCHMARKS.md,
+/// issue 23, element-wise loops.)
+const LEVELS: [usize; 3] = [64, 16, 4];
+
+/// What to do with one `for` loop that is not a reduction.
+pub(crate) enum Verdict {
+    /// Not an element-wise index loop: not reported.
+    NotElementWise,
+    /// An element-wise loop left as written, and why in a word.
+    LeftAlone(&'static str),
+    Rewrite(Box<Plan>),
+}
+
+/// How to rewrite one element-wise loop.
+pub(crate) struct Plan {
+    start: Box<Expr>,
+    end: Box<Expr>,
+    index: Ident,
+    body: Block,
+    chunks: Vec<Chunk>,
+}
+
+/// A slice taken a chunk at a time at one index expression of the loop index.
+struct Chunk {
+    slice: Ident,
+    /// The index as written: `x - 1`, `row * w + x`, `(i - lo)`.
+    at: Expr,
+    /// The slice is written in the loop: its chunk is `&mut`.
+    written: bool,
+    /// The `x[..]` expressions the chunk's element replaces, as tokens.
+    keys: Vec<String>,
+}
+
+/// Decides about `for pat in expr { body }` (which is not a reduction); `env` holds the names
+/// in scope before the loop.
+pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
+    if !is_candidate(f) {
+        return Verdict::NotElementWise;
+    }
+    match plan(f, env) {
+        Ok(plan) => Verdict::Rewrite(Box::new(plan)),
+        Err(reason) => Verdict::LeftAlone(reason),
+    }
+}
+
+/// A range loop with no loop inside that stores into an indexed element: what the report
+/// lists. (A loop with a loop inside is an outer loop; the inner one is judged on its own.)
+fn is_candidate(f: &ExprForLoop) -> bool {
+    #[derive(Default)]
+    struct Find {
+        store: bool,
+        nested: bool,
+    }
+    impl<'ast> Visit<'ast> for Find {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            match e {
+                Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => self.nested = true,
+                Expr::Assign(a) => self.store |= is_element(&a.left),
+                Expr::Binary(b) if is_compound(&b.op) => self.store |= is_element(&b.left),
+                // A closure's body runs when it is called: not this loop's store.
+                Expr::Closure(_) => return,
+                _ => {}
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut find = Find::default();
+    find.visit_block(&f.body);
+    matches!(unparen(&f.expr), Expr::Range(_)) && find.store && !find.nested
+}
+
+fn unparen(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => unparen(&p.expr),
+        Expr::Group(g) => unparen(&g.expr),
+        e => e,
+    }
+}
+
+fn is_element(place: &Expr) -> bool {
+    matches!(unparen(place), Expr::Index(_))
+}
+
+fn is_compound(op: &BinOp) -> bool {
+    matches!(
+        op,
+        BinOp::AddAssign(_) | BinOp::SubAssign(_) | BinOp::MulAssign(_) | BinOp::DivAssign(_) | BinOp::RemAssign(_)
+    )
+}
+
+/// Checks an element-wise loop and plans its rewrite, or says why not.
+fn plan(f: &ExprForLoop, env: &Env) -> Result<Plan, &'static str> {
+    if f.label.is_some() {
+        return Err("label");
+    }
+    if let Some(reason) = forbidden(&f.body) {
+        return Err(reason);
+    }
+    if let Some(reason) = borrows_mutably(&f.body) {
+        return Err(reason);
+    }
+    let lets = let_names(&f.body);
+    let written = written(&f.body)?;
+    // A written slice of integers or of a generic `T`: said before the range, whose bounds
+    // (`0..out.len()`) are then unknown too.
+    let float_slice = |name: &String| matches!(env.lookup(name), Some((Ty::Slice { shared: false, .. }, _)));
+    if written.iter().any(|(name, _)| !lets.contains(name) && !float_slice(name)) {
+        return Err("type");
+    }
+    let Some(Source::Range { start, end }) = source(&f.expr, env, true) else { return Err("source") };
+    let index = match &*f.pat {
+        Pat::Ident(p) if p.attrs.is_empty() && p.by_ref.is_none() && p.mutability.is_none() && p.subpat.is_none() => {
+            p.ident.clone()
+        }
+        _ => return Err("source"),
+    };
+    if lets.iter().any(|l| index == l) {
+        return Err("shadow");
+    }
+    let mut check = Check { index: index.clone(), env: env.clone(), lets, written, chunks: Vec::new() };
+    check.env.push();
+    check.env.bind(index.to_string(), Ty::Int(Int::Usize), false);
+    check.stmts(&f.body.stmts, true)?;
+    check.used_only_as_elements(&f.body)?;
+    Ok(Plan { start, end, index, body: f.body.clone(), chunks: check.chunks })
+}
+
+/// `&mut` anywhere in the body, or a method that may take it (`split_at_mut`): a chunk holds
+/// a borrow of each slice it reads across the lanes, so the body may borrow nothing mutably.
+fn borrows_mutably(body: &Block) -> Option<&'static str> {
+    struct Find(bool);
+    impl<'ast> Visit<'ast> for Find {
+        fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+            self.0 |= r.mutability.is_some();
+            syn::visit::visit_expr_reference(self, r);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            self.0 |= m.method.to_string().ends_with("_mut");
+            syn::visit::visit_expr_method_call(self, m);
+        }
+    }
+    let mut find = Find(false);
+    find.visit_block(body);
+    find.0.then_some("effect")
+}
+
+/// Every name a `let` of the body binds, in any of its blocks: taken as the body's own
+/// everywhere in it (conservative where a nested `let` shadows a name only for a while).
+fn let_names(body: &Block) -> Vec<String> {
+    struct Lets(Vec<String>);
+    impl<'ast> Visit<'ast> for Lets {
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            self.0.extend(pat_names(&l.pat));
+            syn::visit::visit_local(self, l);
+        }
+    }
+    let mut lets = Lets(Vec::new());
+    lets.visit_block(body);
+    lets.0
+}
+
+/// The slices the body stores into, each with the index it stores at (as tokens); `overlap`
+/// when one is stored into at two different indices.
+fn written(body: &Block) -> Result<Vec<(String, String)>, &'static str> {
+    struct Stores(Vec<(String, String)>, bool);
+    impl Stores {
+        fn place(&mut self, place: &Expr) {
+            let Expr::Index(ix) = unparen(place) else { return };
+            let Some(slice) = plain_ident(&ix.expr) else { return };
+            let (slice, at) = (slice.to_string(), ix.index.to_token_stream().to_string());
+            match self.0.iter().find(|(s, _)| *s == slice) {
+                Some((_, seen)) => self.1 |= *seen != at,
+                None => self.0.push((slice, at)),
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for Stores {
+        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+            self.place(&a.left);
+            syn::visit::visit_expr_assign(self, a);
+        }
+        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            if is_compound(&b.op) {
+                self.place(&b.left);
+            }
+            syn::visit::visit_expr_binary(self, b);
+        }
+    }
+    let mut stores = Stores(Vec::new(), false);
+    stores.visit_block(body);
+    if stores.1 {
+        return Err("overlap");
+    }
+    Ok(stores.0)
+}
+
+/// The walk of an element-wise loop's body, in order, with the names in scope.
+struct Check {
+    index: Ident,
+    env: Env,
+    /// [`let_names`] of the body.
+    lets: Vec<String>,
+    /// [`written`] of the body.
+    written: Vec<(String, String)>,
+    chunks: Vec<Chunk>,
+}
+
+impl Check {
+    fn stmts(&mut self, stmts: &[Stmt], top: bool) -> Result<(), &'static str> {
+        for stmt in stmts {
+            if let Some(cond) = continue_guard(stmt).filter(|_| top) {
+                self.condition(cond)?;
+                continue;
+            }
+            match stmt {
+                Stmt::Local(local) => {
+                    let Some(init) = local.init.as_ref().filter(|i| i.diverge.is_none()) else { return Err("effect") };
+                    if !self.env.value(&init.expr).known() {
+                        return Err("effect");
+                    }
+                    self.reads(&init.expr)?;
+                    self.env.bind_let(local);
+                }
+                Stmt::Expr(e, _) => self.statement(e)?,
+                Stmt::Item(_) => return Err("effect"),
+                Stmt::Macro(_) => return Err("macro"),
+            }
+        }
+        Ok(())
+    }
+
+    fn statement(&mut self, e: &Expr) -> Result<(), &'static str> {
+        match e {
+            Expr::Assign(a) if a.attrs.is_empty() => {
+                self.value(&a.right)?;
+                self.store(&a.left)
+            }
+            Expr::Binary(b) if b.attrs.is_empty() && is_compound(&b.op) => {
+                self.value(&b.right)?;
+                self.store(&b.left)
+            }
+            Expr::If(i) => self.branches(i),
+            Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => self.block(&b.block),
+            _ => Err("effect"),
+        }
+    }
+
+    fn branches(&mut self, i: &syn::ExprIf) -> Result<(), &'static str> {
+        if !i.attrs.is_empty() {
+            return Err("effect");
+        }
+        self.condition(&i.cond)?;
+        self.block(&i.then_branch)?;
+        match i.else_branch.as_ref().map(|(_, e)| &**e) {
+            None => Ok(()),
+            Some(Expr::If(i)) => self.branches(i),
+            Some(Expr::Block(b)) if b.attrs.is_empty() && b.label.is_none() => self.block(&b.block),
+            Some(_) => Err("effect"),
+        }
+    }
+
+    fn block(&mut self, block: &Block) -> Result<(), &'static str> {
+        self.env.push();
+        let checked = self.stmts(&block.stmts, false);
+        self.env.pop();
+        checked
+    }
+
+    fn condition(&mut self, e: &Expr) -> Result<(), &'static str> {
+        if self.env.ty(e) != Ty::Bool {
+            return Err("effect");
+        }
+        self.reads(e)
+    }
+
+    /// A stored value: pure, its reads checked.
+    fn value(&mut self, e: &Expr) -> Result<(), &'static str> {
+        if self.env.ty(e) == Ty::Unknown {
+            return Err("effect");
+        }
+        self.reads(e)
+    }
+
+    /// The place a statement stores into: an element of a float slice from outside, or a
+    /// name the body declared.
+    fn store(&mut self, place: &Expr) -> Result<(), &'static str> {
+        match place {
+            Expr::Paren(p) => self.store(&p.expr),
+            Expr::Index(ix) if ix.attrs.is_empty() => {
+                let Some(slice) = plain_ident(&ix.expr) else { return Err("source") };
+                match self.env.lookup(&slice.to_string()) {
+                    Some((Ty::Slice { shared: false, .. }, _)) => self.access(ix),
+                    _ => Err("type"),
+                }
+            }
+            place => match plain_ident(place) {
+                Some(name) if self.lets.iter().any(|l| name == l) => Ok(()),
+                _ => Err("effect"),
+            },
+        }
+    }
+
+    /// Every element access in a pure expression.
+    fn reads(&mut self, e: &Expr) -> Result<(), &'static str> {
+        struct Reads<'c> {
+            check: &'c mut Check,
+            found: Result<(), &'static str>,
+        }
+        impl<'ast> Visit<'ast> for Reads<'_> {
+            fn visit_expr_index(&mut self, ix: &'ast ExprIndex) {
+                syn::visit::visit_expr_index(self, ix);
+                if self.found.is_ok() {
+                    self.found = self.check.access(ix);
+                }
+            }
+        }
+        let mut reads = Reads { check: self, found: Ok(()) };
+        reads.visit_expr(e);
+        reads.found
+    }
+
+    /// One element access `x[at]`: a chunk's element when `at` moves with the loop, as
+    /// written when it does not (and `x` is not written).
+    fn access(&mut self, ix: &ExprIndex) -> Result<(), &'static str> {
+        let at = &*ix.index;
+        let at_text = at.to_token_stream().to_string();
+        let mut moving_names = self.lets.clone();
+        moving_names.push(self.index.to_string());
+        let moves = mentions(at.to_token_stream(), &moving_names);
+        let Some(slice) = plain_ident(&ix.expr) else {
+            return if moves { Err("source") } else { Ok(()) };
+        };
+        let name = slice.to_string();
+        let written = self.written.iter().find(|(s, _)| *s == name).map(|(_, at)| at.clone());
+        match &written {
+            Some(stored_at) if *stored_at != at_text || !mentions(at.to_token_stream(), &[self.index.to_string()]) => {
+                return Err("overlap")
+            }
+            None if !moves => return Ok(()),
+            _ => {}
+        }
+        if self.lets.contains(&name) {
+            return Err("shadow");
+        }
+        if self.offset(at) != Some(true) {
+            return Err("source");
+        }
+        if !matches!(self.env.lookup(&name), Some((Ty::Slice { .. }, _))) {
+            return Err("type");
+        }
+        let key = ix.to_token_stream().to_string();
+        match self.chunks.iter_mut().find(|c| c.slice == name && c.at.to_token_stream().to_string() == at_text) {
+            Some(chunk) if chunk.keys.contains(&key) => {}
+            Some(chunk) => chunk.keys.push(key),
+            None => self.chunks.push(Chunk { slice, at: at.clone(), written: written.is_some(), keys: vec![key] }),
+        }
+        Ok(())
+    }
+
+    /// Whether a part of an index expression holds the loop index (added, once); `None` when
+    /// it is not of the shape the rewrite can evaluate ahead of the lanes (see the module docs).
+    fn offset(&self, e: &Expr) -> Option<bool> {
+        match e {
+            Expr::Paren(p) => self.offset(&p.expr),
+            Expr::Group(g) => self.offset(&g.expr),
+            Expr::Binary(b) if b.attrs.is_empty() => {
+                let (left, right) = (self.offset(&b.left)?, self.offset(&b.right)?);
+                match b.op {
+                    BinOp::Add(_) if !(left && right) => Some(left || right),
+                    BinOp::Sub(_) if !right => Some(left),
+                    BinOp::Mul(_) if !left && !right => Some(false),
+                    _ => None,
+                }
+            }
+            Expr::Lit(l) => match &l.lit {
+                Lit::Int(i) if l.attrs.is_empty() && matches!(i.suffix(), "" | "usize") => Some(false),
+                _ => None,
+            },
+            Expr::Path(_) => {
+                let name = plain_ident(e)?;
+                if name == self.index {
+                    return Some(true);
+                }
+                (self.invariant(&name) && matches!(self.env.ty(e), Ty::Int(Int::Usize | Int::Lit))).then_some(false)
+            }
+            Expr::MethodCall(m) if m.method == "len" && m.args.is_empty() && m.turbofish.is_none() => {
+                let name = plain_ident(&m.receiver)?;
+                let slice = matches!(self.env.lookup(&name.to_string()), Some((Ty::Slice { .. }, _)));
+                (self.invariant(&name) && slice).then_some(false)
+            }
+            Expr::Cast(c) if c.attrs.is_empty() && Ty::of_type(&c.ty) == Ty::Int(Int::Usize) => {
+                let integer = matches!(self.env.ty(&c.expr), Ty::Int(_));
+                let plain = match &*c.expr {
+                    Expr::Lit(_) => true,
+                    e => plain_ident(e).is_some_and(|n| self.invariant(&n) && n != self.index),
+                };
+                (integer && plain).then_some(false)
+            }
+            _ => None,
+        }
+    }
+
+    /// A name from outside the loop that the loop cannot change: not the index, not declared
+    /// in the body, not a slice it writes.
+    fn invariant(&self, name: &Ident) -> bool {
+        let name = name.to_string();
+        self.index != name && !self.lets.contains(&name) && !self.written.iter().any(|(s, _)| *s == name)
+    }
+
+    /// A written slice is named only as `out[at]`: anything else (`out.len()`, `&out`) would
+    /// use it while its chunk holds it mutably (`overlap`).
+    fn used_only_as_elements(&self, body: &Block) -> Result<(), &'static str> {
+        struct Uses<'a> {
+            written: &'a [(String, String)],
+            other: bool,
+        }
+        impl<'ast> Visit<'ast> for Uses<'_> {
+            fn visit_expr_index(&mut self, ix: &'ast ExprIndex) {
+                let written = plain_ident(&ix.expr).is_some_and(|s| self.written.iter().any(|(w, _)| s == w));
+                if written {
+                    self.visit_expr(&ix.index);
+                } else {
+                    syn::visit::visit_expr_index(self, ix);
+                }
+            }
+            fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+                let name = p.path.get_ident().map(ToString::to_string);
+                self.other |= name.is_some_and(|n| self.written.iter().any(|(w, _)| *w == n));
+            }
+        }
+        let mut uses = Uses { written: &self.written, other: false };
+        uses.visit_block(body);
+        if uses.other {
+            return Err("overlap");
+        }
+        Ok(())
+    }
+}
+
+/// The rewritten loop: a block expression of type `()`.
+pub(crate) fn rewritten(plan: &Plan) -> Expr {
+    let (k, l, end) = (hidden("__adaptive_k"), hidden("__adaptive_l"), hidden("__adaptive_end"));
+    let vars: Vec<Ident> = (0..plan.chunks.len()).map(|n| hidden(&format!("__adaptive_h{n}"))).collect();
+    let bases: Vec<Ident> = (0..plan.chunks.len()).map(|n| hidden(&format!("__adaptive_b{n}"))).collect();
+    let mut lane_body = plan.body.clone();
+    Lanes {
+        accs: Vec::new(),
+        reads: plan
+            .chunks
+            .iter()
+            .zip(&vars)
+            .flat_map(|(c, var)| {
+                let place = quote!(#var[#l]);
+                c.keys.iter().map(move |key| (key.clone(), place.clone()))
+            })
+            .collect(),
+    }
+    .visit_block_mut(&mut lane_body);
+    let lane_stmts = &lane_body.stmts;
+    let index = &plan.index;
+    let (span, chunk, chunk_mut) = (helper("span"), helper("chunk"), helper("chunk_mut"));
+    let some = quote!(::core::option::Option::Some);
+
+    // Each read chunk is copied (a vector load) before the lanes run. Where the slices reach the
+    // loop through a closure's captures (a split loop's chunk in the Parallel variant), LLVM no
+    // longer knows that they do not overlap the written chunk, and compiled the lanes behind
+    // run-time overlap checks, with spills: the Parallel variant on one thread ran the blur at
+    // half the SIMD variant's speed (BENCHMARKS.md, issue 23). The copy reads what the lanes
+    // would: a read slice is a shared `f32`/`f64` slice (no interior mutability), so nothing
+    // writes it while the loop runs, and a slice the loop also writes is read through its
+    // written chunk, which is not copied.
+    let copies: Vec<&Ident> = plan.chunks.iter().zip(&vars).filter(|(c, _)| !c.written).map(|(_, v)| v).collect();
+    let level = |lanes: usize| {
+        let lanes_lit = Literal::usize_unsuffixed(lanes);
+        let last_lane = Literal::usize_unsuffixed(lanes - 1);
+        let (first, last) = (k.to_token_stream(), quote!((#k + #last_lane)));
+        let spans = plan.chunks.iter().map(|c| {
+            let (first, last) = (checked(&c.at, index, &first), checked(&c.at, index, &last));
+            quote!(#span::<#lanes_lit>(#first, #last))
+        });
+        let takes = plan.chunks.iter().zip(&bases).map(|(c, b)| {
+            let slice = &c.slice;
+            match c.written {
+                true => quote!(#chunk_mut::<_, #lanes_lit>(&mut #slice[..], #b, 0)),
+                false => quote!(#chunk::<_, #lanes_lit>(&#slice[..], #b, 0)),
+            }
+        });
+        // Lints about the lanes' copy of the body (`y[i] = a * x[i] + y[i]` is clippy's
+        // `assign_op_pattern`) are the body's own, said once, at the Scalar variant's copy.
+        quote!(
+            #[allow(clippy::all, clippy::pedantic, clippy::nursery, clippy::restriction)]
+            while #end.saturating_sub(#k) >= #lanes_lit {
+                let (#(#some(#bases),)*) = (#(#spans,)*) else { break; };
+                let (#(#some(#vars),)*) = (#(#takes,)*) else { break; };
+                // The read chunks by value: see `copies`.
+                #(let #copies: [_; #lanes_lit] = *#copies;)*
+                for #l in 0..#lanes_lit {
+                    #[allow(unused_variables)]
+                    let #index: usize = #k + #l;
+                    #(#lane_stmts)*
+                }
+                #k += #lanes_lit;
+            }
+        )
+    };
+    let levels = LEVELS.map(level);
+    let narrow_lit = Literal::usize_unsuffixed(LEVELS[LEVELS.len() - 1]);
+    let (start, last, body) = (&plan.start, &plan.end, &plan.body);
+    let stop = hidden("__adaptive_stop");
+    Expr::Verbatim(quote!({
+        let mut #k: usize = #start;
+        let #end: usize = #last;
+        loop {
+            if #end.saturating_sub(#k) >= #narrow_lit {
+                #(#levels)*
+            }
+            let #stop: usize = if #end.saturating_sub(#k) >= #narrow_lit { #k + #narrow_lit } else { #end };
+            for #index in #k..#stop #body
+            if #stop >= #end {
+                break;
+            }
+            #k = #stop;
+        }
+    }))
+}
+
+/// An index expression accepted by [`Check::offset`] with the loop index at `at`, in checked
+/// arithmetic: an `Option<usize>`, `None` where the expression as written would overflow.
+fn checked(e: &Expr, index: &Ident, at: &TokenStream) -> TokenStream {
+    match e {
+        Expr::Paren(p) => checked(&p.expr, index, at),
+        Expr::Group(g) => checked(&g.expr, index, at),
+        Expr::Binary(b) => {
+            let op = match b.op {
+                BinOp::Add(_) => helper("index_add"),
+                BinOp::Sub(_) => helper("index_sub"),
+                _ => helper("index_mul"),
+            };
+            let (left, right) = (checked(&b.left, index, at), checked(&b.right, index, at));
+            quote!(#op(#left, #right))
+        }
+        e if plain_ident(e).is_some_and(|n| n == *index) => quote!(::core::option::Option::Some(#at)),
+        e => quote!(::core::option::Option::Some(#e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Which element-wise loops are rewritten and which are left alone, one case per shape and
+    //! per reason. That the rewritten code computes what Scalar computes, bit for bit, and
+    //! panics where it panics, is `tests/elementwise_lanes.rs`; that user-shaped code compiles
+    //! warning-free, `tests/ui/pass/elementwise_lanes.rs`.
+
+    use super::super::reassociate;
+    use proc_macro2::TokenStream;
+    use quote::{quote, ToTokens};
+
+    /// The reports of `f`'s body as (idiom, rewritten, reason), and the rewritten body.
+    fn all(f: TokenStream, opt_out: Option<&'static str>) -> (Vec<(String, bool, &'static str)>, String) {
+        let f: syn::ItemFn = syn::parse2(f).unwrap();
+        let (block, reports) = reassociate(&f.block, &f.sig, opt_out);
+        (reports.into_iter().map(|r| (r.idiom, r.rewritten, r.reason)).collect(), block.into_token_stream().to_string())
+    }
+
+    fn yes() -> Vec<(String, bool, &'static str)> {
+        vec![(super::IDIOM.to_string(), true, "")]
+    }
+
+    /// `f`'s one loop is rewritten: the rewritten body.
+    fn rewritten(f: TokenStream) -> String {
+        let (reports, body) = all(f, None);
+        assert_eq!(reports, yes(), "{body}");
+        body
+    }
+
+    /// `f`'s one loop is left alone for `reason`, untouched.
+    fn left(f: TokenStream, reason: &str) {
+        let (reports, body) = all(f.clone(), None);
+        assert_eq!(reports, [(super::IDIOM.to_string(), false, reason)], "{body}");
+        let original: syn::ItemFn = syn::parse2(f).unwrap();
+        assert_eq!(body, original.block.into_token_stream().to_string(), "left alone means untouched");
+    }
+
+    /// `fn k(a: &[f32], b: &[f32], out: &mut [f32], n: usize, s: f32) { for i in 0..n { <body> } }`.
+    fn range_loop(body: TokenStream) -> TokenStream {
+        quote!(fn k(a: &[f32], b: &[f32], out: &mut [f32], n: usize, s: f32) {
+            for i in 0..n {
+                #body
+            }
+        })
+    }
+
+    fn count(body: &str, what: &str) -> usize {
+        body.matches(what).count()
+    }
+
+    #[test]
+    fn blur_interior_inside_the_rows_loop() {
+        let (reports, body) = all(
+            quote!(
+                fn box_blur(src: &[f32], dst: &mut [f32], w: usize) {
+                    let h = src.len() / w;
+                    for (y, out) in dst.chunks_exact_mut(w).enumerate() {
+                        let row = &src[y * w..(y + 1) * w];
+                        if y == 0 || y == h - 1 {
+                            out.copy_from_slice(row);
+                            continue;
+                        }
+                        let up = &src[(y - 1) * w..y * w];
+                        let down = &src[(y + 1) * w..(y + 2) * w];
+                        out[0] = row[0];
+                        out[w - 1] = row[w - 1];
+                        for x in 1..w - 1 {
+                            let sum = up[x - 1]
+                                + up[x]
+                                + up[x + 1]
+                                + row[x - 1]
+                                + row[x]
+                                + row[x + 1]
+                                + down[x - 1]
+                                + down[x]
+                                + down[x + 1];
+                            out[x] = sum / 9.0;
+                        }
+                    }
+                }
+            ),
+            None,
+        );
+        // The rows loop stores `out[0]`, but holds a loop: not element-wise, not reported.
+        assert_eq!(reports, yes(), "{body}");
+        // Nine reads and one write per chunk, at 64 lanes, then 16, then 4.
+        assert_eq!(count(&body, "reduce :: chunk :: < _ , 64 >"), 9, "{body}");
+        assert_eq!(count(&body, "reduce :: chunk_mut :: < _ , 64 >"), 1, "{body}");
+        assert_eq!(count(&body, "reduce :: chunk :: < _ , 16 >"), 9, "{body}");
+        assert_eq!(count(&body, "reduce :: chunk_mut :: < _ , 16 >"), 1, "{body}");
+        assert_eq!(count(&body, "reduce :: chunk :: < _ , 4 >"), 9, "{body}");
+        assert_eq!(count(&body, "reduce :: chunk_mut :: < _ , 4 >"), 1, "{body}");
+        assert!(body.contains("chunk_mut :: < _ , 16 > (& mut out [..] , __adaptive_b9 , 0)"), "{body}");
+        // `x - 1` at the chunk's first and last lane, without overflow.
+        assert!(body.contains("index_sub (:: core :: option :: Option :: Some (__adaptive_k) , :: core :: option :: Option :: Some (1))"), "{body}");
+        assert!(body.contains("let x : usize = __adaptive_k + __adaptive_l ;"), "{body}");
+        assert!(body.contains("__adaptive_h9 [__adaptive_l] = sum / 9.0"), "{body}");
+        // The nine read chunks are copied before the lanes run; the written one is not.
+        assert!(body.contains("let __adaptive_h0 : [_ ; 64] = * __adaptive_h0 ;"), "{body}");
+        assert_eq!(count(&body, ": [_ ; 64] = *"), 9, "{body}");
+        // Where no chunk is taken, the body as written.
+        assert!(body.contains("for x in __adaptive_k .. __adaptive_stop { let sum = up [x - 1]"), "{body}");
+    }
+
+    #[test]
+    fn in_place_updates_read_the_written_element() {
+        let body = rewritten(range_loop(quote!(out[i] = out[i] * s + a[i];)));
+        // `out[i]` read and written: one mutable chunk; `a[i]`: one shared.
+        assert_eq!(count(&body, ":: chunk_mut :: < _ , 16 >"), 1, "{body}");
+        assert_eq!(count(&body, ":: chunk :: < _ , 16 >"), 1, "{body}");
+        assert!(
+            body.contains(
+                "__adaptive_h0 [__adaptive_l] = __adaptive_h0 [__adaptive_l] * s + __adaptive_h1 [__adaptive_l]"
+            ),
+            "{body}"
+        );
+        rewritten(range_loop(quote!(out[i] += s * a[i];)));
+        rewritten(range_loop(quote!(out[i] /= b[i];)));
+    }
+
+    #[test]
+    fn f64_elements_take_the_same_chunks() {
+        let body = rewritten(quote!(
+            fn k(x: &[f64], y: &mut Vec<f64>, alpha: f64) {
+                for i in 0..y.len() {
+                    y[i] = alpha * x[i] + y[i];
+                }
+            }
+        ));
+        for lanes in [64, 16, 4] {
+            assert!(body.contains(&format!(":: chunk_mut :: < _ , {lanes} >")), "{body}");
+        }
+    }
+
+    #[test]
+    fn two_dimensional_indices_with_an_invariant_row() {
+        let (reports, body) = all(
+            quote!(
+                fn scale_rows(a: &[f32], out: &mut [f32], w: usize, h: usize, s: &[f32]) {
+                    for row in 0..h {
+                        for x in 0..w {
+                            out[row * w + x] = a[row * w + x] * s[row] + a[(row + 1) * w + x - 1];
+                        }
+                    }
+                }
+            ),
+            None,
+        );
+        assert_eq!(reports, yes(), "{body}");
+        // `row * w + x` at the first lane: `row * w` and the lane's index, each step checked.
+        assert!(body.contains("index_add (:: adaptive_kernel :: __private :: reduce :: index_mul (:: core :: option :: Option :: Some (row) , :: core :: option :: Option :: Some (w)) , :: core :: option :: Option :: Some (__adaptive_k))"), "{body}");
+        // `s[row]` does not move with the loop: read as written in each lane.
+        assert!(body.contains("* s [row] +"), "{body}");
+        assert_eq!(count(&body, ":: chunk :: < _ , 16 >"), 2, "{body}");
+    }
+
+    #[test]
+    fn branches_locals_guards_and_casts() {
+        rewritten(range_loop(quote!(if a[i] > s {
+            out[i] = a[i];
+        } else if a[i].is_nan() {
+            out[i] = 0.0;
+        } else {
+            out[i] = b[i + 2];
+        })));
+        rewritten(range_loop(quote!(
+            let mut v = a[i] * 2.0;
+            if v < s {
+                v = s;
+            }
+            out[i] = v.sqrt() + i as f32;
+        )));
+        rewritten(range_loop(quote!(
+            if b[i] == 0.0 {
+                continue;
+            }
+            out[i] = a[i] / b[i];
+        )));
+        rewritten(range_loop(quote!(out[i + 1] = a[i + n] + b[n as usize + i] + a[b.len() - 1 + i];)));
+        // A constant read at an index that does not move: as written.
+        let body = rewritten(range_loop(quote!(out[i] = a[i] - a[0];)));
+        assert!(body.contains("- a [0]"), "{body}");
+    }
+
+    #[test]
+    fn written_slices_used_elsewhere_overlap() {
+        for body in [
+            quote!(out[i] = out[i - 1] + a[i];),
+            quote!(out[i] = a[i]; out[i + 1] = 0.0;),
+            quote!(out[i] = a[i] + out.len() as f32;),
+            quote!(out[0] = a[i];),
+            quote!(out[i] = a[i]; let t = out[n]; let _ = t;),
+        ] {
+            left(range_loop(body), "overlap");
+        }
+    }
+
+    #[test]
+    fn indices_that_cannot_be_chunked() {
+        for body in [
+            quote!(out[i] = a[2 * i];),
+            quote!(out[i] = a[n - i];),
+            quote!(out[i] = a[i / 2];),
+            quote!(out[i] = a[i + n / 2];),
+            quote!(out[i] = a[i * 1];),
+            quote!(out[i * 2] = a[i];),
+            quote!(let j = i + 1; out[i] = a[j];),
+            quote!(out[i] = a[i..][0];),
+        ] {
+            left(range_loop(body), "source");
+        }
+        left(
+            quote!(
+                fn k(a: &[f32], out: &mut [f32], n: usize) {
+                    for i in 0..=n {
+                        out[i] = a[i];
+                    }
+                }
+            ),
+            "source",
+        );
+        left(
+            quote!(
+                fn k(a: &[f32], out: &mut [f32], n: u32) {
+                    for i in 0..n {
+                        out[i as usize] = a[i as usize];
+                    }
+                }
+            ),
+            "source",
+        );
+    }
+
+    #[test]
+    fn effects_and_control_flow() {
+        for (body, reason) in [
+            (quote!(out[i] = f(a[i]);), "effect"),
+            (quote!(out[i] = a[i]; n = i;), "effect"),
+            (quote!(let m = &mut b; out[i] = a[i];), "effect"),
+            (quote!(let (p, q) = out.split_at_mut(1); p[0] = q[0];), "effect"),
+            (quote!(out[i] = match i { 0 => 1.0, _ => a[i] };), "effect"),
+            (quote!(if a[i] < 0.0 { break; } out[i] = a[i];), "break"),
+            (quote!(if a[i] < 0.0 { out[i] = 0.0; continue; } out[i] = a[i];), "continue"),
+            (quote!(debug_assert!(a[i] >= 0.0); out[i] = a[i];), "macro"),
+            (quote!(let i = i + 1; out[i] = a[i];), "shadow"),
+            (quote!(let a = &b[1..]; out[i] = a[i];), "shadow"),
+        ] {
+            left(range_loop(body), reason);
+        }
+        left(
+            quote!(
+                fn k(a: &[f32], out: &mut [f32], n: usize) {
+                    'rows: for i in 0..n {
+                        out[i] = a[i];
+                    }
+                }
+            ),
+            "label",
+        );
+    }
+
+    #[test]
+    fn elements_of_unknown_or_integer_type() {
+        left(
+            quote!(
+                fn k<T: Copy + core::ops::Add<Output = T>>(a: &[T], out: &mut [T]) {
+                    for i in 0..out.len() {
+                        out[i] = a[i] + a[i];
+                    }
+                }
+            ),
+            "type",
+        );
+        left(
+            quote!(
+                fn k(a: &[u8], out: &mut [u8]) {
+                    for i in 0..out.len() {
+                        out[i] = a[i] / 2;
+                    }
+                }
+            ),
+            "type",
+        );
+    }
+
+    #[test]
+    fn what_is_not_element_wise_is_not_reported() {
+        for f in [
+            // An iterator walk: no bounds checks to hoist.
+            quote!(
+                fn k(a: &[f32], out: &mut [f32]) {
+                    for (o, x) in out.iter_mut().zip(a) {
+                        *o = x * 2.0;
+                    }
+                }
+            ),
+            // A reversed range is not a range expression.
+            quote!(
+                fn k(a: &[f32], out: &mut [f32], n: usize) {
+                    for i in (0..n).rev() {
+                        out[i] = a[i];
+                    }
+                }
+            ),
+            // No store into an element.
+            quote!(
+                fn k(a: &[f32], n: usize) {
+                    for i in 0..n {
+                        let t = a[i];
+                        let _ = t;
+                    }
+                }
+            ),
+            // A store only inside a closure.
+            quote!(
+                fn k(out: &mut [f32], n: usize) {
+                    for i in 0..n {
+                        let mut f = |v| out[i] = v;
+                        f(1.0);
+                    }
+                }
+            ),
+        ] {
+            assert_eq!(all(f, None).0, []);
+        }
+    }
+
+    #[test]
+    fn opt_outs() {
+        // `exact` keeps every float operation's order, which the rewrite does too.
+        let (reports, _) = all(range_loop(quote!(out[i] = a[i] * s;)), Some("exact"));
+        assert_eq!(reports, yes());
+        let (reports, body) = all(range_loop(quote!(out[i] = a[i] * s;)), Some("simd"));
+        assert_eq!(reports, [(super::IDIOM.to_string(), false, "simd")], "{body}");
+        assert!(!body.contains("__adaptive"), "{body}");
+    }
+
+    #[test]
+    fn loops_inside_a_split_loops_chunks_are_rewritten_too() {
+        // The Parallel variant's body: the split, then this rewrite over it.
+        let f: syn::ItemFn = syn::parse2(quote!(
+            fn k(src: &[f32], dst: &mut [f32], w: usize, s: f32) {
+                for (y, out) in dst.chunks_exact_mut(w).enumerate() {
+                    let row = &src[y * w..(y + 1) * w];
+                    for x in 1..w - 1 {
+                        out[x] = (row[x - 1] + row[x + 1]) * s;
+                    }
+                }
+                for i in 0..src.len() {
+                    dst[i] = src[i] * s;
+                }
+            }
+        ))
+        .unwrap();
+        let (split, splits) = crate::split::split_loops(&f.block, &f.sig, false, None);
+        assert!(splits.iter().all(|s| s.reason.is_empty()), "{splits:?}");
+        let (body, reports) = reassociate(&split, &f.sig, None);
+        let reports: Vec<_> = reports.into_iter().map(|r| (r.idiom, r.rewritten, r.reason)).collect();
+        assert_eq!(reports, [yes(), yes()].concat(), "{}", body.into_token_stream());
+    }
+
+    #[test]
+    fn the_parallel_variants_chunk_loops_are_rewritten_too() {
+        // What the split makes of a range loop's writes (`o0[(i - lo)]`) and of a rows walk
+        // (`zip((lo..), o0.chunks_exact_mut(w))`): the element-wise loops inside are rewritten.
+        let (reports, body) = all(
+            quote!(
+                fn k(a: &[f32], out: &mut [f32], w: usize) {
+                    let lo: usize = 3;
+                    let hi: usize = 9;
+                    let o0: &mut [f32] = out;
+                    for i in lo..hi {
+                        o0[(i - lo)] = a[i] * 2.0;
+                    }
+                    for (y, row) in ::core::iter::Iterator::zip((lo..), o0.chunks_exact_mut(w)) {
+                        for x in 0..w {
+                            row[x] = a[y * w + x];
+                        }
+                    }
+                }
+            ),
+            None,
+        );
+        assert_eq!(reports, [yes(), yes()].concat(), "{body}");
+    }
+}
