@@ -34,11 +34,11 @@
 //! result is the same numbers; only the threads differ.
 //!
 //! # Width
-//! A call run by fewer of the team's threads than it had chunks for (a pool
-//! thread still waking: on a VM whose other vCPU idled for a few milliseconds
-//! that takes up to several calls) says so ([`take_width`]): the router does
-//! not keep such a timing as the variant's, up to a bound
-//! (`kernel/cold.rs`), since called back to back it runs at full width.
+//! A call whose chunks one thread ran most of (the others still waking: on a
+//! VM whose other vCPU idled for a few milliseconds that takes up to several
+//! calls) says so ([`take_width`]): the router does not keep such a timing as
+//! the variant's, up to a bound (`kernel/cold.rs`), since called back to back
+//! it runs at full width.
 //!
 //! # Results
 //! Chunk boundaries depend only on the loop's range and the thread count, so
@@ -47,7 +47,7 @@
 
 use std::cell::Cell;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use rayon::prelude::*;
 
@@ -138,22 +138,30 @@ impl<C: Sync, J: Send> Across<J> for Split<C, J> {
         if team.threads() == 1 || jobs.len() < 2 {
             return jobs.into_iter().map(f).collect();
         }
-        // Which of the team's threads ran a chunk: one bit per thread index (the 64th stands
-        // for all higher ones). Relaxed: read after the join, which orders every write before it.
-        let ran = AtomicU64::new(0);
+        // How many chunks each of the team's threads ran (the last counter stands for thread
+        // indices past it). Relaxed: read after the join, which orders every write before it.
+        let ran: [AtomicU32; 64] = std::array::from_fn(|_| AtomicU32::new(0));
         let out = team.run(|| {
             jobs.into_par_iter()
                 .map(|job| {
-                    let bit = rayon::current_thread_index().map_or(63, |i| i.min(63));
-                    ran.fetch_or(1 << bit, Ordering::Relaxed);
+                    let i = rayon::current_thread_index().map_or(63, |i| i.min(63));
+                    ran[i].fetch_add(1, Ordering::Relaxed);
                     f(job)
                 })
                 .collect::<Vec<P>>()
         });
-        let wanted = team.threads().min(out.len()).min(64);
-        record_width(ran.load(Ordering::Relaxed).count_ones() as usize >= wanted);
+        let busiest = ran.iter().map(|c| c.load(Ordering::Relaxed) as usize).max().unwrap_or(0);
+        record_width(at_full_width(busiest, out.len(), team.threads()));
         out
     }
+}
+
+/// Whether `chunks` run by `threads` threads ran at full width: the busiest thread ran at most
+/// half as many again as its fair share. (A pool thread that woke late takes one or two chunks
+/// at the end: it ran, but the call took about one thread's time.)
+fn at_full_width(busiest: usize, chunks: usize, threads: usize) -> bool {
+    let fair = chunks.div_ceil(threads.clamp(1, chunks.max(1)));
+    busiest <= fair + fair / 2
 }
 
 thread_local! {
@@ -202,6 +210,15 @@ mod tests {
         assert!(c.windows(2).all(|w| w[0].1 == w[1].0));
         assert_eq!(chunks(0..100, 2), c);
         assert_eq!(chunks(0..100, 3).len(), 12);
+    }
+
+    #[test]
+    fn full_width_means_no_thread_ran_much_more_than_its_share() {
+        assert!(at_full_width(4, 8, 2) && at_full_width(6, 8, 2));
+        assert!(!at_full_width(7, 8, 2) && !at_full_width(8, 8, 2));
+        assert!(at_full_width(1, 3, 16), "fewer chunks than threads: one each");
+        assert!(!at_full_width(3, 3, 16));
+        assert!(at_full_width(0, 0, 2));
     }
 
     #[test]
