@@ -34,11 +34,12 @@
 //! result is the same numbers; only the threads differ.
 //!
 //! # Width
-//! A call whose chunks one thread ran most of (the others still waking: on a
-//! VM whose other vCPU idled for a few milliseconds that takes up to several
-//! calls) says so ([`take_width`]): the router does not keep such a timing as
-//! the variant's, up to a bound (`kernel/cold.rs`), since called back to back
-//! it runs at full width.
+//! A call in which a thread of the team started its first chunk only in the
+//! second half of the call, or not at all (still waking: on a VM whose other
+//! vCPU idled for a few milliseconds that takes up to several calls and
+//! hundreds of microseconds), says so ([`take_width`]): the router does not
+//! keep such a timing as the variant's, up to a bound (`kernel/cold.rs`),
+//! since called back to back it runs at full width.
 //!
 //! # Results
 //! Chunk boundaries depend only on the loop's range and the thread count, so
@@ -47,11 +48,12 @@
 
 use std::cell::Cell;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
 use super::threads::Team;
+use crate::clock;
 
 /// Chunks per thread: more chunks than threads let work stealing even out a
 /// core that another process is using, the usual state of a shared VM.
@@ -138,30 +140,35 @@ impl<C: Sync, J: Send> Across<J> for Split<C, J> {
         if team.threads() == 1 || jobs.len() < 2 {
             return jobs.into_iter().map(f).collect();
         }
-        // How many chunks each of the team's threads ran (the last counter stands for thread
-        // indices past it). Relaxed: read after the join, which orders every write before it.
-        let ran: [AtomicU32; 64] = std::array::from_fn(|_| AtomicU32::new(0));
+        // When each of the team's threads started its first chunk, in nanoseconds after the
+        // call began (the last entry stands for thread indices past it). Relaxed: read after
+        // the join, which orders every write before it.
+        let first: [AtomicU64; 64] = std::array::from_fn(|_| AtomicU64::new(u64::MAX));
+        let began = clock::now();
         let out = team.run(|| {
             jobs.into_par_iter()
                 .map(|job| {
                     let i = rayon::current_thread_index().map_or(63, |i| i.min(63));
-                    ran[i].fetch_add(1, Ordering::Relaxed);
+                    let at = u64::try_from(clock::since(began).as_nanos()).unwrap_or(u64::MAX - 1);
+                    first[i].fetch_min(at, Ordering::Relaxed);
                     f(job)
                 })
                 .collect::<Vec<P>>()
         });
-        let busiest = ran.iter().map(|c| c.load(Ordering::Relaxed) as usize).max().unwrap_or(0);
-        record_width(at_full_width(busiest, out.len(), team.threads()));
+        let took = u64::try_from(clock::since(began).as_nanos()).unwrap_or(u64::MAX);
+        let starts: Vec<u64> = first.iter().map(|t| t.load(Ordering::Relaxed)).filter(|&t| t != u64::MAX).collect();
+        record_width(at_full_width(&starts, took, out.len(), team.threads()));
         out
     }
 }
 
-/// Whether `chunks` run by `threads` threads ran at full width: the busiest thread ran at most
-/// half as many again as its fair share. (A pool thread that woke late takes one or two chunks
-/// at the end: it ran, but the call took about one thread's time.)
-fn at_full_width(busiest: usize, chunks: usize, threads: usize) -> bool {
-    let fair = chunks.div_ceil(threads.clamp(1, chunks.max(1)));
-    busiest <= fair + fair / 2
+/// Whether a call of `chunks` chunks on `threads` threads, which took `took` ns, ran at full
+/// width: as many threads as it had chunks for each started one within the first half of the
+/// call (`starts`: when each participating thread started its first chunk). A pool thread
+/// that woke late took a chunk or two at the end, or none: the call took one thread's time.
+fn at_full_width(starts: &[u64], took: u64, chunks: usize, threads: usize) -> bool {
+    let wanted = threads.min(chunks).min(64);
+    starts.len() >= wanted && starts.iter().all(|&t| t <= took / 2)
 }
 
 thread_local! {
@@ -213,12 +220,12 @@ mod tests {
     }
 
     #[test]
-    fn full_width_means_no_thread_ran_much_more_than_its_share() {
-        assert!(at_full_width(4, 8, 2) && at_full_width(6, 8, 2));
-        assert!(!at_full_width(7, 8, 2) && !at_full_width(8, 8, 2));
-        assert!(at_full_width(1, 3, 16), "fewer chunks than threads: one each");
-        assert!(!at_full_width(3, 3, 16));
-        assert!(at_full_width(0, 0, 2));
+    fn full_width_means_every_thread_started_in_the_first_half_of_the_call() {
+        assert!(at_full_width(&[0, 4_000], 50_000, 8, 2));
+        assert!(!at_full_width(&[0, 30_000], 50_000, 8, 2), "a thread that woke late");
+        assert!(!at_full_width(&[0], 50_000, 8, 2), "a thread that never came");
+        assert!(at_full_width(&[0, 1, 2], 10, 3, 16), "fewer chunks than threads");
+        assert!(at_full_width(&[], 0, 0, 2));
     }
 
     #[test]
