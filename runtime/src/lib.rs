@@ -43,15 +43,20 @@ pub use cost::{CostModel, CostParams, Work};
 pub use error::Error;
 #[doc(hidden)]
 pub use kernel::run_verified;
+pub use kernel::Crossover;
 pub use kernel::{
-    init_logging, kernel_named, kernels, loop_reason, set_span_threshold, with_backend, BackendReport, BucketReport,
-    Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, KernelTable, LoopLine, LoopRewrite, LoopSplit,
-    LoopSummary, Route, SplitLine, LOOP_REASONS,
+    crossovers, init_logging, kernel_named, kernels, loop_reason, set_span_threshold, with_backend, BackendReport,
+    BucketReport, Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, KernelTable, LoopLine, LoopRewrite,
+    LoopSplit, LoopSummary, Route, SplitLine, LOOP_REASONS, TIE_BAND,
 };
 /// The median every statistic of this crate is taken with, for the workspace's own
 /// benches (`benches/routing_quality`). Not a public API.
 #[doc(hidden)]
 pub use numeric::median as __median;
+/// Sizes with thousands separators, as the tour and the `adaptive-kernel` command print
+/// them. Not a public API.
+#[doc(hidden)]
+pub use numeric::thousands as __thousands;
 pub use persist::{
     clear_history, default_path, export_history, export_learned, flush, history_file, history_status, import_history,
     import_learned, read_history, save_calibration, set_history, BucketRecord, ExclusionRecord, Fingerprint,

@@ -100,7 +100,7 @@ impl Kernel {
 ///
 /// Kept to three words passed by value, so the fast path keeps it in registers:
 /// `flags` are the bucket's backend and span bits and whether this call is timed
-/// ([`RouteFlags`]).
+/// (`RouteFlags`).
 #[derive(Debug)]
 #[must_use = "a route does nothing until `run` calls the chosen variant"]
 pub struct Route {
