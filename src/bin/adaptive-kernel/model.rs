@@ -90,7 +90,7 @@ pub(crate) struct Bucket {
     pub(crate) typical_size: usize,
     /// `null` while the bucket was still exploring.
     pub(crate) chosen: Option<Backend>,
-    /// Measured backends, in Scalar, SIMD, GPU order.
+    /// Measured backends, in Scalar, SIMD, Parallel, GPU order.
     pub(crate) backends: Vec<Timing>,
     /// Backends `verify` excluded here (their result disagreed with Scalar's).
     pub(crate) excluded: Vec<Excluded>,
