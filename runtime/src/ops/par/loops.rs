@@ -36,7 +36,7 @@
 //! # Width
 //! A call run by fewer of the team's threads than it had chunks for (a pool
 //! thread still waking: on a VM whose other vCPU idled for a few milliseconds
-//! that takes up to several calls) says so ([`take_width`]): the router does
+//! that takes up to several calls) says so (`take_width`): the router does
 //! not keep such a timing as the variant's, up to a bound
 //! (`kernel/cold.rs`), since called back to back it runs at full width.
 //!
@@ -58,7 +58,7 @@ use super::threads::Team;
 const CHUNKS_PER_THREAD: usize = 4;
 
 /// The chunks `[lo, hi)` that a loop over `start..end` is cut into for a call
-/// made here now: one per unit up to [`CHUNKS_PER_THREAD`] per thread, of
+/// made here now: one per unit up to `CHUNKS_PER_THREAD` per thread, of
 /// equal length but for the last; one chunk on one thread; none for an empty
 /// range.
 pub fn bounds(start: usize, end: usize) -> Vec<(usize, usize)> {
