@@ -8,7 +8,9 @@
 //! static MoE table picks and SIMD alone are timed in interleaved rounds on the
 //! same inputs. The tour prints, per kernel, what the attribute did to its
 //! float reductions, the learned table with the speed-ups, the crossovers
-//! found, the totals, and how many calls explored.
+//! found (a change between two backends that measured within the router's tie
+//! band is said to be a tie, not a crossover), the totals, and how many calls
+//! explored.
 //!
 //! Run it twice: what the first run learned is saved (`adaptive_kernel::flush`),
 //! and the second starts from it and explores nothing.
@@ -23,9 +25,10 @@ use std::hint::black_box;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use adaptive_kernel::{
-    adaptive_kernel, ops, Backend, BackendSelector, Fingerprint, HistoryStatus, Kernel, LoopSummary,
-};
+use adaptive_kernel::history::{Fingerprint, HistoryStatus};
+use adaptive_kernel::report::{self, LoopSummary};
+use adaptive_kernel::select::BackendSelector;
+use adaptive_kernel::{adaptive_kernel, ops, Backend, Kernel};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 // Numbers printed as `adaptive-kernel report` prints them.
@@ -295,12 +298,12 @@ fn main() {
 /// The machine, the GPU and the history file the run starts from.
 fn header() {
     // Asked first: opening history reads this machine's entry before any kernel runs.
-    let status = adaptive_kernel::history_status();
-    let path = adaptive_kernel::history_file();
+    let status = adaptive_kernel::history::history_status();
+    let path = adaptive_kernel::history::history_file();
     // Starts the device when a usable GPU exists, so the line below names the adapter.
     ops::gpu::is_available();
     println!("adaptive-kernel tour");
-    println!("  CPU      {}, SIMD level {:?}", Fingerprint::current().cpu, adaptive_kernel::simd_level());
+    println!("  CPU      {}, SIMD level {:?}", Fingerprint::current().cpu, adaptive_kernel::kernel::simd_level());
     let gpu = match ops::gpu::health() {
         h @ adaptive_kernel::ops::gpu::GpuHealth::Ready(_) => h.to_string(),
         h => h.to_string(),
@@ -338,7 +341,6 @@ fn print_kernel(sweep: &Sweep, measured: &[Measured]) {
         print!(" {:>10}", b.to_string());
     }
     println!("   {:<8} {:<8} {:>7} {:>7} {:>8}", "routed", "MoE pick", "vs MoE", "vs SIMD", "explored");
-    let mut chosen: Vec<(std::ops::RangeInclusive<usize>, Backend)> = Vec::new();
     for m in measured {
         let row = table.row_for(m.size);
         let sizes = row
@@ -349,9 +351,6 @@ fn print_kernel(sweep: &Sweep, measured: &[Measured]) {
             print!(" {:>10}", centre.map_or("-".to_owned(), duration));
         }
         let routed = row.and_then(|r| r.chosen);
-        if let (Some(r), Some(b)) = (row, routed) {
-            chosen.push((r.sizes.clone(), b));
-        }
         // A decision taken from another machine's entry and not yet confirmed here.
         let borrowed = if row.is_some_and(|r| r.from.is_some()) { "*" } else { "" };
         let routed = routed.map_or("exploring".to_owned(), |b| format!("{b}{borrowed}"));
@@ -363,7 +362,7 @@ fn print_kernel(sweep: &Sweep, measured: &[Measured]) {
             m.exploring
         );
     }
-    for line in crossovers(&chosen) {
+    for line in crossovers(kernel, measured) {
         println!("  {line}");
     }
     if let Some(from) = measured.iter().find_map(|m| table.row_for(m.size)?.from.as_ref()) {
@@ -371,28 +370,26 @@ fn print_kernel(sweep: &Sweep, measured: &[Measured]) {
     }
 }
 
-/// One sentence per change of the chosen backend between consecutive swept buckets.
-fn crossovers(chosen: &[(std::ops::RangeInclusive<usize>, Backend)]) -> Vec<String> {
-    let changes: Vec<String> = chosen
-        .windows(2)
-        .filter(|w| w[0].1 != w[1].1)
-        .map(|w| {
-            let (below, from) = (&w[0].0, w[0].1);
-            let (at, to) = (&w[1].0, w[1].1);
-            format!(
-                "{to} beats {from} from {} elements ({from} was chosen up to {}).",
-                thousands(*at.start()),
-                thousands(*below.end())
-            )
-        })
-        .collect();
-    match (changes.is_empty(), chosen.first(), chosen.last()) {
-        (true, Some((first, b)), Some((last, _))) => vec![format!(
-            "No crossover in this sweep: {b} is chosen from {} to {} elements.",
-            thousands(*first.start()),
-            thousands(*last.end())
+/// One sentence per change of the chosen backend between consecutive swept buckets,
+/// a crossover or a tie ([`report::crossovers`]: what `KERNEL.table()` and
+/// `adaptive-kernel report` say too).
+fn crossovers(kernel: &'static Kernel, measured: &[Measured]) -> Vec<String> {
+    let table = kernel.table();
+    let mut rows: Vec<&adaptive_kernel::report::BucketReport> =
+        measured.iter().filter_map(|m| table.row_for(m.size)).filter(|r| r.chosen.is_some()).collect();
+    rows.dedup_by_key(|r| r.bucket);
+    let changes = report::crossovers(rows.iter().filter_map(|r| {
+        let figure = |b| Some(r.backend(b)?.centre?.as_secs_f64());
+        Some((r.sizes.clone(), r.chosen?, figure))
+    }));
+    match (changes.is_empty(), rows.first(), rows.last()) {
+        (true, Some(first), Some(last)) => vec![format!(
+            "No crossover in this sweep: {} is chosen from {} to {} elements.",
+            first.chosen.map_or("-".to_owned(), |b| b.to_string()),
+            thousands(*first.sizes.start()),
+            thousands(*last.sizes.end())
         )],
-        _ => changes,
+        _ => changes.iter().map(ToString::to_string).collect(),
     }
 }
 
@@ -409,8 +406,10 @@ fn print_totals(all: &[&Measured]) {
     println!("  always SIMD       {:>10}   routed: {}", duration(simd), versus(simd, routed));
     let exploring: u32 = all.iter().map(|m| m.exploring).sum();
     let explore_time = all.iter().map(|m| m.explore_time).sum::<Duration>();
-    let loaded =
-        matches!(adaptive_kernel::history_status(), HistoryStatus::Loaded { .. } | HistoryStatus::Nearest { .. });
+    let loaded = matches!(
+        adaptive_kernel::history::history_status(),
+        HistoryStatus::Loaded { .. } | HistoryStatus::Nearest { .. }
+    );
     let why = match (exploring, loaded) {
         (0, true) => "every bucket started settled from the saved history".to_owned(),
         (0, false) => "nothing to learn".to_owned(),
@@ -422,7 +421,7 @@ fn print_totals(all: &[&Measured]) {
 
 /// Saves what was learned, and says where.
 fn save() {
-    let Some(path) = adaptive_kernel::history_file() else { return };
+    let Some(path) = adaptive_kernel::history::history_file() else { return };
     match adaptive_kernel::flush() {
         Ok(()) => println!("saved to {}", path.display()),
         Err(e) => eprintln!("error: could not save history: {e}"),
@@ -448,4 +447,61 @@ fn versus(other: Duration, routed: Duration) -> String {
 
 fn duration(d: Duration) -> String {
     units::duration(d.as_secs_f64() * 1e9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use adaptive_kernel::kernel::{KernelSpec, OpComplexity, Work};
+
+    static K: Kernel = Kernel::new(KernelSpec {
+        name: "tour_test::saxpy",
+        complexity: OpComplexity::Low,
+        has_gpu: false,
+        has_parallel: false,
+        token_hash: 1,
+        loops: &[],
+        splits: &[],
+    });
+
+    /// Settles `size`'s bucket of `K` on injected times per backend (microseconds).
+    fn settle(size: usize, scalar: f64, simd: f64) {
+        for _ in 0..200 {
+            let route = K.route(size, || Work { size, flops: 1, bytes: 1 });
+            let b = route.backend();
+            drop(route);
+            if K.table().row_for(size).and_then(|r| r.chosen).is_some() {
+                return;
+            }
+            let us = if b == Backend::Scalar { scalar } else { simd };
+            K.observe(size, b, Duration::from_secs_f64(us * 1e-6));
+        }
+        panic!("{size} never settled:\n{}", K.table());
+    }
+
+    fn swept(size: usize) -> Measured {
+        let label = thousands(size);
+        Measured {
+            label,
+            size,
+            moe: Backend::Scalar,
+            exploring: 0,
+            explore_time: Duration::ZERO,
+            times: Default::default(),
+        }
+    }
+
+    #[test]
+    fn the_tour_says_tie_where_two_backends_measured_within_the_routers_band() {
+        adaptive_kernel::history::set_history(adaptive_kernel::config::HistorySetting::Off);
+        settle(2048, 1.0, 2.0);
+        settle(16_384, 20.0, 10.0);
+        // The memory-bound saxpy of the issue: Scalar 5.68 µs, SIMD 5.66 µs.
+        settle(131_072, 5.68, 5.66);
+        let lines = crossovers(&K, &[2048, 16_384, 131_072].map(swept));
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines[0].starts_with("SIMD beats Scalar from 16,384 elements"), "{lines:?}");
+        assert!(lines[1].starts_with("Scalar and SIMD tie from 131,072 elements"), "{lines:?}");
+        assert!(lines.iter().all(|l| !l.contains("Scalar beats SIMD")), "{lines:?}");
+    }
 }

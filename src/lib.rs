@@ -1,10 +1,64 @@
 //! # adaptive-kernel
 //!
-//! Write a compute function once, annotate it, and get three compiled variants
-//! (Scalar, SIMD, GPU) plus a router that sends every call to the variant that is
-//! fastest *for that size on this machine*.
+//! Write a compute function once and annotate it: [`#[adaptive_kernel]`](adaptive_kernel)
+//! compiles it into up to four variants (Scalar, SIMD, Parallel and GPU), and
+//! every call is routed to the one that is fastest *for that size on this
+//! machine*, learned from timings of real calls and remembered across runs.
 //!
-//! See the README for the tour; [`adaptive_kernel`] for the attribute.
+//! ## Quick start
+//!
+//! ```
+//! use adaptive_kernel::adaptive_kernel;
+//! # adaptive_kernel::history::set_history(adaptive_kernel::config::HistorySetting::Off);
+//!
+//! /// `y += a·x`: a plain loop. The SIMD variant is it compiled for this CPU's
+//! /// widest instruction set, the Parallel variant splits it across threads.
+//! #[adaptive_kernel(complexity = "Low")]
+//! fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+//!     for (yi, xi) in y.iter_mut().zip(x) {
+//!         *yi += a * xi;
+//!     }
+//! }
+//!
+//! let x = vec![1.0; 100_000];
+//! let mut y = vec![0.0; 100_000];
+//! for _ in 0..100 {
+//!     saxpy(2.0, &x, &mut y); // routed: the router times the variants, then keeps the fastest
+//! }
+//! assert_eq!(y[0], 200.0);
+//! println!("{}", saxpy::KERNEL.table()); // what it learned, per size bucket
+//! adaptive_kernel::flush()?; // save it now (a short program may end before the background save)
+//! # Ok::<(), adaptive_kernel::history::HistoryError>(())
+//! ```
+//!
+//! [The guide](guide) explains the rest chapter by chapter, starting with
+//! [getting started](guide::getting_started); the attribute's reference is on
+//! [`adaptive_kernel`].
+//!
+//! ## The API by task
+//!
+//! | to … | use |
+//! | --- | --- |
+//! | annotate a function | [`#[adaptive_kernel]`](adaptive_kernel); inside it, the op set [`ops`] (`ops::matmul`, `ops::dot`, `ops::add_into`, …) |
+//! | call one variant, bypassing the router | `k::scalar(..)`, `k::simd(..)`, `k::parallel(..)`, `k::gpu(..)`; for methods, [`with_backend`] |
+//! | inspect what a kernel learned | `k::KERNEL` (a [`Kernel`]): [`Kernel::table`] (a [`KernelTable`]), [`Kernel::spec`]; every kernel called so far: [`kernels`], [`kernel_named`]; rows, crossovers and ties: [`report`]; its decisions as `tracing` events: [`init_logging`] |
+//! | steer or configure it | [`Kernel::force`], [`with_backend`]; the mode, history file, GPU, threads and quiet switch: [`config::Settings`] (or the `ADAPTIVE_KERNEL_*` variables, [`config`]) |
+//! | keep and share what it learned | [`flush`]; files, export and import, tables in memory: [`history`] |
+//! | check its numerics | [`tolerance`] (what reassociated reductions promise), [`compare`] (how `verify` compares variants) |
+//! | route calls of your own, without the attribute | [`select`]: the MoE thresholds ([`moe`]), the 5× dispatch rule, the operation catalog, a string-keyed learner; the cost model: [`cost`] |
+//! | export decisions to OpenTelemetry | `telemetry` (feature `otlp`) |
+//! | learn to use it | [`guide`] |
+//!
+//! The `adaptive-kernel` command (feature `cli`) reports, plots, exports and
+//! imports what was learned: see [the guide's chapter](guide::cli).
+//!
+//! ## Features
+//!
+//! | feature | default | what it adds |
+//! | --- | --- | --- |
+//! | `gpu` | yes | GPU variants through wgpu; without it the router never picks GPU |
+//! | `cli` | no | the `adaptive-kernel` binary (clap, plotters, serde): `cargo install … --features cli` |
+//! | `otlp` | no | `telemetry::init_otlp`: decisions exported to an OpenTelemetry collector |
 
 #![warn(missing_docs)]
 
@@ -12,6 +66,7 @@
 ///
 /// ```
 /// use adaptive_kernel::{adaptive_kernel, ops};
+/// # adaptive_kernel::history::set_history(adaptive_kernel::config::HistorySetting::Off);
 ///
 /// /// `y += alpha·x`: plain loops, so no GPU variant.
 /// #[adaptive_kernel(complexity = "Low")]
@@ -39,21 +94,13 @@
 /// assert!(energy::KERNEL.has_gpu() && !saxpy::KERNEL.has_gpu());
 /// ```
 pub use adaptive_kernel_macros::adaptive_kernel;
+
+// What users name daily; everything else is in the modules below.
 pub use adaptive_kernel_runtime::{
-    bucket_of, bucket_range, catalog, clear_history, config, cost, default_path, export_history, export_learned, flush,
-    history_file, history_status, import_history, import_learned, init_logging, kernel_named, kernels, loop_reason,
-    moe, ops, read_history, save_calibration, set_history, set_span_threshold, simd_level, with_backend,
-    AdaptiveBackend, Backend, BackendReport, BackendSelector, BucketRecord, BucketReport, CostModel, CostParams,
-    Decision, DecisionKind, Error, ExclusionRecord, Fingerprint, HistoryError, HistoryFile, HistoryStatus, ImportError,
-    ImportSummary, Kernel, KernelFamily, KernelRecord, KernelSpec, KernelTable, LearnedImport, LoopLine, LoopRecord,
-    LoopRewrite, LoopSplit, LoopSummary, MachineRecord, NearestEntry, NearestRule, OpComplexity, ParseEnumError,
-    PerfStats, Route, SimdLevel, SplitLine, SplitRecord, TimingRecord, Work, BUCKETS, DEFAULT_GPU_FLOPS,
-    DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH, LOOP_REASONS,
+    flush, init_logging, kernel_named, kernels, with_backend, Backend, Kernel, KernelTable, OpComplexity,
 };
 
-/// Exporting routing decisions to an OpenTelemetry collector (feature `otlp`).
-#[cfg(feature = "otlp")]
-pub use adaptive_kernel_runtime::telemetry;
+pub use adaptive_kernel_runtime::{config, cost, moe, ops};
 
 /// How far a SIMD variant's reassociated reductions may be from the Scalar variant's.
 pub use adaptive_kernel_runtime::tolerance;
@@ -61,16 +108,87 @@ pub use adaptive_kernel_runtime::tolerance;
 /// How `verify` compares a variant's result with the Scalar variant's ([`compare::Comparable`]).
 pub use adaptive_kernel_runtime::compare;
 
+/// Exporting routing decisions to an OpenTelemetry collector (feature `otlp`).
+#[cfg(feature = "otlp")]
+pub use adaptive_kernel_runtime::telemetry;
+
 /// The trueno compute library the backends are built on (package `aprender-compute`).
 pub use adaptive_kernel_runtime::trueno;
 
+pub mod guide;
+
+pub mod kernel {
+    //! A kernel's handle and vocabulary: what `k::KERNEL` is ([`Kernel`]), how a call is
+    //! routed ([`Route`]), what the attribute compiled ([`KernelSpec`], [`LoopRewrite`],
+    //! [`LoopSplit`]), size buckets ([`bucket_of`]), and which SIMD instruction set runs
+    //! ([`simd_level`]).
+    pub use adaptive_kernel_runtime::{
+        bucket_of, bucket_range, kernel_named, kernels, loop_reason, set_span_threshold, simd_level, with_backend,
+        Backend, Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, LoopRewrite, LoopSplit, OpComplexity,
+        ParseEnumError, Route, SimdLevel, Work, BUCKETS, LOOP_REASONS,
+    };
+}
+
+pub mod report {
+    //! What a kernel learned, for people and programs: [`KernelTable`] (from
+    //! `k::KERNEL.table()`) with its rows, the [`Crossover`]s and ties between backends
+    //! ([`TIE_BAND`]), and [`LoopSummary`], the words for what the attribute did to the
+    //! body's loops.
+    pub use adaptive_kernel_runtime::{
+        crossovers, BackendReport, BucketReport, Crossover, KernelTable, LoopLine, LoopSummary, SplitLine, TIE_BAND,
+    };
+}
+
+pub mod history {
+    //! Keeping and sharing what kernels learned: saving now ([`flush`]), the history file
+    //! ([`history_file`], [`history_status`]) and its records ([`HistoryFile`]), exporting
+    //! and importing tables (files: [`export_history`], [`import_history`]; JSON strings in
+    //! memory: [`export_learned`], [`import_learned`]), and the machine [`Fingerprint`]
+    //! that keys them. The [guide's chapter](crate::guide::persistence) tells the story.
+    pub use adaptive_kernel_runtime::{
+        clear_history, default_path, export_history, export_learned, flush, history_file, history_status,
+        import_history, import_learned, read_history, save_calibration, set_history, BucketRecord, ExclusionRecord,
+        Fingerprint, HistoryError, HistoryFile, HistoryStatus, ImportError, ImportSummary, KernelRecord, LearnedImport,
+        LoopRecord, MachineRecord, NearestEntry, NearestRule, SplitRecord, TimingRecord,
+    };
+}
+
+pub mod select {
+    //! The selection API for code that routes its own calls, without the attribute (the
+    //! project's seeds): [`BackendSelector`] (the MoE thresholds and the 5× dispatch rule,
+    //! stateless), the operation [`catalog`], and [`AdaptiveBackend`], a string-keyed
+    //! learner of its own. It answers Scalar, SIMD or GPU; only the learning router offers
+    //! Parallel.
+    pub use adaptive_kernel_runtime::{
+        catalog, AdaptiveBackend, BackendSelector, Error, PerfStats, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO,
+        DEFAULT_PCIE_BANDWIDTH,
+    };
+}
+
+// The crate root's paths before the items were grouped into the modules above (see
+// CHANGELOG.md); kept so that code written against them still compiles.
+#[doc(hidden)]
+pub use adaptive_kernel_runtime::{
+    bucket_of, bucket_range, catalog, clear_history, default_path, export_history, export_learned, history_file,
+    history_status, import_history, import_learned, loop_reason, read_history, save_calibration, set_history,
+    set_span_threshold, simd_level, AdaptiveBackend, BackendReport, BackendSelector, BucketRecord, BucketReport,
+    CostModel, CostParams, Decision, DecisionKind, Error, ExclusionRecord, Fingerprint, HistoryError, HistoryFile,
+    HistoryStatus, ImportError, ImportSummary, KernelFamily, KernelRecord, KernelSpec, LearnedImport, LoopLine,
+    LoopRecord, LoopRewrite, LoopSplit, LoopSummary, MachineRecord, NearestEntry, NearestRule, ParseEnumError,
+    PerfStats, Route, SimdLevel, SplitLine, SplitRecord, TimingRecord, Work, BUCKETS, DEFAULT_GPU_FLOPS,
+    DEFAULT_MIN_DISPATCH_RATIO, DEFAULT_PCIE_BANDWIDTH, LOOP_REASONS,
+};
+
 /// Items the code generated by `#[adaptive_kernel]` refers to (and the crate's
-/// own benches: `median`). Not a public API: anything here may change in any release.
+/// own benches and tools: `median`, `thousands`). Not a public API: anything here may
+/// change in any release.
 #[doc(hidden)]
 pub mod __private {
     pub use adaptive_kernel_runtime::__median as median;
     /// The `#[target_feature]` clones and their run-time pick, for the SIMD variant.
     pub use adaptive_kernel_runtime::__simd_clones as simd_clones;
+    /// Sizes as the tour and the `adaptive-kernel` command print them.
+    pub use adaptive_kernel_runtime::__thousands as thousands;
     pub use adaptive_kernel_runtime::compare::verify_input;
     pub use adaptive_kernel_runtime::ops::{gpu as ops_gpu, par as ops_par, scalar as ops_scalar, simd as ops_simd};
     pub use adaptive_kernel_runtime::{

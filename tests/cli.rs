@@ -180,8 +180,8 @@ fn report_json_follows_schema_1() {
     assert_eq!(
         dot["crossovers"],
         serde_json::json!([
-            { "size": 4096, "below": 4095, "from": "Scalar", "to": "Simd" },
-            { "size": 131073, "below": 8191, "from": "Simd", "to": "Gpu" },
+            { "size": 4096, "below": 4095, "from": "Scalar", "to": "Simd", "tie": false },
+            { "size": 131073, "below": 8191, "from": "Simd", "to": "Gpu", "tie": false },
         ])
     );
     assert_eq!(a["kernels"][1]["crossovers"], serde_json::json!([]));
@@ -351,6 +351,39 @@ fn the_plot_is_svg_with_a_series_per_backend_shaded_choices_and_crossovers() {
         2,
         "a panel per entry: {texts:?}"
     );
+}
+
+/// `tie.json`: saxpy settles on SIMD at 16,384 elements (twice as fast), then on Scalar at
+/// 131,072, where the two measure 5.66 µs and 5.68 µs: within the router's tie band.
+#[test]
+fn a_change_between_backends_that_tie_is_reported_as_a_tie_in_the_table_json_and_plot() {
+    let tie = fixture("tie.json");
+    let out = ok(&["report", "--history", tie.to_str().unwrap()]);
+    assert!(out.contains("    SIMD beats Scalar from 16,384 elements (Scalar was chosen up to 4,095).\n"), "{out}");
+    assert!(
+        out.contains("    Scalar and SIMD tie from 131,072 elements (within the router's 5% tie band; SIMD was chosen up to 32,767).\n"),
+        "{out}"
+    );
+    assert!(!out.contains("Scalar beats SIMD"), "a tie is no crossover:\n{out}");
+
+    let doc = json(&["report", "--history", tie.to_str().unwrap(), "--json"]);
+    assert_eq!(
+        doc["machines"][0]["kernels"][0]["crossovers"],
+        serde_json::json!([
+            { "size": 16384, "below": 4095, "from": "Scalar", "to": "Simd", "tie": false },
+            { "size": 131072, "below": 32767, "from": "Simd", "to": "Scalar", "tie": true },
+        ])
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let plot = dir.path().join("plot.svg");
+    ok(&["report", "--history", tie.to_str().unwrap(), "--plot", plot.to_str().unwrap()]);
+    let svg = fs::read_to_string(&plot).unwrap();
+    let doc = roxmltree::Document::parse(&svg).expect("well-formed XML");
+    let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).map(str::trim).collect();
+    assert!(texts.contains(&"SIMD from 16,384"), "the crossover marked: {texts:?}");
+    assert!(texts.contains(&"Scalar = SIMD from 131,072"), "the tie marked as one: {texts:?}");
+    assert!(!texts.contains(&"Scalar from 131,072"), "not as a crossover: {texts:?}");
 }
 
 #[test]

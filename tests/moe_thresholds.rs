@@ -76,7 +76,7 @@ fn selection_bucketing_and_docs_all_read_the_one_table() {
     let docs = [
         ("runtime/src/moe.rs", include_str!("../runtime/src/moe.rs")),
         ("runtime/src/select/selector.rs", include_str!("../runtime/src/select/selector.rs")),
-        ("README.md", include_str!("../README.md")),
+        ("docs/guide/routing.md", include_str!("../docs/guide/routing.md")),
     ];
     for t in adaptive_kernel::moe::THRESHOLDS {
         let c = t.complexity;

@@ -19,7 +19,6 @@ pub(crate) enum How {
     Routed,
 }
 
-/// Measured calls per item: the three variants and trueno, by index.
 /// Measured calls per item, by index: the variants at their [`Backend::index`], then trueno.
 pub(crate) const DIRECT: [How; SLOTS] = [How::Scalar, How::Simd, How::Parallel, How::Gpu, How::Trueno];
 /// The variants (every [`Backend`]).

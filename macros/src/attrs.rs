@@ -1,11 +1,11 @@
 //! Which of the user's attributes go on which generated item.
 //!
-//! | attribute | wrapper `fn k` | `mod k` | `k::scalar`/`simd`/`gpu` and the SIMD clones |
+//! | attribute | wrapper `fn k` | `mod k` | `k::scalar`/`simd`/`parallel`/`gpu` and the SIMD clones |
 //! | --- | --- | --- | --- |
 //! | `#[cfg(..)]` | yes | yes | yes (all appear and vanish together) |
 //! | lint levels (`allow`, `warn`, `deny`, `forbid`) | yes | yes | yes (each holds a copy of the body) |
 //! | `#[expect(..)]` | as `allow` | as `allow` | `expect` on `k::scalar`, `allow` elsewhere |
-//! | `#[must_use]` | yes | — | on `k::scalar`/`simd`/`gpu` |
+//! | `#[must_use]` | yes | — | on `k::scalar`/`simd`/`parallel`/`gpu` |
 //! | docs, `#[inline]`, `#[cold]`, `#[deprecated]`, `#[track_caller]`, `#[no_mangle]`, anything else | yes | — | — |
 //!
 //! `#[expect]` is fulfilled once: the Scalar variant holds one copy of the body

@@ -1,23 +1,62 @@
-//! The environment variables that steer the runtime, parsed in one place.
+//! The settings that steer the runtime: the `ADAPTIVE_KERNEL_*` environment
+//! variables, parsed in one place, and their equivalents in code.
 //!
-//! | variable | meaning |
-//! | --- | --- |
-//! | `ADAPTIVE_KERNEL_BACKEND` | force `scalar`, `simd`, `parallel` or `gpu` for every kernel |
-//! | `ADAPTIVE_KERNEL_GPU` | `off`, `on` (hardware adapters only, the default), `software` (also lavapipe/llvmpipe) |
-//! | `ADAPTIVE_KERNEL_HISTORY` | history file path; `off` disables persistence |
-//! | `ADAPTIVE_KERNEL_LOG` | decision log level for [`crate::init_logging`] |
-//! | `ADAPTIVE_KERNEL_MODE` | `learn` (default), `frozen` or `verify`: see [`Mode`]; also [`set_mode`] in code |
-//! | `ADAPTIVE_KERNEL_THREADS` | threads of the Parallel backend (a positive number; unset: rayon's global pool) |
+//! | variable | meaning | in code |
+//! | --- | --- | --- |
+//! | `ADAPTIVE_KERNEL_BACKEND` | force `scalar`, `simd`, `parallel` or `gpu` for every kernel | [`crate::with_backend`] (a scope), [`crate::Kernel::force`] (a kernel) |
+//! | `ADAPTIVE_KERNEL_GPU` | `off`, `on` (hardware adapters only, the default), `software` (also lavapipe/llvmpipe) | [`Settings::gpu`] |
+//! | `ADAPTIVE_KERNEL_HISTORY` | history file path; `off` disables persistence | [`Settings::history`], [`crate::set_history`] |
+//! | `ADAPTIVE_KERNEL_LOG` | decision log level for [`crate::init_logging`] | your own `tracing` subscriber |
+//! | `ADAPTIVE_KERNEL_MODE` | `learn` (default), `frozen` or `verify`: see [`Mode`] | [`Settings::mode`], [`set_mode`] |
+//! | `ADAPTIVE_KERNEL_THREADS` | threads of the Parallel backend (a positive number; unset: rayon's global pool) | [`Settings::threads`] |
+//! | — | silence every line the runtime writes to stderr | [`Settings::quiet`] |
 //!
-//! Each is read once, on the cold path, and cached. A bad value is reported
-//! once (a `tracing` warning and a line on stderr) with the accepted values and
-//! then treated as unset, so a typo never takes a program down; the `parse_*`
-//! functions return the typed [`ConfigError`] for callers that want to fail hard.
+//! Each variable is read once, on the cold path, and cached. A bad value is
+//! reported once (a `tracing` warning and a line on stderr) with the accepted
+//! values and then treated as unset, so a typo never takes a program down; the
+//! `parse_*` functions return the typed [`ConfigError`] for callers that want
+//! to fail hard.
+//!
+//! # Who decides: the application, then libraries, then the environment
+//!
+//! A setting chosen in code wins over its variable. Code speaks at one of two
+//! levels ([`Settings::application`], [`Settings::library`]): a library that
+//! uses kernels states what it would like, and the application that links it
+//! has the last word, whichever of them runs first. So, for the mode, history,
+//! GPU and thread settings:
+//!
+//! 1. the application's choice ([`Settings::application`]), the last one it made;
+//! 2. else the first library's choice ([`Settings::library`], [`set_mode`],
+//!    [`crate::set_history`]; a later library asking for another value is told
+//!    it did not take effect);
+//! 3. else the variable; else the default.
+//!
+//! Each of these four is fixed when it is first used (the mode and history
+//! when the first kernel runs, the GPU setting when the GPU starts, the thread
+//! count at the first Parallel call), since what the runtime built on it
+//! (an open history file, a device, a thread pool) is not rebuilt. A choice
+//! made after that takes effect only if it is the value already in use; the
+//! functions say so by their result. The quiet switch is read every time
+//! something would be printed, so it can be set at any time.
+//!
+//! ```
+//! # use adaptive_kernel_runtime as adaptive_kernel;
+//! use adaptive_kernel::config::{self, GpuPolicy, Mode, Settings};
+//!
+//! // In a library, say at its initialisation: what it would like.
+//! assert!(config::set_mode(Mode::Frozen));
+//! // In the application's `main`, before the first kernel runs: what it wants.
+//! Settings::application().mode(Mode::Learn).gpu(GpuPolicy::Off).threads(2).quiet(true).apply()?;
+//! assert_eq!(config::mode(), Mode::Learn); // the application's choice, fixed from now on
+//! assert!(config::quiet());
+//! # Ok::<(), config::NotApplied>(())
+//! ```
 
 use std::fmt;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use crate::backend::Backend;
 
@@ -156,7 +195,7 @@ fn read_env(name: &str) -> Option<String> {
 /// Reports a bad value once per process per variable, then it is treated as unset.
 fn report(err: &ConfigError) {
     tracing::warn!(target: "adaptive_kernel", variable = err.variable, value = %err.value, "{err}");
-    eprintln!("adaptive-kernel: {err}");
+    say(format_args!("{err}"));
 }
 
 /// The backend forced by `ADAPTIVE_KERNEL_BACKEND`, read once per process.
@@ -171,10 +210,12 @@ pub fn forced_backend() -> Option<Backend> {
     })
 }
 
-/// The GPU adapter policy from `ADAPTIVE_KERNEL_GPU`, read once per process.
+static GPU: Chosen<GpuPolicy> = Chosen::new();
+
+/// The GPU adapter policy: what code chose ([`Settings::gpu`]), else
+/// `ADAPTIVE_KERNEL_GPU`; fixed for the process when first read.
 pub fn gpu_policy() -> GpuPolicy {
-    static CACHE: OnceLock<GpuPolicy> = OnceLock::new();
-    *CACHE.get_or_init(|| match read_env(ENV_GPU) {
+    GPU.get(|| match read_env(ENV_GPU) {
         None => GpuPolicy::On,
         Some(raw) => parse_gpu_policy(&raw).unwrap_or_else(|e| {
             report(&e);
@@ -186,22 +227,28 @@ pub fn gpu_policy() -> GpuPolicy {
 /// What `ADAPTIVE_KERNEL_HISTORY` accepts, as messages spell it.
 const HISTORY_EXPECTED: &str = "a history file path, or `off` to keep no history";
 
-/// The history setting from `ADAPTIVE_KERNEL_HISTORY`, read once per process.
+static HISTORY: Chosen<HistorySetting> = Chosen::new();
+
+/// Where history is kept: what code chose ([`Settings::history`],
+/// [`crate::set_history`]), else `ADAPTIVE_KERNEL_HISTORY`; fixed for the
+/// process when first read (the history file is opened then).
 ///
-/// Set but empty (or blank) is most likely a script's unset variable: it is
-/// reported once and treated as unset (the default file).
+/// Set but empty (or blank), the variable is most likely a script's unset
+/// variable: it is reported once and treated as unset (the default file).
 pub fn history_setting() -> HistorySetting {
-    static CACHE: OnceLock<HistorySetting> = OnceLock::new();
-    CACHE
-        .get_or_init(|| {
-            let Some(raw) = read_env(ENV_HISTORY) else { return HistorySetting::Default };
-            let setting = parse_history(&raw);
-            if raw.trim().is_empty() {
-                report(&ConfigError { variable: ENV_HISTORY, value: raw, expected: HISTORY_EXPECTED });
-            }
-            setting
-        })
-        .clone()
+    HISTORY.get(|| {
+        let Some(raw) = read_env(ENV_HISTORY) else { return HistorySetting::Default };
+        let setting = parse_history(&raw);
+        if raw.trim().is_empty() {
+            report(&ConfigError { variable: ENV_HISTORY, value: raw, expected: HISTORY_EXPECTED });
+        }
+        setting
+    })
+}
+
+/// [`crate::set_history`]: a library's choice of history file.
+pub(crate) fn choose_history(setting: HistorySetting) -> bool {
+    HISTORY.choose(Level::Library, setting)
 }
 
 /// Parses a value of `ADAPTIVE_KERNEL_THREADS`: a positive integer, or empty
@@ -219,11 +266,14 @@ pub fn parse_threads(value: &str) -> Result<Option<NonZeroUsize>, ConfigError> {
     })
 }
 
-/// The Parallel backend's thread count from `ADAPTIVE_KERNEL_THREADS`, read
-/// once per process; `None` when unset, empty or bad (reported once).
+static THREADS: Chosen<Option<NonZeroUsize>> = Chosen::new();
+
+/// The Parallel backend's own thread count: what code chose
+/// ([`Settings::threads`]), else `ADAPTIVE_KERNEL_THREADS`; `None` (rayon's
+/// global pool) when neither says, or the variable is empty or bad (reported
+/// once). Fixed for the process when first read.
 pub fn configured_threads() -> Option<NonZeroUsize> {
-    static CACHE: OnceLock<Option<NonZeroUsize>> = OnceLock::new();
-    *CACHE.get_or_init(|| {
+    THREADS.get(|| {
         let raw = read_env(ENV_THREADS)?;
         parse_threads(&raw).unwrap_or_else(|e| {
             report(&e);
@@ -244,12 +294,13 @@ pub fn parse_mode(value: &str) -> Result<Mode, ConfigError> {
     }
 }
 
-static MODE: OnceLock<Mode> = OnceLock::new();
+static MODE: Chosen<Mode> = Chosen::new();
 
-/// The routing mode: what [`set_mode`] chose, else `ADAPTIVE_KERNEL_MODE`, read once
-/// per process (a bad value is reported once and means `learn`).
+/// The routing mode: what code chose ([`Settings::mode`], [`set_mode`]), else
+/// `ADAPTIVE_KERNEL_MODE` (a bad value is reported once and means `learn`);
+/// fixed for the process when first read.
 pub fn mode() -> Mode {
-    *MODE.get_or_init(|| match read_env(ENV_MODE) {
+    MODE.get(|| match read_env(ENV_MODE) {
         None => Mode::Learn,
         Some(raw) => parse_mode(&raw).unwrap_or_else(|e| {
             report(&e);
@@ -258,20 +309,24 @@ pub fn mode() -> Mode {
     })
 }
 
-/// Chooses the routing mode in code, overriding `ADAPTIVE_KERNEL_MODE`. Must be
-/// called before the first adaptive kernel runs (or anything else reads the mode).
+/// Chooses the routing mode in code, as a library would (`Settings::library().mode(mode)`):
+/// it overrides `ADAPTIVE_KERNEL_MODE`, and the application's choice
+/// ([`Settings::application`]) overrides it. Must be called before the first
+/// adaptive kernel runs (or anything else reads the mode).
 ///
-/// Returns `false`, changing nothing, when the mode was already fixed to another one.
+/// Returns `false`, changing nothing, when the mode is already fixed to another
+/// one, or the application or an earlier library chose another one.
 ///
 /// ```
 /// # use adaptive_kernel_runtime as adaptive_kernel;
 /// use adaptive_kernel::config::{mode, set_mode, Mode};
 /// assert!(set_mode(Mode::Frozen));
+/// assert!(!set_mode(Mode::Learn), "the first library's choice stands");
 /// assert_eq!(mode(), Mode::Frozen);
 /// assert!(!set_mode(Mode::Learn), "fixed for the process");
 /// ```
 pub fn set_mode(mode: Mode) -> bool {
-    *MODE.get_or_init(|| mode) == mode
+    MODE.choose(Level::Library, mode)
 }
 
 /// Parses a value of `ADAPTIVE_KERNEL_LOG`.
@@ -281,4 +336,272 @@ pub fn parse_log_level(value: &str) -> Result<tracing::Level, ConfigError> {
         value: value.to_owned(),
         expected: "`error`, `warn`, `info`, `debug` or `trace`",
     })
+}
+
+/// Who made a choice in code: a library's yields to the application's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Level {
+    Library,
+    Application,
+}
+
+/// What code chose for a setting, before it is fixed.
+struct Choices<T> {
+    /// The first library's choice.
+    library: Option<T>,
+    /// The application's latest choice.
+    application: Option<T>,
+}
+
+/// A setting chosen in code (by the application, else a library) or by its
+/// variable, fixed at its first read: what the runtime builds on it (an open
+/// history file, a device, a pool) is built once.
+struct Chosen<T: 'static> {
+    /// The value in use, once read. Set only under `choices`' lock, so a choice
+    /// either lands before the value is fixed or sees it fixed.
+    fixed: OnceLock<T>,
+    choices: Mutex<Choices<T>>,
+}
+
+impl<T: Clone + PartialEq> Chosen<T> {
+    const fn new() -> Chosen<T> {
+        Chosen { fixed: OnceLock::new(), choices: Mutex::new(Choices { library: None, application: None }) }
+    }
+
+    /// The value in use: fixed now if it is not yet, from the choices made in
+    /// code, else `from_env()`.
+    fn get(&self, from_env: impl FnOnce() -> T) -> T {
+        if let Some(v) = self.fixed.get() {
+            return v.clone();
+        }
+        let choices = self.choices.lock().unwrap_or_else(PoisonError::into_inner);
+        self.fixed
+            .get_or_init(|| choices.application.clone().or_else(|| choices.library.clone()).unwrap_or_else(from_env))
+            .clone()
+    }
+
+    /// Records a choice; whether `value` is (or, unless the application says
+    /// otherwise before the first read, will be) the value in use.
+    fn choose(&self, level: Level, value: T) -> bool {
+        let mut choices = self.choices.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(v) = self.fixed.get() {
+            return *v == value;
+        }
+        match level {
+            Level::Application => {
+                choices.application = Some(value);
+                true
+            }
+            Level::Library => {
+                let first = choices.library.get_or_insert_with(|| value.clone());
+                *first == value && choices.application.as_ref().is_none_or(|a| *a == value)
+            }
+        }
+    }
+}
+
+/// The quiet switch's two levels: 0 unset, 1 off, 2 on.
+static QUIET: [AtomicU8; 2] = [AtomicU8::new(0), AtomicU8::new(0)];
+
+/// Sets the quiet switch at `level`; whether `quiet` is now in effect.
+fn choose_quiet(level: Level, quiet: bool) -> bool {
+    let slot = &QUIET[level as usize];
+    let value = if quiet { 2 } else { 1 };
+    // Relaxed: the switch guards nothing but the lines it silences.
+    match level {
+        Level::Application => slot.store(value, Ordering::Relaxed),
+        Level::Library => {
+            let _ = slot.compare_exchange(0, value, Ordering::Relaxed, Ordering::Relaxed);
+        }
+    }
+    self::quiet() == quiet
+}
+
+/// Whether the runtime keeps quiet on stderr ([`Settings::quiet`]): the
+/// application's choice, else the first library's, else `false`.
+pub fn quiet() -> bool {
+    let [library, application] = &QUIET;
+    match application.load(Ordering::Relaxed) {
+        0 => library.load(Ordering::Relaxed) == 2,
+        v => v == 2,
+    }
+}
+
+/// Writes one of the runtime's own reports to stderr (`adaptive-kernel: ` and the
+/// line), unless [`quiet`]. Every line the runtime prints goes through here; the
+/// `tracing` events beside them go to the program's subscriber either way.
+pub(crate) fn say(line: fmt::Arguments<'_>) {
+    if !quiet() {
+        eprintln!("adaptive-kernel: {line}");
+    }
+}
+
+/// Settings chosen in code, applied together: by a library that uses kernels
+/// ([`Settings::library`]) or by the application ([`Settings::application`]),
+/// whose choices win. See the [module docs](self) for the order and for when
+/// each setting is fixed. A setting left out is left to others (a library, the
+/// variable, the default).
+///
+/// ```
+/// # use adaptive_kernel_runtime as adaptive_kernel;
+/// use adaptive_kernel::config::{HistorySetting, Settings};
+///
+/// // A library: no history file of its own unless the application wants one.
+/// Settings::library().history(HistorySetting::Off).apply()?;
+/// # Ok::<(), adaptive_kernel::config::NotApplied>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[must_use = "nothing is set until `apply` is called"]
+pub struct Settings {
+    level: Level,
+    mode: Option<Mode>,
+    history: Option<HistorySetting>,
+    gpu: Option<GpuPolicy>,
+    threads: Option<Option<NonZeroUsize>>,
+    quiet: Option<bool>,
+}
+
+impl Settings {
+    fn at(level: Level) -> Settings {
+        Settings { level, mode: None, history: None, gpu: None, threads: None, quiet: None }
+    }
+
+    /// The application's settings: they win over every library's, made before
+    /// or after them. Call it in `main` before the first kernel runs.
+    pub fn application() -> Settings {
+        Settings::at(Level::Application)
+    }
+
+    /// A library's settings: they win over the variables; the application's
+    /// and an earlier library's different choices win over them.
+    pub fn library() -> Settings {
+        Settings::at(Level::Library)
+    }
+
+    /// The routing mode (`ADAPTIVE_KERNEL_MODE`).
+    pub fn mode(mut self, mode: Mode) -> Settings {
+        self.mode = Some(mode);
+        self
+    }
+
+    /// Where history is kept (`ADAPTIVE_KERNEL_HISTORY`).
+    pub fn history(mut self, history: HistorySetting) -> Settings {
+        self.history = Some(history);
+        self
+    }
+
+    /// Which adapters count as a GPU (`ADAPTIVE_KERNEL_GPU`).
+    pub fn gpu(mut self, gpu: GpuPolicy) -> Settings {
+        self.gpu = Some(gpu);
+        self
+    }
+
+    /// The Parallel backend's threads (`ADAPTIVE_KERNEL_THREADS`): a pool of
+    /// its own with this many; `0`, as in rayon's `ThreadPoolBuilder`, means
+    /// rayon's global pool (the default).
+    pub fn threads(mut self, threads: usize) -> Settings {
+        self.threads = Some(NonZeroUsize::new(threads));
+        self
+    }
+
+    /// `true`: the runtime writes nothing to stderr (bad variables, a failed GPU,
+    /// a history file ignored or trimmed, a failed save, `verify`'s exclusions,
+    /// frozen mode's unsaved sizes). Its `tracing` events are still emitted for
+    /// the program's subscriber.
+    pub fn quiet(mut self, quiet: bool) -> Settings {
+        self.quiet = Some(quiet);
+        self
+    }
+
+    /// Applies every setting given.
+    ///
+    /// # Errors
+    /// [`NotApplied`], naming the settings that did not take effect (the others
+    /// did): fixed already with another value, or, for a library, chosen
+    /// otherwise by the application or an earlier library.
+    pub fn apply(self) -> Result<(), NotApplied> {
+        let level = self.level;
+        let mut refused = Vec::new();
+        let mut check = |took: bool, name: &'static str| {
+            if !took {
+                refused.push(name);
+            }
+        };
+        if let Some(mode) = self.mode {
+            check(MODE.choose(level, mode), "mode");
+        }
+        if let Some(history) = self.history {
+            check(HISTORY.choose(level, history), "history");
+        }
+        if let Some(gpu) = self.gpu {
+            check(GPU.choose(level, gpu), "gpu");
+        }
+        if let Some(threads) = self.threads {
+            check(THREADS.choose(level, threads), "threads");
+        }
+        if let Some(quiet) = self.quiet {
+            check(choose_quiet(level, quiet), "quiet");
+        }
+        if refused.is_empty() {
+            Ok(())
+        } else {
+            Err(NotApplied { settings: refused })
+        }
+    }
+}
+
+/// Settings that [`Settings::apply`] could not apply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotApplied {
+    /// Their names: `mode`, `history`, `gpu`, `threads`, `quiet`.
+    pub settings: Vec<&'static str>,
+}
+
+impl fmt::Display for NotApplied {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "adaptive-kernel settings not applied: {} (in use already with another value, or chosen otherwise by \
+             the application or an earlier library)",
+            self.settings.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for NotApplied {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_application_wins_over_libraries_before_or_after_them() {
+        let setting: Chosen<u8> = Chosen::new();
+        assert!(setting.choose(Level::Library, 1), "the first library's choice");
+        assert!(!setting.choose(Level::Library, 2), "a later library's other choice does not take");
+        assert!(setting.choose(Level::Application, 3), "the application overrides the library's");
+        assert!(!setting.choose(Level::Library, 4), "and a library choosing after it");
+        assert!(setting.choose(Level::Application, 5), "the application's latest choice counts");
+        assert_eq!(setting.get(|| 0), 5);
+        assert!(!setting.choose(Level::Application, 6), "fixed once read");
+        assert!(setting.choose(Level::Library, 5), "the value in use is no change");
+        assert_eq!(setting.get(|| 0), 5);
+    }
+
+    #[test]
+    fn without_choices_the_variable_decides_once() {
+        let setting: Chosen<u8> = Chosen::new();
+        assert_eq!(setting.get(|| 7), 7);
+        assert_eq!(setting.get(|| 8), 7, "read once");
+        assert!(!setting.choose(Level::Application, 1));
+        let library: Chosen<u8> = Chosen::new();
+        assert!(library.choose(Level::Library, 2));
+        assert_eq!(library.get(|| 7), 2, "code wins over the variable");
+    }
+
+    #[test]
+    fn not_applied_names_the_settings() {
+        let e = NotApplied { settings: vec!["mode", "gpu"] };
+        assert!(e.to_string().starts_with("adaptive-kernel settings not applied: mode, gpu ("), "{e}");
+    }
 }

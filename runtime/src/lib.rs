@@ -7,7 +7,7 @@
 //!
 //! | layer | holds |
 //! | --- | --- |
-//! | leaves: `backend`, `per_backend`, `error`, [`config`], `simd_level`, [`moe`], `bucket`, `numeric`, [`tolerance`], [`compare`] | [`Backend`], [`OpComplexity`], per-backend values and sets of backends, [`Error`], the `ADAPTIVE_KERNEL_*` variables, [`SimdLevel`] and the one table of SIMD feature sets, the one MoE threshold table, size buckets, the shared median, the agreement a reassociated reduction promises, and how `verify` compares results by it |
+//! | leaves: `backend`, `per_backend`, `error`, [`config`], `simd_level`, [`moe`], `bucket`, `numeric`, [`tolerance`], [`compare`] | [`Backend`], [`OpComplexity`], per-backend values and sets of backends, [`Error`], the `ADAPTIVE_KERNEL_*` variables and their equivalents in code, [`SimdLevel`] and the one table of SIMD feature sets, the one MoE threshold table, size buckets, the shared median, the agreement a reassociated reduction promises, and how `verify` compares results by it |
 //! | [`ops`] | the op set in four backends: [`ops::scalar`], [`ops::simd`], [`ops::par`], [`ops::gpu`] |
 //! | [`cost`] | [`CostModel`]: predicted time per backend from figures calibrated on this machine; [`Work`] |
 //! | `select` | the selection API for code that routes its own calls: [`BackendSelector`] (MoE table, 5× rule, stateless), [`catalog`], [`AdaptiveBackend`] (a string-keyed learner of its own) |
@@ -43,15 +43,20 @@ pub use cost::{CostModel, CostParams, Work};
 pub use error::Error;
 #[doc(hidden)]
 pub use kernel::run_verified;
+pub use kernel::Crossover;
 pub use kernel::{
-    init_logging, kernel_named, kernels, loop_reason, set_span_threshold, with_backend, BackendReport, BucketReport,
-    Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, KernelTable, LoopLine, LoopRewrite, LoopSplit,
-    LoopSummary, Route, SplitLine, LOOP_REASONS,
+    crossovers, init_logging, kernel_named, kernels, loop_reason, set_span_threshold, with_backend, BackendReport,
+    BucketReport, Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, KernelTable, LoopLine, LoopRewrite,
+    LoopSplit, LoopSummary, Route, SplitLine, LOOP_REASONS, TIE_BAND,
 };
 /// The median every statistic of this crate is taken with, for the workspace's own
 /// benches (`benches/routing_quality`). Not a public API.
 #[doc(hidden)]
 pub use numeric::median as __median;
+/// Sizes with thousands separators, as the tour and the `adaptive-kernel` command print
+/// them. Not a public API.
+#[doc(hidden)]
+pub use numeric::thousands as __thousands;
 pub use persist::{
     clear_history, default_path, export_history, export_learned, flush, history_file, history_status, import_history,
     import_learned, read_history, save_calibration, set_history, BucketRecord, ExclusionRecord, Fingerprint,

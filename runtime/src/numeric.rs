@@ -1,6 +1,7 @@
 //! Small numeric helpers several layers share: the median every statistic and
-//! calibration probe is taken with, and the "finite and positive" check every
-//! tuning figure must pass.
+//! calibration probe is taken with, the "finite and positive" check every
+//! tuning figure must pass, and sizes written for people (also by the
+//! `adaptive-kernel` command and the tour, so all three print them alike).
 
 /// The median of `values` (the mean of the two middle ones for an even count),
 /// ordering by [`f64::total_cmp`]; `None` when empty. Reorders `values`.
@@ -18,9 +19,30 @@ pub(crate) fn is_positive_finite(value: f64) -> bool {
     value.is_finite() && value > 0.0
 }
 
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(2_097_152), "2,097,152");
+    }
 
     #[test]
     fn median_of_odd_even_and_empty() {

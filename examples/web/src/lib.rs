@@ -3,7 +3,7 @@
 //!
 //! Built for `wasm32-unknown-unknown` and bound to JavaScript by wasm-bindgen,
 //! it exports a size sweep that runs each kernel routed and checks every result
-//! ([`sweep`]), the learned tables ([`tables`]), their export and import as a
+//! ([`sweep()`]), the learned tables ([`tables`]), their export and import as a
 //! JSON string for `localStorage` ([`export_tables`], [`import_tables`]), the
 //! Scalar vs SIMD128 figures ([`figures`]) and a call with bad input
 //! ([`bad_input`]), which traps. It also builds natively, where the same

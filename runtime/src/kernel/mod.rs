@@ -15,6 +15,7 @@
 //! | `snapshot` | conversion between bucket states and the history file's records |
 //! | `registry` | the kernels called so far ([`kernels`]), what a save snapshots |
 //! | `report` | [`KernelTable`], what [`Kernel::table`] returns |
+//! | `crossover` | [`Crossover`]: where the chosen backend changes with size, a crossover or a tie within the router's [`TIE_BAND`] |
 //! | `loops` | [`LoopSummary`]: what the attribute did to a kernel's reductions and top-level loops, in words |
 //! | `overrides` | [`with_backend`] |
 //! | `telemetry` | decision events and slow-call spans, [`init_logging`] |
@@ -22,7 +23,8 @@
 //! | `verify` | [`run_verified`]: comparing a variant with Scalar and excluding it where it disagrees |
 //!
 //! Dependencies point one way: `spec`, `stats`, `decision_byte`, `overrides`,
-//! `loops`, `report` and `telemetry` import no behaviour module; `bucket_state` holds
+//! `loops`, `report` and `telemetry` import no behaviour module (`crossover` reads
+//! the tie band from `policy`'s constants); `bucket_state` holds
 //! `stats`; `policy` changes a `bucket_state`; `snapshot` makes them from the history
 //! file's records; `site` uses `snapshot`; `cold` uses `site` and `policy`; `family`
 //! makes sites; `registry` lists sites; `route` sits on top, and `verify` beside it (it
@@ -30,6 +32,7 @@
 
 mod bucket_state;
 mod cold;
+mod crossover;
 mod decision_byte;
 mod family;
 mod loops;
@@ -47,6 +50,7 @@ mod stats;
 mod telemetry;
 mod verify;
 
+pub use crossover::{crossovers, Crossover, TIE_BAND};
 pub use family::KernelFamily;
 pub use loops::{loop_reason, LoopLine, LoopSummary, SplitLine, LOOP_REASONS};
 pub use overrides::with_backend;

@@ -1,5 +1,7 @@
 //! The learned routing table of a kernel, as returned by [`crate::Kernel::table`],
-//! with a `Display` that prints it for people.
+//! with a `Display` that prints it for people: what the attribute did to the
+//! body's loops, a row per size bucket, and a sentence per change of the chosen
+//! backend (a crossover, or a tie: `crossover`).
 //!
 //! Decisions and figures that came from another machine's entry (the nearest
 //! one, when this machine's has none for a size) are marked until this machine
@@ -10,6 +12,7 @@ use std::fmt;
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
+use super::crossover::{crossovers, Crossover};
 use super::loops::LoopSummary;
 use super::spec::{DecisionKind, LoopRewrite, LoopSplit};
 use crate::backend::{Backend, OpComplexity};
@@ -87,6 +90,15 @@ impl KernelTable {
         let b = bucket_of(size);
         self.rows.iter().find(|r| r.bucket == b)
     }
+
+    /// Where the chosen backend changes between consecutive settled rows, each a
+    /// crossover or a tie ([`crate::crossovers`]), by the rows' median times.
+    pub fn crossovers(&self) -> Vec<Crossover> {
+        crossovers(self.rows.iter().filter_map(|r| {
+            let figure = |b| Some(r.backend(b)?.centre?.as_secs_f64());
+            Some((r.sizes.clone(), r.chosen?, figure))
+        }))
+    }
 }
 
 struct Micros(Option<Duration>);
@@ -134,6 +146,9 @@ impl fmt::Display for KernelTable {
             }
             writeln!(f)?;
         }
+        for c in self.crossovers() {
+            writeln!(f, "  {c}")?;
+        }
         if let Some(from) = &self.borrowed_from {
             writeln!(f, "  * another machine's figures, not yet measured here: {from}")?;
         }
@@ -145,6 +160,50 @@ impl fmt::Display for KernelTable {
 mod tests {
     use super::*;
     use crate::persist::NearestRule;
+
+    fn figure(backend: Backend, micros: u64) -> BackendReport {
+        let us = Some(Duration::from_micros(micros));
+        BackendReport { backend, count: 5, centre: us, spread: us, pruned: false, other_machine: false }
+    }
+
+    fn settled_row(lo: usize, chosen: Backend, scalar: u64, simd: u64) -> BucketReport {
+        BucketReport {
+            bucket: bucket_of(lo),
+            sizes: lo..=2 * lo - 1,
+            backends: vec![figure(Backend::Scalar, scalar), figure(Backend::Simd, simd)],
+            chosen: Some(chosen),
+            decided_by: DecisionKind::Historical,
+            excluded: vec![],
+            from: None,
+        }
+    }
+
+    #[test]
+    fn the_table_says_crossovers_and_ties_apart() {
+        let table = KernelTable {
+            kernel: "saxpy",
+            complexity: OpComplexity::Low,
+            forced: None,
+            loops: &[],
+            splits: &[],
+            rows: vec![
+                settled_row(2048, Backend::Scalar, 100, 150),
+                settled_row(4096, Backend::Simd, 400, 200),
+                settled_row(131_072, Backend::Scalar, 5660, 5680),
+            ],
+            borrowed_from: None,
+        };
+        let text = table.to_string();
+        assert!(
+            text.contains("\n  SIMD beats Scalar from 4,096 elements (Scalar was chosen up to 4,095).\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n  Scalar and SIMD tie from 131,072 elements (within the router's 5% tie band"),
+            "{text}"
+        );
+        assert!(!text.contains("Scalar beats SIMD"), "a tie is not a crossover:\n{text}");
+    }
 
     #[test]
     fn decisions_and_figures_from_another_machine_are_marked() {

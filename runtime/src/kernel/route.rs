@@ -68,8 +68,8 @@ impl Kernel {
     /// bucket's own time; every call while a decision loaded from history is being
     /// confirmed. A timed call may re-time an alternative instead, within a small
     /// budget, so a wrong decision corrects itself. Every call of a bucket without a
-    /// decision goes through the cold path and is timed. (The rules: the README's
-    /// "How a call is routed".)
+    /// decision goes through the cold path and is timed. (The rules: the module docs
+    /// of `kernel::policy`.)
     #[inline]
     pub fn route(&'static self, size: usize, work: impl FnOnce() -> Work) -> Route {
         let bucket = bucket_of(size);
@@ -100,7 +100,7 @@ impl Kernel {
 ///
 /// Kept to three words passed by value, so the fast path keeps it in registers:
 /// `flags` are the bucket's backend and span bits and whether this call is timed
-/// ([`RouteFlags`]).
+/// (`RouteFlags`).
 #[derive(Debug)]
 #[must_use = "a route does nothing until `run` calls the chosen variant"]
 pub struct Route {

@@ -84,7 +84,7 @@ pub(crate) fn corrected(spec: &KernelSpec, size: usize, bucket: usize, from: Bac
 /// (like a bad environment value, it must be seen even without a subscriber).
 pub(crate) fn forced_fallback(kernel: &str, why: &str) {
     warn!(target: "adaptive_kernel", kernel, "GPU forced but {why}; running SIMD instead");
-    eprintln!("adaptive-kernel: {kernel}: GPU forced but {why}; running SIMD instead");
+    config::say(format_args!("{kernel}: GPU forced but {why}; running SIMD instead"));
 }
 
 /// Frozen mode met a bucket the saved table has no decision for (said once per kernel).
@@ -92,22 +92,22 @@ pub(crate) fn frozen_prior(kernel: &str, size: usize, d: Decision) {
     let why = d.kind.name();
     warn!(target: "adaptive_kernel", kernel, size, backend = d.backend.name(), decision = why,
         "frozen: no saved decision for this size; using the cold-start prior (further such sizes are not reported)");
-    eprintln!(
-        "adaptive-kernel: {kernel}: frozen: no saved decision for size {size}; using the cold-start prior {} ({why}); \
+    config::say(format_args!(
+        "{kernel}: frozen: no saved decision for size {size}; using the cold-start prior {} ({why}); \
          further such sizes of this kernel are not reported",
         d.backend.name()
-    );
+    ));
 }
 
 /// `verify` found `backend` disagreeing with Scalar (said once per kernel and backend).
 pub(crate) fn excluded(kernel: &str, size: usize, backend: Backend, largest_error: f64) {
     warn!(target: "adaptive_kernel", kernel, size, backend = backend.name(), largest_error,
         "verify: the variant's result disagrees with the Scalar variant's; excluded from this size bucket");
-    eprintln!(
-        "adaptive-kernel: {kernel}: verify: the {} variant's result differs from Scalar's by up to {largest_error:e} \
+    config::say(format_args!(
+        "{kernel}: verify: the {} variant's result differs from Scalar's by up to {largest_error:e} \
          at size {size}; it is excluded from that size bucket (further disagreements of this variant are not reported)",
         backend.name()
-    );
+    ));
 }
 
 /// The span around one slow call.
@@ -134,7 +134,7 @@ pub(super) fn log_level() -> tracing::Level {
     match std::env::var(config::ENV_LOG) {
         Err(_) => tracing::Level::WARN,
         Ok(v) => config::parse_log_level(&v).unwrap_or_else(|e| {
-            eprintln!("adaptive-kernel: {e}");
+            config::say(format_args!("{e}"));
             tracing::Level::WARN
         }),
     }

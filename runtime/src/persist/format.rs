@@ -63,7 +63,7 @@ pub(crate) const VERSION: u32 = 2;
 pub(crate) const MAX_FILE_BYTES: u64 = 16 << 20;
 
 /// A whole history file, as [`read_history`](crate::read_history) returns it (JSON
-/// layout in the module docs of `persist::format`, shown in the crate's README).
+/// layout in the module docs of `persist::format`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct HistoryFile {

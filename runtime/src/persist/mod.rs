@@ -2,10 +2,16 @@
 //! first use, so a second run of a program starts settled.
 //!
 //! # The file
-//! `$XDG_CACHE_HOME/adaptive-kernel/history.json` (or `~/.cache/…`), or the path
-//! in `ADAPTIVE_KERNEL_HISTORY`, or nothing when that is `off`. One file holds an
-//! entry per machine (keyed by [`Fingerprint::key`]: CPU, GPU adapter and driver,
-//! crate version); inside it, per kernel name, the macro's token hash and the
+//! The path chosen in code ([`crate::config::Settings::history`],
+//! [`set_history`]) or in `ADAPTIVE_KERNEL_HISTORY`, or nothing when that is
+//! `off`; by default `$XDG_CACHE_HOME/adaptive-kernel/history.json`, else
+//! `$HOME/.cache/adaptive-kernel/history.json`, and no history at all when
+//! neither variable is set ([`default_path`]; [`history_status`] is then
+//! [`HistoryStatus::Off`]). One file holds an entry per machine, keyed by
+//! [`Fingerprint::key`]: the CPU model, its SIMD features and the crate version.
+//! The GPU adapter is recorded in the entry but is not part of the key (it is
+//! known only once the GPU has started in the background; `fingerprint` says
+//! why). Inside an entry, per kernel name, the macro's token hash and the
 //! per-bucket statistics. A kernel whose token hash or complexity differs from
 //! the saved one (it was edited) starts fresh; other machines' and other kernels'
 //! entries are carried along untouched.
@@ -25,7 +31,9 @@
 //!
 //! # Saving
 //! Off the hot path: when a decision changes, a background thread (`saver`)
-//! saves after a short debounce; [`flush`] saves at once. The kernel layer hands
+//! saves after a short debounce; [`flush`] saves at once. Nothing is saved when
+//! the process exits, so a program that may end within the debounce of its last
+//! decision (a short run, a test, a benchmark) calls [`flush`] before it does. The kernel layer hands
 //! snapshots in (it registers a snapshot source once): this layer never sees a
 //! live kernel. The file's records are its own (`format`, version 2; version-1
 //! files are read and converted), the merge is a pure function (`merge`), and

@@ -63,7 +63,9 @@ fn run() {
                 let what = e.to_string();
                 if reported.as_deref() != Some(what.as_str()) {
                     tracing::warn!(target: "adaptive_kernel", "saving history failed: {what}; learning goes on in memory and later saves try again");
-                    eprintln!("adaptive-kernel: saving history failed: {what}; learning goes on in memory and later saves try again");
+                    crate::config::say(format_args!(
+                        "saving history failed: {what}; learning goes on in memory and later saves try again"
+                    ));
                     reported = Some(what);
                 }
             }

@@ -239,11 +239,15 @@ fn resolve(setting: HistorySetting) -> Option<PathBuf> {
     }
 }
 
-/// Chooses where history is kept, in code, overriding `ADAPTIVE_KERNEL_HISTORY`.
-/// Must be called before the first adaptive kernel runs; the file is read now.
+/// Chooses where history is kept, in code, as a library would
+/// (`config::Settings::library().history(setting)`): it overrides
+/// `ADAPTIVE_KERNEL_HISTORY`, and the application's choice
+/// ([`crate::config::Settings::application`]) overrides it. Must be called
+/// before the first adaptive kernel runs: the file is opened then, once per
+/// process.
 ///
 /// Returns `false`, changing nothing, when history was already opened with a
-/// different setting (it is opened once per process).
+/// different setting, or the application or an earlier library chose another one.
 ///
 /// ```
 /// # use adaptive_kernel_runtime as adaptive_kernel;
@@ -252,16 +256,11 @@ fn resolve(setting: HistorySetting) -> Option<PathBuf> {
 /// assert_eq!(adaptive_kernel::history_file(), None);
 /// ```
 pub fn set_history(setting: HistorySetting) -> bool {
-    let wanted = resolve(setting);
-    let mut fresh = false;
-    let store = STORE.get_or_init(|| {
-        fresh = true;
-        Mutex::new(open(wanted.clone()))
-    });
-    fresh || store.lock().unwrap_or_else(PoisonError::into_inner).path == wanted
+    config::choose_history(setting)
 }
 
-/// `$XDG_CACHE_HOME/adaptive-kernel/history.json`, else `$HOME/.cache/adaptive-kernel/history.json`.
+/// `$XDG_CACHE_HOME/adaptive-kernel/history.json`, else `$HOME/.cache/adaptive-kernel/history.json`;
+/// `None` when neither variable is set (or both are empty): no history is kept then.
 /// `None` on WebAssembly: persistence is off there unless a file is set (WASI), and a
 /// page keeps its tables with [`crate::export_learned`] instead.
 pub fn default_path() -> Option<PathBuf> {
@@ -281,12 +280,12 @@ fn report_trim(path: &Path, before: usize, after: usize, dropped: &trim::Dropped
         "saving it would take {before} bytes, more than the {MAX_FILE_BYTES}-byte limit; {dropped} to write {after} bytes"
     );
     tracing::warn!(target: "adaptive_kernel", path = %path.display(), "history file trimmed: {what}");
-    eprintln!("adaptive-kernel: history file {} trimmed: {what}", path.display());
+    config::say(format_args!("history file {} trimmed: {what}", path.display()));
 }
 
 fn report(path: &Path, what: &str) {
     tracing::warn!(target: "adaptive_kernel", path = %path.display(), "history file ignored: {what}");
-    eprintln!("adaptive-kernel: history file {} ignored: {what}", path.display());
+    config::say(format_args!("history file {} ignored: {what}", path.display()));
 }
 
 fn open(path: Option<PathBuf>) -> Store {

@@ -2,7 +2,7 @@
 //! learn into.
 //!
 //! ```sh
-//! cargo install --path .                       # or: cargo run --release --bin adaptive-kernel -- …
+//! cargo install --path . --features cli        # or: cargo run --release --features cli --bin adaptive-kernel -- …
 //! adaptive-kernel report                       # per machine entry and kernel: the per-bucket table, exclusions
 //! adaptive-kernel report --kernel tour::dot    # one kernel
 //! adaptive-kernel report --json                # the same as JSON (schema below)
@@ -21,7 +21,9 @@
 //!
 //! Every subcommand takes `--history PATH`; the default is the file the library
 //! uses: `ADAPTIVE_KERNEL_HISTORY` if set, else
-//! `$XDG_CACHE_HOME/adaptive-kernel/history.json` (or `~/.cache/…`).
+//! `$XDG_CACHE_HOME/adaptive-kernel/history.json`, else
+//! `$HOME/.cache/adaptive-kernel/history.json` (with neither variable set there
+//! is no default: pass `--history`).
 //!
 //! # Exit status
 //!
@@ -34,7 +36,8 @@
 //!
 //! One JSON object. Fields are only added within a schema version; a removed or
 //! changed field bumps `schema`. Times are nanoseconds, backends are named
-//! `"Scalar"`, `"Simd"` and `"Gpu"`, complexities `"Low"`, `"Medium"`, `"High"`.
+//! `"Scalar"`, `"Simd"`, `"Parallel"` and `"Gpu"` (as in the history file),
+//! complexities `"Low"`, `"Medium"`, `"High"`.
 //!
 //! ```json
 //! {
@@ -83,7 +86,7 @@
 //!             }
 //!           ],
 //!           "crossovers": [               // where the chosen backend changes
-//!             { "size": 2049, "below": 2048, "from": "Scalar", "to": "Simd" }
+//!             { "size": 2049, "below": 2048, "from": "Scalar", "to": "Simd", "tie": false }
 //!           ]
 //!         }
 //!       ]
@@ -94,7 +97,12 @@
 //!
 //! A crossover compares consecutive *settled* buckets: `to` is chosen from
 //! `size` on, `from` was chosen up to `below` (buckets between them were not
-//! measured or are still exploring).
+//! measured or are still exploring). `tie` (added in schema 1) is `true` when
+//! `from` and `to` measured within the router's tie band of each other from
+//! `size` on (`adaptive_kernel::report::TIE_BAND`): the choice between them is
+//! the router's tie-break or noise, not a crossover, and the table and the plot
+//! say "tie". A tie of the same two backends right after another is not listed
+//! again.
 //!
 //! `nearest` marks the other machines' entries a program on this machine
 //! starts from where its own entry has no decision (the library's
@@ -114,7 +122,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use adaptive_kernel::config::{self, HistorySetting};
-use adaptive_kernel::{CostModel, Fingerprint, HistoryError};
+use adaptive_kernel::cost::CostModel;
+use adaptive_kernel::history::{Fingerprint, HistoryError};
 use clap::{Args, Parser, Subcommand};
 
 use model::Report;
@@ -131,17 +140,17 @@ struct Cli {
 enum Command {
     /// Print what was learned: per machine entry and kernel, each size bucket's
     /// median time per backend and the chosen backend, the variants `verify`
-    /// excluded, and the crossovers; and which entries a program on this machine
-    /// starts from where its own entry has no decision.
+    /// excluded, and the crossovers and ties; and which entries a program on this
+    /// machine starts from where its own entry has no decision.
     Report {
         /// Only this kernel (its full name, as printed by `report`).
         #[arg(long, value_name = "NAME")]
         kernel: Option<String>,
-        /// Print JSON (schema 1, documented in the README) instead of a table.
+        /// Print JSON (schema 1, documented in the guide's CLI chapter) instead of a table.
         #[arg(long, conflicts_with = "plot")]
         json: bool,
         /// Write an SVG plot instead: time against size per backend, log–log, one
-        /// panel per kernel, chosen ranges shaded, crossovers marked.
+        /// panel per kernel, chosen ranges shaded, crossovers and ties marked.
         #[arg(long, value_name = "OUT.svg")]
         plot: Option<PathBuf>,
         #[command(flatten)]
@@ -187,7 +196,8 @@ enum Command {
 #[derive(Debug, Args)]
 struct HistoryArg {
     /// The history file [default: $ADAPTIVE_KERNEL_HISTORY, else
-    /// $XDG_CACHE_HOME/adaptive-kernel/history.json]
+    /// $XDG_CACHE_HOME/adaptive-kernel/history.json, else
+    /// $HOME/.cache/adaptive-kernel/history.json]
     #[arg(long, value_name = "PATH")]
     history: Option<PathBuf>,
 }
@@ -242,9 +252,8 @@ impl HistoryArg {
             Some(p) => Ok(p),
             None => match config::history_setting() {
                 HistorySetting::Path(p) => Ok(p),
-                HistorySetting::Default => {
-                    adaptive_kernel::default_path().ok_or_else(|| none("neither XDG_CACHE_HOME nor HOME is set"))
-                }
+                HistorySetting::Default => adaptive_kernel::history::default_path()
+                    .ok_or_else(|| none("neither XDG_CACHE_HOME nor HOME is set")),
                 HistorySetting::Off => Err(none("ADAPTIVE_KERNEL_HISTORY is `off`")),
             },
         }
@@ -252,7 +261,7 @@ impl HistoryArg {
 }
 
 fn report(path: &Path, kernel: Option<&str>, json: bool, plot: Option<PathBuf>) -> Result<(), Failure> {
-    let file = adaptive_kernel::read_history(path)?;
+    let file = adaptive_kernel::history::read_history(path)?;
     let report = Report::new(path, file, kernel);
     if let Some(name) = kernel {
         if report.kernel_names().is_empty() {
@@ -279,7 +288,7 @@ fn report(path: &Path, kernel: Option<&str>, json: bool, plot: Option<PathBuf>) 
 
 /// The failure (status 1) for `--kernel NAME` naming no kernel in the file, listing those it holds.
 fn unknown_kernel(path: &Path, name: &str) -> Result<Failure, Failure> {
-    let all = Report::new(path, adaptive_kernel::read_history(path)?, None);
+    let all = Report::new(path, adaptive_kernel::history::read_history(path)?, None);
     let known = all.kernel_names().join(", ");
     let known = if known.is_empty() { "none".to_owned() } else { known };
     Ok(Failure { status: 1, message: format!("no kernel named `{name}` in {} (kernels: {known})", path.display()) })
@@ -287,7 +296,7 @@ fn unknown_kernel(path: &Path, name: &str) -> Result<Failure, Failure> {
 
 fn calibrate(path: &Path) -> Result<(), Failure> {
     // Refuse a bad file before spending the time to measure.
-    adaptive_kernel::read_history(path)?;
+    adaptive_kernel::history::read_history(path)?;
     let started = Instant::now();
     let model = CostModel::calibrate();
     let took = started.elapsed();
@@ -306,13 +315,13 @@ fn calibrate(path: &Path) -> Result<(), Failure> {
     } else {
         println!("  GPU                 {}", adaptive_kernel::ops::gpu::health());
     }
-    adaptive_kernel::save_calibration(path, p)?;
+    adaptive_kernel::history::save_calibration(path, p)?;
     println!("saved into {} (this machine's entry {})", path.display(), fp.key());
     Ok(())
 }
 
 fn clear(path: &Path, kernel: Option<&str>) -> Result<(), Failure> {
-    let removed = adaptive_kernel::clear_history(path, kernel)?;
+    let removed = adaptive_kernel::history::clear_history(path, kernel)?;
     match kernel {
         None => {
             println!("removed {removed} machine entr{} from {}", if removed == 1 { "y" } else { "ies" }, path.display())
@@ -327,7 +336,7 @@ fn clear(path: &Path, kernel: Option<&str>) -> Result<(), Failure> {
 }
 
 fn export(path: &Path, kernel: Option<&str>) -> Result<(), Failure> {
-    let file = adaptive_kernel::export_history(path, kernel)?;
+    let file = adaptive_kernel::history::export_history(path, kernel)?;
     if let Some(name) = kernel {
         if file.machines.is_empty() {
             return Err(unknown_kernel(path, name)?);
@@ -339,7 +348,7 @@ fn export(path: &Path, kernel: Option<&str>) -> Result<(), Failure> {
 }
 
 fn import(path: &Path, from: &Path) -> Result<(), Failure> {
-    let s = adaptive_kernel::import_history(path, from)?;
+    let s = adaptive_kernel::history::import_history(path, from)?;
     if s.is_empty() {
         println!("{} holds everything in {} already; nothing changed", path.display(), from.display());
     } else {

@@ -1,6 +1,7 @@
 //! What `report` shows, built once from a history file: the machine entries,
 //! their kernels and per-bucket rows with each backend's median time, and the
-//! crossovers, the backends `verify` excluded, and which entries a program on
+//! crossovers and ties (the library's `report::crossovers`, as the tour and
+//! `KERNEL.table()` find them), the backends `verify` excluded, and which entries a program on
 //! this machine would start from where its own entry has no decision. The text
 //! table, the JSON document and the plot all render this model, so they cannot
 //! disagree. Its `Serialize` form *is* the `--json`
@@ -8,7 +9,8 @@
 
 use std::path::Path;
 
-use adaptive_kernel::{Backend, CostParams, Fingerprint, HistoryFile, LoopRecord, OpComplexity, SplitRecord};
+use adaptive_kernel::history::{Fingerprint, HistoryFile, LoopRecord, SplitRecord};
+use adaptive_kernel::{cost::CostParams, report, Backend, OpComplexity};
 use serde::Serialize;
 
 /// The version of the `--json` schema; bumped on any incompatible change.
@@ -88,7 +90,7 @@ pub(crate) struct Bucket {
     pub(crate) typical_size: usize,
     /// `null` while the bucket was still exploring.
     pub(crate) chosen: Option<Backend>,
-    /// Measured backends, in Scalar, SIMD, GPU order.
+    /// Measured backends, in Scalar, SIMD, Parallel, GPU order.
     pub(crate) backends: Vec<Timing>,
     /// Backends `verify` excluded here (their result disagreed with Scalar's).
     pub(crate) excluded: Vec<Excluded>,
@@ -114,8 +116,9 @@ pub(crate) struct Timing {
     pub(crate) median_ns: Option<f64>,
 }
 
-/// A change of the chosen backend between two consecutive settled buckets.
-#[derive(Debug, Serialize, PartialEq)]
+/// A change of the chosen backend between two consecutive settled buckets
+/// (`report::Crossover`, the library's, with the field names of schema 1).
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
 pub(crate) struct Crossover {
     /// The first size of the bucket where `to` is chosen.
     pub(crate) size: usize,
@@ -123,6 +126,16 @@ pub(crate) struct Crossover {
     pub(crate) below: usize,
     pub(crate) from: Backend,
     pub(crate) to: Backend,
+    /// `from` and `to` measured within the router's tie band of each other from `size` on.
+    pub(crate) tie: bool,
+}
+
+impl Crossover {
+    /// The library's sentence for it: "SIMD beats Scalar from …" or "Scalar and SIMD tie from …".
+    pub(crate) fn sentence(&self) -> String {
+        let Crossover { size, below, from, to, tie } = *self;
+        report::Crossover { size, below, from, to, tie }.to_string()
+    }
 }
 
 impl Report {
@@ -220,18 +233,13 @@ impl Bucket {
     }
 }
 
-/// The crossovers of settled buckets, smallest sizes first (exploring buckets are skipped).
+/// The crossovers and ties of settled buckets, smallest sizes first (exploring buckets are skipped).
 fn crossovers(buckets: &[Bucket]) -> Vec<Crossover> {
-    let settled = buckets.iter().filter_map(|b| Some((b.sizes, b.chosen?)));
-    let mut out = Vec::new();
-    let mut previous: Option<([usize; 2], Backend)> = None;
-    for (sizes, chosen) in settled {
-        if let Some((below, from)) = previous.filter(|&(_, from)| from != chosen) {
-            out.push(Crossover { size: sizes[0], below: below[1], from, to: chosen });
-        }
-        previous = Some((sizes, chosen));
-    }
-    out
+    let settled = buckets.iter().filter_map(|b| Some((b.sizes[0]..=b.sizes[1], b.chosen?, |x| b.median_ns(x))));
+    report::crossovers(settled)
+        .into_iter()
+        .map(|c| Crossover { size: c.size, below: c.below, from: c.from, to: c.to, tie: c.tie })
+        .collect()
 }
 
 #[cfg(test)]
@@ -240,6 +248,14 @@ mod tests {
 
     fn bucket(lo: usize, hi: usize, chosen: Option<Backend>) -> Bucket {
         Bucket { sizes: [lo, hi], typical_size: lo, chosen, backends: vec![], excluded: vec![] }
+    }
+
+    fn timed(lo: usize, hi: usize, chosen: Backend, scalar_ns: f64, simd_ns: f64) -> Bucket {
+        let t = |backend, ns| Timing { backend, count: 5, median_ns: Some(ns) };
+        Bucket {
+            backends: vec![t(Backend::Scalar, scalar_ns), t(Backend::Simd, simd_ns)],
+            ..bucket(lo, hi, Some(chosen))
+        }
     }
 
     #[test]
@@ -254,10 +270,29 @@ mod tests {
         assert_eq!(
             crossovers(&b),
             vec![
-                Crossover { size: 8, below: 3, from: Backend::Scalar, to: Backend::Simd },
-                Crossover { size: 16, below: 15, from: Backend::Simd, to: Backend::Gpu },
+                Crossover { size: 8, below: 3, from: Backend::Scalar, to: Backend::Simd, tie: false },
+                Crossover { size: 16, below: 15, from: Backend::Simd, to: Backend::Gpu, tie: false },
             ]
         );
         assert!(crossovers(&b[..2]).is_empty());
+    }
+
+    #[test]
+    fn a_change_within_the_routers_tie_band_is_a_tie() {
+        // The memory-bound saxpy: 5.68 µs against 5.66 µs.
+        let b = [
+            timed(65_536, 131_071, Backend::Simd, 3000.0, 2000.0),
+            timed(131_072, 262_143, Backend::Scalar, 5660.0, 5680.0),
+        ];
+        let found = crossovers(&b);
+        assert_eq!(
+            found,
+            vec![Crossover { size: 131_072, below: 131_071, from: Backend::Simd, to: Backend::Scalar, tie: true }]
+        );
+        assert!(
+            found[0].sentence().starts_with("Scalar and SIMD tie from 131,072 elements"),
+            "{}",
+            found[0].sentence()
+        );
     }
 }

@@ -4,7 +4,9 @@
 //! In each panel: one line per measured backend through its median time in
 //! each bucket (at the bucket's typical size); every settled bucket's size
 //! range shaded in the colour of its chosen backend; a dashed black marker at
-//! each crossover. Colours: Scalar `#1F77B4`, SIMD `#FF7F0E`, GPU `#2CA02C`,
+//! each crossover, labelled "SIMD from 4,096"; a dotted grey one where the
+//! choice changes between two backends that tie (within the router's tie band),
+//! labelled "Scalar = SIMD from 131,072". Colours: Scalar `#1F77B4`, SIMD `#FF7F0E`, GPU `#2CA02C`,
 //! Parallel `#D62728` (the legend is coloured text, so every coloured line is a series).
 
 use adaptive_kernel::Backend;
@@ -122,9 +124,14 @@ fn panel(area: &DrawingArea<SVGBackend<'_>, Shift>, title: &str, kernel: &Kernel
 
     for c in &kernel.crossovers {
         let x = c.size as f64;
-        chart.draw_series(DashedLineSeries::new(vec![(x, y_lo), (x, y_hi)], 6, 4, BLACK.stroke_width(1)))?;
-        let label = format!("{} from {}", c.to, thousands(c.size));
-        chart.draw_series(std::iter::once(Text::new(label, (x, y_hi), ("sans-serif", 13).into_font())))?;
+        let (label, dash, colour) = if c.tie {
+            (format!("{} = {} from {}", c.to, c.from, thousands(c.size)), (2, 3), RGBColor(0x80, 0x80, 0x80))
+        } else {
+            (format!("{} from {}", c.to, thousands(c.size)), (6, 4), BLACK)
+        };
+        chart.draw_series(DashedLineSeries::new(vec![(x, y_lo), (x, y_hi)], dash.0, dash.1, colour.stroke_width(1)))?;
+        let font = ("sans-serif", 13).into_font().color(&colour);
+        chart.draw_series(std::iter::once(Text::new(label, (x, y_hi), font)))?;
     }
     drop(chart);
 

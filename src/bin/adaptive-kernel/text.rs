@@ -2,13 +2,15 @@
 //! if not, which it would start from), per machine entry its fingerprint and
 //! calibration, per kernel what the attribute did to its float reductions, one
 //! row per size bucket (each backend's median time, the chosen backend), a line
-//! per backend `verify` excluded and a sentence per crossover.
+//! per backend `verify` excluded and a sentence per crossover or tie.
 
 use std::fmt::Write;
 
-use adaptive_kernel::{Backend, CostParams, LoopSummary};
+use adaptive_kernel::cost::CostParams;
+use adaptive_kernel::report::LoopSummary;
+use adaptive_kernel::Backend;
 
-use crate::model::{Bucket, Crossover, Kernel, Machine, Report};
+use crate::model::{Bucket, Kernel, Machine, Report};
 use crate::units::{duration, thousands};
 
 /// The whole report as text.
@@ -122,7 +124,7 @@ fn kernel(out: &mut String, k: &Kernel) {
         excluded(out, b);
     }
     for c in &k.crossovers {
-        let _ = writeln!(out, "    {}", sentence(c));
+        let _ = writeln!(out, "    {}", c.sentence());
     }
 }
 
@@ -139,16 +141,4 @@ fn excluded(out: &mut String, b: &Bucket) {
             e.largest_error
         );
     }
-}
-
-/// "SIMD beats Scalar from 4,096 elements (Scalar was chosen up to 2,047)."
-pub(crate) fn sentence(c: &Crossover) -> String {
-    format!(
-        "{} beats {} from {} elements ({} was chosen up to {}).",
-        c.to,
-        c.from,
-        thousands(c.size),
-        c.from,
-        thousands(c.below)
-    )
 }

@@ -2,18 +2,8 @@
 //! Shared with `examples/tour.rs` (which includes this file), so the tour and
 //! `report` print the same way.
 
-/// `1234567` as `1,234,567`.
-pub(crate) fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+/// `1234567` as `1,234,567` (the runtime's, which its crossover sentences use too).
+pub(crate) use adaptive_kernel::__private::thousands;
 
 /// Nanoseconds in the unit that keeps three significant digits readable.
 pub(crate) fn duration(ns: f64) -> String {
@@ -31,14 +21,6 @@ pub(crate) fn duration(ns: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn thousands_separators() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(2_097_152), "2,097,152");
-    }
 
     #[test]
     fn durations_pick_a_unit() {

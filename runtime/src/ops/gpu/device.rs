@@ -109,7 +109,7 @@ enum Init {
 static INIT: Startup<Init> = Startup::new();
 static FAILURE: OnceLock<String> = OnceLock::new();
 
-const POLICY_OFF: &str = "ADAPTIVE_KERNEL_GPU=off";
+const POLICY_OFF: &str = "ADAPTIVE_KERNEL_GPU=off (or `config::Settings::gpu(GpuPolicy::Off)`)";
 
 /// The GPU backend's state; never blocks, never starts anything.
 pub(super) fn health() -> GpuHealth {
@@ -207,7 +207,7 @@ pub(super) fn fail(reason: String) {
         let reason = FAILURE.get().map_or("", String::as_str);
         tracing::warn!(target: "adaptive_kernel", reason, "GPU backend failed; GPU ops run on SIMD from now on");
         // Also on stderr, like other once-per-process reports: it must be seen without a subscriber.
-        eprintln!("adaptive-kernel: GPU backend failed ({reason}); GPU ops run on SIMD from now on");
+        config::say(format_args!("GPU backend failed ({reason}); GPU ops run on SIMD from now on"));
     }
 }
 

@@ -37,7 +37,7 @@
 //! A call in which a thread of the team started its first chunk only in the
 //! second half of the call, or not at all (still waking: on a VM whose other
 //! vCPU idled for a few milliseconds that takes up to several calls and
-//! hundreds of microseconds), says so ([`take_width`]): the router does not
+//! hundreds of microseconds), says so (`take_width`): the router does not
 //! keep such a timing as the variant's, up to a bound (`kernel/cold.rs`),
 //! since called back to back it runs at full width.
 //!
@@ -60,7 +60,7 @@ use crate::clock;
 const CHUNKS_PER_THREAD: usize = 4;
 
 /// The chunks `[lo, hi)` that a loop over `start..end` is cut into for a call
-/// made here now: one per unit up to [`CHUNKS_PER_THREAD`] per thread, of
+/// made here now: one per unit up to `CHUNKS_PER_THREAD` per thread, of
 /// equal length but for the last; one chunk on one thread; none for an empty
 /// range.
 pub fn bounds(start: usize, end: usize) -> Vec<(usize, usize)> {

@@ -7,7 +7,8 @@
 //!   program's choices apply: `RAYON_NUM_THREADS`, or a
 //!   `ThreadPoolBuilder::build_global` made before the first par call; rayon's
 //!   default is the available parallelism.
-//! - `ADAPTIVE_KERNEL_THREADS=N`: a **dedicated pool** of N threads
+//! - `ADAPTIVE_KERNEL_THREADS=N` (or `config::Settings::threads(N)` in code): a
+//!   **dedicated pool** of N threads
 //!   (`adaptive-kernel-par-<i>`), built on the first par call that can use
 //!   it. A rayon pool's size is fixed when it is built, so a count of our own
 //!   needs a pool of our own.
