@@ -62,7 +62,7 @@
 //! | `hash` | `token_hash`: FNV-1a over a layout-independent rendering of the tokens |
 //! | `attrs` | which user attribute goes on which generated item |
 //! | `relocate` | module-relative paths moved to where the variants live |
-//! | `reduce` | the SIMD body's float reductions reassociated into independent lanes, and what was done to each |
+//! | `reduce` | the SIMD body's float reductions reassociated into independent lanes, its bounds-checked element-wise index loops taken in chunks, and what was done to each |
 //! | `split` | the Parallel body: top-level loops with independent iterations split across threads, and why not where not |
 //! | `variants` | `mod k`: the variants and `KERNEL` (a `ToTokens` printer, one method per piece) |
 //! | `wrapper` | the routed function |

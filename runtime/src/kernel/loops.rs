@@ -153,7 +153,9 @@ impl fmt::Display for SplitLine<'_> {
 ///   line 30, for iter_mut: on one thread (break: a `break` may end the loop early)
 /// ```
 ///
-/// `loops: no float reduction to put in lanes` for a body without one; the
+/// (`index loops` for element-wise index loops taken in chunks, `loops` for
+/// both kinds), `loops: no float reduction to put in lanes` for a body
+/// without one; the
 /// `splits` lines only for a body with a top-level `for` loop.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoopSummary<'a> {
@@ -192,6 +194,14 @@ impl<'a> LoopSummary<'a> {
     }
 }
 
+/// Whether a reported loop is an element-wise index loop (the SIMD variant's
+/// bounds-checked loops taken in chunks, reported under the idiom `for range =`)
+/// rather than a float reduction (whose idioms end in its operator: `+=`, `max`,
+/// `.sum()`, …).
+fn is_elementwise(idiom: &str) -> bool {
+    idiom.ends_with(" =")
+}
+
 impl fmt::Display for LoopSummary<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let indent = self.indent;
@@ -200,7 +210,14 @@ impl fmt::Display for LoopSummary<'_> {
         } else {
             let rewritten = self.loops.iter().filter(|l| !l.variants.is_empty()).count();
             let total = self.loops.len();
-            let noun = if total == 1 { "float reduction" } else { "float reductions" };
+            let elementwise = self.loops.iter().filter(|l| is_elementwise(l.idiom)).count();
+            let noun = match (elementwise, total) {
+                (0, 1) => "float reduction",
+                (0, _) => "float reductions",
+                (e, 1) if e == total => "index loop",
+                (e, _) if e == total => "index loops",
+                _ => "loops",
+            };
             write!(f, "{indent}loops: {rewritten} of {total} {noun} in lanes")?;
             // Every variant that computes some reduction in lanes, in backend order.
             let variants: Vec<String> = Backend::ALL
@@ -280,6 +297,15 @@ mod tests {
         );
         let newer = SplitRecord { line: 1, idiom: "for x".into(), reason: "novel".into() };
         assert_eq!(SplitLine::from(&newer).to_string(), "line 1, for x: on one thread (novel)");
+    }
+
+    #[test]
+    fn element_wise_loops_are_counted_as_what_they_are() {
+        let simd: &[Backend] = &[Backend::Simd];
+        let loops = [LoopRewrite { line: 3, idiom: "for range =", variants: simd, reason: "" }];
+        assert!(LoopSummary::new("", &loops).to_string().starts_with("loops: 1 of 1 index loop in lanes, in SIMD\n"));
+        let both = [loops[0], LoopRewrite { line: 5, idiom: "for range +=", variants: &[], reason: "effect" }];
+        assert!(LoopSummary::new("", &both).to_string().starts_with("loops: 1 of 2 loops in lanes, in SIMD\n"));
     }
 
     #[test]
