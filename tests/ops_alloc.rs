@@ -10,9 +10,13 @@
 //! - **Parallel, when a call forks**: rayon, not our code. A fork–join from
 //!   outside the pool injects one job into the pool's queue, a
 //!   `crossbeam_deque::Injector`, which allocates a block of job slots each
-//!   time the previous block fills (63 slots: 1,520 bytes here). Asserted:
-//!   every allocation has the size of the block a bare `rayon::join` from
-//!   outside the pool allocates, and there is at most one per 32 fork–joins.
+//!   time the previous block fills (63 slots: 1,520 bytes here); now and then
+//!   the pool's threads also allocate for their own bookkeeping (crossbeam's
+//!   epoch-based reclamation: 2,072 bytes seen once in five runs). Asserted,
+//!   as a bare `rayon::join` from outside the pool measures them: every
+//!   allocation is small (under 4 KiB: never an output- or input-sized
+//!   buffer), and there is at most one per 16 fork–joins (an allocation per
+//!   call, of any size, fails it).
 //! - **SIMD `matmul_into` where trueno's small-matrix GEMM runs**: m, n, k ≤
 //!   256 with m and n multiples of 8, except where both are ≤ 128 (its direct
 //!   kernel): it packs B into a fresh `Vec` of k·n floats on every call.
@@ -199,21 +203,22 @@ fn parallel_without_a_fork_allocates_nothing() {
     par::with_threads(1, || each_into_op!(par, "par, one thread", split, 10, none));
 }
 
-/// The size of the block rayon's injector allocates, from bare `rayon::join`s
-/// made outside the pool: 4,000 injected jobs.
-fn injector_block() -> usize {
+/// The most a bookkeeping allocation of rayon's (or crossbeam's, under it) takes.
+const BOOKKEEPING: usize = 4096;
+
+/// Rayon's own allocations in bare `rayon::join`s made outside the pool: 4,000 injected jobs.
+fn rayons_bookkeeping() {
     let sizes = allocations(4000, || {
         black_box(rayon::join(|| (), || ()));
     });
     println!("rayon::join from outside the pool: {} allocations in 4000 calls, sizes {sizes:?}", sizes.len());
-    let block = sizes.first().copied().expect("rayon's injector allocated no block in 4,000 injected jobs");
-    assert!(sizes.iter().all(|&s| s == block), "bare joins allocated more than injector blocks: {sizes:?}");
-    assert!(sizes.len() <= 4000 / 32, "bare joins allocated more than one block per 32 jobs: {}", sizes.len());
-    block
+    assert!(!sizes.is_empty(), "rayon's injector allocated no block in 4,000 injected jobs");
+    assert!(sizes.iter().all(|&s| s < BOOKKEEPING), "bare joins allocated a large buffer: {sizes:?}");
+    assert!(sizes.len() <= 4000 / 16, "bare joins allocated more than once per 16 jobs: {}", sizes.len());
 }
 
-fn parallel_forks_allocate_only_rayons_injector_blocks() {
-    let block = injector_block();
+fn parallel_forks_allocate_only_rayons_bookkeeping() {
+    rayons_bookkeeping();
     let split = Sizes {
         stream: 2 * Grain::STREAM + 16,
         transcendental: 2 * Grain::TRANSCENDENTAL + 16,
@@ -224,15 +229,15 @@ fn parallel_forks_allocate_only_rayons_injector_blocks() {
     };
     // Softmax makes three fork–joins per call, the other ops one; 64 calls.
     let calls = 64;
-    let injector_only = |op: &str, sizes: &[usize]| {
+    let bookkeeping_only = |op: &str, sizes: &[usize]| {
         let forks = if op == "softmax_into" { 3 * calls } else { calls };
-        match sizes.iter().find(|&&s| s != block) {
-            Some(s) => Err(format!("an allocation of {s} bytes, not an injector block ({block} bytes)")),
-            None if sizes.len() > forks / 32 + 1 => Err(format!("{} blocks for {forks} fork–joins", sizes.len())),
+        match sizes.iter().find(|&&s| s >= BOOKKEEPING) {
+            Some(s) => Err(format!("an allocation of {s} bytes, larger than rayon's bookkeeping")),
+            None if sizes.len() > forks / 16 + 1 => Err(format!("{} allocations for {forks} fork–joins", sizes.len())),
             None => Ok(()),
         }
     };
-    par::with_threads(2, || each_into_op!(par, "par, two threads", split, calls, injector_only));
+    par::with_threads(2, || each_into_op!(par, "par, two threads", split, calls, bookkeeping_only));
 }
 
 fn parallel_matmul_above_its_grain_allocates_only_faers_task_bookkeeping() {
@@ -251,7 +256,7 @@ fn main() {
     scalar_and_simd_allocate_nothing();
     simd_matmul_allocates_only_truenos_packed_b();
     parallel_without_a_fork_allocates_nothing();
-    parallel_forks_allocate_only_rayons_injector_blocks();
+    parallel_forks_allocate_only_rayons_bookkeeping();
     parallel_matmul_above_its_grain_allocates_only_faers_task_bookkeeping();
     println!("ops_alloc: ok");
 }
