@@ -14,10 +14,16 @@
 //! ```
 //!
 //! # Threads, and when it does not fork
-//! The chunks run on the pool [`ops::par`](super) uses (the global rayon pool,
-//! or `ADAPTIVE_KERNEL_THREADS`' own), as the par ops do. On one thread (a
-//! call made from inside a rayon worker, `ADAPTIVE_KERNEL_THREADS=1`, or
-//! WebAssembly) there is one chunk, run on the calling thread.
+//! The chunks run on the calling thread and on the pool [`ops::par`](super)
+//! uses (the global rayon pool, or `ADAPTIVE_KERNEL_THREADS`' own): the
+//! caller and `threads - 1` pool jobs claim chunks in order, each the next
+//! one not yet taken, until none is left. The caller computes from the start
+//! rather than waiting for the pool: on a 2-vCPU VM a pool thread woken by
+//! another one was often placed on that one's vCPU, and for milliseconds at a
+//! time a call that handed all its chunks to the pool ran on one core while
+//! the caller's idled (BENCHMARKS.md, issue 23). On one thread (a call made
+//! from inside a rayon worker, `ADAPTIVE_KERNEL_THREADS=1`, or WebAssembly)
+//! there is one chunk, run on the calling thread.
 //!
 //! # Which runner: decided by the types, at compile time
 //! Running chunks on other threads needs everything the loop shares to be
@@ -49,8 +55,7 @@
 use std::cell::Cell;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-use rayon::prelude::*;
+use std::sync::{Mutex, PoisonError};
 
 use super::threads::Team;
 use crate::clock;
@@ -137,29 +142,52 @@ impl<C: Sync, J: Send> Across<J> for Split<C, J> {
     fn run<P: Send, F: Fn(J) -> P + Sync + Send>(&self, f: F) -> Vec<P> {
         let jobs = self.jobs.take();
         let team = Team::here();
-        if team.threads() == 1 || jobs.len() < 2 {
+        let threads = team.threads();
+        if threads == 1 || jobs.len() < 2 {
             return jobs.into_iter().map(f).collect();
         }
-        // When each of the team's threads started its first chunk, in nanoseconds after the
-        // call began (the last entry stands for thread indices past it). Relaxed: read after
-        // the join, which orders every write before it.
-        let first: [AtomicU64; 64] = std::array::from_fn(|_| AtomicU64::new(u64::MAX));
+        let count = jobs.len();
+        // Chunks are claimed in order by whichever thread is free: the calling thread and
+        // `threads - 1` jobs on the pool.
+        let queue = Mutex::new(jobs.into_iter().enumerate());
+        let done: Mutex<Vec<(usize, P)>> = Mutex::new(Vec::with_capacity(count));
+        // When each thread started its first chunk, in nanoseconds after the call began
+        // (index 0: the calling thread). Relaxed: read after the scope, which orders every
+        // write before it.
+        let first: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(u64::MAX)).collect();
         let began = clock::now();
-        let out = team.run(|| {
-            jobs.into_par_iter()
-                .map(|job| {
-                    let i = rayon::current_thread_index().map_or(63, |i| i.min(63));
-                    let at = u64::try_from(clock::since(began).as_nanos()).unwrap_or(u64::MAX - 1);
-                    first[i].fetch_min(at, Ordering::Relaxed);
-                    f(job)
-                })
-                .collect::<Vec<P>>()
+        let work = |thread: usize| {
+            let mut mine = Vec::new();
+            loop {
+                // The lock is held for the claim only, never while a chunk runs.
+                let claimed = lock(&queue).next();
+                let Some((index, job)) = claimed else { break };
+                let at = u64::try_from(clock::since(began).as_nanos()).unwrap_or(u64::MAX - 1);
+                first[thread].fetch_min(at, Ordering::Relaxed);
+                mine.push((index, f(job)));
+            }
+            lock(&done).append(&mut mine);
+        };
+        team.in_place_scope(|scope| {
+            for thread in 1..threads {
+                let work = &work;
+                scope.spawn(move |_| work(thread));
+            }
+            work(0);
         });
         let took = u64::try_from(clock::since(began).as_nanos()).unwrap_or(u64::MAX);
         let starts: Vec<u64> = first.iter().map(|t| t.load(Ordering::Relaxed)).filter(|&t| t != u64::MAX).collect();
-        record_width(at_full_width(&starts, took, out.len(), team.threads()));
-        out
+        record_width(at_full_width(&starts, took, count, threads));
+        let mut done = done.into_inner().unwrap_or_else(PoisonError::into_inner);
+        done.sort_unstable_by_key(|&(index, _)| index);
+        done.into_iter().map(|(_, result)| result).collect()
     }
+}
+
+/// `mutex` locked; a thread that panicked while holding it (a chunk's panic is the call's,
+/// propagated by the scope) left nothing half-written: the claim and the append are whole.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Whether a call of `chunks` chunks on `threads` threads, which took `took` ns, ran at full
@@ -266,17 +294,28 @@ mod tests {
         // The generated call, with both traits in scope.
         #[allow(unused_imports)]
         use super::{Across as _, InOrder as _};
-        let on_workers = |shared: &[f32]| {
-            let split = Split::new((&shared,), vec![0, 1, 2, 3]);
-            (&split).run(|j: usize| rayon::current_thread_index().is_some() || j == usize::MAX)
-        };
-        let ran = crate::ops::par::with_threads(2, || on_workers(&[1.0]));
-        assert_eq!(ran, [true; 4], "shared data that is Sync runs on the pool");
+        let caller = std::thread::current().id();
+        // The first two chunks meet at a barrier: the caller, holding the first, cannot take
+        // the second, so another thread must.
+        let met = std::sync::Barrier::new(2);
+        let ran = crate::ops::par::with_threads(2, || {
+            let shared: &[f32] = &[1.0];
+            let split = Split::new((&shared, &met), vec![0, 1, 2, 3]);
+            (&split).run(|j: usize| {
+                if j < 2 {
+                    met.wait();
+                }
+                std::thread::current().id()
+            })
+        });
+        assert_eq!(ran[0], caller, "the calling thread takes the first chunk");
+        assert_ne!(ran[1], caller, "shared data that is Sync runs on the pool too");
         let rc = std::rc::Rc::new(1.0f32);
         let ran = crate::ops::par::with_threads(2, || {
             let split = Split::new((&rc,), vec![0, 1, 2, 3]);
-            (&split).run(|j: usize| rayon::current_thread_index().is_some() || *rc + j as f32 == -1.0)
+            (&split).run(|j: usize| (std::thread::current().id(), *rc + j as f32))
         });
-        assert_eq!(ran, [false; 4], "an Rc is not Sync: the chunks run in order on the caller");
+        assert!(ran.iter().all(|&(id, _)| id == caller), "an Rc is not Sync: the chunks run in order on the caller");
+        assert_eq!(ran.iter().map(|&(_, v)| v).collect::<Vec<_>>(), [1.0, 2.0, 3.0, 4.0]);
     }
 }

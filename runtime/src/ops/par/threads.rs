@@ -136,6 +136,17 @@ impl Team {
         self.threads
     }
 
+    /// Runs `op` on the calling thread with a rayon scope whose spawned jobs
+    /// run on this team's pool; returns once every spawned job has finished
+    /// (a panic in any of them is then propagated).
+    pub(super) fn in_place_scope<'scope, R>(&self, op: impl FnOnce(&rayon::Scope<'scope>) -> R) -> R {
+        match &self.pool {
+            Some(Pooled::Dedicated(pool)) => pool.in_place_scope(op),
+            Some(Pooled::Scoped(pool)) => pool.in_place_scope(op),
+            None => rayon::in_place_scope(op),
+        }
+    }
+
     /// Runs `job` so that rayon's parallel iterators inside it use this team's
     /// pool; `job` itself may run on a worker thread.
     pub(super) fn run<R: Send>(&self, job: impl FnOnce() -> R + Send) -> R {
