@@ -38,8 +38,9 @@
 //! program and one whole run each (a minute; for trying changes, not for
 //! figures); `-- --only k-means` keeps the cases and runs whose names
 //! contain `k-means`. History and the GPU are off unless `ADAPTIVE_KERNEL_HISTORY` /
-//! `ADAPTIVE_KERNEL_GPU` say otherwise. Figures: BENCHMARKS.md, "issue 23
-//! programs, baseline".
+//! `ADAPTIVE_KERNEL_GPU` say otherwise. Figures: BENCHMARKS.md, "Issue 23
+//! programs, baseline" (before the issue's work) and "Issue 23: plain loops
+//! split across threads, the programs at the end".
 
 #![allow(missing_docs)]
 
