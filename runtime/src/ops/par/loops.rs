@@ -16,9 +16,11 @@
 //! # Threads, and when it does not fork
 //! The chunks run on the calling thread and on the pool [`ops::par`](super)
 //! uses (the global rayon pool, or `ADAPTIVE_KERNEL_THREADS`' own): the
-//! caller and `threads - 1` pool jobs claim chunks in order, each the next
-//! one not yet taken, until none is left. The caller computes from the start
-//! rather than waiting for the pool: on a 2-vCPU VM a pool thread woken by
+//! caller and `threads - 1` pool jobs each own a run of consecutive chunks
+//! and walk it in order (consecutive memory, as rayon's halving gave: taking
+//! chunks alternately made a memory-bound blur 12–21% slower); a thread done
+//! with its run takes chunks from the end of the longest run left. The
+//! caller computes from the start rather than waiting for the pool: on a 2-vCPU VM a pool thread woken by
 //! another one was often placed on that one's vCPU, and for milliseconds at a
 //! time a call that handed all its chunks to the pool ran on one core while
 //! the caller's idled (BENCHMARKS.md, issue 23). On one thread (a call made
@@ -53,6 +55,7 @@
 //! every run at a given thread count.
 
 use std::cell::Cell;
+use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -147,9 +150,12 @@ impl<C: Sync, J: Send> Across<J> for Split<C, J> {
             return jobs.into_iter().map(f).collect();
         }
         let count = jobs.len();
-        // Chunks are claimed in order by whichever thread is free: the calling thread and
-        // `threads - 1` jobs on the pool.
-        let queue = Mutex::new(jobs.into_iter().enumerate());
+        // The calling thread and `threads - 1` jobs on the pool each own a run of
+        // consecutive chunks; see `claim`.
+        let mut jobs = jobs.into_iter().enumerate();
+        let runs: Vec<VecDeque<(usize, J)>> =
+            (0..threads).map(|t| jobs.by_ref().take(run_length(count, threads, t)).collect()).collect();
+        let queue = Mutex::new(runs);
         let done: Mutex<Vec<(usize, P)>> = Mutex::new(Vec::with_capacity(count));
         // When each thread started its first chunk, in nanoseconds after the call began
         // (index 0: the calling thread). Relaxed: read after the scope, which orders every
@@ -160,7 +166,7 @@ impl<C: Sync, J: Send> Across<J> for Split<C, J> {
             let mut mine = Vec::new();
             loop {
                 // The lock is held for the claim only, never while a chunk runs.
-                let claimed = lock(&queue).next();
+                let claimed = claim(&mut lock(&queue), thread);
                 let Some((index, job)) = claimed else { break };
                 let at = u64::try_from(clock::since(began).as_nanos()).unwrap_or(u64::MAX - 1);
                 first[thread].fetch_min(at, Ordering::Relaxed);
@@ -182,6 +188,22 @@ impl<C: Sync, J: Send> Across<J> for Split<C, J> {
         done.sort_unstable_by_key(|&(index, _)| index);
         done.into_iter().map(|(_, result)| result).collect()
     }
+}
+
+/// How many of `count` chunks thread `t` of `threads` owns at the start: equal runs, the
+/// first ones a chunk longer where they cannot be.
+fn run_length(count: usize, threads: usize, t: usize) -> usize {
+    count / threads + usize::from(t < count % threads)
+}
+
+/// The next chunk for thread `t`: the first of its own run, in order (each thread walks
+/// consecutive memory, as rayon's halving does); once its run is done, the last of the
+/// longest run left, so a thread that started late or ran slow is relieved from its end.
+fn claim<J>(runs: &mut [VecDeque<(usize, J)>], t: usize) -> Option<(usize, J)> {
+    if let Some(job) = runs.get_mut(t).and_then(VecDeque::pop_front) {
+        return Some(job);
+    }
+    runs.iter_mut().max_by_key(|run| run.len()).and_then(VecDeque::pop_back)
 }
 
 /// `mutex` locked; a thread that panicked while holding it (a chunk's panic is the call's,
@@ -245,6 +267,19 @@ mod tests {
         assert!(c.windows(2).all(|w| w[0].1 == w[1].0));
         assert_eq!(chunks(0..100, 2), c);
         assert_eq!(chunks(0..100, 3).len(), 12);
+    }
+
+    #[test]
+    fn each_thread_walks_its_own_run_then_relieves_the_longest_from_its_end() {
+        assert_eq!((0..3).map(|t| run_length(8, 3, t)).collect::<Vec<_>>(), [3, 3, 2]);
+        assert_eq!((0..4).map(|t| run_length(2, 4, t)).collect::<Vec<_>>(), [1, 1, 0, 0]);
+        let mut runs: Vec<VecDeque<(usize, ())>> =
+            vec![(0..4).map(|i| (i, ())).collect(), (4..8).map(|i| (i, ())).collect()];
+        let mut order = |t: usize| claim(&mut runs, t).map(|(i, ())| i);
+        assert_eq!([order(0), order(0), order(1)], [Some(0), Some(1), Some(4)]);
+        // Thread 1 stalls; thread 0 finishes its run, then takes thread 1's from the end.
+        assert_eq!([order(0), order(0), order(0), order(0)], [Some(2), Some(3), Some(7), Some(6)]);
+        assert_eq!([order(1), order(1), order(0)], [Some(5), None, None]);
     }
 
     #[test]
