@@ -15,17 +15,17 @@
 //!
 //! # Threads, and when it does not fork
 //! The chunks run on the calling thread and on the pool [`ops::par`](super)
-//! uses (the global rayon pool, or `ADAPTIVE_KERNEL_THREADS`' own): the
-//! caller and `threads - 1` pool jobs each own a run of consecutive chunks
-//! and walk it in order (consecutive memory, as rayon's halving gave: taking
-//! chunks alternately made a memory-bound blur 12–21% slower); a thread done
-//! with its run takes chunks from the end of the longest run left. The
-//! caller computes from the start rather than waiting for the pool: on a 2-vCPU VM a pool thread woken by
-//! another one was often placed on that one's vCPU, and for milliseconds at a
-//! time a call that handed all its chunks to the pool ran on one core while
-//! the caller's idled (BENCHMARKS.md, issue 23). On one thread (a call made
-//! from inside a rayon worker, `ADAPTIVE_KERNEL_THREADS=1`, or WebAssembly)
-//! there is one chunk, run on the calling thread.
+//! uses (the global rayon pool, or `ADAPTIVE_KERNEL_THREADS`' own): the caller
+//! and `threads - 1` pool jobs each own a run of consecutive chunks and walk it
+//! in order (consecutive memory, as rayon's halving gave: taking chunks
+//! alternately made a memory-bound blur 12–21% slower); a thread done with its
+//! run takes chunks from the end of the longest run left. The caller computes
+//! from the start rather than waiting for the pool: on a 2-vCPU VM a pool
+//! thread woken by another one was often placed on that one's vCPU, and for
+//! milliseconds at a time a call that handed all its chunks to the pool ran on
+//! one core while the caller's idled (BENCHMARKS.md, issue 23). On one thread
+//! (a call made from inside a rayon worker, `ADAPTIVE_KERNEL_THREADS=1`, or
+//! WebAssembly) there is one chunk, run on the calling thread.
 //!
 //! # Which runner: decided by the types, at compile time
 //! Running chunks on other threads needs everything the loop shares to be
