@@ -145,11 +145,13 @@ impl<C: Sync, J: Send> Across<J> for Split<C, J> {
     fn run<P: Send, F: Fn(J) -> P + Sync + Send>(&self, f: F) -> Vec<P> {
         let jobs = self.jobs.take();
         let team = Team::here();
-        let threads = team.threads();
-        if threads == 1 || jobs.len() < 2 {
+        if team.threads() == 1 || jobs.len() < 2 {
             return jobs.into_iter().map(f).collect();
         }
         let count = jobs.len();
+        // No more threads than chunks: a job that could only find nothing to take would
+        // still be started, and waited for.
+        let threads = team.threads().min(count);
         // The calling thread and `threads - 1` jobs on the pool each own a run of
         // consecutive chunks; see `claim`.
         let mut jobs = jobs.into_iter().enumerate();
