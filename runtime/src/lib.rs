@@ -27,6 +27,7 @@ pub mod config;
 pub mod cost;
 mod error;
 mod kernel;
+pub mod math;
 pub mod moe;
 mod numeric;
 pub mod ops;
@@ -47,7 +48,7 @@ pub use kernel::Crossover;
 pub use kernel::{
     crossovers, init_logging, kernel_named, kernels, loop_reason, set_span_threshold, with_backend, BackendReport,
     BucketReport, Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, KernelTable, LoopLine, LoopRewrite,
-    LoopSplit, LoopSummary, Route, SplitLine, LOOP_REASONS, TIE_BAND,
+    LoopSplit, LoopSummary, MathCalls, Route, SplitLine, LOOP_REASONS, TIE_BAND,
 };
 /// The median every statistic of this crate is taken with, for the workspace's own
 /// benches (`benches/routing_quality`). Not a public API.

@@ -44,7 +44,7 @@ use quote::{quote, ToTokens};
 use syn::visit_mut::VisitMut;
 use syn::{Expr, Pat};
 
-use super::recognise::{plain_ident, Init, Op, Plan, Source};
+use super::recognise::{plain_ident, Fold, Init, Op, Plan, Source};
 
 pub(super) fn hidden(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
@@ -80,7 +80,7 @@ const NARROW_DIVISOR: usize = 4;
 pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
     let (k, l, end) = (hidden("__adaptive_k"), hidden("__adaptive_l"), hidden("__adaptive_end"));
     let lane_vars: Vec<Ident> = (0..plan.accs.len()).map(|n| hidden(&format!("__adaptive_lanes{n}"))).collect();
-    let chunk = helper("chunk");
+    let (chunk, chunk_mut) = (helper("chunk"), helper("chunk_mut"));
     let pat = &plan.pat;
     let body = &plan.body;
     let reads: Vec<Ident> = (0..plan.hoists.len()).map(|n| hidden(&format!("__adaptive_h{n}"))).collect();
@@ -106,11 +106,13 @@ pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
         let mut init = TokenStream::new();
         let mut combine = TokenStream::new();
         for (acc, var) in plan.accs.iter().zip(&lane_vars) {
-            let (identity, fold) = match acc.op {
-                Op::Sum => ("sum_lanes", "sum"),
-                Op::Product => ("product_lanes", "product"),
-                Op::Max => ("extremum_lanes", "max"),
-                Op::Min => ("extremum_lanes", "min"),
+            let (identity, fold) = match acc.fold {
+                Fold::Op(Op::Sum) => ("sum_lanes", "sum"),
+                Fold::Op(Op::Product) => ("product_lanes", "product"),
+                Fold::Op(Op::Max) => ("extremum_lanes", "max"),
+                Fold::Op(Op::Min) => ("extremum_lanes", "min"),
+                Fold::KeepGreater => ("keep_lanes", "keep_greater"),
+                Fold::KeepLess => ("keep_lanes", "keep_less"),
             };
             let (identity, fold, acc) = (helper(identity), helper(fold), &acc.ident);
             init.extend(quote!(let mut #var = #identity::<_, #lanes>(&#acc);));
@@ -150,7 +152,10 @@ pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
             .map(|(h, _)| {
                 let slice = &h.slice;
                 let base = h.base.as_ref().map_or(quote!(0), ToTokens::to_token_stream);
-                quote!(#chunk::<_, #lanes>(&#slice[..], #base, #k))
+                match h.mutable {
+                    true => quote!(#chunk_mut::<_, #lanes>(&mut #slice[..], #base, #k)),
+                    false => quote!(#chunk::<_, #lanes>(&#slice[..], #base, #k)),
+                }
             })
             .collect()
     };
@@ -184,14 +189,21 @@ pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
                 [a, b] => quote!(::core::cmp::min(#a.len(), #b.len())),
                 _ => unreachable!("a source has one slice or two zipped"),
             };
-            let (mut lane_items, mut tail_items) = (Vec::new(), Vec::new());
-            for ((item, s), h) in items.iter().zip(&slices).zip(&chunks) {
-                if item.by_value {
-                    lane_items.push(quote!(#h[#l]));
-                    tail_items.push(quote!(#s[#k..#end].iter().copied()));
+            let (mut lane_items, mut tail_items, mut binds) = (Vec::new(), Vec::new(), Vec::new());
+            for (((item, s), h), original) in items.iter().zip(&slices).zip(&chunks).zip(originals) {
+                if item.mutable {
+                    lane_items.push(quote!(&mut #h[#l]));
+                    tail_items.push(quote!(#s[#k..#end].iter_mut()));
+                    binds.push(quote!(let #s: &mut [_] = &mut #original[..];));
                 } else {
-                    lane_items.push(quote!(&#h[#l]));
-                    tail_items.push(quote!(#s[#k..#end].iter()));
+                    binds.push(quote!(let #s: &[_] = &#original[..];));
+                    if item.by_value {
+                        lane_items.push(quote!(#h[#l]));
+                        tail_items.push(quote!(#s[#k..#end].iter().copied()));
+                    } else {
+                        lane_items.push(quote!(&#h[#l]));
+                        tail_items.push(quote!(#s[#k..#end].iter()));
+                    }
                 }
             }
             let (lane_item, tail) = match (lane_items.as_slice(), tail_items.as_slice()) {
@@ -206,13 +218,17 @@ pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
             };
             let checked = |lanes: &Literal| {
                 let calls = hoisted(lanes);
+                let takes = items.iter().zip(&slices).map(|(item, s)| match item.mutable {
+                    true => quote!(#chunk_mut::<_, #lanes>(&mut #s[..], 0, #k)),
+                    false => quote!(#chunk::<_, #lanes>(#s, 0, #k)),
+                });
                 quote!(let (#(::core::option::Option::Some(#chunks),)* #(::core::option::Option::Some(#reads),)*) =
-                    (#(#chunk::<_, #lanes>(#slices, 0, #k),)* #(#calls,)*) else { break; };)
+                    (#(#takes,)* #(#calls,)*) else { break; };)
             };
             let item = quote!(#[allow(unused_variables, unused_mut)] let #pat = #lane_item;);
             let levels = levels(&checked, &item);
             quote!({
-                #(let #slices: &[_] = &#originals[..];)*
+                #(#binds)*
                 let #end: usize = #len;
                 let mut #k: usize = 0;
                 #levels

@@ -48,7 +48,9 @@ pub fn run_verified<R: Comparable>(
     }
     let reference = scalar();
     let out = route.run(variant);
-    let agreement = out.compare(&reference, Tolerance::for_call(kernel.complexity(), size, relative));
+    let tolerance =
+        Tolerance::for_call(kernel.complexity(), size, relative).with_vector_math(kernel.spec().vector_math_ulps());
+    let agreement = out.compare(&reference, tolerance);
     kernel.apply_comparison(size, backend, agreement);
     if agreement.agrees {
         out
