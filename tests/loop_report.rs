@@ -80,13 +80,15 @@ fn dot_exact(a: &[f32], b: &[f32]) -> f32 {
     s
 }
 
-/// A store in the loop: left as written.
+/// A call that may have an effect in the loop: left as written. (A store into the
+/// loop's own element alone, `out[i] = 2.0 * x[i]`, would be in lanes.)
 #[adaptive_kernel(complexity = "Medium")]
 fn doubled_sum(x: &[f32], out: &mut [f32]) -> f32 {
     let mut s = 0.0f32;
     for i in 0..x.len() {
         out[i] = 2.0 * x[i];
         s += x[i];
+        std::hint::black_box(i);
     }
     s
 }

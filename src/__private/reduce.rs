@@ -98,6 +98,30 @@ pub fn sum<T: Float, const L: usize>(acc: T, lanes: [T; L]) -> T {
     acc + pairwise(opaque(lanes), |a, b| a + b)
 }
 
+/// [`sum`] of each accumulator and its lanes, for accumulators taken together (a loop over
+/// items jammed): one copy of all the lanes, then each halving of all of them side by side,
+/// in the same grouping as `sum`, so the results are the same bits.
+#[inline(always)]
+pub fn sum_all<T: Float, const L: usize, const U: usize>(accs: [T; U], lanes: [[T; L]; U]) -> [T; U] {
+    let mut lanes = lanes;
+    core::hint::black_box(&mut lanes);
+    let mut width = L;
+    while width > 1 {
+        let half = width.div_ceil(2);
+        for row in lanes.iter_mut() {
+            for i in 0..width / 2 {
+                row[i] = row[i] + row[i + half];
+            }
+        }
+        width = half;
+    }
+    let mut out = accs;
+    for (o, row) in out.iter_mut().zip(&lanes) {
+        *o = *o + row[0];
+    }
+    out
+}
+
 /// `acc · ((l₀ · l₁) · (l₂ · l₃)) · …`.
 #[inline(always)]
 pub fn product<T: Float, const L: usize>(acc: T, lanes: [T; L]) -> T {

@@ -62,15 +62,13 @@ pub(super) fn helper(name: &str) -> TokenStream {
 /// in the narrow lanes alone (figures: BENCHMARKS.md, issue 23).
 const WIDE_AFTER_CHUNKS: usize = 4;
 
-/// The narrow level's lanes: a quarter of the wide level's, one 256-bit vector (8 `f32`, 4 `f64`).
-const NARROW_DIVISOR: usize = 4;
-
 /// The rewritten `for` loop: a block expression of type `()`.
 ///
 /// Two levels of chunks before the verbatim tail: the plan's lanes (32 for `f32`, 16 for
-/// `f64`) while at least [`WIDE_AFTER_CHUNKS`] such chunks remain, then a quarter as many
-/// lanes; each level folds its lanes into the accumulators. A loop shorter than one narrow
-/// chunk costs one comparison more than the loop as written.
+/// `f64`) while at least [`WIDE_AFTER_CHUNKS`] such chunks remain, then the plan's narrow
+/// lanes (a quarter as many; an eighth for a jam, see `jam.rs`); each level folds its lanes
+/// into the accumulators (all at once with `sum_all` when the plan says so). A loop shorter
+/// than one narrow chunk costs one comparison more than the loop as written.
 ///
 /// The chunk loop's condition is `end.saturating_sub(k) >= LANES` in both forms, though over
 /// a slice `end - k` cannot underflow: with a computable trip count LLVM's loop vectoriser
@@ -119,6 +117,17 @@ pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
             combine.extend(quote!(#acc = #fold(#acc, #var);));
         }
         let checked = checked(&lanes);
+        let all_sums = plan.accs.iter().all(|a| a.fold == Fold::Op(Op::Sum));
+        if plan.fold_together && all_sums && plan.accs.len() > 1 {
+            let accs: Vec<&Ident> = plan.accs.iter().map(|a| &a.ident).collect();
+            let folded = hidden("__adaptive_folded");
+            let index = (0..accs.len()).map(syn::Index::from);
+            let sum_all = helper("sum_all");
+            combine = quote!(
+                let #folded = #sum_all([#(#accs),*], [#(#lane_vars),*]);
+                #(#accs = #folded[#index];)*
+            );
+        }
         quote!({
             #init
             while #end.saturating_sub(#k) >= #lanes {
@@ -133,7 +142,7 @@ pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
         })
     };
     let levels = |checked: &dyn Fn(&Literal) -> TokenStream, item: &TokenStream| {
-        let (wide, narrow) = (plan.lanes, plan.lanes / NARROW_DIVISOR);
+        let (wide, narrow) = (plan.lanes, plan.narrow);
         let wide_after = Literal::usize_unsuffixed(wide * WIDE_AFTER_CHUNKS);
         let narrow_lit = Literal::usize_unsuffixed(narrow);
         let (wide, narrow) = (level(wide, checked, item), level(narrow, checked, item));

@@ -415,7 +415,7 @@ mod tests {
         // The outer loop stores each row's sum into its own slot: jammed, 8 rows at a time.
         let reports: Vec<_> = reports.iter().map(|r| (r.idiom.as_str(), r.rewritten)).collect();
         assert_eq!(reports, [("for range jam", true), ("for range +=", true)]);
-        assert!(body.contains("chunk :: < _ , 8 > (& w [..] , __adaptive_i_7 * n , __adaptive_k)"), "{body}");
+        assert!(body.contains("chunk :: < _ , 4 > (& w [..] , __adaptive_i_7 * n , __adaptive_k)"), "{body}");
         // The rows left, one at a time.
         assert!(body.contains("chunk :: < _ , 32 > (& w [..] , i * n , __adaptive_k)"), "{body}");
     }
@@ -792,8 +792,10 @@ mod tests {
         // Both rows are read a chunk at a time; in the jammed part, the point's row once for 8 centroids.
         assert!(body.contains("chunk :: < _ , 32 > (& p [..] , 0 , __adaptive_k)"), "{body}");
         assert!(body.contains("chunk :: < _ , 32 > (& q [..] , 0 , __adaptive_k)"), "{body}");
-        assert_eq!(body.matches("chunk :: < _ , 8 > (& p [..] , 0 , __adaptive_k)").count(), 2, "{body}");
-        assert!(body.contains("chunk :: < _ , 8 > (& __adaptive_q_7 [..] , 0 , __adaptive_k)"), "{body}");
+        assert_eq!(body.matches("chunk :: < _ , 4 > (& p [..] , 0 , __adaptive_k)").count(), 1, "{body}");
+        assert!(body.contains("chunk :: < _ , 4 > (& __adaptive_q_7 [..] , 0 , __adaptive_k)"), "{body}");
+        // Their lanes folded together.
+        assert_eq!(body.matches("reduce :: sum_all (").count(), 2, "{body}");
         // The keep runs item by item, in order, with each item's index.
         let keeps: Vec<usize> = (0..8).map(|u| body.find(&format!("bi = __adaptive_c_{u} ;")).unwrap()).collect();
         assert!(keeps.windows(2).all(|w| w[0] < w[1]), "{body}");

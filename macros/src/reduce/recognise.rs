@@ -154,6 +154,11 @@ pub(crate) struct Plan {
     /// Independent partial results per accumulator in the wide level (32 when every
     /// accumulator is `f32`, else 16); the narrow level has a quarter as many.
     pub lanes: usize,
+    /// The narrow level's lanes (a quarter of `lanes` unless a jam asks for fewer).
+    pub narrow: usize,
+    /// Whether the accumulators' lanes are folded together (all sums: one copy of all the
+    /// lanes, then the halvings of all of them side by side) rather than one by one.
+    pub fold_together: bool,
     /// The libm functions whose calls in the body became the runtime's formulas
     /// ([`math`](super::math)), in order of first appearance.
     pub math: Vec<&'static str>,
@@ -914,6 +919,9 @@ fn pat_ident(p: &Pat) -> Option<Ident> {
     }
 }
 
+/// The narrow level's lanes: a quarter of the wide level's, one 256-bit vector (8 `f32`, 4 `f64`).
+const NARROW_DIVISOR: usize = 4;
+
 /// Checks a reduction's body against its source and accumulators and plans its rewrite.
 fn plan(
     source: Source,
@@ -953,7 +961,7 @@ fn plan(
     }
     let lanes = if accs.iter().all(|(_, _, w)| *w == Width::F32) { 32 } else { 16 };
     let accs = accs.into_iter().map(|(ident, fold, _)| Acc { ident, fold }).collect();
-    Ok(Plan { source, pat, body, accs, hoists, lanes, math })
+    Ok(Plan { source, pat, body, accs, hoists, lanes, narrow: lanes / NARROW_DIVISOR, fold_together: false, math })
 }
 
 /// The slices a range loop's body over `index` stores into: each a mutable float slice from

@@ -18,7 +18,7 @@ use crate::persist::format::{LoopRecord, SplitRecord};
 
 /// Why a reduction was left as written, or a loop left on one thread: each word
 /// a [`LoopRewrite::reason`] or a [`LoopSplit::reason`] can hold, and what it means.
-pub const LOOP_REASONS: [(&str, &str); 23] = [
+pub const LOOP_REASONS: [(&str, &str); 24] = [
     ("exact", "the kernel opted out with `exact`"),
     ("simd", "the SIMD variant is the kernel's own `simd = path`"),
     ("break", "a `break` may end the loop early"),
@@ -49,6 +49,11 @@ pub const LOOP_REASONS: [(&str, &str); 23] = [
     ("overlap", "a slice the loop writes is also used beyond the iteration's own item or row"),
     ("unsafe", "an `unsafe` block"),
     ("nothing", "the loop writes no slice item and carries no reduction: nothing to share out"),
+    (
+        "carried",
+        "an item writes what the next items' reductions read, or accumulates into what is not its own: items \
+         cannot be taken several at a time",
+    ),
 ];
 
 /// What a reason word means, from [`LOOP_REASONS`]; `None` for a word this build
@@ -185,10 +190,10 @@ impl fmt::Display for SplitLine<'_> {
 ///   line 30, for iter_mut: on one thread (break: a `break` may end the loop early)
 /// ```
 ///
-/// (`index loops` for element-wise index loops taken in chunks, `loops` for
-/// both kinds), `loops: no float reduction to put in lanes` for a body
-/// without one; the
-/// `splits` lines only for a body with a top-level `for` loop.
+/// (`index loops` for element-wise loops, `loops` for a mix or when a loop over
+/// items is taken several items at a time), `loops: no float reduction to put
+/// in lanes` for a body without one; the `splits` lines only for a body with a
+/// top-level `for` loop.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoopSummary<'a> {
     /// Printed before every line.
@@ -226,12 +231,19 @@ impl<'a> LoopSummary<'a> {
     }
 }
 
-/// Whether a reported loop is an element-wise index loop (the SIMD variant's
-/// bounds-checked loops taken in chunks, reported under the idiom `for range =`)
+/// Whether a reported loop is an element-wise loop (the SIMD variant's
+/// bounds-checked index loops taken in chunks, reported under the idiom `for
+/// range =`, or `iter_mut` loops calling the vector math, `for iter_mut =`)
 /// rather than a float reduction (whose idioms end in its operator: `+=`, `max`,
-/// `.sum()`, …).
+/// `.sum()`, …) or a loop over items taken several at a time (`for range jam`).
 fn is_elementwise(idiom: &str) -> bool {
     idiom.ends_with(" =")
+}
+
+/// Whether a reported loop is a loop over items around a reduction, taken several
+/// items at a time (`for range jam`).
+fn is_jam(idiom: &str) -> bool {
+    idiom.ends_with(" jam")
 }
 
 impl fmt::Display for LoopSummary<'_> {
@@ -243,11 +255,12 @@ impl fmt::Display for LoopSummary<'_> {
             let rewritten = self.loops.iter().filter(|l| !l.variants.is_empty()).count();
             let total = self.loops.len();
             let elementwise = self.loops.iter().filter(|l| is_elementwise(l.idiom)).count();
-            let noun = match (elementwise, total) {
-                (0, 1) => "float reduction",
-                (0, _) => "float reductions",
-                (e, 1) if e == total => "index loop",
-                (e, _) if e == total => "index loops",
+            let jams = self.loops.iter().filter(|l| is_jam(l.idiom)).count();
+            let noun = match (elementwise, jams, total) {
+                (0, 0, 1) => "float reduction",
+                (0, 0, _) => "float reductions",
+                (e, 0, 1) if e == total => "index loop",
+                (e, 0, _) if e == total => "index loops",
                 _ => "loops",
             };
             write!(f, "{indent}loops: {rewritten} of {total} {noun} in lanes")?;
@@ -348,6 +361,19 @@ mod tests {
             LoopRewrite { line: 5, idiom: "for range +=", variants: &[], reason: "effect", vector_math: &[] },
         ];
         assert!(LoopSummary::new("", &both).to_string().starts_with("loops: 1 of 2 loops in lanes, in SIMD\n"));
+    }
+
+    #[test]
+    fn a_jammed_loop_makes_the_count_of_loops() {
+        let loops = [
+            LoopRewrite { line: 3, idiom: "for range jam", variants: BOTH, reason: "", vector_math: &[] },
+            LoopRewrite { line: 6, idiom: "for range +=", variants: BOTH, reason: "", vector_math: &[] },
+        ];
+        let text = LoopSummary::new("", &loops).to_string();
+        assert!(text.starts_with("loops: 2 of 2 loops in lanes, in SIMD, Parallel\n"), "{text}");
+        let carried =
+            LoopRewrite { line: 3, idiom: "for range jam", variants: &[], reason: "carried", vector_math: &[] };
+        assert!(LoopLine::from(&carried).to_string().contains("as written (carried: an item writes"));
     }
 
     #[test]

@@ -12,7 +12,12 @@
 //! `f = x·2/π − j`, `|f| ≤ ½`, come out with an error of about 2⁻⁸⁵ plus one
 //! rounding relative to `f`, however close `x` is to a multiple of π/2 and
 //! however large. No branch, only selects and one gathered table read, so the
-//! whole range costs the same and vectorises.
+//! whole range costs the same and vectorises. (Gathers are slow on CPUs that
+//! mitigate gather data sampling: there an AVX2 loop of `sin` runs at about the
+//! speed of libm's, an AVX-512 one 1.5× as fast; figures in BENCHMARKS.md.
+//! A table-free reduction, shifting the window of 2/π's bits out of constant
+//! words with selects, measured slower still; Cody–Waite alone, three times as
+//! fast, is exact only below 2²⁰.)
 
 /// The bits of 2/π after the binary point, 24 per entry (fdlibm's `ipio2`, checked
 /// against a 1,200-bit computation): enough for every `f32` exponent.
@@ -78,11 +83,13 @@ const fn table() -> [[f64; 3]; 256] {
 /// `G_E` per biased exponent: see the module docs.
 static G: [[f64; 3]; 256] = table();
 
-/// `n` rounded to an integer (ties to even), for |n| < 2⁵¹, without an instruction
-/// the baseline lacks.
+/// 1.5·2⁵²: adding it to an `f64` of magnitude below 2⁵¹ rounds it to an integer (ties to
+/// even), held in the low mantissa bits.
+const ROUND64: f64 = 6_755_399_441_055_744.0;
+
+/// `n` rounded to an integer, for |n| < 2⁵¹, without an instruction the baseline lacks.
 #[inline(always)]
 fn rint(n: f64) -> f64 {
-    const ROUND64: f64 = 6_755_399_441_055_744.0;
     (n + ROUND64) - ROUND64
 }
 
@@ -97,9 +104,12 @@ fn reduce(abs_bits: u32) -> (i32, f64) {
     let p1 = m * g[0];
     let s1 = p1 - 4.0 * rint(p1 * 0.25);
     let p2 = m * g[1];
-    let j = rint(s1 + p2);
+    let rounded = s1 + p2 + ROUND64;
+    let j = rounded - ROUND64;
     let f = ((s1 - j) + p2) + m * g[2];
-    ((j as i32) & 3, f * std::f64::consts::FRAC_PI_2)
+    // The quadrant from the rounded sum's low bits: `j as i32` saturates, which no vector
+    // instruction does, and would take the loop out of lanes.
+    ((rounded.to_bits() as i32) & 3, f * std::f64::consts::FRAC_PI_2)
 }
 
 /// sin r for |r| ≤ π/4 (musl's `__sindf`: |sin r/r − s(r)| < 2⁻³⁷·⁵).
