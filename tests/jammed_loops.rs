@@ -81,6 +81,15 @@ fn moments(rows: &[f64], d: usize, out: &mut [f64]) {
 }
 
 #[test]
+fn the_points_run_in_lanes_and_the_rest_are_jammed() {
+    // The points' loop, whose body holds a loop over centroids around a distance: points in
+    // lanes, in SIMD and Parallel; the points left over take the centroids 8 at a time.
+    let loops = assign::KERNEL.spec().loops;
+    let idioms: Vec<(&str, usize)> = loops.iter().map(|l| (l.idiom, l.variants.len())).collect();
+    assert_eq!(idioms, [("for range items", 2), ("for range jam", 2), ("for range +=", 2)], "{loops:?}");
+}
+
+#[test]
 fn the_loops_over_items_are_jammed() {
     for (spec, variants) in [(assign::KERNEL.spec(), 2), (argmax_dot::KERNEL.spec(), 1), (moments::KERNEL.spec(), 2)] {
         let jam = spec.loops.iter().find(|l| l.idiom == "for range jam");

@@ -236,7 +236,7 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
 }
 
 /// Whether a statement holds a loop (or a closure or item, whose bodies run elsewhere).
-fn holds_loop(stmt: &Stmt) -> bool {
+pub(super) fn holds_loop(stmt: &Stmt) -> bool {
     struct Find(bool);
     impl<'ast> Visit<'ast> for Find {
         fn visit_expr(&mut self, e: &'ast Expr) {
@@ -258,7 +258,12 @@ fn mentions_any(e: &Expr, names: &[String]) -> bool {
 
 /// Why the suffix may not run after the next items' prefixes and reductions, if so: it
 /// writes a name they read (`carried`), or holds what the renaming cannot follow.
-fn suffix_problem(prefix: &[Stmt], inner: &ExprForLoop, suffix: &[Stmt], per_item: &[String]) -> Option<&'static str> {
+pub(super) fn suffix_problem(
+    prefix: &[Stmt],
+    inner: &ExprForLoop,
+    suffix: &[Stmt],
+    per_item: &[String],
+) -> Option<&'static str> {
     struct Writes {
         names: Vec<String>,
         structs: bool,
@@ -308,7 +313,7 @@ fn suffix_problem(prefix: &[Stmt], inner: &ExprForLoop, suffix: &[Stmt], per_ite
     crate::tokens::mentions(read, &carried).then_some("carried")
 }
 
-fn is_compound(op: &syn::BinOp) -> bool {
+pub(super) fn is_compound(op: &syn::BinOp) -> bool {
     use syn::BinOp::*;
     matches!(
         op,

@@ -22,6 +22,7 @@
 
 mod elementwise;
 mod emit;
+mod items;
 mod jam;
 mod math;
 mod recognise;
@@ -191,13 +192,19 @@ impl Walker {
                 self.report(f.for_token.span, idiom, false, why)
             }
             // An accumulation after a reduction in the loop (`total += dist`) is no obstacle to a jam.
-            (Verdict::LeftAlone { idiom, reason }, _) => match (jam::analyse(f, &self.env), self.opt_out) {
-                (jam::Verdict::Jam { jammed, rest }, None) => {
+            (Verdict::LeftAlone { idiom, reason }, _) => {
+                if let (Some((jammed, rest)), None) = (items::analyse(f, &self.env), self.opt_out) {
                     let span = f.for_token.span;
-                    return self.jam(e, span, jammed, rest);
+                    return self.jam(e, span, items::IDIOM, jammed, rest);
                 }
-                _ => self.report(f.for_token.span, idiom, false, reason),
-            },
+                match (jam::analyse(f, &self.env), self.opt_out) {
+                    (jam::Verdict::Jam { jammed, rest }, None) => {
+                        let span = f.for_token.span;
+                        return self.jam(e, span, jam::IDIOM, jammed, rest);
+                    }
+                    _ => self.report(f.for_token.span, idiom, false, reason),
+                }
+            }
             (Verdict::NotAReduction, _) => {
                 let idiom = elementwise::IDIOM.to_string();
                 // `exact` keeps the order of float operations, which the element-wise rewrite keeps
@@ -212,11 +219,15 @@ impl Walker {
                     (elementwise::Verdict::Rewrite(_), Some(why)) => self.report(f.for_token.span, idiom, false, why),
                     (elementwise::Verdict::LeftAlone(reason), _) => self.report(f.for_token.span, idiom, false, reason),
                     (elementwise::Verdict::NotElementWise, _) => {
+                        if let (Some((jammed, rest)), None) = (items::analyse(f, &self.env), self.opt_out) {
+                            let span = f.for_token.span;
+                            return self.jam(e, span, items::IDIOM, jammed, rest);
+                        }
                         let idiom = jam::IDIOM.to_string();
                         match (jam::analyse(f, &self.env), self.opt_out) {
                             (jam::Verdict::Jam { jammed, rest }, None) => {
                                 let span = f.for_token.span;
-                                return self.jam(e, span, jammed, rest);
+                                return self.jam(e, span, jam::IDIOM, jammed, rest);
                             }
                             (jam::Verdict::Jam { .. }, Some(why)) => self.report(f.for_token.span, idiom, false, why),
                             (jam::Verdict::LeftAlone(reason), _) => self.report(f.for_token.span, idiom, false, reason),
@@ -229,12 +240,13 @@ impl Walker {
         self.walk_for(f);
     }
 
-    /// Replaces `e`, a loop over items, by its jammed form (`jam::Verdict::Jam`), and walks
-    /// the loop over the items left, whose reduction is rewritten and reported as usual.
-    fn jam(&mut self, e: &mut Expr, span: Span, jammed: TokenStream, mut rest: syn::ExprForLoop) {
-        self.report(span, jam::IDIOM.to_string(), true, "");
+    /// Replaces `e`, a loop over items, by its jammed form (`jam::Verdict::Jam`, or the items
+    /// in lanes of `items`), and walks the loop over the items left, whose loops are rewritten
+    /// and reported as usual.
+    fn jam(&mut self, e: &mut Expr, span: Span, idiom: &str, jammed: TokenStream, mut rest: syn::ExprForLoop) {
+        self.report(span, idiom.to_string(), true, "");
         self.env.push();
-        for name in ["__adaptive_c", "__adaptive_cend"] {
+        for name in ["__adaptive_c", "__adaptive_cend", "__adaptive_i", "__adaptive_iend"] {
             self.env.bind(name.to_string(), Ty::Int(Int::Usize), false);
         }
         self.walk_for(&mut rest);

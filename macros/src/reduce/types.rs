@@ -652,7 +652,9 @@ impl Env {
         let float = |ty: &str| Width::of_name(ty).map_or(Ty::Unknown, Ty::Float);
         match (path.leading_colon.is_some(), names.as_slice()) {
             (false, [name]) => self.lookup(name).map_or(Ty::Unknown, |(ty, _)| ty),
-            (false, [ty, c]) if FLOAT_CONSTS.contains(c) => float(ty),
+            (false, [ty, c]) if FLOAT_CONSTS.contains(c) && Width::of_name(ty).is_some() => float(ty),
+            (false, ["usize", "MAX" | "MIN"]) => Ty::Int(Int::Usize),
+            (false, [ty, "MAX" | "MIN"]) if INTEGERS.contains(ty) => Ty::Int(Int::Other),
             (false, [ty, "consts", c])
                 if c.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit()) =>
             {
@@ -854,6 +856,8 @@ mod tests {
         assert_eq!(ty(parse_quote!((x[n] - s).abs().max(r.sqrt()))), Ty::Float(Width::F32));
         assert_eq!(ty(parse_quote!(f32::max(s, x[0]))), Ty::Float(Width::F32));
         assert_eq!(ty(parse_quote!(f32::NEG_INFINITY)), Ty::Float(Width::F32));
+        assert_eq!(ty(parse_quote!(usize::MAX)), Ty::Int(Int::Usize));
+        assert_eq!(ty(parse_quote!(i32::MIN)), Ty::Int(Int::Other));
         assert_eq!(ty(parse_quote!(std::f64::consts::PI)), Ty::Float(Width::F64));
         assert_eq!(ty(parse_quote!(n as f32 * s)), Ty::Float(Width::F32));
         assert_eq!(ty(parse_quote!(if s > 0.0 { s } else { 0.0 })), Ty::Float(Width::F32));

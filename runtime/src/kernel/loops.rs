@@ -241,9 +241,9 @@ fn is_elementwise(idiom: &str) -> bool {
 }
 
 /// Whether a reported loop is a loop over items around a reduction, taken several
-/// items at a time (`for range jam`).
+/// items at a time (`for range jam`, or with its items in lanes, `for range items`).
 fn is_jam(idiom: &str) -> bool {
-    idiom.ends_with(" jam")
+    idiom.ends_with(" jam") || idiom.ends_with(" items")
 }
 
 impl fmt::Display for LoopSummary<'_> {
