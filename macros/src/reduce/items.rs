@@ -256,6 +256,11 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Option<(TokenStream, ExprFo
     if super::recognise::forbidden(&Block { brace_token: Default::default(), stmts: suffix.to_vec() }).is_some() {
         return None;
     }
+    // Names the statements after the loops bind (a `let`, a closure's parameter) must not hide
+    // an item's: its uses would become lane reads of what is not an array.
+    if suffix.iter().any(|s| binds_any(s, &per_item)) {
+        return None;
+    }
 
     let elem = (elem, elem_name);
     Some((
@@ -382,6 +387,20 @@ fn let_names(stmts: &[Stmt]) -> Vec<String> {
     let mut lets = Lets(Vec::new());
     stmts.iter().for_each(|s| lets.visit_stmt(s));
     lets.0
+}
+
+/// Whether a pattern anywhere in `stmt` binds one of `names`.
+fn binds_any(stmt: &Stmt, names: &[String]) -> bool {
+    struct Binds<'a>(&'a [String], bool);
+    impl<'ast> Visit<'ast> for Binds<'_> {
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.1 |= self.0.iter().any(|n| p.ident == n);
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    let mut binds = Binds(names, false);
+    binds.visit_stmt(stmt);
+    binds.1
 }
 
 /// The plain names assigned (`=`, `op=`) anywhere in `a` and `b`.

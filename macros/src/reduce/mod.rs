@@ -799,8 +799,9 @@ mod tests {
                 }
             }
         ));
-        // The centroid loop keeps the nearest: jammed, 8 centroids at a time.
-        assert_eq!(reports, [yes("for range jam"), yes("for range +=")], "{body}");
+        // The points in lanes (see `points_in_lanes_…`); in the points left over, the centroid
+        // loop keeps the nearest: jammed, 8 centroids at a time.
+        assert_eq!(reports, [yes("for range items"), yes("for range jam"), yes("for range +=")], "{body}");
         // Both rows are read a chunk at a time; in the jammed part, the point's row once for 8 centroids.
         assert!(body.contains("chunk :: < _ , 32 > (& p [..] , 0 , __adaptive_k)"), "{body}");
         assert!(body.contains("chunk :: < _ , 32 > (& q [..] , 0 , __adaptive_k)"), "{body}");
@@ -1402,6 +1403,95 @@ mod tests {
         let (_, reports) = reassociate(&f.block, &f.sig, Some("exact"));
         let why: Vec<(&str, bool, &str)> = reports.iter().map(|r| (r.idiom.as_str(), r.rewritten, r.reason)).collect();
         assert_eq!(why, [("for range jam", false, "exact"), ("for range +=", false, "exact")]);
+    }
+
+    /// A nearest-centroid search over points, `<middle>` being the centroid loop's body.
+    fn nearest(row: TokenStream, middle: TokenStream, after: TokenStream) -> TokenStream {
+        quote!(fn assign(points: &[f32], cent: &[f32], labels: &mut [u32], out: &mut [f32], n: usize, k: usize, d: usize) -> f32 {
+            let mut inertia = 0.0f32;
+            for i in 0..n {
+                #row
+                let mut best = 0;
+                let mut best_dist = f32::INFINITY;
+                for c in 0..k {
+                    #middle
+                }
+                #after
+            }
+            inertia
+        })
+    }
+
+    #[test]
+    fn points_in_lanes_for_a_nearest_centroid_search() {
+        let middle = quote!(
+            let q = &cent[c * d..(c + 1) * d];
+            let mut dist = 0.0f32;
+            for j in 0..d {
+                let t = p[j] - q[j];
+                dist += t * t;
+            }
+            if dist < best_dist {
+                best_dist = dist;
+                best = c;
+            }
+        );
+        let (reports, body) = all(nearest(
+            quote!(let p = &points[i * d..(i + 1) * d];),
+            middle.clone(),
+            quote!(labels[i] = best as u32; inertia += best_dist;),
+        ));
+        assert_eq!(reports, [yes("for range items"), yes("for range jam"), yes("for range +=")], "{body}");
+        // 16 points per block, their rows transposed, each lane its point's distance and keep.
+        assert!(body.contains("__adaptive_t0 [__adaptive_jj] [__adaptive_l] = p [__adaptive_jj]"), "{body}");
+        assert!(
+            body.contains("let t = __adaptive_t0 [j] [__adaptive_l] - q [j] ; dist [__adaptive_l] += t * t"),
+            "{body}"
+        );
+        assert!(body.contains("let mut best_dist = [f32 :: INFINITY ; 16]"), "{body}");
+        assert!(body.contains("if dist [__adaptive_l] < best_dist [__adaptive_l]"), "{body}");
+        // After the loops, point by point in order, the point's index its own.
+        assert!(body.contains("let i : usize = __adaptive_i + __adaptive_l ; labels [i] = best [__adaptive_l] as u32 ; inertia += best_dist [__adaptive_l]"), "{body}");
+        assert!(body.contains("if __adaptive_width <= 64"), "{body}");
+
+        // Shapes that keep the points out of lanes (their centroid loop may still be jammed).
+        for (row, middle, after) in [
+            // A row of a slice the loop writes.
+            (quote!(let p = &out[i * d..(i + 1) * d];), middle.clone(), quote!(labels[i] = best as u32;)),
+            // A row read at another index than the inner loop's.
+            (
+                quote!(let p = &points[i * d..(i + 1) * d];),
+                quote!(let mut dist = 0.0f32; for j in 0..d { dist += p[d - 1 - j]; } if dist < best_dist { best_dist = dist; best = c; }),
+                quote!(labels[i] = best as u32;),
+            ),
+            // An inner loop over another length than the row's.
+            (
+                quote!(let p = &points[i * d..(i + 1) * d];),
+                quote!(let mut dist = 0.0f32; for j in 0..k { dist += cent[j]; } if dist < best_dist { best_dist = dist; best = c; }),
+                quote!(labels[i] = best as u32;),
+            ),
+            // A middle loop over a range of the point's.
+            (
+                quote!(let p = &points[i * d..(i + 1) * d];),
+                quote!(let mut dist = 0.0f32; for j in 0..d { dist += p[j]; } best_dist = dist;),
+                quote!(labels[i] = best as u32; for _ in 0..i {}),
+            ),
+            // A name after the loops that hides the point's.
+            (
+                quote!(let p = &points[i * d..(i + 1) * d];),
+                middle.clone(),
+                quote!(let best = best + 1; labels[i] = best as u32;),
+            ),
+            // After the loops, a write the next points read.
+            (
+                quote!(let p = &points[i * d..(i + 1) * d];),
+                quote!(let mut dist = inertia; for j in 0..d { dist += p[j]; } if dist < best_dist { best_dist = dist; best = c; }),
+                quote!(labels[i] = best as u32; inertia += best_dist;),
+            ),
+        ] {
+            let (reports, body) = all(nearest(row, middle, after));
+            assert!(!reports.iter().any(|r| r.0 == "for range items"), "{body}");
+        }
     }
 
     #[test]
