@@ -53,7 +53,8 @@
 //! running best, a store into the item's own slot are fine), with no loop,
 //! `break`, `continue`, `return`, `?`, macro or struct literal in the suffix.
 //! The reduction's body may not hold a `continue` guard (it would skip all the
-//! items' elements at once). Reported under the idiom `for range jam`.
+//! items' elements at once: such a loop is not taken, and not reported).
+//! Reported under the idiom `for range jam`.
 //!
 //! A panic in an item's prefix or reduction (an out-of-range row) now comes
 //! before the suffixes of up to `U − 1` earlier items have run: the kernel
@@ -67,7 +68,7 @@ use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, ExprForLoop, Pat, Stmt};
 
 use super::emit::{hidden, rewritten_loop};
-use super::recognise::{analyse_loop, forbidden, plain_ident, source, Source, Verdict as Reduction};
+use super::recognise::{analyse_loop, continue_guard, forbidden, plain_ident, source, Source, Verdict as Reduction};
 use super::types::{pat_names, Env, Int, Ty};
 
 /// The idiom jammed loops are reported under.
@@ -137,6 +138,11 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
         }
     }
     let Reduction::Rewrite { plan, .. } = analyse_loop(inner, &item_env) else { return Verdict::NotAJam };
+    // A `continue` guard would skip an element for every item at once (an n-body's self-skip):
+    // not a shape to jam, and nothing to say about it.
+    if plan.body.stmts.iter().any(|s| continue_guard(s).is_some()) {
+        return Verdict::NotAJam;
+    }
     // A reduction to jam: from here on, every reason is reported.
     if f.label.is_some() {
         return Verdict::LeftAlone("label");

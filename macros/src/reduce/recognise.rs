@@ -690,7 +690,8 @@ pub(crate) fn analyse_loop(f: &ExprForLoop, env: &Env) -> Verdict {
 fn in_place(f: &ExprForLoop, env: &Env) -> Verdict {
     let source = source(&f.expr, env, true);
     let mutable = matches!(&source, Some(Source::Slices { items, .. }) if items.iter().any(|s| s.mutable));
-    if !mutable || !super::math::calls_any(&f.body) {
+    // A loop with a loop inside is an outer loop: the inner one is judged on its own.
+    if !mutable || !super::math::calls_any(&f.body) || holds_loop(&f.body) {
         return Verdict::NotAReduction;
     }
     let source = source.expect("checked above");
@@ -716,6 +717,20 @@ fn in_place(f: &ExprForLoop, env: &Env) -> Verdict {
         return Verdict::NotAReduction;
     }
     Verdict::InPlace { idiom, body, math }
+}
+
+/// Whether `block` holds a loop, or a closure (whose body runs elsewhere).
+fn holds_loop(block: &Block) -> bool {
+    struct Find(bool);
+    impl<'ast> Visit<'ast> for Find {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            self.0 |= matches!(e, Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) | Expr::Closure(_));
+            syn::visit::visit_expr(self, e);
+        }
+    }
+    let mut find = Find(false);
+    find.visit_block(block);
+    find.0
 }
 
 /// The names an element pattern binds to `iter_mut()` items: `v` of `for v in x.iter_mut()`,
