@@ -377,6 +377,18 @@ mod rows {
         }
     }
 
+    #[adaptive_kernel(complexity = "Medium", size = src.len())]
+    pub(crate) fn stencil(src: &[f32], out: &mut [f32], w: usize, h: usize) {
+        for r in 1..h - 1 {
+            out[r * w] = src[r * w];
+            out[r * w + w - 1] = src[r * w + w - 1];
+            for c in 1..w - 1 {
+                out[r * w + c] =
+                    0.25 * (src[r * w + c - 1] + src[r * w + c + 1] + src[(r - 1) * w + c] + src[(r + 1) * w + c]);
+            }
+        }
+    }
+
     #[adaptive_kernel(complexity = "Low")]
     pub(crate) fn drift(x: &mut [f32], v: &[f32], dt: f32, n: usize, steps: usize) {
         for _ in 0..steps {
@@ -433,6 +445,7 @@ fn row_kernel(key: &str) -> Option<&'static KernelSpec> {
         "float reduction in a `for` loop" => rows::dot::KERNEL.spec(),
         "float reduction as an iterator chain" => rows::total::KERNEL.spec(),
         "rows" => rows::halve_rows::KERNEL.spec(),
+        "rows with border writes" => rows::stencil::KERNEL.spec(),
         "a loop inside a time-stepping loop" => rows::drift::KERNEL.spec(),
         "carried dependency" => rows::running_sum::KERNEL.spec(),
         "scatter" => rows::histogram::KERNEL.spec(),
@@ -444,7 +457,7 @@ fn row_kernel(key: &str) -> Option<&'static KernelSpec> {
 }
 
 /// The rows [`row_kernel`] knows, so that a row dropped from the table is noticed.
-const ROWS: usize = 11;
+const ROWS: usize = 12;
 
 #[test]
 fn the_loop_table_says_what_each_variant_does() {
