@@ -56,12 +56,17 @@
 //! items' elements at once: such a loop is not taken, and not reported).
 //! Reported under the idiom `for range jam`.
 //!
+//! The jammed part runs only where the reduction is shorter than [`SHORT`]
+//! elements (its range is the same for every item, so it is measured once):
+//! a long reduction streams its rows from memory, and its items run one by
+//! one, as before.
+//!
 //! A panic in an item's prefix or reduction (an out-of-range row) now comes
 //! before the suffixes of up to `U − 1` earlier items have run: the kernel
 //! panics either way, only the partial writes a caller could see after
 //! catching it differ.
 
-use proc_macro2::{Ident, Span, TokenStream};
+use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{quote, ToTokens};
 use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
@@ -86,13 +91,16 @@ pub(crate) enum Verdict {
     Jam { jammed: TokenStream, rest: ExprForLoop },
 }
 
+/// The longest reduction (elements, at run time) taken several items at a time.
+const SHORT: usize = 128;
+
 /// How many items at a time, by the number of accumulators of the reduction: enough
 /// accumulators to share each element's load widely, few enough to stay in registers.
 fn items_for(accumulators: usize) -> Option<usize> {
     match accumulators {
         1 => Some(8),
         2 => Some(4),
-        3 | 4 => Some(2),
+        // Three or more (an n-body's forces): two items at a time measured slower than one.
         _ => None,
     }
 }
@@ -143,6 +151,7 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
     if plan.body.stmts.iter().any(|s| continue_guard(s).is_some()) {
         return Verdict::NotAJam;
     }
+    let Some(items) = items_for(plan.accs.len()) else { return Verdict::NotAJam };
     // A reduction to jam: from here on, every reason is reported.
     if f.label.is_some() {
         return Verdict::LeftAlone("label");
@@ -163,7 +172,6 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
     if plan.accs.iter().any(|a| !per_item.contains(&a.ident.to_string())) {
         return Verdict::LeftAlone("carried");
     }
-    let Some(items) = items_for(plan.accs.len()) else { return Verdict::LeftAlone("carried") };
     let Some(Source::Range { start: j_start, end: j_end }) = source(&inner.expr, &item_env, true) else {
         return Verdict::NotAJam;
     };
@@ -209,10 +217,13 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
     };
     let combined = match analyse_loop(&jammed_loop, &jam_env) {
         Reduction::Rewrite { mut plan, .. } => {
-            // Narrow chunks of a quarter of a 256-bit vector (4 `f32`, 2 `f64`): with 8 items'
-            // accumulators, 8-lane chunks measured 0.19–0.25 of the k-means twin, 4-lane ones
-            // 0.41–0.46 (BENCHMARKS.md); long rows still take the wide level first.
-            plan.narrow = plan.lanes / 8;
+            // Each item's lanes one 512-bit vector in the wide level (16 `f32`, 8 `f64`: with 32,
+            // 8 items' accumulators and chunks spill, and a transformer's matrix–vector products
+            // ran at 0.75 of the rows one by one), and a quarter of a 256-bit vector in the narrow
+            // one (4 `f32`: with 8-lane chunks a jammed k-means distance measured 0.19–0.25 of its
+            // twin, with 4-lane ones 0.41–0.46; BENCHMARKS.md).
+            plan.lanes /= 2;
+            plan.narrow = plan.lanes / 4;
             plan.fold_together = true;
             rewritten_loop(&plan)
         }
@@ -226,14 +237,22 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
     });
     let end_var = hidden("__adaptive_cend");
     let count = proc_macro2::Literal::usize_unsuffixed(items);
+    // Only short reductions (a distance over tens of coordinates) gain: their folds and reloads
+    // are what the jam shares. A long one (a matrix–vector product's rows of hundreds) streams
+    // its rows from memory, and 8 streams at once measured slower than one at a time (0.83×
+    // at 288 × 4,000; BENCHMARKS.md): those items run one by one, as written.
+    let (short, length) = (Literal::usize_unsuffixed(SHORT), hidden("__adaptive_length"));
     let jammed = quote!(
         let mut #first: usize = #start;
         let #end_var: usize = #end;
-        while #end_var.saturating_sub(#first) >= #count {
-            #lets
-            #combined
-            #(#suffixes)*
-            #first += #count;
+        let #length: usize = (#j_end).saturating_sub(#j_start);
+        if #length < #short {
+            while #end_var.saturating_sub(#first) >= #count {
+                #lets
+                #combined
+                #(#suffixes)*
+                #first += #count;
+            }
         }
     );
     let mut rest = f.clone();

@@ -846,13 +846,11 @@ mod tests {
                 continue;
             }),
         ] {
-            let guarded = !guard.is_empty();
             let (reports, body) = all(forces(guard));
-            // Three accumulators: two bodies at a time; a guard would skip both bodies' elements,
-            // so the loop is not jammed then, and the report says nothing of it.
-            let jam = if guarded { vec![] } else { vec![yes("for range jam")] };
-            assert_eq!(reports, [jam, vec![yes("for range +=")]].concat(), "{body}");
-            assert_eq!(body.contains("__adaptive_lanes5"), !guarded, "{body}");
+            // Three accumulators: the bodies are not jammed (two at a time measured slower), and
+            // the report says nothing of the outer loop.
+            assert_eq!(reports, [yes("for range +=")], "{body}");
+            assert!(body.contains("__adaptive_lanes2") && !body.contains("__adaptive_cend"), "{body}");
             assert!(body.contains("__adaptive_lanes2"), "{body}");
             // x, y, z and m: four chunked reads.
             assert!(body.contains("__adaptive_h3") && !body.contains("__adaptive_h4"), "{body}");
