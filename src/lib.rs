@@ -148,6 +148,8 @@ pub mod history {
     //! and importing tables (files: [`export_history`], [`import_history`]; JSON strings in
     //! memory: [`export_learned`], [`import_learned`]), and the machine [`Fingerprint`]
     //! that keys them. The [guide's chapter](crate::guide::persistence) tells the story.
+    #[doc(hidden)]
+    pub use adaptive_kernel_runtime::{__delay_saves_for_tests, __saving_for_tests};
     pub use adaptive_kernel_runtime::{
         clear_history, default_path, export_history, export_learned, flush, history_file, history_status,
         import_history, import_learned, read_history, save_calibration, set_history, BucketRecord, ExclusionRecord,
