@@ -14,9 +14,20 @@
 //! * `gpu_vs_simd_*`: `ops::gpu` against `ops::simd` for add, sum and
 //!   matmul at a few sizes, plus `matrixmultiply::sgemm` as a SIMD GEMM
 //!   reference point, for the router's thresholds.
+//!
+//! The interleaved comparisons printed on stderr (`interleaved ops::gpu::add /
+//! raw floor, 1K: …`) are what `scripts/gpu-check` reports as the GPU's fixed
+//! cost.
+//!
+//! Smoke run (CI: `scripts/bench-smoke`, on lavapipe): `cargo bench --bench gpu
+//! -- --test` runs each criterion routine once and each interleaved comparison
+//! for one pair (`common/smoke.rs`).
 
 // `criterion_group!` defines an undocumented public function.
 #![allow(missing_docs)]
+
+#[path = "common/smoke.rs"]
+mod smoke;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -131,6 +142,7 @@ fn interleaved<A, B>(
     mut a: impl FnMut() -> A,
     mut b: impl FnMut() -> B,
 ) -> (Duration, Duration) {
+    let pairs = smoke::pick(pairs, 1);
     for _ in 0..pairs / 10 + 1 {
         black_box(a());
         black_box(b());
