@@ -647,6 +647,7 @@ fn device_is_ready_and_reports_its_adapter() {
         assert!(!summary.device_type.is_software(), "{summary} is a software adapter but the policy is hardware-only");
     }
     eprintln!("GPU tests ran on {summary}");
+    eprintln!("GPU adapter: {}; driver: {} {}", summary.name, summary.driver, summary.driver_info);
 }
 
 /// The guard above is what keeps GPU tests from passing vacuously: run the
