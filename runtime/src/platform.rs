@@ -35,6 +35,7 @@ pub(crate) const DEFAULT_HISTORY_FILE: bool = !cfg!(target_family = "wasm");
 /// `gpu` in its name, and no other thread has.
 pub(crate) mod thread_name {
     /// Creates the GPU device in the background (`ops::gpu::start`); ends once it exists.
+    #[cfg_attr(not(feature = "gpu"), allow(dead_code, reason = "no GPU backend without the feature"))]
     pub(crate) const GPU_START: &str = "ak-gpu-start";
     /// Times GPU ops for the cost model's GPU figures; ends once measured.
     pub(crate) const GPU_PROBES: &str = "ak-gpu-probes";
@@ -179,6 +180,7 @@ pub(crate) fn hold_for_exit<T>(lock: &'static std::sync::Mutex<T>, wait: std::ti
 
 /// Runs the registered hooks once, newest first; later calls do nothing. A panicking hook
 /// is caught (the process is exiting; unwinding out of an `atexit` handler would abort).
+#[cfg(unix)]
 fn run_exit_hooks() {
     static RAN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if RAN.swap(true, std::sync::atomic::Ordering::Relaxed) {
