@@ -59,7 +59,9 @@ pub use numeric::median as __median;
 #[doc(hidden)]
 pub use numeric::thousands as __thousands;
 #[doc(hidden)]
-pub use persist::{__delay_saves_for_tests, __saving_for_tests};
+pub use persist::__delay_saves_for_tests;
+#[doc(hidden)]
+pub use persist::__saving_for_tests;
 pub use persist::{
     clear_history, default_path, export_history, export_learned, flush, history_file, history_status, import_history,
     import_learned, read_history, save_calibration, set_history, BucketRecord, ExclusionRecord, Fingerprint,
