@@ -54,7 +54,8 @@
 //! runs before those destructors: it makes every later op call fall back to
 //! SIMD ([`is_ready`] false), and waits up to [`EXIT_CALL_WAIT`] for the call
 //! in flight to leave the driver, then holds the lock, so none enters again.
-//! The probes find the GPU gone and stop. wgpu's objects are never dropped
+//! The probes' later calls run on SIMD, and their figures are discarded (the
+//! GPU is no longer available when they finish). wgpu's objects are never dropped
 //! (they live in statics): dropping a device at exit is what crashes.
 //! Exiting while the device is being created is `startup.rs`'s concern.
 
@@ -132,7 +133,7 @@ static CLOSING: AtomicBool = AtomicBool::new(false);
 static CALL_DELAY_NS: AtomicU64 = AtomicU64::new(0);
 
 /// The longest the exit hook waits for an op call in flight to leave the driver.
-pub(super) const EXIT_CALL_WAIT: Duration = Duration::from_secs(3);
+const EXIT_CALL_WAIT: Duration = Duration::from_secs(3);
 /// The exit hook's name ([`crate::platform::at_exit`]).
 const EXIT_HOOK: &str = "gpu";
 
