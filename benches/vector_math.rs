@@ -15,6 +15,9 @@
 //! `f32` for each of 7 functions and 3 exponents of `powf`, 10⁸ pairs for
 //! `hypot`); `-- --quick` checks every 4,096th `f32` instead (seconds, for CI
 //! and for trying changes). Figures: BENCHMARKS.md, "Vector math in lanes".
+//!
+//! Smoke run (CI: `scripts/bench-smoke`): `cargo bench --bench vector_math -- --test`
+//! checks every 2²⁰th `f32` and times each loop once (`common/smoke.rs`).
 
 #![allow(missing_docs)]
 
@@ -23,6 +26,9 @@ use std::time::Instant;
 
 use adaptive_kernel::{adaptive_kernel, math};
 use rayon::prelude::*;
+
+#[path = "common/smoke.rs"]
+mod smoke;
 
 /// The order of `x` among `f32`s (−0 and +0 adjacent, ∞ after `MAX`).
 fn order(x: f32) -> i64 {
@@ -128,7 +134,13 @@ fn time_pair(a: Loop, b: Loop, input: &[f32], rounds: usize) -> (f64, f64) {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
-    let stride = if quick { 4096 } else { 1 };
+    // Every `f32`, 10⁸ `hypot` pairs and 15 timing rounds; `--quick` thins them out, a smoke
+    // run (unoptimised, in CI) further still.
+    let (stride, pairs, rounds): (u64, u64, usize) = if quick && !smoke::on() {
+        (4096, 1 << 20, 3)
+    } else {
+        (smoke::pick(1, 1 << 20), smoke::pick(100_000_000, 1 << 12), smoke::pick(15, 1))
+    };
     let cpu = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let model = cpu
         .lines()
@@ -159,7 +171,6 @@ fn main() {
         report(&format!("powf(x, {y})"), w, bound("powf"), start.elapsed().as_secs_f64());
     }
     let start = Instant::now();
-    let pairs: u64 = if quick { 1 << 20 } else { 100_000_000 };
     let w = (0..pairs)
         .into_par_iter()
         .map(|n| {
@@ -188,7 +199,6 @@ fn main() {
         ("powf(x, 2.2)", powf_loop::scalar, powf_loop::simd, &positive),
         ("hypot(x, 1.5)", hypot_loop::scalar, hypot_loop::simd, &input),
     ];
-    let rounds = if quick { 3 } else { 15 };
     for (name, scalar, simd, data) in loops {
         let (s, v) = time_pair(scalar, simd, data, rounds);
         println!("| {name} | {:.1} µs | {:.1} µs | {:.1} |", s * 1e6, v * 1e6, s / v);

@@ -523,7 +523,7 @@ fn routed_calls_agree_with_the_scalar_variant() {
     let s = exp_sum(&mut e);
     assert!((s - 10.0 * 0.5f32.exp()).abs() <= 1e-5 && e.iter().all(|v| (v - 0.5f32.exp()).abs() <= 1e-6));
     let mut e = vec![0.5f32; 10];
-    assert_eq!(running_exp_sum(&mut e), running_exp_sum::scalar(&mut vec![0.5f32; 10]));
+    assert_eq!(running_exp_sum(&mut e), running_exp_sum::scalar(&mut [0.5f32; 10]));
     let mut out = vec![0.0; 3];
     row_distances(&x[..10], &y[..30], &mut out);
     let (mut fx, mut fy) = (vec![0.0; 50], vec![0.0; 50]);

@@ -583,7 +583,7 @@ fn emit(
         quote!(for #jj in 0..#name.len() { #t[#jj][#l] = #name[#jj]; })
     });
     // The items' names, the index aside (it is `i0 + l`, or the copy's own `let`).
-    let names: Vec<String> = varying.iter().filter(|n| **n != index.to_string()).cloned().collect();
+    let names: Vec<String> = varying.iter().filter(|n| index != n.as_str()).cloned().collect();
     let in_lane = InLane { lanes: &names, index: Some(index), rows: &tiles, lane: &l, first: &first };
     let lane_of = |stmts: &[Stmt]| -> TokenStream {
         let mut block = Block { brace_token: Default::default(), stmts: stmts.to_vec() };

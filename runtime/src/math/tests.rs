@@ -55,7 +55,7 @@ fn specials() -> Vec<f32> {
 /// with the argument where it occurs; panics if it exceeds `bound`.
 fn check(name: &str, f: fn(f32) -> f32, reference: fn(f64) -> f64, extra: &[f32]) {
     let bound = u64::from(ulp_bound(name).expect("a listed function"));
-    let offset = 0x9e37_79b9_u64.wrapping_mul(name.len() as u64 + 1) % STRIDE | 1;
+    let offset = (0x9e37_79b9_u64.wrapping_mul(name.len() as u64 + 1) % STRIDE) | 1;
     let samples = (offset..1 << 32).step_by(STRIDE as usize).map(|b| f32::from_bits(b as u32));
     let mut count = 0;
     for x in samples.chain(specials()).chain(extra.iter().copied()) {
@@ -171,7 +171,8 @@ fn hypot_within_its_bound() {
 #[test]
 fn special_values_are_libms_exactly() {
     // Where libm's result is a special value (±0, ±∞, NaN, ±1 from tanh), so is ours, sign included.
-    let functions: [(&str, fn(f32) -> f32, fn(f32) -> f32); 7] = [
+    type Pair = (&'static str, fn(f32) -> f32, fn(f32) -> f32);
+    let functions: [Pair; 7] = [
         ("exp", exp, f32::exp),
         ("exp2", exp2, f32::exp2),
         ("ln", ln, f32::ln),

@@ -115,10 +115,10 @@ fn reduce(abs_bits: u32) -> (i32, f64) {
 /// sin r for |r| ≤ π/4 (musl's `__sindf`: |sin r/r − s(r)| < 2⁻³⁷·⁵).
 #[inline(always)]
 fn sin_kernel(x: f64) -> f64 {
-    const S1: f64 = -0.166_666_666_416_265_235_595;
-    const S2: f64 = 0.008_333_329_385_889_463_175_6;
-    const S3: f64 = -0.000_198_393_348_360_966_317_347;
-    const S4: f64 = 0.000_002_718_311_493_989_821_906_4;
+    const S1: f64 = -0.166_666_666_416_265_24;
+    const S2: f64 = 0.008_333_329_385_889_463;
+    const S3: f64 = -0.000_198_393_348_360_966_32;
+    const S4: f64 = 0.000_002_718_311_493_989_822;
     let z = x * x;
     let w = z * z;
     let r = S3 + z * S4;
@@ -129,10 +129,10 @@ fn sin_kernel(x: f64) -> f64 {
 /// cos r for |r| ≤ π/4 (musl's `__cosdf`: |cos r − c(r)| < 2⁻³⁴·¹).
 #[inline(always)]
 fn cos_kernel(x: f64) -> f64 {
-    const C0: f64 = -0.499_999_997_251_031_003_120;
-    const C1: f64 = 0.041_666_623_323_739_063_189_4;
-    const C2: f64 = -0.001_388_676_377_460_992_946_92;
-    const C3: f64 = 0.000_024_390_448_796_277_409_065_4;
+    const C0: f64 = -0.499_999_997_251_031;
+    const C1: f64 = 0.041_666_623_323_739_06;
+    const C2: f64 = -0.001_388_676_377_460_993;
+    const C3: f64 = 0.000_024_390_448_796_277_41;
     let z = x * x;
     let w = z * z;
     let r = C2 + z * C3;
@@ -141,6 +141,7 @@ fn cos_kernel(x: f64) -> f64 {
 
 /// `sin x`.
 #[inline(always)]
+#[allow(clippy::eq_op)] // `x - x`: libm's NaN for ∞ and NaN
 pub(crate) fn sin_lane(x: f32) -> f32 {
     let bits = x.to_bits();
     let (q, r) = reduce(bits & 0x7fff_ffff);
@@ -148,7 +149,7 @@ pub(crate) fn sin_lane(x: f32) -> f32 {
     let v = if q & 1 == 0 { s } else { c };
     let v = if q & 2 == 0 { v } else { -v };
     let v = if bits >> 31 == 0 { v } else { -v };
-    // ∞ and NaN: NaN.
+    // ∞ and NaN: NaN, as libm computes it (`x - x` keeps a NaN's payload).
     if x.is_finite() {
         v as f32
     } else {
@@ -158,11 +159,13 @@ pub(crate) fn sin_lane(x: f32) -> f32 {
 
 /// `cos x`.
 #[inline(always)]
+#[allow(clippy::eq_op)] // `x - x`: libm's NaN for ∞ and NaN
 pub(crate) fn cos_lane(x: f32) -> f32 {
     let (q, r) = reduce(x.to_bits() & 0x7fff_ffff);
     let (s, c) = (sin_kernel(r), cos_kernel(r));
     let v = if q & 1 == 0 { c } else { -s };
     let v = if q & 2 == 0 { v } else { -v };
+    // ∞ and NaN: NaN, as libm computes it (`x - x` keeps a NaN's payload).
     if x.is_finite() {
         v as f32
     } else {
