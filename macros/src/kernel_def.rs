@@ -146,8 +146,9 @@ impl KernelDef {
             (None, true) => Some(OptOut::Serial),
             (None, false) => None,
         };
-        let (split_body, splits) =
-            split::split_loops(&relocated.block, &relocated.sig, parsed_args.exact, split_opt_out);
+        // One analysis of the top-level loops, read by the split and by the GPU variant's shader.
+        let top_loops = split::analyse_loops(&relocated.block, &relocated.sig, parsed_args.exact);
+        let (split_body, splits) = split::split_analysed(&relocated.block, &top_loops, split_opt_out);
         let token_hash = token_hash([&args, &func.sig.to_token_stream(), &func.block.to_token_stream()]);
         let has_gpu = parsed_args.gpu.is_some() || ops_use.is_some();
         let any_split = splits.iter().any(|s| s.reason.is_empty());

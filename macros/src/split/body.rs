@@ -45,7 +45,7 @@ use crate::reduce::{accumulation, pat_names, plain_ident, Op, Ty, Width};
 
 /// How many elements of a target one unit of the loop owns.
 #[derive(Clone, Debug)]
-pub(super) enum Stride {
+pub(crate) enum Stride {
     /// `out[i]`.
     One,
     /// `out[i * 3 + c]`: an integer literal.
@@ -65,27 +65,27 @@ impl Stride {
 }
 
 /// A slice a range loop writes at its own item or row.
-pub(super) struct Target {
+pub(crate) struct Target {
     pub name: Ident,
     pub stride: Stride,
 }
 
 /// What an accumulator holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Value {
+pub(crate) enum Value {
     Float(Width),
     Int,
 }
 
 /// A reduction the loop carries: its accumulator, declared before the loop.
-pub(super) struct Carried {
+pub(crate) struct Carried {
     pub ident: Ident,
     pub op: Op,
     pub value: Value,
 }
 
 /// What the body of a loop that can be split shares and writes.
-pub(super) struct Facts {
+pub(crate) struct Facts {
     /// Range loops: the slices written at the index's item or row.
     pub targets: Vec<Target>,
     pub carried: Vec<Carried>,

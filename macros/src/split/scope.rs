@@ -18,7 +18,7 @@ use crate::reduce::{Env, Int, Ty};
 
 /// What a name from outside the loop is, as far as splitting it goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Kind {
+pub(crate) enum Kind {
     /// A slice-like a chunk may write its own part of: `&mut [T]`, `&mut Vec<T>`,
     /// `&mut [T; N]`, or an owned `Vec<T>`/`[T; N]` bound `mut`.
     MutSlice,
@@ -33,7 +33,7 @@ pub(super) enum Kind {
 
 /// One name in scope before the loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Binding {
+pub(crate) struct Binding {
     pub kind: Kind,
     /// Bound `mut`: a loop may write it only as a reduction's accumulator.
     pub mutable: bool,
@@ -44,7 +44,8 @@ pub(super) struct Binding {
 /// The names in scope before a top-level loop: the parameters, then the
 /// body's top-level `let`s in order (a later one shadows an earlier one), with
 /// the float and integer types the reduction analysis ([`Env`]) knows.
-pub(super) struct Scope {
+#[derive(Clone)]
+pub(crate) struct Scope {
     names: HashMap<String, Binding>,
     pub env: Env,
 }
@@ -73,7 +74,7 @@ impl Scope {
     }
 
     /// What `name` is, if it was bound before the loop.
-    pub(super) fn get(&self, name: &str) -> Option<Binding> {
+    pub(crate) fn get(&self, name: &str) -> Option<Binding> {
         self.names.get(name).copied()
     }
 
@@ -167,7 +168,7 @@ impl Scope {
     /// Whether `e` is known to be a `usize`: a `usize` name or literal, the
     /// `len()` of a slice-like, a cast to `usize`, or arithmetic, `min` and
     /// `max` of such values and integer literals.
-    pub(super) fn is_usize(&self, e: &Expr) -> bool {
+    pub(crate) fn is_usize(&self, e: &Expr) -> bool {
         if self.env.ty(e) == Ty::Int(Int::Usize) {
             return true;
         }
