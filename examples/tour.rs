@@ -462,6 +462,7 @@ mod tests {
         token_hash: 1,
         loops: &[],
         splits: &[],
+        gpu_loops: &[],
     });
 
     /// Settles `size`'s bucket of `K` on injected times per backend (microseconds).

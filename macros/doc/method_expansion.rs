@@ -21,6 +21,7 @@ pub fn forward(&self, x: &[f32]) -> f32 {
                 reason: "source",
             }],
             splits: &[],
+            gpu_loops: &[],
         });
     let __adaptive_size: usize = x.len();
     // The closure names this instantiation (`my_crate::nn::Layer::forward`); its address finds the

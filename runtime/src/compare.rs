@@ -53,6 +53,15 @@ impl Tolerance {
         }
     }
 
+    /// The same tolerance allowing `roundings` more roundings per result element (a
+    /// relative tolerance the attribute gave is left as it is).
+    pub fn widened(self, roundings: usize) -> Tolerance {
+        match self {
+            Tolerance::Rounding { terms } => Tolerance::Rounding { terms: terms.saturating_add(roundings) },
+            relative => relative,
+        }
+    }
+
     /// The largest difference allowed for results of magnitude up to `scale`
     /// (taken as at least 1) in a type whose machine epsilon is `epsilon`.
     pub fn allowed(self, epsilon: f64, scale: f64) -> f64 {

@@ -46,8 +46,8 @@ pub use kernel::run_verified;
 pub use kernel::Crossover;
 pub use kernel::{
     crossovers, init_logging, kernel_named, kernels, loop_reason, set_span_threshold, with_backend, BackendReport,
-    BucketReport, Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, KernelTable, LoopLine, LoopRewrite,
-    LoopSplit, LoopSummary, Route, SplitLine, LOOP_REASONS, TIE_BAND,
+    BucketReport, Decision, DecisionKind, GpuLine, Kernel, KernelFamily, KernelSpec, KernelTable, LoopGpu, LoopLine,
+    LoopRewrite, LoopSplit, LoopSummary, Route, SplitLine, LOOP_REASONS, TIE_BAND,
 };
 /// The median every statistic of this crate is taken with, for the workspace's own
 /// benches (`benches/routing_quality`). Not a public API.
@@ -60,8 +60,8 @@ pub use numeric::thousands as __thousands;
 pub use persist::{
     clear_history, default_path, export_history, export_learned, flush, history_file, history_status, import_history,
     import_learned, read_history, save_calibration, set_history, BucketRecord, ExclusionRecord, Fingerprint,
-    HistoryError, HistoryFile, HistoryStatus, ImportError, ImportSummary, KernelRecord, LearnedImport, LoopRecord,
-    MachineRecord, NearestEntry, NearestRule, SplitRecord, TimingRecord,
+    GpuLoopRecord, HistoryError, HistoryFile, HistoryStatus, ImportError, ImportSummary, KernelRecord, LearnedImport,
+    LoopRecord, MachineRecord, NearestEntry, NearestRule, SplitRecord, TimingRecord,
 };
 pub use select::{
     catalog, AdaptiveBackend, BackendSelector, PerfStats, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO,

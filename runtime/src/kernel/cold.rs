@@ -374,6 +374,7 @@ mod tests {
         token_hash: 1,
         loops: &[],
         splits: &[],
+        gpu_loops: &[],
     });
 
     fn parallel_samples(size: usize) -> u64 {

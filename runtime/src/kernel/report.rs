@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use super::crossover::{crossovers, Crossover};
 use super::loops::LoopSummary;
-use super::spec::{DecisionKind, LoopRewrite, LoopSplit};
+use super::spec::{DecisionKind, LoopGpu, LoopRewrite, LoopSplit};
 use crate::backend::{Backend, OpComplexity};
 use crate::bucket::bucket_of;
 use crate::persist::NearestEntry;
@@ -77,6 +77,8 @@ pub struct KernelTable {
     pub loops: &'static [LoopRewrite],
     /// Whether its Parallel variant splits each top-level loop across threads ([`crate::KernelSpec::splits`]).
     pub splits: &'static [LoopSplit],
+    /// Whether its GPU variant runs each top-level loop on the device ([`crate::KernelSpec::gpu_loops`]).
+    pub gpu_loops: &'static [LoopGpu],
     /// Buckets that have been called or loaded, smallest sizes first.
     pub rows: Vec<BucketReport>,
     /// The other machine's entry some of these decisions or figures came from, while
@@ -119,7 +121,7 @@ impl fmt::Display for KernelTable {
             write!(f, ", forced to {b}")?;
         }
         writeln!(f)?;
-        write!(f, "{}", LoopSummary::new("  ", self.loops).with_splits(self.splits))?;
+        write!(f, "{}", LoopSummary::new("  ", self.loops).with_splits(self.splits).with_gpu(self.gpu_loops))?;
         write!(f, "  {:>23}", "sizes")?;
         for b in Backend::ALL {
             write!(f, "  {:>16}", format!("{b} µs (n)"))?;
@@ -186,6 +188,7 @@ mod tests {
             forced: None,
             loops: &[],
             splits: &[],
+            gpu_loops: &[],
             rows: vec![
                 settled_row(2048, Backend::Scalar, 100, 150),
                 settled_row(4096, Backend::Simd, 400, 200),
@@ -236,6 +239,7 @@ mod tests {
             forced: None,
             loops: &[],
             splits: &[],
+            gpu_loops: &[],
             rows: vec![row(4096, Some(from.clone()), true), row(8192, None, false)],
             borrowed_from: Some(from),
         };

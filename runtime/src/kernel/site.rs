@@ -15,8 +15,9 @@ use std::time::Duration;
 
 use super::bucket_state::BucketState;
 use super::decision_byte::{DecisionByte, DecisionCell};
+use super::loops::LoopSummary;
 use super::report::{BackendReport, BucketReport, KernelTable};
-use super::spec::{Decision, DecisionKind, KernelSpec};
+use super::spec::{Decision, DecisionKind, KernelSpec, LoopRewrite};
 use super::{snapshot, telemetry};
 use crate::backend::{Backend, OpComplexity};
 use crate::bucket::{bucket_range, BUCKETS};
@@ -108,7 +109,7 @@ pub fn set_span_threshold(threshold: Duration) {
 ///     has_gpu: false,
 ///     has_parallel: false,
 ///     token_hash: 1,
-///     loops: &[], splits: &[],
+///     loops: &[], splits: &[], gpu_loops: &[],
 /// });
 ///
 /// let x = vec![1.0f32; 4096];
@@ -230,10 +231,21 @@ impl Kernel {
             return Decision { backend: b, kind: DecisionKind::Forced };
         }
         let why = if !self.spec.has_gpu {
-            Some("the kernel has no GPU variant (its body calls no `ops::` function and no `gpu = path` was given)")
+            let loops = LoopSummary::new::<LoopRewrite>("", &[]).with_gpu(self.spec.gpu_loops).to_string();
+            let loops = loops.lines().skip(1).map(str::trim).collect::<Vec<_>>().join("; ");
+            Some(if loops.is_empty() {
+                "the kernel has no GPU variant (its body calls no `ops::` function, has no top-level loop and no \
+                 `gpu = path` was given)"
+                    .to_owned()
+            } else {
+                format!(
+                    "the kernel has no GPU variant (its body calls no `ops::` function, no `gpu = path` was given, \
+                     and its top-level loops stay on the host: {loops})"
+                )
+            })
         } else if !crate::ops::gpu::is_available() {
             // A forced GPU waits for start-up: the caller asked for it.
-            Some("no usable GPU adapter (see `ops::gpu::health()` and ADAPTIVE_KERNEL_GPU)")
+            Some("no usable GPU adapter (see `ops::gpu::health()` and ADAPTIVE_KERNEL_GPU)".to_owned())
         } else {
             None
         };
@@ -241,7 +253,7 @@ impl Kernel {
             None => Decision { backend: Backend::Gpu, kind: DecisionKind::Forced },
             Some(why) => {
                 if !std::mem::replace(&mut st.warned_unavailable, true) {
-                    telemetry::forced_fallback(self.spec.name, why);
+                    telemetry::forced_fallback(self.spec.name, &why);
                 }
                 Decision { backend: Backend::Simd, kind: DecisionKind::Forced }
             }
@@ -301,6 +313,7 @@ impl Kernel {
             forced: st.forced,
             loops: self.spec.loops,
             splits: self.spec.splits,
+            gpu_loops: self.spec.gpu_loops,
             rows,
             borrowed_from,
         }

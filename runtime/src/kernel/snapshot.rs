@@ -23,7 +23,7 @@ use crate::backend::Backend;
 use crate::bucket::{bucket_of, bucket_range};
 use crate::per_backend::BackendSet;
 use crate::persist::format::{
-    self, BucketRecord, ExclusionRecord, KernelRecord, LoopRecord, SplitRecord, TimingRecord,
+    self, BucketRecord, ExclusionRecord, GpuLoopRecord, KernelRecord, LoopRecord, SplitRecord, TimingRecord,
 };
 use crate::persist::merge::KernelSnapshot;
 
@@ -96,6 +96,12 @@ pub(super) fn snapshot(
                     .map(|l| SplitRecord { line: l.line, idiom: l.idiom.to_owned(), reason: l.reason.to_owned() })
                     .collect(),
             ),
+            gpu_loops: Some(
+                spec.gpu_loops
+                    .iter()
+                    .map(|l| GpuLoopRecord { line: l.line, idiom: l.idiom.to_owned(), reason: l.reason.to_owned() })
+                    .collect(),
+            ),
             // A borrowed decision not confirmed here is not this machine's to save.
             buckets: buckets
                 .iter()
@@ -149,6 +155,7 @@ mod tests {
             token_hash: 7,
             loops: &[LoopRewrite { line: 4, idiom: "for range +=", variants: &[Backend::Simd], reason: "" }],
             splits: &[],
+            gpu_loops: &[],
         };
         let mut bs = BucketState::new(5000);
         bs.stats[Backend::Simd].push(40, 5);
@@ -229,6 +236,7 @@ mod tests {
             token_hash: 7,
             loops: &[],
             splits: &[],
+            gpu_loops: &[],
         };
         let mut buckets: BTreeMap<usize, BucketState> = borrowed_buckets_from(
             vec![simd_record(1024, Some(Backend::Simd), 150), simd_record(8192, Some(Backend::Simd), 150)],

@@ -8,7 +8,9 @@
 //! there: while the bucket explores, when a settled bucket re-times it, or when
 //! a decision loaded from history is re-timed. The Scalar variant runs first,
 //! untimed; the variant runs timed as usual; the results are compared within
-//! the kernel's [`Tolerance`]. A variant that disagrees is excluded from the
+//! the kernel's [`Tolerance`] (for the GPU variant widened by the roundings its
+//! generated loops may add: [`KernelSpec::gpu_roundings`](crate::KernelSpec::gpu_roundings)).
+//! A variant that disagrees is excluded from the
 //! bucket for good (kept in the history file), the call returns the Scalar
 //! result, the disagreement is reported once per kernel and backend (kernel,
 //! size, largest error), and a bucket that had settled on it explores again.
@@ -48,7 +50,12 @@ pub fn run_verified<R: Comparable>(
     }
     let reference = scalar();
     let out = route.run(variant);
-    let agreement = out.compare(&reference, Tolerance::for_call(kernel.complexity(), size, relative));
+    let mut tolerance = Tolerance::for_call(kernel.complexity(), size, relative);
+    if backend == Backend::Gpu {
+        // The GPU variant's generated loops are held to their precision contract.
+        tolerance = tolerance.widened(kernel.spec().gpu_roundings());
+    }
+    let agreement = out.compare(&reference, tolerance);
     kernel.apply_comparison(size, backend, agreement);
     if agreement.agrees {
         out

@@ -17,6 +17,7 @@
 //!           "complexity": "Medium",
 //!           "loops": [ { "line": 12, "idiom": "for range +=", "variants": ["Simd"], "reason": "" } ],
 //!           "splits": [ { "line": 10, "idiom": "for range", "reason": "" } ],
+//!           "gpu_loops": [ { "line": 10, "idiom": "for range", "reason": "" } ],
 //!           "buckets": [
 //!             { "sizes": [8193, 10000], "typical_size": 10000, "chosen": "Simd",
 //!               "timings": [ { "backend": "Scalar", "count": 3, "recent_ns": [5100, 5000, 5050] }, … ],
@@ -36,7 +37,8 @@
 //! still load and readers that predate a field ignore it: `loops` (what the
 //! attribute did to the kernel's float reductions, for `adaptive-kernel
 //! report`; a file without it reads as "not recorded"), `splits` (what the
-//! Parallel variant did to its top-level loops, likewise) and `excluded` (the
+//! Parallel variant did to its top-level loops, likewise), `gpu_loops` (which
+//! of them the GPU variant runs on the device, likewise) and `excluded` (the
 //! backends `verify` ruled out, omitted when none).
 //!
 //! # Format 1
@@ -114,6 +116,11 @@ pub struct KernelRecord {
     /// `None` in a file written before this was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub splits: Option<Vec<SplitRecord>>,
+    /// Whether its GPU variant runs each top-level `for` loop of its body on the
+    /// device, in source order (its spec's [`LoopGpu`](crate::LoopGpu)s); `None` in a
+    /// file written before this was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_loops: Option<Vec<GpuLoopRecord>>,
     /// Its buckets, smallest sizes first.
     #[serde(default)]
     pub buckets: Vec<BucketRecord>,
@@ -146,6 +153,20 @@ pub struct SplitRecord {
     /// What it walks, e.g. `for range`.
     pub idiom: String,
     /// Why it was left on one thread, in one word; empty when split.
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// One top-level loop of a kernel's body and whether its GPU variant runs it on
+/// the device: a [`LoopGpu`](crate::LoopGpu) as the history file keeps it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct GpuLoopRecord {
+    /// The source line of its `for`.
+    pub line: u32,
+    /// What it walks, e.g. `for range`.
+    pub idiom: String,
+    /// Why it stays on the host, in one word; empty when it runs on the GPU.
     #[serde(default)]
     pub reason: String,
 }
@@ -317,6 +338,7 @@ mod v1 {
                                     complexity: k.complexity,
                                     loops: None,
                                     splits: None,
+                                    gpu_loops: None,
                                     buckets,
                                 },
                             )

@@ -55,6 +55,9 @@ pub(crate) fn merge(
                 if ours.splits.is_some() {
                     theirs.splits = ours.splits;
                 }
+                if ours.gpu_loops.is_some() {
+                    theirs.gpu_loops = ours.gpu_loops;
+                }
                 for bucket in ours.buckets {
                     let at = theirs.buckets.iter().position(|b| b.sizes == bucket.sizes);
                     match at {
@@ -168,7 +171,14 @@ mod tests {
     }
 
     fn kernel(hash: &str, buckets: Vec<BucketRecord>) -> KernelRecord {
-        KernelRecord { token_hash: hash.into(), complexity: OpComplexity::Low, loops: None, splits: None, buckets }
+        KernelRecord {
+            token_hash: hash.into(),
+            complexity: OpComplexity::Low,
+            loops: None,
+            splits: None,
+            gpu_loops: None,
+            buckets,
+        }
     }
 
     fn file_with(k: &str, record: KernelRecord) -> HistoryFile {

@@ -297,6 +297,7 @@ mod tests {
             complexity: OpComplexity::Medium,
             loops: None,
             splits: None,
+            gpu_loops: None,
             buckets: vec![
                 bucket(8, Some(Backend::Simd)),
                 bucket(16, Some(Backend::Simd)),

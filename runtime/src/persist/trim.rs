@@ -165,7 +165,14 @@ mod tests {
                 excluded: Vec::new(),
             })
             .collect();
-        KernelRecord { token_hash: "00".into(), complexity: OpComplexity::Low, buckets, loops: None, splits: None }
+        KernelRecord {
+            token_hash: "00".into(),
+            complexity: OpComplexity::Low,
+            buckets,
+            loops: None,
+            splits: None,
+            gpu_loops: None,
+        }
     }
 
     fn machine(cpu: &str, kernels: &[(&str, KernelRecord)]) -> MachineRecord {

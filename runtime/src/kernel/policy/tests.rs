@@ -464,6 +464,7 @@ fn prior_vetoes_gpu_without_a_variant_a_device_or_a_case() {
         token_hash: 0,
         loops: &[],
         splits: &[],
+        gpu_loops: &[],
     };
     let w = Work { size: 20_000, flops: 1, bytes: 1 };
     let gpu_fast = |b: Backend| if b == Backend::Gpu { 1.0 } else { 2.0 };
@@ -489,6 +490,7 @@ fn prior_takes_parallel_only_where_the_model_says_it_pays() {
         token_hash: 0,
         loops: &[],
         splits: &[],
+        gpu_loops: &[],
     };
     let w = Work { size: 50_000, flops: 1, bytes: 1 };
     let cpu = CPU;
