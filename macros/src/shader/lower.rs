@@ -120,6 +120,11 @@ pub(super) fn lower(f: &ExprForLoop, space: &Space, carried: &[Carried], outer: 
             reduce::Op::Min => AccOp::Min,
         };
         let tv = l.out.types.fresh(class);
+        // What the accumulator's declaration says (`let mut n = 0usize;`).
+        if let Some((Held::Scalar(declared), _)) = outer.get(&c.ident.to_string()) {
+            let known = l.out.types.fresh(declared);
+            l.unify(tv, known)?;
+        }
         let acc = l.out.accs.len();
         l.out.accs.push(Acc { name: c.ident.clone(), op, tv });
         l.bind(c.ident.to_string(), Local::Acc(acc));
@@ -618,7 +623,14 @@ impl Lower<'_> {
                 _ => Err("call"),
             },
             Expr::Reference(r) if into_iter => {
-                let view = self.view_of(&r.expr)?;
+                let view = match &*r.expr {
+                    // `&x[a..b]`: a sub-slice.
+                    Expr::Index(i) if matches!(&*i.index, Expr::Range(_)) => match self.reference(r)? {
+                        Val::View(v) => v,
+                        _ => return Err("call"),
+                    },
+                    inner => self.view_of(inner)?,
+                };
                 if r.mutability.is_some() {
                     self.written(view);
                     Ok(Item::Mut(view))
