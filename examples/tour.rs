@@ -1,7 +1,8 @@
 //! The tour: what adaptive kernels learn on this machine, in one run.
 //!
 //! Three annotated kernels, one per complexity class, are called over a sweep
-//! of sizes: `saxpy` (Low) is a plain loop, `dot` (Medium) is a plain-loop
+//! of sizes: `saxpy` (Low) is a plain loop (which the GPU variant runs as a
+//! generated shader), `dot` (Medium) is a plain-loop
 //! reduction (which the SIMD variant computes in lanes) with a GPU alternative,
 //! `matmul` (High) goes through the `ops` set. At each size the router explores
 //! until the size's bucket settles; then the routed call, the backend the
@@ -38,7 +39,8 @@ use units::thousands;
 
 /// `y += alpha·x`, a plain loop: the Scalar variant is this loop as written, the
 /// SIMD variant the same loop compiled for this CPU's widest instruction set
-/// (element-wise, so it vectorises as written). No `ops::` call, so no GPU variant.
+/// (element-wise, so it vectorises as written), the GPU variant the loop as a
+/// generated shader, one invocation per item (which a round trip per call never pays for).
 #[adaptive_kernel(complexity = "Low")]
 pub fn saxpy(alpha: f32, x: &[f32], y: &mut [f32]) {
     for (yi, xi) in y.iter_mut().zip(x) {
@@ -99,7 +101,7 @@ fn saxpy_at(n: usize) -> Point {
     let call = move |via| match via {
         Via::Routed => saxpy(1e-3, black_box(&x), black_box(&mut y)),
         Via::Direct(Backend::Scalar) => saxpy::scalar(1e-3, black_box(&x), black_box(&mut y)),
-        // No GPU variant: a GPU pick runs SIMD, as the router would.
+        Via::Direct(Backend::Gpu) => saxpy::gpu(1e-3, black_box(&x), black_box(&mut y)),
         Via::Direct(_) => saxpy::simd(1e-3, black_box(&x), black_box(&mut y)),
     };
     Point { label: format!("n = {}", thousands(n)), size: 2 * n, call: Box::new(call) }
@@ -137,7 +139,7 @@ fn sweeps() -> Vec<Sweep> {
     vec![
         Sweep {
             kernel: &saxpy::KERNEL,
-            about: "a plain loop; SIMD is the loop compiled for this CPU, no GPU variant",
+            about: "a plain loop; SIMD is the loop compiled for this CPU, GPU the loop as a generated shader",
             points: [1 << 10, 1 << 13, 1 << 16, 1 << 19].map(saxpy_at).into(),
         },
         Sweep {

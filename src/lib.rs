@@ -68,7 +68,7 @@
 /// use adaptive_kernel::{adaptive_kernel, ops};
 /// # adaptive_kernel::history::set_history(adaptive_kernel::config::HistorySetting::Off);
 ///
-/// /// `y += alpha·x`: plain loops, so no GPU variant.
+/// /// `y += alpha·x`: a plain loop, which the GPU variant runs as a generated shader.
 /// #[adaptive_kernel(complexity = "Low")]
 /// pub fn saxpy(alpha: f32, x: &[f32], y: &mut [f32]) {
 ///     for (yi, xi) in y.iter_mut().zip(x) {
@@ -91,7 +91,8 @@
 ///
 /// assert_eq!(energy(&x), 14.0);
 /// assert_eq!(energy::gpu(&x), 14.0);
-/// assert!(energy::KERNEL.has_gpu() && !saxpy::KERNEL.has_gpu());
+/// assert!(energy::KERNEL.has_gpu() && saxpy::KERNEL.has_gpu());
+/// assert!(saxpy::KERNEL.spec().gpu_loops[0].on_gpu()); // its loop, one GPU invocation per item
 /// ```
 pub use adaptive_kernel_macros::adaptive_kernel;
 

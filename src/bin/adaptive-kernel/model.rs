@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use adaptive_kernel::history::{Fingerprint, HistoryFile, LoopRecord, SplitRecord};
+use adaptive_kernel::history::{Fingerprint, GpuLoopRecord, HistoryFile, LoopRecord, SplitRecord};
 use adaptive_kernel::{cost::CostParams, report, Backend, OpComplexity};
 use serde::Serialize;
 
@@ -76,6 +76,9 @@ pub(crate) struct Kernel {
     /// Whether the Parallel variant splits each top-level loop of the body across
     /// threads, as the history file records it; `null` when the file predates the record.
     pub(crate) splits: Option<Vec<SplitRecord>>,
+    /// Whether the GPU variant runs each top-level loop of the body on the device, as
+    /// the history file records it; `null` when the file predates the record.
+    pub(crate) gpu_loops: Option<Vec<GpuLoopRecord>>,
     /// Smallest sizes first.
     pub(crate) buckets: Vec<Bucket>,
     /// Where the chosen backend changes between consecutive settled buckets.
@@ -205,6 +208,7 @@ impl Report {
                             token_hash: k.token_hash,
                             loops: k.loops,
                             splits: k.splits,
+                            gpu_loops: k.gpu_loops,
                             buckets,
                             crossovers,
                         }

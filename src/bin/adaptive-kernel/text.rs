@@ -95,7 +95,9 @@ fn kernel(out: &mut String, k: &Kernel) {
     let _ = writeln!(out, "  kernel {} ({}, token {})", k.name, k.complexity, k.token_hash);
     match &k.loops {
         Some(loops) => {
-            let summary = LoopSummary::new("    ", loops).with_splits(k.splits.iter().flatten());
+            let summary = LoopSummary::new("    ", loops)
+                .with_splits(k.splits.iter().flatten())
+                .with_gpu(k.gpu_loops.iter().flatten());
             let _ = write!(out, "{summary}");
         }
         None => {

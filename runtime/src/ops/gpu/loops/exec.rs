@@ -9,8 +9,8 @@ use std::num::NonZeroU64;
 
 use trueno::backends::gpu::wgpu;
 
-use super::launch::Launch;
-use super::{Access, HostReason, HEADER_WORDS, UNIFORM_WORDS, WORKGROUP};
+use super::slot::Slot;
+use super::spec::{dispatch_limit, Access, GpuLoop, HostReason, HEADER_WORDS, UNIFORM_WORDS, WORKGROUP};
 use crate::ops::gpu::buffers::Kind;
 use crate::ops::gpu::call::{grid, map_read};
 use crate::ops::gpu::device::{self, Exec, GpuError};
@@ -31,20 +31,37 @@ pub(super) fn validate(source: &str) -> Result<(), String> {
     .map_err(|e| format!("{e:?}"))
 }
 
-/// Runs `launch` on the device: the workgroups' partial results when it ran,
-/// `Err(Some(reason))` when the call must run on the host for that reason,
-/// `Err(None)` when no device is usable (or it failed: said by `device`).
-pub(super) fn run_on_device(launch: &mut Launch<'_>) -> Result<Vec<u32>, Option<HostReason>> {
-    match device::run("generated GPU loop", |exec| call(exec, launch)) {
+/// One call: `units` units of `spec`'s loop (a range loop's from `start`), its
+/// scalar argument `words` and its `slots`, in binding order.
+struct Call<'s, 'a> {
+    spec: &'static GpuLoop,
+    start: usize,
+    units: usize,
+    words: &'s [u32],
+    slots: &'s mut [Slot<'a>],
+}
+
+/// Runs a call on the device: the workgroups' partial results when it ran (its
+/// written slots then hold the results), `Err(Some(reason))` when it must run on
+/// the host for that reason, `Err(None)` when no device is usable (or it failed:
+/// said by `device`).
+pub(super) fn run_on_device(
+    spec: &'static GpuLoop,
+    start: usize,
+    units: usize,
+    words: &[u32],
+    slots: &mut [Slot<'_>],
+) -> Result<Vec<u32>, Option<HostReason>> {
+    let mut launch = Call { spec, start, units, words, slots };
+    match device::run("generated GPU loop", |exec| call(exec, &mut launch)) {
         Some(Ok(partials)) => Ok(partials),
         Some(Err(reason)) => Err(Some(reason)),
         None => Err(None),
     }
 }
 
-/// The pipeline of `launch`'s loop, created with its explicit layout.
-fn pipeline(exec: &mut Exec<'_>, launch: &Launch<'_>) -> Pipeline {
-    let spec = launch.spec();
+/// The pipeline of `spec`'s loop, created with its explicit layout.
+fn pipeline(exec: &mut Exec<'_>, spec: &'static GpuLoop) -> Pipeline {
     let device = &exec.gpu.device;
     exec.state.pipelines.generated(spec as *const _ as usize, || {
         let storage = |binding: u32, read_only: bool| wgpu::BindGroupLayoutEntry {
@@ -98,10 +115,9 @@ fn pipeline(exec: &mut Exec<'_>, launch: &Launch<'_>) -> Pipeline {
 }
 
 /// The call, under the device's lock and error scopes.
-fn call(exec: &mut Exec<'_>, launch: &mut Launch<'_>) -> Result<Result<Vec<u32>, HostReason>, GpuError> {
+fn call(exec: &mut Exec<'_>, launch: &mut Call<'_, '_>) -> Result<Result<Vec<u32>, HostReason>, GpuError> {
     let limits = exec.gpu.limits;
-    let spec = launch.spec();
-    let (units, start) = (launch.unit_count(), launch.start());
+    let (spec, units, start) = (launch.spec, launch.units, launch.start);
     let reductions = spec.reductions.len();
     if spec.bindings.len() + 1 > limits.max_storage_buffers as usize {
         return Ok(Err(HostReason::Bindings));
@@ -113,7 +129,7 @@ fn call(exec: &mut Exec<'_>, launch: &mut Launch<'_>) -> Result<Result<Vec<u32>,
         return Ok(Err(HostReason::Size));
     }
     let mut data: Vec<Cow<'_, [u32]>> = Vec::with_capacity(spec.bindings.len());
-    for slot in launch.slot_list() {
+    for slot in launch.slots.iter() {
         match slot.device_words() {
             Some(words) if fits(words.len()) => data.push(words),
             _ => return Ok(Err(HostReason::Size)),
@@ -121,7 +137,7 @@ fn call(exec: &mut Exec<'_>, launch: &mut Launch<'_>) -> Result<Result<Vec<u32>,
     }
     let lengths: Vec<u32> = data.iter().map(|d| d.len() as u32).collect();
 
-    let pipeline = pipeline(exec, launch);
+    let pipeline = pipeline(exec, spec);
     let gpu = exec.gpu;
     let pool = &mut exec.state.pool;
     let mut buffers: Vec<(Kind, wgpu::Buffer)> = Vec::new();
@@ -138,9 +154,8 @@ fn call(exec: &mut Exec<'_>, launch: &mut Launch<'_>) -> Result<Result<Vec<u32>,
     let slices: Vec<usize> = data.iter().map(|d| take(Kind::Storage, d.len() as u64 * 4)).collect::<Result<_, _>>()?;
 
     // One uniform block per dispatch, at offsets the device aligns.
-    let per_dispatch = super::dispatch_limit(limits.max_groups as usize * limits.max_groups as usize * WORKGROUP)
-        .min(1 << 31)
-        .max(WORKGROUP);
+    let per_dispatch =
+        dispatch_limit(limits.max_groups as usize * limits.max_groups as usize * WORKGROUP).min(1 << 31).max(WORKGROUP);
     let dispatches: Vec<(usize, usize)> =
         (0..units).step_by(per_dispatch).map(|base| (base, per_dispatch.min(units - base))).collect();
     let stride = UNIFORM_BYTES.next_multiple_of(limits.uniform_align.max(1));
@@ -150,7 +165,7 @@ fn call(exec: &mut Exec<'_>, launch: &mut Launch<'_>) -> Result<Result<Vec<u32>,
         words[..HEADER_WORDS].copy_from_slice(&[base as u32, units as u32, start as u32, 0]);
         let lens_end = HEADER_WORDS + lengths.len();
         words[HEADER_WORDS..lens_end].copy_from_slice(&lengths);
-        words[lens_end..lens_end + launch.words().len()].copy_from_slice(launch.words());
+        words[lens_end..lens_end + launch.words.len()].copy_from_slice(launch.words);
         let at = d * stride as usize;
         uniforms[at..at + UNIFORM_BYTES as usize].copy_from_slice(bytemuck::cast_slice(&words));
     }
@@ -226,7 +241,7 @@ fn call(exec: &mut Exec<'_>, launch: &mut Launch<'_>) -> Result<Result<Vec<u32>,
             return;
         }
         let mut at = status_words;
-        let slots = launch.slots();
+        let slots = &mut *launch.slots;
         for (&k, &len) in written.iter().zip(&lens) {
             slots[k].store(&words[at..at + len]);
             at += len;
@@ -239,4 +254,31 @@ fn call(exec: &mut Exec<'_>, launch: &mut Launch<'_>) -> Result<Result<Vec<u32>,
         pool.give(kind, buffer);
     }
     Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prelude_validates_with_a_generated_part() {
+        static EMPTY: GpuLoop = GpuLoop::new(
+            file!(),
+            line!(),
+            "const LP_BINDINGS: u32 = 0u;\nconst LP_REDUCTIONS: u32 = 0u;\n\
+             @compute @workgroup_size(LP_WG)\nfn main(@builtin(local_invocation_index) lid: u32) {\n\
+             if (lid == 0u) { lp_fail(LP_PANIC); }\n\
+             let f = lp_powf(lp_sin(1.0), lp_cos(2.0)) + lp_ln(3.0) + lp_powi(2.0, -3) + lp_round(0.5);\n\
+             let u = lp_umul(lp_uadd(1u, 2u), lp_usub(3u, 1u)) + lp_udiv(4u, 2u) + lp_urem(5u, 3u);\n\
+             let i = lp_idiv(-4, 2) + lp_irem(5, 3) + lp_f2i(f) + lp_iclamp(1, 0, 2);\n\
+             lp_partial(0u, 0u, u + bitcast<u32>(i) + lp_f2u(f) + lp_f2usize(f) + lp_i2usize(i) + lp_uclamp(1u, 0u, 2u) \
+             + lp_at(0u, 1u) + lp_sub(0u, 1u, 1u) + lp_word(0u) + lp_base() + lp_count() + lp_start() + lp_len(0u) \
+             + lp_arg(0u) + bitcast<u32>(lp_max(lp_min(1.0, 2.0), lp_clamp(lp_abs(-1.0), 0.0, lp_sqrt(4.0)))) \
+             + select(0u, 1u, lp_is_finite(1.0) && !lp_is_infinite(1.0)));\n}\n",
+            &[],
+            &[],
+            &[],
+        );
+        validate(&EMPTY.source()).unwrap();
+    }
 }

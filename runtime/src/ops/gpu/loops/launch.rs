@@ -4,70 +4,17 @@
 //! refused, so that the loop as written runs on the host.
 
 use super::probe::{AccMut, HostSlice, HostSliceMut, Word};
-use super::{Access, Elem, GpuLoop, HostReason, ReduceOp, Scalar, HEADER_WORDS, UNIFORM_WORDS};
+use super::slot::Slot;
+use super::spec::{Elem, GpuLoop, HostReason, ReduceOp, Scalar, HEADER_WORDS, UNIFORM_WORDS};
 
-/// A slice of the call, in binding order.
-#[derive(Debug)]
-pub(crate) enum Slot<'a> {
-    Read(HostSlice<'a>),
-    Write(HostSliceMut<'a>),
-}
-
-impl Slot<'_> {
-    pub(crate) fn len(&self) -> usize {
-        match self {
-            Slot::Read(HostSlice::F32(s)) => s.len(),
-            Slot::Read(HostSlice::I32(s)) => s.len(),
-            Slot::Read(HostSlice::U32(s)) => s.len(),
-            Slot::Read(HostSlice::Usize(s)) => s.len(),
-            Slot::Write(HostSliceMut::F32(s)) => s.len(),
-            Slot::Write(HostSliceMut::I32(s)) => s.len(),
-            Slot::Write(HostSliceMut::U32(s)) => s.len(),
-            Slot::Write(HostSliceMut::Usize(s)) => s.len(),
-        }
-    }
-
-    fn elem(&self) -> Elem {
-        match self {
-            Slot::Read(HostSlice::F32(_)) | Slot::Write(HostSliceMut::F32(_)) => Elem::F32,
-            Slot::Read(HostSlice::I32(_)) | Slot::Write(HostSliceMut::I32(_)) => Elem::I32,
-            Slot::Read(HostSlice::U32(_)) | Slot::Write(HostSliceMut::U32(_)) => Elem::U32,
-            Slot::Read(HostSlice::Usize(_)) | Slot::Write(HostSliceMut::Usize(_)) => Elem::Usize,
-        }
-    }
-
-    fn access(&self) -> Access {
-        match self {
-            Slot::Read(_) => Access::Read,
-            Slot::Write(_) => Access::ReadWrite,
-        }
-    }
-
-    /// Its elements as the device holds them (`usize` as `u32`), or `None` when a value exceeds `u32`.
-    pub(crate) fn device_words(&self) -> Option<std::borrow::Cow<'_, [u32]>> {
-        use std::borrow::Cow;
-        let usize_words = |s: &[usize]| s.iter().map(|&v| u32::try_from(v).ok()).collect::<Option<Vec<u32>>>();
-        Some(match self {
-            Slot::Read(HostSlice::F32(s)) => Cow::Owned(s.iter().map(|v| v.to_bits()).collect()),
-            Slot::Write(HostSliceMut::F32(s)) => Cow::Owned(s.iter().map(|v| v.to_bits()).collect()),
-            Slot::Read(HostSlice::I32(s)) => Cow::Owned(s.iter().map(|&v| v as u32).collect()),
-            Slot::Write(HostSliceMut::I32(s)) => Cow::Owned(s.iter().map(|&v| v as u32).collect()),
-            Slot::Read(HostSlice::U32(s)) => Cow::Borrowed(*s),
-            Slot::Write(HostSliceMut::U32(s)) => Cow::Borrowed(&**s),
-            Slot::Read(HostSlice::Usize(s)) => Cow::Owned(usize_words(s)?),
-            Slot::Write(HostSliceMut::Usize(s)) => Cow::Owned(usize_words(s)?),
-        })
-    }
-
-    /// Writes `words` (as the device held them) back into a written slice.
-    pub(crate) fn store(&mut self, words: &[u32]) {
-        match self {
-            Slot::Read(_) => {}
-            Slot::Write(HostSliceMut::F32(s)) => s.iter_mut().zip(words).for_each(|(d, w)| *d = f32::from_bits(*w)),
-            Slot::Write(HostSliceMut::I32(s)) => s.iter_mut().zip(words).for_each(|(d, w)| *d = *w as i32),
-            Slot::Write(HostSliceMut::U32(s)) => s.copy_from_slice(&words[..s.len()]),
-            Slot::Write(HostSliceMut::Usize(s)) => s.iter_mut().zip(words).for_each(|(d, w)| *d = *w as usize),
-        }
+impl GpuLoop {
+    /// Whether the shader parses and validates (naga, as wgpu runs it), or the error.
+    /// Always `Ok` without the `gpu` feature (nothing would compile it).
+    pub fn validate(&self) -> Result<(), String> {
+        #[cfg(feature = "gpu")]
+        return super::exec::validate(&self.source());
+        #[cfg(not(feature = "gpu"))]
+        return Ok(());
     }
 }
 
@@ -237,7 +184,7 @@ impl<'a> Launch<'a> {
             1 => {}
             _ => return Err(Some(HostReason::Shader)),
         }
-        let partials = super::exec::run_on_device(self)?;
+        let partials = super::exec::run_on_device(spec, self.start, self.units, &self.words, &mut self.slots)?;
         self.combine(&partials);
         Ok(())
     }
@@ -247,32 +194,9 @@ impl<'a> Launch<'a> {
         Err(None)
     }
 
-    pub(crate) fn spec(&self) -> &'static GpuLoop {
-        self.spec
-    }
-
-    pub(crate) fn start(&self) -> usize {
-        self.start
-    }
-
-    pub(crate) fn unit_count(&self) -> usize {
-        self.units
-    }
-
-    pub(crate) fn words(&self) -> &[u32] {
-        &self.words
-    }
-
-    pub(crate) fn slot_list(&self) -> &[Slot<'a>] {
-        &self.slots
-    }
-
-    pub(crate) fn slots(&mut self) -> &mut [Slot<'a>] {
-        &mut self.slots
-    }
-
     /// Combines each workgroup's partial results (`partials[group * reductions + r]`),
     /// in workgroup order, into the accumulators.
+    #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
     fn combine(&mut self, partials: &[u32]) {
         let count = self.spec.reductions.len();
         if count == 0 {
