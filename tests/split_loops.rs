@@ -125,6 +125,28 @@ fn scaled_by_rc(x: &[f32], out: &mut [f32]) {
     }
 }
 
+/// One step of a 5-point stencil over the interior rows, their border pixels copied.
+#[adaptive_kernel(complexity = "Medium", size = src.len())]
+fn stencil(src: &[f32], out: &mut [f32], w: usize, h: usize) {
+    for r in 1..h - 1 {
+        out[r * w] = src[r * w];
+        out[r * w + w - 1] = src[r * w + w - 1];
+        for c in 1..w - 1 {
+            let i = r * w + c;
+            out[r * w + c] = 0.2 * (src[i] + src[i - 1] + src[i + 1] + src[i - w] + src[i + w]);
+        }
+    }
+}
+
+/// Each row's third pixel from its end, bumped: a row narrower than three pixels bumps one of
+/// an earlier row, as written, on one thread.
+#[adaptive_kernel(complexity = "Low", size = out.len())]
+fn bump_third_last(out: &mut [f32], w: usize, first: usize) {
+    for r in first..out.len() / w {
+        out[r * w + w - 3] += 1.0 + r as f32;
+    }
+}
+
 fn words(splits: &[LoopSplit]) -> Vec<&'static str> {
     splits.iter().map(|s| if s.is_split() { "split" } else { s.reason }).collect()
 }
@@ -137,6 +159,8 @@ fn independent_loops_are_split_and_the_others_say_why() {
     assert_eq!(words(forces::KERNEL.spec().splits), ["split"]);
     assert_eq!(words(outer::KERNEL.spec().splits), ["split"]);
     assert_eq!(words(histogram::KERNEL.spec().splits), ["overlap"]);
+    assert_eq!(words(stencil::KERNEL.spec().splits), ["split"]);
+    assert_eq!(words(bump_third_last::KERNEL.spec().splits), ["split"]);
     assert_eq!(words(prefix::KERNEL.spec().splits), ["overlap"]);
     assert_eq!(words(scaled_by_rc::KERNEL.spec().splits), ["split"]);
     for spec in [saxpy::KERNEL.spec(), forces::KERNEL.spec(), scaled_by_rc::KERNEL.spec()] {
@@ -194,6 +218,31 @@ proptest! {
     }
 
     #[test]
+    fn border_writes_are_scalar_s_bit_for_bit(w in 1usize..40, h in 2usize..40, first in 0usize..4) {
+        let src: Vec<f32> = (0..w * h).map(|i| (i % 17) as f32 * 0.5 - 3.0).collect();
+        let mut want = vec![0.0; w * h];
+        stencil::scalar(&src, &mut want, w, h);
+        // Rows of one or two pixels: `w - 3` reaches back into an earlier row (the loop as
+        // written); from three on, each row's own pixel (split). The first row must not reach
+        // before the image.
+        let bumps = w >= 3 || first * w + w >= 3;
+        let mut bumped = src.clone();
+        if bumps {
+            bump_third_last::scalar(&mut bumped, w, first);
+        }
+        for threads in [1, 2, 3] {
+            let mut got = vec![0.0; w * h];
+            with_threads(threads, || stencil::parallel(&src, &mut got, w, h));
+            prop_assert_eq!(bits(&want), bits(&got));
+            if bumps {
+                let mut got = src.clone();
+                with_threads(threads, || bump_third_last::parallel(&mut got, w, first));
+                prop_assert_eq!(bits(&bumped), bits(&got));
+            }
+        }
+    }
+
+    #[test]
     fn reductions_are_within_tolerance_and_repeat_at_a_thread_count(x in values(0..300), y in values(0..300)) {
         let n = x.len().min(y.len());
         let (x, y) = (&x[..n], &y[..n]);
@@ -240,6 +289,24 @@ fn loops_left_alone_still_compute_the_same() {
 }
 
 #[test]
+fn rows_narrower_than_the_proof_needs_compute_what_the_loop_computes() {
+    // `out[r * w + w - 3]` with rows of 1 or 2 pixels writes into earlier rows: the loop as
+    // written runs, on one thread.
+    for (w, first) in [(1, 2), (1, 5), (2, 1), (2, 3), (3, 0)] {
+        let mut want: Vec<f32> = (0..24).map(|i| i as f32).collect();
+        bump_third_last::scalar(&mut want, w, first);
+        for threads in [1, 2, 3] {
+            let mut got: Vec<f32> = (0..24).map(|i| i as f32).collect();
+            with_threads(threads, || bump_third_last::parallel(&mut got, w, first));
+            assert_eq!(bits(&want), bits(&got), "w = {w}, first = {first}, {threads} threads");
+            let mut routed: Vec<f32> = (0..24).map(|i| i as f32).collect();
+            bump_third_last(&mut routed, w, first);
+            assert_eq!(bits(&want), bits(&routed));
+        }
+    }
+}
+
+#[test]
 fn routed_calls_compute_what_scalar_computes() {
     let n = 4_096;
     let a: Vec<f32> = (0..n).map(|i| (i % 13) as f32 * 0.25).collect();
@@ -261,6 +328,9 @@ fn routed_calls_compute_what_scalar_computes() {
         assert_eq!(o, w);
         scaled_by_rc(&a, &mut o);
         scaled_by_rc::scalar(&a, &mut w);
+        assert_eq!(o, w);
+        stencil(&a, &mut o, 64, 64);
+        stencil::scalar(&a, &mut w, 64, 64);
         assert_eq!(o, w);
     }
     let (mut o, mut w) = (vec![0.0; n], vec![0.0; n]);

@@ -7,11 +7,13 @@
 //! An iteration may
 //!
 //! * write a target only at its own item or row, in a range loop over `i`:
-//!   `out[i]`, `out[i * W + c]` (integer literals, `c < W`),
-//!   `out[i * w + j]` with `j` from an enclosing `for j in 0..w` of the body,
-//!   `out[i * w..(i + 1) * w]`; it may read those places too, and nothing
-//!   else of the target (in a loop over an iterator of items, the target is
-//!   the iterator's and the body cannot name it at all);
+//!   `out[i]`, `out[i * w..(i + 1) * w]`, or `out[i * w + OFFSET]` with an
+//!   offset proved to lie in `0..w` (`offset.rs`: a literal below the width,
+//!   `w - k` with `k ≥ 1`, `j` from an enclosing `for j in 1..w - 1` of the
+//!   body, their sums and differences; the border writes of a stencil), at
+//!   one width per target; it may read those places too, and nothing else of
+//!   the target (in a loop over an iterator of items, the target is the
+//!   iterator's and the body cannot name it at all);
 //! * update an accumulator declared `mut` before the loop only by
 //!   accumulation statements (`acc += t`, `acc -= t`, `acc *= t`,
 //!   `acc = acc.max(t)`, `acc = f32::min(acc, t)`, and `count += t` for an
@@ -35,13 +37,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use proc_macro2::{Ident, TokenStream, TokenTree};
-use quote::ToTokens;
 use syn::punctuated::Punctuated;
 use syn::visit::Visit;
 use syn::{BinOp, Block, Expr, Pat, Stmt, Token};
 
+use super::offset::{self, Inner};
 use super::scope::{Kind, Scope};
 use crate::reduce::{accumulation, pat_names, plain_ident, Op, Ty, Width};
+use crate::tokens::{normalised, strip};
 
 /// How many elements of a target one unit of the loop owns.
 #[derive(Clone, Debug)]
@@ -68,6 +71,19 @@ impl Stride {
 pub(crate) struct Target {
     pub name: Ident,
     pub stride: Stride,
+    /// The least row width at which every access stays in its row (`offset.rs`): 0 for
+    /// every width; above 0 only for a [`Stride::Expr`] (a literal width is checked here).
+    /// The split form runs only when the width is at least this; a narrower row runs the
+    /// loop as written.
+    pub min_width: u64,
+}
+
+/// How one access indexes a target: within the index's own item or row.
+#[derive(Clone, Debug)]
+struct Access {
+    stride: Stride,
+    /// See [`Target::min_width`].
+    min_width: u64,
 }
 
 /// What an accumulator holds.
@@ -134,8 +150,9 @@ pub(super) fn check(body: &Block, the_loop: &Loop, scope: &Scope) -> Result<Fact
 struct Checker<'a> {
     scope: &'a Scope,
     the_loop: &'a Loop<'a>,
-    /// Names bound inside the body, innermost scope last; an inner `for j in 0..w` tags `j` with `w`.
-    locals: Vec<Vec<(String, Option<String>)>>,
+    /// Names bound inside the body, innermost scope last; an inner `for j in a..b` tags `j`
+    /// with its bounds when they name nothing the body binds.
+    locals: Vec<Vec<(String, Option<Inner>)>>,
     /// Every name the body binds anywhere (the loop's pattern aside).
     bound: BTreeSet<String>,
     /// Labels defined inside the body.
@@ -155,7 +172,7 @@ struct Checker<'a> {
     /// `MutSlice` names from outside the body writes into.
     written: BTreeMap<String, Ident>,
     /// For each `MutSlice` name from outside: how the body indexes it (`None`: some other use).
-    accesses: BTreeMap<String, Vec<Option<Stride>>>,
+    accesses: BTreeMap<String, Vec<Option<Access>>>,
     /// Names a row width mentions.
     strides: Vec<String>,
 }
@@ -174,9 +191,11 @@ impl Checker<'_> {
         self.scope.get(n)
     }
 
-    /// The range end an inner `for n in 0..END` of the body gives `n`, if it is that.
-    fn inner_range(&self, n: &str) -> Option<&str> {
-        self.locals.iter().rev().flatten().rev().find(|(l, _)| l == n).and_then(|(_, end)| end.as_deref())
+    /// The bounds an inner `for n in START..END` of the body gives `n`, if the innermost `n`
+    /// in scope is that.
+    fn inner_range(&self, n: &str) -> Option<Inner> {
+        // Scopes in order, each in order of binding: the last `n` is the one in scope.
+        self.locals.iter().flatten().rev().find(|(l, _)| l == n).and_then(|(_, range)| range.clone())
     }
 
     fn bind(&mut self, pat: &Pat) {
@@ -185,9 +204,9 @@ impl Checker<'_> {
         }
     }
 
-    fn bind_name(&mut self, n: String, end: Option<String>) {
+    fn bind_name(&mut self, n: String, range: Option<Inner>) {
         self.bound.insert(n.clone());
-        self.locals.last_mut().expect("a scope").push((n, end));
+        self.locals.last_mut().expect("a scope").push((n, range));
     }
 
     fn scoped(&mut self, f: impl FnOnce(&mut Self)) {
@@ -306,22 +325,12 @@ impl Checker<'_> {
         }
     }
 
-    /// The stride of `index` when it stays in the index's own item or row.
-    fn row(&self, index: &Expr) -> Option<Stride> {
+    /// How `index` stays in the index's own item or row, if it does.
+    fn row(&self, index: &Expr) -> Option<Access> {
         let i = self.the_loop.index?;
         let is_i = |e: &Expr| plain_ident(e).is_some_and(|n| n == *i) && self.outer(&i.to_string()).is_none();
         // `i * w` or `w * i`: the width, as written.
-        let product = |e: &Expr| -> Option<Expr> {
-            let Expr::Binary(b) = strip(e) else { return None };
-            if !matches!(b.op, BinOp::Mul(_)) {
-                return None;
-            }
-            match (is_i(strip(&b.left)), is_i(strip(&b.right))) {
-                (true, false) => Some(strip(&b.right).clone()),
-                (false, true) => Some(strip(&b.left).clone()),
-                _ => None,
-            }
-        };
+        let product = |e: &Expr| offset::product(e, &is_i);
         let literal = |e: &Expr| match strip(e) {
             Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) => n.base10_parse::<u64>().ok(),
             _ => None,
@@ -335,29 +344,9 @@ impl Checker<'_> {
             let outside = path_names(w).iter().all(|n| self.outer(n).is_some_and(|b| !b.mutable));
             (outside && pure(w)).then(|| Stride::Expr(Box::new(w.clone())))
         };
+        let whole = |stride| Some(Access { stride, min_width: 0 });
         match strip(index) {
-            e if is_i(e) => Some(Stride::One),
-            Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
-                let (w, offset) = match (product(&b.left), product(&b.right)) {
-                    (Some(w), None) => (w, &*b.right),
-                    (None, Some(w)) => (w, &*b.left),
-                    _ => return None,
-                };
-                match (literal(&w), literal(offset)) {
-                    (Some(w), Some(c)) if c < w => Some(Stride::Literal(w)),
-                    (None, None) => {
-                        let j = plain_ident(strip(offset))?.to_string();
-                        (self.inner_range(&j)? == normalised(&w)).then_some(())?;
-                        width(&w)
-                    }
-                    _ => None,
-                }
-            }
-            // `i * 3`: the first element of a row of a literal width.
-            Expr::Binary(b) if matches!(b.op, BinOp::Mul(_)) => match product(strip(index)).and_then(|w| literal(&w)) {
-                Some(w) if w > 0 => Some(Stride::Literal(w)),
-                _ => None,
-            },
+            e if is_i(e) => whole(Stride::One),
             Expr::Range(r) if matches!(r.limits, syn::RangeLimits::HalfOpen(_)) => {
                 let (start, end) = (r.start.as_deref()?, r.end.as_deref()?);
                 let w = product(start)?;
@@ -386,9 +375,17 @@ impl Checker<'_> {
                 if !ends_row {
                     return None;
                 }
-                width(&w)
+                whole(width(&w)?)
             }
-            _ => None,
+            // `i * w + OFFSET`, `OFFSET` within the row (`offset.rs`).
+            e => {
+                let proved = offset::row_index(e, &is_i, &|n| self.inner_range(n))?;
+                match width(&proved.width)? {
+                    Stride::Literal(w) if w >= proved.min_width => whole(Stride::Literal(w)),
+                    Stride::Literal(_) => None,
+                    stride => Some(Access { stride, min_width: proved.min_width }),
+                }
+            }
         }
     }
 
@@ -481,14 +478,15 @@ impl Checker<'_> {
         for (name, ident) in &self.written {
             let uses = &self.accesses[name];
             let Some(Some(first)) = uses.first() else { return Err("overlap") };
-            let key = first.key();
-            if uses.iter().any(|u| u.as_ref().is_none_or(|s| s.key() != key)) {
+            let key = first.stride.key();
+            if uses.iter().any(|u| u.as_ref().is_none_or(|a| a.stride.key() != key)) {
                 return Err("overlap");
             }
-            if let Stride::Expr(w) = first {
+            if let Stride::Expr(w) = &first.stride {
                 self.strides.extend(path_names(w));
             }
-            targets.push(Target { name: ident.clone(), stride: first.clone() });
+            let min_width = uses.iter().flatten().map(|a| a.min_width).max().unwrap_or(0);
+            targets.push(Target { name: ident.clone(), stride: first.stride.clone(), min_width });
         }
         // Nothing the rewrite relies on may be rebound inside.
         let protected = self
@@ -648,23 +646,32 @@ impl<'ast> Visit<'ast> for Checker<'_> {
             }
             Expr::ForLoop(f) => {
                 self.visit_expr(&f.expr);
-                // `for j in 0..w`: `j` is below `w` in the body.
-                let end = match (&*f.expr, &*f.pat) {
+                // `for j in a..b`: `j` is at least `a` and below `b` in the body, when `a` and `b`
+                // name nothing the body binds (what they name means the same at every access).
+                let range = match (&*f.expr, &*f.pat) {
                     (Expr::Range(r), Pat::Ident(p))
                         if p.mutability.is_none()
                             && p.by_ref.is_none()
                             && p.subpat.is_none()
-                            && matches!(r.limits, syn::RangeLimits::HalfOpen(_))
-                            && r.start.as_deref().is_some_and(is_zero) =>
+                            && matches!(r.limits, syn::RangeLimits::HalfOpen(_)) =>
                     {
-                        r.end.as_deref().map(normalised)
+                        let outside = |e: &Expr| path_names(e).iter().all(|n| self.outer(n).is_some());
+                        // A `usize` is at least 0 whatever the start names.
+                        let start = match r.start.as_deref().map(strip) {
+                            Some(Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. })) => {
+                                n.base10_parse().unwrap_or(0)
+                            }
+                            _ => 0,
+                        };
+                        let end = r.end.as_deref().filter(|e| outside(e));
+                        end.map(|end| Inner { start, end: end.clone() })
                     }
                     _ => None,
                 };
                 self.in_loop(f.label.as_ref(), |c| {
                     c.scoped(|c| {
-                        match end {
-                            Some(end) => c.bind_name(pat_names(&f.pat).remove(0), Some(end)),
+                        match range {
+                            Some(range) => c.bind_name(pat_names(&f.pat).remove(0), Some(range)),
                             None => c.bind(&f.pat),
                         }
                         c.visit_block(&f.body);
@@ -791,23 +798,6 @@ fn pure(e: &Expr) -> bool {
         Expr::MethodCall(m) => m.method == "len" && m.args.is_empty() && pure(&m.receiver),
         _ => false,
     }
-}
-
-fn strip(e: &Expr) -> &Expr {
-    match e {
-        Expr::Paren(p) => strip(&p.expr),
-        Expr::Group(g) => strip(&g.expr),
-        e => e,
-    }
-}
-
-fn is_zero(e: &Expr) -> bool {
-    matches!(strip(e), Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) if n.base10_digits() == "0")
-}
-
-/// Tokens as one string without parentheses or spacing: `(w)` and `w` compare equal.
-fn normalised(e: &Expr) -> String {
-    strip(e).to_token_stream().to_string().replace(' ', "")
 }
 
 /// Every identifier in `tokens`, also inside groups.

@@ -26,6 +26,12 @@
 //! }
 //! ```
 //!
+//! Where a target's offsets stay in their row only from a least width on
+//! (`out[r * w + w - 1]` needs `w ≥ 1`: `offset.rs`), that premise is
+//! checked first: `if start >= end || (s0 >= 1 && …) { /* the above */ }
+//! else { for i in start..end { /* the body as written */ } }`, so a
+//! narrower row computes what the loop computes, on the calling thread.
+//!
 //! A chain's chunk walks the same chain over sub-slices (see `shape.rs`).
 //! Generated names are `Span::mixed_site`: the body cannot see them. The
 //! chunk's loop keeps the loop's attributes, label, `for` token (and so its
@@ -55,6 +61,12 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &
     let bounds = hidden("__adaptive_bounds");
     let split = private(quote!(split));
     let mut prelude = TokenStream::new();
+    // What a range loop's premises read (its bounds and row widths), and the premises: the
+    // least width each target's offsets were proved for (`offset.rs`). Where one fails, the
+    // loop runs as written over the same range.
+    let mut head = TokenStream::new();
+    let mut premises: Vec<TokenStream> = Vec::new();
+    let mut fallback: Option<ExprForLoop> = None;
     // The parts of each written slice: (the slice, its stride per unit).
     let mut targets: Vec<(Ident, TokenStream)> = Vec::new();
     let mut chunk_loop = f.clone();
@@ -65,7 +77,7 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &
     match space {
         Space::Range { start, end } => {
             let (s, e) = (hidden("__adaptive_start"), hidden("__adaptive_end"));
-            prelude.extend(quote!(let #s: usize = #start; let #e: usize = #end;));
+            head.extend(quote!(let #s: usize = #start; let #e: usize = #end;));
             let index = plain_ident_of_pat(&f.pat);
             let mut rebase = Rebase { index, lo: lo.clone(), parts: Vec::new() };
             for (k, t) in facts.targets.iter().enumerate() {
@@ -77,7 +89,11 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &
                     }
                     Stride::Expr(w) => {
                         let var = hidden(&format!("__adaptive_s{k}"));
-                        prelude.extend(quote!(let #var: usize = if #s < #e { #w } else { 0 };));
+                        head.extend(quote!(let #var: usize = if #s < #e { #w } else { 0 };));
+                        if t.min_width > 0 {
+                            let least = proc_macro2::Literal::u64_unsuffixed(t.min_width);
+                            premises.push(quote!(#var >= #least));
+                        }
                         var.into_token_stream()
                     }
                 };
@@ -85,6 +101,13 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &
                 rebase.parts.push((t.name.to_string(), hidden(&format!("__adaptive_o{k}"))));
             }
             prelude.extend(quote!(let #bounds = #split::bounds(#s, #e);));
+            if !premises.is_empty() {
+                // An empty loop has no premise: its widths are 0.
+                premises.insert(0, quote!(#s >= #e));
+                let mut as_written = f.clone();
+                *as_written.expr = Expr::Verbatim(quote!(#s..#e));
+                fallback = Some(as_written);
+            }
             *chunk_loop.expr = Expr::Verbatim(quote!(#lo..#hi));
             rebase.visit_block_mut(&mut chunk_loop.body);
         }
@@ -177,9 +200,17 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &
     } else {
         quote!(for #q in #partials { #(#combine)* })
     };
+    let first = premises.first();
+    let rest = premises.iter().skip(1);
+    let (guard, otherwise) = match &fallback {
+        Some(f) => (quote!(if #first || (#(#rest)&&*)), quote!(else { #f })),
+        None => (TokenStream::new(), TokenStream::new()),
+    };
     let tokens = quote!({
         #[allow(unused_imports)]
         use ::adaptive_kernel::__private::split::{Across as _, InOrder as _};
+        #head
+        #guard {
         #prelude
         let #partials = (&#split::Split::new((#(&#shared,)*), #jobs)).run(|#job| {
             let #lo: usize = #job.0 .0;
@@ -195,6 +226,7 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &
             #partials_out
         });
         #combine
+        } #otherwise
     });
     // Parsed, not `Expr::Verbatim`, so that the `reduce` rewrite then walks into the chunk's loop.
     syn::parse2(tokens).expect("the split loop is an expression")

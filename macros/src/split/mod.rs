@@ -26,6 +26,7 @@
 
 mod body;
 mod emit;
+mod offset;
 mod scope;
 mod shape;
 

@@ -137,7 +137,7 @@ fn loops_left_on_one_thread_say_why() {
         ),
         (
             quote!(for i in 0..n {
-                out[i * w] = a[i];
+                out[i * w + w] = a[i];
             }),
             "overlap",
         ),
@@ -367,4 +367,118 @@ fn a_chain_s_read_streams_are_shared_with_the_chunks() {
         *o = x[0];
     })));
     assert!(body.contains("Split :: new ((& a ,) ,"), "{body}");
+}
+
+/// `fn k(..)` of an image: `src` read, `out` written, `w` wide and `h` high.
+fn image(stmts: TokenStream) -> TokenStream {
+    quote!(fn k(src: &[f32], out: &mut [f32], w: usize, h: usize) {
+        #stmts
+    })
+}
+
+#[test]
+fn row_loops_with_border_writes_are_split() {
+    for stmts in [
+        // The 5-point stencil: border pixels copied, the interior averaged.
+        quote!(for r in 1..h - 1 {
+            out[r * w] = src[r * w];
+            out[r * w + w - 1] = src[r * w + w - 1];
+            for c in 1..w - 1 {
+                let i = r * w + c;
+                out[r * w + c] = 0.2 * (src[i] + src[i - 1] + src[i + 1] + src[i - w] + src[i + w]);
+            }
+        }),
+        // A row-wise prefix sum, its first element set first and read back.
+        quote!(for r in 0..h {
+            out[r * w] = src[r * w];
+            for c in 1..w {
+                out[r * w + c] = out[r * w + c - 1] + src[r * w + c];
+            }
+        }),
+        quote!(for r in 0..h {
+            out[w * r + (w - 1)] = 0.0;
+            out[2 + r * w] = 1.0;
+        }),
+        quote!(for r in 0..h {
+            for c in 0..4 {
+                out[r * 4 + c] = src[c];
+            }
+        }),
+    ] {
+        assert_eq!(words(image(stmts.clone())), ["split"], "{stmts}");
+    }
+}
+
+#[test]
+fn offsets_that_may_leave_the_row_stay_on_one_thread() {
+    for stmts in [
+        quote!(for r in 0..h {
+            out[r * w + w] = 0.0;
+        }),
+        quote!(for r in 0..h {
+            for c in 0..w {
+                out[r * w + c + 1] = 0.0;
+            }
+        }),
+        quote!(for r in 0..h {
+            for c in 0..w {
+                out[r * w + c - 1] = 0.0;
+            }
+        }),
+        quote!(for r in 1..h {
+            out[r * w - 1] = 0.0;
+        }),
+        quote!(for r in 0..h {
+            out[r * 4 + 4] = 0.0;
+        }),
+        quote!(for r in 0..h {
+            for c in 0..6 {
+                out[r * 4 + c] = 0.0;
+            }
+        }),
+        quote!(for r in 0..h {
+            out[r * w] = 0.0;
+            out[r * h] = 0.0;
+        }),
+        // `c` is rebound below the range that bounds it.
+        quote!(for r in 0..h {
+            for c in 0..w {
+                let c = c + w;
+                out[r * w + c] = 0.0;
+            }
+        }),
+        quote!(for r in 0..h {
+            for c in 0..w {
+                {
+                    let c = c + 1;
+                    out[r * w + c] = 0.0;
+                }
+            }
+        }),
+        // The range's end names what the body binds.
+        quote!(for r in 0..h {
+            let n = w + 1;
+            for c in 0..n {
+                out[r * w + c] = 0.0;
+            }
+        }),
+    ] {
+        assert_eq!(words(image(stmts.clone())), ["overlap"], "{stmts}");
+    }
+}
+
+#[test]
+fn a_row_narrower_than_the_proof_needs_runs_the_loop_as_written() {
+    let (_, body) = split(image(quote!(for r in 0..h {
+        out[r * w] = 1.0;
+        out[r * w + w - 3] = 2.0;
+    })));
+    assert!(body.contains("if __adaptive_start >= __adaptive_end || (__adaptive_s0 >= 3)"), "{body}");
+    assert!(body.contains("else { for r in __adaptive_start .. __adaptive_end { out [r * w] = 1.0 ;"), "{body}");
+    let (_, body) = split(image(quote!(for r in 0..h {
+        for c in 0..w {
+            out[r * w + c] = 1.0;
+        }
+    })));
+    assert!(!body.contains("else { for r"), "every width: no premise, {body}");
 }

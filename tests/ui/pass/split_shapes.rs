@@ -125,6 +125,14 @@ pub fn histogram(x: &[f32], bins: &mut [u32]) {
     }
 }
 
+/// Each row's last pixel written one past its row, into the next row: `overlap`.
+#[adaptive_kernel(complexity = "Low", size = x.len())]
+pub fn spill_right(x: &[f32], out: &mut [f32], w: usize) {
+    for r in 0..x.len() / w {
+        out[r * w + w] = x[r * w];
+    }
+}
+
 /// Reads the previous output: `overlap`.
 #[adaptive_kernel(complexity = "Low")]
 pub fn cumulative(x: &[f32], out: &mut [f32]) {
@@ -293,6 +301,7 @@ fn main() {
         (squares::kernel::<f32>().spec(), "split"),
         (histogram::KERNEL.spec(), "overlap"),
         (cumulative::KERNEL.spec(), "overlap"),
+        (spill_right::KERNEL.spec(), "overlap"),
         (until_negative::KERNEL.spec(), "break"),
         (parse_all::KERNEL.spec(), "try"),
         (fill_serial::KERNEL.spec(), "serial"),
@@ -353,6 +362,9 @@ fn main() {
     let mut bins = vec![0u32; 4];
     histogram(&[0.1, 0.3, 0.6, 0.9, 0.95], &mut bins);
     assert_eq!(bins, [1, 1, 1, 2]);
+    p[..5].fill(0.0);
+    spill_right(&[1.0, 2.0, 3.0, 4.0], &mut p[..5], 2);
+    assert_eq!(&p[..5], [0.0, 0.0, 1.0, 0.0, 3.0]);
     cumulative(&[1.0, 2.0, 3.0], &mut p[..3]);
     assert_eq!(&p[..3], [1.0, 3.0, 6.0]);
     until_negative(&[1.0, -1.0, 2.0], &mut s[..3]);
