@@ -267,6 +267,20 @@ fn jacobi(src: &[f32], dst: &mut [f32], w: usize) {
     }
 }
 
+/// A 5-point stencil over interior rows, border pixels written in the same loop (the
+/// split proves `w - 1` stays in the row for `w >= 1`, which the launch checks).
+#[adaptive_kernel(complexity = "Medium", size = src.len())]
+fn stencil(src: &[f32], dst: &mut [f32], w: usize, h: usize) {
+    for r in 1..h - 1 {
+        dst[r * w] = src[r * w];
+        dst[r * w + w - 1] = src[r * w + w - 1];
+        for c in 1..w - 1 {
+            let at = r * w + c;
+            dst[r * w + c] = (src[at] + src[at - 1] + src[at + 1] + src[at - w] + src[at + w]) / 5.0;
+        }
+    }
+}
+
 /// Integer arithmetic: wrapping `i32`, `u32` division and remainder, checked `usize`.
 #[adaptive_kernel(complexity = "Low")]
 fn integers(a: &[i32], b: &[i32], q: &mut [i32], u: &mut [u32], idx: &mut [usize]) {
@@ -327,6 +341,7 @@ fn every_kernel_here_runs_its_loops_on_the_gpu_or_says_why_not() {
         gravity::KERNEL.spec(),
         assign::KERNEL.spec(),
         jacobi::KERNEL.spec(),
+        stencil::KERNEL.spec(),
         integer_ops::KERNEL.spec(),
         shifted::KERNEL.spec(),
         guessed::KERNEL.spec(),
@@ -492,6 +507,18 @@ proptest! {
         ran_on_device(jacobi::KERNEL.spec(), h, || jacobi::gpu(&src, &mut g, w));
         jacobi::scalar(&src, &mut s, w);
         close("jacobi", &g, &s, |i| 4.0 * EPS * f64::from(s[i].abs()));
+    }
+
+    #[test]
+    fn a_stencil_with_border_writes_agrees(h in 2usize..30, w in 1usize..40, seed in 0u32..1000) {
+        if !gpu_or_skip() {
+            return Ok(());
+        }
+        let src: Vec<f32> = (0..h * w).map(|i| (((i as u32).wrapping_mul(40503) ^ seed) % 256) as f32).collect();
+        let (mut g, mut s) = (vec![-1.0; h * w], vec![-1.0; h * w]);
+        ran_on_device(stencil::KERNEL.spec(), h - 2, || stencil::gpu(&src, &mut g, w, h));
+        stencil::scalar(&src, &mut s, w, h);
+        close("stencil", &g, &s, |i| 6.0 * EPS * f64::from(s[i].abs()));
     }
 
     #[test]

@@ -36,14 +36,21 @@ use super::ir::{AccOp, ArgSource};
 use super::lower::Lowered;
 use super::ty::Ty;
 use super::wgsl::Shader;
-use crate::split::Space;
+use crate::split::{Space, Stride, Target};
 
 fn hidden(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
 }
 
-/// The statement that replaces `f` (a loop over `space`) in the GPU variant.
-pub(super) fn gpu_loop(f: &ExprForLoop, space: &Space, lowered: &Lowered, shader: &Shader, line: u32) -> Expr {
+/// The statement that replaces `f` (a loop over `space` writing `targets`) in the GPU variant.
+pub(super) fn gpu_loop(
+    f: &ExprForLoop,
+    space: &Space,
+    targets: &[Target],
+    lowered: &Lowered,
+    shader: &Shader,
+    line: u32,
+) -> Expr {
     let gl = quote!(::adaptive_kernel::__private::gpu_loop);
     let the_loop = hidden("__ADAPTIVE_GPU_LOOP");
     let launch = hidden("__adaptive_launch");
@@ -74,11 +81,22 @@ pub(super) fn gpu_loop(f: &ExprForLoop, space: &Space, lowered: &Lowered, shader
     let line = Literal::u32_unsuffixed(line);
 
     let mut prelude = TokenStream::new();
+    // Where a target's offsets were proved to stay in their row only from a least row width
+    // on (the split's `offset.rs`), that width is checked first: a narrower row runs as written.
+    let mut premises: Vec<TokenStream> = Vec::new();
     let mut fallback = f.clone();
     let units = match space {
         Space::Range { start, end } => {
             let (s, e) = (hidden("__adaptive_start"), hidden("__adaptive_end"));
             prelude.extend(quote!(let #s: usize = #start; let #e: usize = #end;));
+            for (k, t) in targets.iter().enumerate() {
+                if let (Stride::Expr(w), true) = (&t.stride, t.min_width > 0) {
+                    let var = hidden(&format!("__adaptive_s{k}"));
+                    let least = Literal::u64_unsuffixed(t.min_width);
+                    prelude.extend(quote!(let #var: usize = if #s < #e { #w } else { 0 };));
+                    premises.push(quote!((#s >= #e || #var >= #least)));
+                }
+            }
             *fallback.expr = Expr::Verbatim(quote!(#s..#e));
             quote!(#launch.range(#s, #e);)
         }
@@ -139,7 +157,7 @@ pub(super) fn gpu_loop(f: &ExprForLoop, space: &Space, lowered: &Lowered, shader
             &[#(#reductions),*],
         );
         #prelude
-        let #done: bool = {
+        let #done: bool = #(#premises &&)* {
             let mut #launch = #gl::Launch::new(&#the_loop);
             #units
             #(#words)*

@@ -14,7 +14,7 @@ use super::ir::{Acc, AccOp, Arg, ArgSource, Bin, Binding, Func, Place, Un, Var, 
 use super::outer::{Held, Outer};
 use super::ty::{Class, Tv, Ty, Types};
 use crate::reduce::{self, plain_ident};
-use crate::split::{Carried, Chain, Kind, Space, Stream, Value};
+use crate::split::{Carried, Chain, Kind, Space, Stream, Target, Value};
 
 /// Why a loop stays on the host, in a word.
 pub(super) type R<T> = Result<T, &'static str>;
@@ -92,10 +92,23 @@ struct Lower<'a> {
     pending: Vec<S>,
     /// Inside a short-circuit operand or a `while` condition: nothing may be computed first.
     no_prelude: usize,
+    /// The slices the loop may write: its targets (a range loop) or written streams (a chain).
+    writable: Vec<String>,
 }
 
-/// `f`'s body (a loop of `space` carrying `carried`) lowered for one invocation per unit.
-pub(super) fn lower(f: &ExprForLoop, space: &Space, carried: &[Carried], outer: &Outer) -> R<Lowered> {
+/// `f`'s body (a loop of `space` writing `targets` and carrying `carried`) lowered for one
+/// invocation per unit.
+pub(super) fn lower(
+    f: &ExprForLoop,
+    space: &Space,
+    targets: &[Target],
+    carried: &[Carried],
+    outer: &Outer,
+) -> R<Lowered> {
+    let writable = match space {
+        Space::Range { .. } => targets.iter().map(|t| t.name.to_string()).collect(),
+        Space::Chain(chain) => chain.streams().iter().filter(|s| s.mutable).map(|s| s.slice.to_string()).collect(),
+    };
     let mut l = Lower {
         out: Lowered::default(),
         scopes: vec![Vec::new()],
@@ -105,6 +118,7 @@ pub(super) fn lower(f: &ExprForLoop, space: &Space, carried: &[Carried], outer: 
         depth: 0,
         pending: Vec::new(),
         no_prelude: 0,
+        writable,
     };
     for c in carried {
         let class = match c.value {
@@ -617,7 +631,7 @@ impl Lower<'_> {
                 ("iter", 0) => Ok(Item::Value(self.view_of(&m.receiver)?)),
                 ("iter_mut", 0) => {
                     let view = self.view_of(&m.receiver)?;
-                    self.written(view);
+                    self.written(view)?;
                     Ok(Item::Mut(view))
                 }
                 _ => Err("call"),
@@ -632,7 +646,7 @@ impl Lower<'_> {
                     inner => self.view_of(inner)?,
                 };
                 if r.mutability.is_some() {
-                    self.written(view);
+                    self.written(view)?;
                     Ok(Item::Mut(view))
                 } else {
                     Ok(Item::Value(view))
@@ -647,7 +661,7 @@ impl Lower<'_> {
                         && self.outer.get(&n.to_string()).is_some_and(|(_, k)| k == Kind::MutSlice)
                 });
                 if mutable {
-                    self.written(view);
+                    self.written(view)?;
                     Ok(Item::Mut(view))
                 } else {
                     Ok(Item::Value(view))
@@ -657,9 +671,17 @@ impl Lower<'_> {
         }
     }
 
-    fn written(&mut self, view: ViewId) {
+    /// Marks `view`'s slice written: one the split proved each iteration writes only at its
+    /// own item or row (a target, a written stream). Any other write could race between
+    /// invocations, so it keeps the loop on the host.
+    fn written(&mut self, view: ViewId) -> R<()> {
         let b = self.out.views[view].binding;
+        let name = self.out.bindings[b].name.to_string();
+        if !self.writable.contains(&name) {
+            return Err("writes");
+        }
         self.out.bindings[b].written = true;
+        Ok(())
     }
 
     fn view_of(&mut self, e: &Expr) -> R<ViewId> {
@@ -693,13 +715,13 @@ impl Lower<'_> {
                 let view = self.view_of(&i.expr)?;
                 let (index, tv) = self.scalar(&i.index)?;
                 self.require(tv, Ty::Usize)?;
-                self.written(view);
+                self.written(view)?;
                 let etv = self.elem_tv(view);
                 Ok((Place::Elem(view, index), etv))
             }
             Expr::Unary(u) if matches!(u.op, UnOp::Deref(_)) => match self.value(&u.expr)? {
                 Val::Elem(view, at) => {
-                    self.written(view);
+                    self.written(view)?;
                     let etv = self.elem_tv(view);
                     Ok((Place::Elem(view, E::Local(at)), etv))
                 }
@@ -979,7 +1001,7 @@ impl Lower<'_> {
                 let view = self.sub_view(parent);
                 self.pending.push(S::Sub { view, parent, lo, hi });
                 if r.mutability.is_some() {
-                    self.written(view);
+                    self.written(view)?;
                 }
                 Ok(Val::View(view))
             }
@@ -992,7 +1014,7 @@ impl Lower<'_> {
                 self.require(tv, Ty::Usize)?;
                 let at = self.var_of(tv);
                 self.pending.push(S::Decl(at, Some(index)));
-                self.written(view);
+                self.written(view)?;
                 Ok(Val::Elem(view, at))
             }
             inner if r.mutability.is_none() => self.value(inner),

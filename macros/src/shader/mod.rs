@@ -133,9 +133,11 @@ pub(crate) fn gpu_loops(
 fn translate(block: &Block, sig: &Signature, l: &TopLoop, found: &Independent) -> Result<(Expr, u32), &'static str> {
     let Stmt::Expr(Expr::ForLoop(f), _) = &block.stmts[l.stmt] else { unreachable!("a top-level loop is a `for`") };
     let outer = outer::Outer::new(sig, &block.stmts[..l.stmt], &l.scope);
-    let mut lowered = lower::lower(f, &found.space, &found.facts.carried, &outer)?;
+    let facts = &found.facts;
+    let mut lowered = lower::lower(f, &found.space, &facts.targets, &facts.carried, &outer)?;
     let shader = wgsl::print(&mut lowered)?;
-    Ok((emit::gpu_loop(f, &found.space, &lowered, &shader, l.line), lowered.roundings))
+    let replacement = emit::gpu_loop(f, &found.space, &found.facts.targets, &lowered, &shader, l.line);
+    Ok((replacement, lowered.roundings))
 }
 
 #[cfg(test)]

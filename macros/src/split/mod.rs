@@ -34,7 +34,7 @@ use proc_macro2::Span;
 use syn::{Block, Expr, ExprForLoop, Pat, Signature, Stmt};
 
 use body::Loop;
-pub(crate) use body::{Carried, Facts, Value};
+pub(crate) use body::{Carried, Facts, Stride, Target, Value};
 pub(crate) use scope::{Kind, Scope};
 pub(crate) use shape::{Chain, Space, Stream};
 

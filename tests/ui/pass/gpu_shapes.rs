@@ -75,20 +75,22 @@ pub fn softmax_rows(x: &mut [f32], cols: usize) {
     }
 }
 
-/// One Jacobi step of the 2-D Laplace equation: the 5-point stencil over each row, borders kept.
+/// One Jacobi step of the 2-D Laplace equation: the 5-point stencil over each interior row, its
+/// border pixels copied in the same loop; the first and last rows copied around it.
 #[adaptive_kernel(complexity = "Medium", size = grid.len())]
 pub fn jacobi(grid: &[f32], next: &mut [f32], w: usize) {
     let h = grid.len() / w;
-    for (y, row) in next.chunks_exact_mut(w).enumerate() {
-        for x in 0..w {
-            let at = y * w + x;
-            row[x] = if y == 0 || y == h - 1 || x == 0 || x == w - 1 {
-                grid[at]
-            } else {
-                0.25 * (grid[at - 1] + grid[at + 1] + grid[at - w] + grid[at + w])
-            };
+    next[..w].copy_from_slice(&grid[..w]);
+    for y in 1..h - 1 {
+        let row = y * w;
+        next[y * w] = grid[row];
+        next[y * w + w - 1] = grid[row + w - 1];
+        for x in 1..w - 1 {
+            let at = row + x;
+            next[y * w + x] = 0.25 * (grid[at - 1] + grid[at + 1] + grid[at - w] + grid[at + w]);
         }
     }
+    next[(h - 1) * w..].copy_from_slice(&grid[(h - 1) * w..]);
 }
 
 /// A polynomial response, clamped to the unit interval, element by element.
