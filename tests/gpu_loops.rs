@@ -128,8 +128,10 @@ fn special() -> impl Strategy<Value = f32> {
 
 // ---- kernels ------------------------------------------------------------------------------------
 
-/// Rust's rules for NaN, infinities, rounding and casts, item by item.
+/// Rust's rules for NaN, infinities, rounding and casts, item by item (`max` then `min` on
+/// purpose: unlike `clamp`, they drop a NaN).
 #[adaptive_kernel(complexity = "Low")]
+#[allow(clippy::manual_clamp)]
 fn rust_rules(x: &[f32], out: &mut [f32], codes: &mut [i32]) {
     for ((o, c), &v) in out.iter_mut().zip(codes.iter_mut()).zip(x) {
         let bounded = v.max(-100.0).min(100.0) + v.clamp(-2.0, 2.0) + v.abs();
@@ -291,8 +293,10 @@ fn integers(a: &[i32], b: &[i32], q: &mut [i32], u: &mut [u32], idx: &mut [usize
     }
 }
 
-/// Integer arithmetic of the subset alone: wrapping `i32`, `u32` division and remainder, checked `usize`.
+/// Integer arithmetic of the subset alone: wrapping `i32`, `u32` division and remainder, checked `usize`
+/// (`abs` on purpose: `unsigned_abs` is not in the subset).
 #[adaptive_kernel(complexity = "Low")]
+#[allow(clippy::cast_abs_to_unsigned)]
 fn integer_ops(a: &[i32], b: &[i32], q: &mut [i32], u: &mut [u32], idx: &mut [usize]) {
     for i in 0..a.len() {
         q[i] = a[i] * 3 - a[i] / b[i] + a[i] % b[i];

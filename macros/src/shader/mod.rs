@@ -60,8 +60,9 @@
 //! after Cephes, within a few ULP (`sin`/`cos` of an argument beyond 8192 run on
 //! the host); `powf` within 3 + 2·|y·ln x| ULP, its special cases exact; `powi`
 //! multiplies in the order LLVM's does (exact); `mul_add` may round its product;
-//! `min`, `max`, `clamp`, `abs`, `floor`, `ceil`, `round` and every cast are
-//! exact (Rust's NaN, saturation and rounding rules); integer `+ − ×` wrap as in
+//! `min`, `max`, `clamp`, `abs`, `floor`, `ceil`, `round` and the casts are
+//! exact (Rust's NaN, saturation and rounding rules), but for an integer above
+//! 2²⁴ cast to `f32`, which WGSL may round either way; integer `+ − ×` wrap as in
 //! a release build; reductions are regrouped (per workgroup, then on the host).
 //! What would panic in Rust (an index out of bounds, an integer division by
 //! zero, `clamp` with min > max) or what the device cannot compute as the host

@@ -155,7 +155,7 @@ fn call(exec: &mut Exec<'_>, launch: &mut Call<'_, '_>) -> Result<Result<Vec<u32
 
     // One uniform block per dispatch, at offsets the device aligns.
     let per_dispatch =
-        dispatch_limit(limits.max_groups as usize * limits.max_groups as usize * WORKGROUP).min(1 << 31).max(WORKGROUP);
+        dispatch_limit(limits.max_groups as usize * limits.max_groups as usize * WORKGROUP).clamp(WORKGROUP, 1 << 31);
     let dispatches: Vec<(usize, usize)> =
         (0..units).step_by(per_dispatch).map(|base| (base, per_dispatch.min(units - base))).collect();
     let stride = UNIFORM_BYTES.next_multiple_of(limits.uniform_align.max(1));

@@ -203,7 +203,7 @@ mod tests {
         assert_eq!(Probe(&r).word(), Some(Word::F32(2.0)));
         assert_eq!(Probe(&2.0f64).word(), None);
         assert_eq!(Probe(&Meters(1.0)).word(), None);
-        let a = vec![1.0f32, 2.0];
+        let a = [1.0f32, 2.0];
         assert!(matches!(Probe(&a[..]).slice(), Some(HostSlice::F32(s)) if s.len() == 2));
         assert!(Probe(&[1.0f64][..]).slice().is_none());
         let mut out = [0u32; 3];
