@@ -174,6 +174,10 @@ fn call(exec: &mut Exec<'_>, launch: &mut Call<'_, '_>) -> Result<Result<Vec<u32
     // Read back: the status and partials first, then each written slice, 4-byte aligned.
     let written: Vec<usize> = (0..data.len()).filter(|&k| spec.bindings[k].access == Access::ReadWrite).collect();
     let readback_bytes = (status_words + written.iter().map(|&k| data[k].len()).sum::<usize>()) as u64 * 4;
+    if readback_bytes > limits.max_buffer {
+        // Not a failure of the device: the written slices together exceed one buffer.
+        return Ok(Err(HostReason::Size));
+    }
     let staging = take(Kind::Readback, readback_bytes)?;
 
     let buffer = |i: usize| &buffers[i].1;
