@@ -232,3 +232,38 @@ fn the_shader_says_rusts_meaning() {
     assert!(body.contains("range (__adaptive_start , __adaptive_end)"), "{body}");
     assert!(body.contains("simd_run"), "the loop as written is the fallback: {body}");
 }
+
+#[test]
+#[ignore = "prints a shader, for eyes"]
+fn print_a_shader() {
+    let (_, body) = gpu(quote!(
+        fn assign(points: &[f32], centroids: &[f32], d: usize, labels: &mut [u32]) -> f32 {
+            let n = points.len() / d;
+            let k = centroids.len() / d;
+            let mut inertia = 0.0f32;
+            for i in 0..n {
+                let p = &points[i * d..(i + 1) * d];
+                let mut best = 0;
+                let mut best_dist = f32::INFINITY;
+                for c in 0..k {
+                    let q = &centroids[c * d..(c + 1) * d];
+                    let mut dist = 0.0f32;
+                    for j in 0..d {
+                        let t = p[j] - q[j];
+                        dist += t * t;
+                    }
+                    if dist < best_dist {
+                        best_dist = dist;
+                        best = c;
+                    }
+                }
+                labels[i] = best as u32;
+                inertia += best_dist;
+            }
+            inertia
+        }
+    ));
+    let start = body.find("\"const LP_BINDINGS").unwrap();
+    let end = body[start + 1..].find('"').unwrap() + start + 1;
+    println!("{}", body[start + 1..end].replace("\\n", "\n"));
+}

@@ -232,7 +232,8 @@ impl Kernel {
         }
         let why = if !self.spec.has_gpu {
             let loops = LoopSummary::new::<LoopRewrite>("", &[]).with_gpu(self.spec.gpu_loops).to_string();
-            let loops = loops.lines().skip(1).map(str::trim).collect::<Vec<_>>().join("; ");
+            // The loop lines alone: not the summary's "loops: …" and "gpu: …" headings.
+            let loops = loops.lines().skip(2).map(str::trim).collect::<Vec<_>>().join("; ");
             Some(if loops.is_empty() {
                 "the kernel has no GPU variant (its body calls no `ops::` function, has no top-level loop and no \
                  `gpu = path` was given)"

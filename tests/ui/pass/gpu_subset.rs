@@ -47,7 +47,7 @@ pub fn inner_loops(x: &[f32], w: usize, out: &mut [f32]) {
     for (r, row) in out.chunks_mut(w).enumerate() {
         let src = &x[r * w..(r + 1) * w];
         let mut total = 0.0f32;
-        for j in 0..=w - 1 {
+        for j in 0..=src.len() - 1 {
             if src[j] < 0.0 {
                 continue;
             }
@@ -206,6 +206,15 @@ pub fn labelled(x: &[f32], out: &mut [f32]) {
     }
 }
 
+/// `writes`: a write through a name from outside that is not the loop's own item (the split's word).
+#[adaptive_kernel(complexity = "Low")]
+pub fn logged(x: &[f32], out: &mut [f32], seen: &mut Vec<f32>) {
+    for i in 0..x.len() {
+        out[i] = x[i];
+        seen.push(x[i]);
+    }
+}
+
 /// `overlap`: a write outside the iteration's own item (the split's word).
 #[adaptive_kernel(complexity = "Low")]
 pub fn prefix(x: &[f32], out: &mut [f32]) {
@@ -273,6 +282,7 @@ fn main() {
         (checked::KERNEL.spec(), "macro"),
         (labelled::KERNEL.spec(), "label"),
         (prefix::KERNEL.spec(), "overlap"),
+        (logged::KERNEL.spec(), "writes"),
         (exact_sum::KERNEL.spec(), "exact"),
         (own::KERNEL.spec(), "gpu"),
         (copy_unsafe::KERNEL.spec(), "unsafe"),
