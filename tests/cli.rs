@@ -97,7 +97,10 @@ fn report_says_what_was_done_to_each_kernels_loops() {
                     \x20     line 17, iter.sum(): as written (effect: a store, or a call that may have side effects)\n\
                     \x20   splits: 1 of 2 top-level loops split across threads in Parallel\n\
                     \x20     line 11, for range: split across threads in Parallel\n\
-                    \x20     line 16, for iter_mut: on one thread (break: a `break` may end the loop early)\n";
+                    \x20     line 16, for iter_mut: on one thread (break: a `break` may end the loop early)\n\
+                    \x20   gpu: 1 of 2 top-level loops on the GPU\n\
+                    \x20     line 11, for range: on the GPU\n\
+                    \x20     line 16, for iter_mut: on the host (break: a `break` may end the loop early)\n";
     let a = out.find("kernel demo::dot (Medium, token 00000000000000ff)\n").unwrap();
     let after_header = &out[a..][out[a..].find('\n').unwrap() + 1..];
     assert!(after_header.starts_with(expected), "{out}");
@@ -123,8 +126,16 @@ fn report_says_what_was_done_to_each_kernels_loops() {
             { "line": 16, "idiom": "for iter_mut", "reason": "break" },
         ])
     );
+    assert_eq!(
+        kernels[0]["gpu_loops"],
+        serde_json::json!([
+            { "line": 11, "idiom": "for range", "reason": "" },
+            { "line": 16, "idiom": "for iter_mut", "reason": "break" },
+        ])
+    );
     assert_eq!(kernels[1]["loops"], Value::Null, "not recorded");
     assert_eq!(kernels[1]["splits"], Value::Null, "not recorded");
+    assert_eq!(kernels[1]["gpu_loops"], Value::Null, "not recorded");
     assert_eq!(doc["machines"][1]["kernels"][0]["loops"], serde_json::json!([]));
 }
 

@@ -306,8 +306,10 @@ fn holds(variant: Backend, verdict: &str, cited: &[&str], spec: &KernelSpec) -> 
     let split = !spec.splits.is_empty() && spec.splits.iter().all(|s| s.reason.is_empty());
     let reported: Vec<&str> = match variant {
         Backend::Parallel => spec.splits.iter().map(|s| s.reason).collect(),
+        Backend::Gpu => spec.gpu_loops.iter().map(|l| l.reason).collect(),
         _ => spec.loops.iter().map(|l| l.reason).collect(),
     };
+    let on_gpu = !spec.gpu_loops.is_empty() && spec.gpu_loops.iter().all(|l| l.on_gpu());
     let cites = cited.is_empty() || cited.iter().any(|w| reported.contains(w));
     let ok = match (variant, verdict) {
         // Scalar is the body verbatim, whatever its shape.
@@ -322,8 +324,9 @@ fn holds(variant: Backend, verdict: &str, cited: &[&str], spec: &KernelSpec) -> 
         (Backend::Parallel, "not split") => !spec.has_parallel && !split && cites,
         (Backend::Parallel, "across the pool") => spec.has_parallel && spec.splits.is_empty(),
         (Backend::Parallel, "no variant") => !spec.has_parallel,
-        (Backend::Gpu, "none") => !spec.has_gpu,
-        (Backend::Gpu, "shader") => spec.has_gpu,
+        (Backend::Gpu, "none") => !spec.has_gpu && cites,
+        (Backend::Gpu, "on the GPU") => spec.has_gpu && on_gpu,
+        (Backend::Gpu, "shader") => spec.has_gpu && spec.gpu_loops.is_empty(),
         _ => return Err(format!("unknown verdict **{verdict}** for {variant}: say in `holds` what it means")),
     };
     if ok {
