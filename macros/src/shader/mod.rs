@@ -73,10 +73,12 @@
 //! kernel's loops still run on the device.
 //!
 //! Files: `ty.rs` (types and their inference), `outer.rs` (what names from
-//! outside the loop hold), `ir.rs`, `lower.rs` (the body read into the IR),
+//! outside the loop hold), `ir.rs`, `lower.rs` (the body's loops and
+//! statements read into the IR), `expr.rs` (its expressions),
 //! `wgsl.rs` (the IR printed as WGSL), `emit.rs` (the Rust around it).
 
 mod emit;
+mod expr;
 mod ir;
 mod lower;
 mod outer;
