@@ -48,7 +48,13 @@
 //! figures); `-- --only k-means` keeps the cases and runs whose names
 //! contain `k-means`. History and the GPU are off unless `ADAPTIVE_KERNEL_HISTORY` /
 //! `ADAPTIVE_KERNEL_GPU` say otherwise (`ADAPTIVE_KERNEL_GPU=software` for the GPU
-//! column on a machine without a GPU). Figures: BENCHMARKS.md, "Issue 23
+//! column on a machine without a GPU).
+//!
+//! Smoke run (CI: `scripts/bench-smoke`): `cargo bench --bench programs -- --test`
+//! runs what `--quick` does with one sample of one call per build, one round and
+//! no re-check (`common/smoke.rs`). A case, column or whole run added here is
+//! covered by it as long as its counts and durations go through `smoke::pick`, as
+//! [`SAMPLE`], [`RECHECK`] and the rounds do in `measure`. Figures: BENCHMARKS.md, "Issue 23
 //! programs, baseline" (before the issue's work) and "Issue 23: plain loops
 //! split across threads, the programs at the end".
 
@@ -57,6 +63,8 @@
 mod common;
 #[path = "programs/mod.rs"]
 mod programs;
+#[path = "common/smoke.rs"]
+mod smoke;
 
 use std::hint::black_box;
 use std::process::Command;
@@ -185,7 +193,7 @@ fn measure(case: &mut dyn Case) -> Row {
     }
     let settled_after = settle_start.elapsed();
     let recheck = Instant::now();
-    while recheck.elapsed() < RECHECK {
+    while recheck.elapsed() < smoke::pick(RECHECK, Duration::ZERO) {
         case.call(Build::Annotated);
         calls += 1;
     }
@@ -196,11 +204,11 @@ fn measure(case: &mut dyn Case) -> Row {
     let reps = Build::ALL.map(|build| {
         case.call(build);
         let once = sample(case, build, 1, false);
-        ((SAMPLE.as_secs_f64() / once).ceil() as usize).max(1)
+        ((smoke::pick(SAMPLE, Duration::ZERO).as_secs_f64() / once).ceil() as usize).max(1)
     });
     let gpu_reps = has_gpu(case).then(|| {
         gpu_sample(case, 1);
-        ((SAMPLE.as_secs_f64() / gpu_sample(case, 1)).ceil() as usize).max(1)
+        ((smoke::pick(SAMPLE, Duration::ZERO).as_secs_f64() / gpu_sample(case, 1)).ceil() as usize).max(1)
     });
     let mut gpu_times = Vec::new();
     eprintln!(
@@ -219,7 +227,7 @@ fn measure(case: &mut dyn Case) -> Row {
         gpu_times.push(gpu_sample(case, g));
     }
     let round = round_start.elapsed().as_secs_f64();
-    let rounds = ((CASE_BUDGET.as_secs_f64() / round) as usize).clamp(ROUNDS.0, ROUNDS.1);
+    let rounds = smoke::pick(((CASE_BUDGET.as_secs_f64() / round) as usize).clamp(ROUNDS.0, ROUNDS.1), 1);
     for r in 1..rounds {
         // The GPU's sample takes its turn in the rotation, after the build `r` names.
         for k in 0..3 {
@@ -269,7 +277,7 @@ struct RunResult {
 fn spawn_run(program: &str, build: Build) -> Option<RunResult> {
     let exe = std::env::current_exe().ok()?;
     let start = Instant::now();
-    let out = Command::new(exe)
+    let out = smoke::pass_to(&mut Command::new(exe))
         .args([CHILD, program, build.name()])
         .env("ADAPTIVE_KERNEL_HISTORY", "off")
         .env("ADAPTIVE_KERNEL_GPU", std::env::var("ADAPTIVE_KERNEL_GPU").unwrap_or_else(|_| "off".into()))
@@ -360,7 +368,7 @@ fn main() {
         child_main(&args[i + 1], &args[i + 2]);
         return;
     }
-    let quick = args.iter().any(|a| a == "--quick");
+    let quick = args.iter().any(|a| a == "--quick") || smoke::on();
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned().unwrap_or_default();
     // Before any kernel runs: no history (cold means cold), no GPU (every build on the CPU).
     for (variable, default) in [("ADAPTIVE_KERNEL_HISTORY", "off"), ("ADAPTIVE_KERNEL_GPU", "off")] {
