@@ -138,11 +138,14 @@ fn helper(v: f32) -> f32 {
     v + 1.0
 }
 
-/// `call`: a function of the user's.
+/// `call`: a function of the user's, and a method outside the list.
 #[adaptive_kernel(complexity = "Low")]
 pub fn calls(x: &[f32], out: &mut [f32]) {
     for i in 0..x.len() {
         out[i] = helper(x[i]);
+    }
+    for i in 0..x.len() {
+        out[i] += x[i].atan();
     }
 }
 
@@ -154,12 +157,22 @@ pub fn bytes(x: &[u8], out: &mut [u8]) {
     }
 }
 
-/// `value`: an array value.
+#[derive(Clone, Copy)]
+pub struct Point {
+    pub x: f32,
+    pub y: f32,
+}
+
+/// `value`: an array value, and a struct value.
 #[adaptive_kernel(complexity = "Low")]
 pub fn arrays(x: &[f32], out: &mut [f32]) {
     for i in 0..x.len() {
         let pair = [x[i], 1.0];
         out[i] = pair[0] + pair[1];
+    }
+    for i in 0..x.len() {
+        let p = Point { x: x[i], y: 2.0 };
+        out[i] += p.x * p.y;
     }
 }
 
@@ -287,7 +300,8 @@ fn main() {
         (own::KERNEL.spec(), "gpu"),
         (copy_unsafe::KERNEL.spec(), "unsafe"),
     ] {
-        assert_eq!(words(spec), [word], "{}", spec.name);
+        let loops = if spec.name.ends_with("calls") || spec.name.ends_with("arrays") { 2 } else { 1 };
+        assert_eq!(words(spec), vec![word; loops], "{}", spec.name);
         assert!(adaptive_kernel::kernel::loop_reason(word).is_some(), "{word} is a documented word");
     }
     assert!(!wide::KERNEL.spec().has_gpu && !prefix::KERNEL.spec().has_gpu);
