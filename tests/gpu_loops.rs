@@ -303,15 +303,20 @@ fn integers(a: &[i32], b: &[i32], q: &mut [i32], u: &mut [u32], idx: &mut [usize
 }
 
 /// Integer arithmetic of the subset alone: wrapping `i32`, `u32` division and remainder, checked `usize`
-/// (`abs` on purpose: `unsigned_abs` is not in the subset).
+/// (`abs` on purpose: `unsigned_abs` is not in the subset), and an `i32` and a `u32` sum carried.
 #[adaptive_kernel(complexity = "Low")]
 #[allow(clippy::cast_abs_to_unsigned)]
-fn integer_ops(a: &[i32], b: &[i32], q: &mut [i32], u: &mut [u32], idx: &mut [usize]) {
+fn integer_ops(a: &[i32], b: &[i32], q: &mut [i32], u: &mut [u32], idx: &mut [usize]) -> (i32, u32) {
+    let mut signed = 0i32;
+    let mut unsigned = 0u32;
     for i in 0..a.len() {
         q[i] = a[i] * 3 - a[i] / b[i] + a[i] % b[i];
         u[i] = (a[i] as u32) / 3 + (a[i] as u32) % 7 + ((a[i] as u32 & 0xffff) << 3) + (b[i] as u32 >> 4);
         idx[i] = i * 3 + (b[i].abs() as usize) / 2;
+        signed += a[i] % 1000;
+        unsigned += b[i] as u32 & 0xff;
     }
+    (signed, unsigned)
 }
 
 /// A read past the end on the last item: Scalar panics, so must the GPU variant.
@@ -569,8 +574,8 @@ proptest! {
             let b: Vec<i32> = (0..n as i32).map(|i| if i % 5 == 0 { -3 } else { i % 13 + 1 }).collect();
             let (mut qg, mut ug, mut ig) = (vec![0; n], vec![0u32; n], vec![0usize; n]);
             let (mut qs, mut us, mut is) = (vec![0; n], vec![0u32; n], vec![0usize; n]);
-            ran_on_device(integer_ops::KERNEL.spec(), n, || integer_ops::gpu(&a, &b, &mut qg, &mut ug, &mut ig));
-            integer_ops::scalar(&a, &b, &mut qs, &mut us, &mut is);
+            let sums = ran_on_device(integer_ops::KERNEL.spec(), n, || integer_ops::gpu(&a, &b, &mut qg, &mut ug, &mut ig));
+            prop_assert_eq!(sums, integer_ops::scalar(&a, &b, &mut qs, &mut us, &mut is), "n = {}", n);
             prop_assert_eq!((qg, ug, ig), (qs, us, is), "n = {}", n);
         }
     }
