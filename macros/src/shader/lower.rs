@@ -69,10 +69,11 @@ enum Item {
     Mut(ViewId),
     /// `enumerate`'s index.
     Index,
-    /// A row of a slice: its `k`-th width argument wide.
+    /// A row of a slice, `width` wide (the top-level loop's width argument, or an inner
+    /// loop's `chunks` width evaluated once before it).
     Row {
         parent: ViewId,
-        width: usize,
+        width: E,
         exact: bool,
     },
     Pair(Box<Item>, Box<Item>),
@@ -268,7 +269,7 @@ impl Lower<'_> {
                 *widths += 1;
                 let class = Class::Known(Ty::Usize);
                 let (E::Arg(width), _) = self.arg(ArgSource::Width(k), class) else { unreachable!("an argument") };
-                Item::Row { parent: view, width, exact: rows.exact }
+                Item::Row { parent: view, width: E::Arg(width), exact: rows.exact }
             }
             None if s.mutable => Item::Mut(view),
             None => Item::Value(view),
@@ -303,7 +304,7 @@ impl Lower<'_> {
                     }
                     Item::Row { parent, width, exact } => {
                         let row = self.sub_view(*parent);
-                        let width = E::Arg(*width);
+                        let width = width.clone();
                         out.push(S::Row { view: row, parent: *parent, unit: E::Local(at), width, exact: *exact });
                         self.bind(name, Local::View(row));
                     }
@@ -574,14 +575,11 @@ impl Lower<'_> {
             }
             iterable => {
                 let item = self.items(iterable, true)?;
-                let mut lens = Vec::new();
-                leaves(&item, &mut lens);
                 let usize_tv = self.known(Ty::Usize);
-                let count = lens
-                    .into_iter()
-                    .map(E::Len)
-                    .reduce(|a, b| E::Call(Func::Min, vec![a, b], usize_tv))
-                    .ok_or("syntax")?;
+                let mut counts = Vec::new();
+                walks(&item, usize_tv, &mut counts);
+                let count =
+                    counts.into_iter().reduce(|a, b| E::Call(Func::Min, vec![a, b], usize_tv)).ok_or("syntax")?;
                 let (c, e) = (self.var_of(usize_tv), self.var_of(usize_tv));
                 self.flush(out);
                 out.push(S::Decl(c, Some(E::Int(0, usize_tv))));
@@ -629,6 +627,18 @@ impl Lower<'_> {
                     _ => Err("call"),
                 },
                 ("iter", 0) => Ok(Item::Value(self.view_of(&m.receiver)?)),
+                // Rows of a whole captured slice read in an inner loop, `w` evaluated once.
+                ("chunks" | "chunks_exact", 1) if self.no_prelude == 0 => {
+                    let parent = self.view_of(&m.receiver)?;
+                    if self.out.views[parent].base.is_some() {
+                        return Err("call");
+                    }
+                    let (width, tv) = self.scalar(&m.args[0])?;
+                    self.require(tv, Ty::Usize)?;
+                    let w = self.var_of(tv);
+                    self.pending.push(S::Decl(w, Some(width)));
+                    Ok(Item::Row { parent, width: E::Local(w), exact: m.method == "chunks_exact" })
+                }
                 ("iter_mut", 0) => {
                     let view = self.view_of(&m.receiver)?;
                     self.written(view)?;
@@ -732,14 +742,27 @@ impl Lower<'_> {
     }
 }
 
-/// The views an item walks, whose shortest length is the loop's count.
-fn leaves(item: &Item, out: &mut Vec<ViewId>) {
+/// How many items each stream of `item` yields (`tv`: `usize`): the loop's count is the least.
+/// `chunks(w)` yields ⌈len / w⌉ rows, `chunks_exact(w)` ⌊len / w⌋; a zero `w` panics in
+/// Rust, and its division on the device sends the call to the host, which panics as Rust does.
+fn walks(item: &Item, tv: Tv, out: &mut Vec<E>) {
     match item {
-        Item::Value(v) | Item::Mut(v) => out.push(*v),
-        Item::Index | Item::Row { .. } => {}
+        Item::Value(v) | Item::Mut(v) => out.push(E::Len(*v)),
+        Item::Index => {}
+        Item::Row { parent, width, exact } => {
+            let len = || Box::new(E::Len(*parent));
+            let whole = E::Binary(Bin::Div, len(), Box::new(width.clone()), tv);
+            out.push(if *exact {
+                whole
+            } else {
+                let rest = E::Binary(Bin::Rem, len(), Box::new(width.clone()), tv);
+                let partial = E::Call(Func::Min, vec![rest, E::Int(1, tv)], tv);
+                E::Binary(Bin::Add, Box::new(whole), Box::new(partial), tv)
+            });
+        }
         Item::Pair(a, b) => {
-            leaves(a, out);
-            leaves(b, out);
+            walks(a, tv, out);
+            walks(b, tv, out);
         }
     }
 }

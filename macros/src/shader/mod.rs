@@ -34,7 +34,8 @@
 //! * Statements: `let` (also of tuples), `let mut`, assignments and compound
 //!   assignments, `if`/`else` (also as values), blocks, inner `for` over ranges
 //!   and over captured slices or their sub-slices (`iter`, `iter_mut`, `copied`,
-//!   `zip`, `enumerate`), `while`, `loop`, `break`/`continue` of inner loops,
+//!   `zip`, `enumerate`) or the rows of a captured slice (`chunks`,
+//!   `chunks_exact`), `while`, `loop`, `break`/`continue` of inner loops,
 //!   `continue` of the loop itself.
 //! * Operators: arithmetic, comparisons, `&&`/`||`, bit operations, `as` between
 //!   the types above; `f32::INFINITY`/`MAX`/`MIN`/`EPSILON` and other constants by

@@ -49,6 +49,22 @@ fn independent_loops_run_on_the_gpu() {
         quote!(for i in 0..n {
             acc += a[i] * b[i];
         }),
+        quote!(for (o, p) in out.iter_mut().zip(a.chunks(w)) {
+            let mut best = f32::INFINITY;
+            for (c, q) in b.chunks(w).enumerate() {
+                let mut d2 = 0.0f32;
+                for (x, y) in p.iter().zip(q) {
+                    d2 += (x - y) * (x - y);
+                }
+                if d2 < best {
+                    best = d2 + c as f32;
+                }
+            }
+            for q in b.chunks_exact(n) {
+                best += q[0];
+            }
+            *o = best;
+        }),
         quote!(for row in out.chunks_mut(w) {
             let mut m = f32::NEG_INFINITY;
             for &x in row.iter() {

@@ -41,7 +41,8 @@ pub fn methods(x: &[f32], out: &mut [f32]) {
 }
 
 /// Inner loops: over ranges (also inclusive), over captured slices and their sub-slices (`iter`,
-/// `iter_mut`, `copied`, `zip`, `enumerate`), `while` and `loop`, `break` and `continue`.
+/// `iter_mut`, `copied`, `zip`, `enumerate`) and rows (`chunks`, `chunks_exact`), `while` and
+/// `loop`, `break` and `continue`.
 #[adaptive_kernel(complexity = "Medium")]
 pub fn inner_loops(x: &[f32], w: usize, out: &mut [f32]) {
     for (r, row) in out.chunks_mut(w).enumerate() {
@@ -68,6 +69,13 @@ pub fn inner_loops(x: &[f32], w: usize, out: &mut [f32]) {
             if k <= w {
                 break;
             }
+        }
+        // Rows of a captured slice: the last one short, or left out.
+        for (c, q) in x.chunks(7).enumerate() {
+            total += q[q.len() - 1] * c as f32;
+        }
+        for q in x.chunks_exact(w + 1) {
+            total -= q[w];
         }
         for (o, s) in row.iter_mut().zip(&src[..]) {
             *o = s + total + k as f32;
