@@ -109,6 +109,10 @@ pub use adaptive_kernel_runtime::{config, cost, moe, ops};
 /// How far a SIMD variant's reassociated reductions may be from the Scalar variant's.
 pub use adaptive_kernel_runtime::tolerance;
 
+/// Vector math: the branch-free `f32` formulas (`exp`, `ln`, `sin`, …) a SIMD variant
+/// computes in lanes in place of libm's, and their error bounds.
+pub use adaptive_kernel_runtime::math;
+
 /// How `verify` compares a variant's result with the Scalar variant's ([`compare::Comparable`]).
 pub use adaptive_kernel_runtime::compare;
 
@@ -142,7 +146,8 @@ pub mod report {
     //! ([`TIE_BAND`]), and [`LoopSummary`], the words for what the attribute did to the
     //! body's loops.
     pub use adaptive_kernel_runtime::{
-        crossovers, BackendReport, BucketReport, Crossover, GpuLine, KernelTable, LoopLine, LoopSummary, SplitLine,
+        crossovers, BackendReport, BucketReport, Crossover, GpuLine, KernelTable, LoopLine, LoopSummary, MathCalls,
+        SplitLine,
         TIE_BAND,
     };
 }
@@ -209,6 +214,9 @@ pub mod __private {
 
     /// Lanes and chunked reads for the SIMD variant's reassociated reductions.
     pub mod reduce;
+
+    /// The formulas that replace libm's calls in the loops a SIMD variant puts in lanes.
+    pub use adaptive_kernel_runtime::math;
 
     /// The fork–join of the loops a Parallel variant splits across threads.
     pub use adaptive_kernel_runtime::ops::par::loops as split;

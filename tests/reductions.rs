@@ -183,12 +183,23 @@ fn dot_exact(a: &[f32], b: &[f32]) -> f32 {
     s
 }
 
-/// Stores inside the loop: left as written.
+/// Stores into its own elements, and `exp` of them: in lanes, with the runtime's `exp`.
 #[adaptive_kernel(complexity = "Medium")]
 fn exp_sum(x: &mut [f32]) -> f32 {
     let mut s = 0.0f32;
     for i in 0..x.len() {
         x[i] = x[i].exp();
+        s += x[i];
+    }
+    s
+}
+
+/// Stores into another element than its own: left as written.
+#[adaptive_kernel(complexity = "Medium")]
+fn running_exp_sum(x: &mut [f32]) -> f32 {
+    let mut s = 0.0f32;
+    for i in 1..x.len() {
+        x[i] = x[i - 1].exp();
         s += x[i];
     }
     s
@@ -389,9 +400,10 @@ fn every_idiom_is_reported_rewritten() {
     rewritten(sum_sq_fold::KERNEL.spec().loops, &["iter.fold(+=)"]);
     rewritten(sum_f64_chain::KERNEL.spec().loops, &["iter.sum()"]);
     rewritten(stats::KERNEL.spec().loops, &["for iter +="]);
-    rewritten(matvec::KERNEL.spec().loops, &["for range +="]);
-    rewritten(row_distances::KERNEL.spec().loops, &["for range +="]);
+    rewritten(matvec::KERNEL.spec().loops, &["for range jam", "for range +="]);
+    rewritten(row_distances::KERNEL.spec().loops, &["for range jam", "for range +="]);
     rewritten(forces::KERNEL.spec().loops, &["for range +="]);
+    rewritten(exp_sum::KERNEL.spec().loops, &["for range +="]);
     rewritten(three_sums::KERNEL.spec().loops, &["for zip +="]);
     rewritten(halves_dot::KERNEL.spec().loops, &["for range +="]);
     rewritten(row_sums::KERNEL.spec().loops, &["for iter +="]);
@@ -408,11 +420,12 @@ fn every_idiom_is_reported_rewritten() {
 fn what_is_left_alone_says_why() {
     let exact = dot_exact::KERNEL.spec().loops;
     assert_eq!((exact.len(), exact[0].rewritten(), exact[0].reason), (1, false, "exact"));
-    let stores = exp_sum::KERNEL.spec().loops;
+    let stores = running_exp_sum::KERNEL.spec().loops;
     assert_eq!(
         (stores.len(), stores[0].idiom, stores[0].rewritten(), stores[0].reason),
-        (1, "for range +=", false, "effect")
+        (1, "for range +=", false, "overlap")
     );
+    assert_eq!(exp_sum::KERNEL.spec().loops[0].vector_math, ["exp"]);
 }
 
 #[test]
@@ -507,7 +520,10 @@ fn routed_calls_agree_with_the_scalar_variant() {
         assert!(sums32(routed[i], scalar[i], terms));
     }
     let mut e = vec![0.5f32; 10];
-    assert_eq!(exp_sum(&mut e), (0..10).fold(0.0, |s, _| s + 0.5f32.exp()));
+    let s = exp_sum(&mut e);
+    assert!((s - 10.0 * 0.5f32.exp()).abs() <= 1e-5 && e.iter().all(|v| (v - 0.5f32.exp()).abs() <= 1e-6));
+    let mut e = vec![0.5f32; 10];
+    assert_eq!(running_exp_sum(&mut e), running_exp_sum::scalar(&mut [0.5f32; 10]));
     let mut out = vec![0.0; 3];
     row_distances(&x[..10], &y[..30], &mut out);
     let (mut fx, mut fy) = (vec![0.0; 50], vec![0.0; 50]);

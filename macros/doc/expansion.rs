@@ -62,7 +62,7 @@ pub mod matmul {
             has_gpu: true,
             has_parallel: true,
             token_hash: 1105060712515755893u64,
-            // One `LoopRewrite { line, idiom, variants, reason }` per float reduction of the body
+            // One `LoopRewrite { line, idiom, variants, reason, vector_math }` per loop of the body
             // (see "Reductions" above); this body has none.
             loops: &[],
             // One `LoopSplit { line, idiom, reason }` per top-level `for` loop of the body (see

@@ -19,6 +19,7 @@ pub fn forward(&self, x: &[f32]) -> f32 {
                 idiom: "?.sum()",
                 variants: &[],
                 reason: "source",
+                vector_math: &[],
             }],
             splits: &[],
             gpu_loops: &[],

@@ -170,9 +170,10 @@ pub(crate) fn spec(k: &KernelDef, name: TokenStream) -> TokenStream {
         let mut variants = Vec::new();
         variants.extend(r.rewritten.then(|| backend("Simd")));
         variants.extend(l.parallel.then(|| backend("Parallel")));
+        let math = &r.math;
         quote! {
             ::adaptive_kernel::__private::LoopRewrite {
-                line: #line, idiom: #idiom, variants: &[#(#variants),*], reason: #reason,
+                line: #line, idiom: #idiom, variants: &[#(#variants),*], reason: #reason, vector_math: &[#(#math),*],
             }
         }
     });

@@ -15,6 +15,14 @@
 //! | Low | 8 | element-wise: a few operations per element (one fused multiply-add may replace two roundings) |
 //! | Medium, High | the call's size | a result element may sum up to `size` terms (a reduction, a dot product inside a matrix product) |
 //!
+//! A kernel whose SIMD and Parallel variants compute libm's functions with the
+//! runtime's formulas ([`crate::math`], listed in its loops'
+//! [`vector_math`](crate::LoopRewrite::vector_math)) is allowed `2·(N + 1)` roundings
+//! more, where `N` is the largest of their [`ULP_BOUNDS`](crate::math::ULP_BOUNDS)
+//! ([`Tolerance::with_vector_math`]): such a result may differ from the Scalar
+//! variant's by `N` ulp of the formula plus libm's own error (below 1 ulp), and
+//! that difference may double through the operation that uses it.
+//!
 //! The estimate is exact for sums of terms of one sign and can be too tight
 //! under heavy cancellation; the attribute's `tolerance = 1e-4` then replaces
 //! it by a relative bound, `|a − b| ≤ 1e-4 · scale`.
@@ -68,6 +76,20 @@ impl Tolerance {
         match self {
             Tolerance::Rounding { terms } => Tolerance::Rounding { terms: terms.saturating_add(roundings) },
             relative => relative,
+        }
+    }
+
+    /// The tolerance for a kernel whose variants compute libm's functions with the
+    /// runtime's formulas, the largest of whose bounds is `ulps`
+    /// ([`KernelSpec::vector_math_ulps`](crate::KernelSpec::vector_math_ulps)): `2·(ulps + 1)`
+    /// roundings more (module docs); unchanged when `ulps` is 0 (no formula) and for a
+    /// [`Relative`](Tolerance::Relative) tolerance, which the attribute states.
+    pub fn with_vector_math(self, ulps: u32) -> Tolerance {
+        match self {
+            Tolerance::Rounding { terms } if ulps > 0 => {
+                Tolerance::Rounding { terms: terms.saturating_add(2 * (ulps as usize + 1)) }
+            }
+            other => other,
         }
     }
 
@@ -262,6 +284,19 @@ mod tests {
         assert_eq!(t.allowed(eps, 0.001), tolerance::sum_bound(1001, 1.0, eps), "the scale is at least 1");
         assert_eq!(Tolerance::for_call(OpComplexity::Low, 1 << 20, None), Tolerance::Rounding { terms: LOW_TERMS });
         assert_eq!(Tolerance::for_call(OpComplexity::High, 9, Some(1e-4)), Tolerance::Relative(1e-4));
+    }
+
+    #[test]
+    fn vector_math_widens_the_rounding_bound_only() {
+        let low = Tolerance::for_call(OpComplexity::Low, 100, None);
+        assert_eq!(low.with_vector_math(0), low);
+        assert_eq!(low.with_vector_math(2), Tolerance::Rounding { terms: LOW_TERMS + 6 });
+        assert_eq!(Tolerance::Relative(1e-3).with_vector_math(4), Tolerance::Relative(1e-3));
+        // An exponential 2 ulp off, at 1.0: refused with the plain bound, accepted with the widened one.
+        let (exact, off) = (1.0_f32, f32::from_bits(1.0_f32.to_bits() + 2));
+        let tight = Tolerance::Rounding { terms: 0 };
+        assert!(!off.compare(&exact, tight).agrees);
+        assert!(off.compare(&exact, tight.with_vector_math(1)).agrees);
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub mod cost;
 mod error;
 pub mod fusion;
 mod kernel;
+pub mod math;
 pub mod moe;
 mod numeric;
 pub mod ops;
@@ -48,7 +49,7 @@ pub use kernel::Crossover;
 pub use kernel::{
     crossovers, init_logging, kernel_named, kernels, loop_reason, set_span_threshold, with_backend, BackendReport,
     BucketReport, Decision, DecisionKind, GpuLine, Kernel, KernelFamily, KernelSpec, KernelTable, LoopGpu, LoopLine,
-    LoopRewrite, LoopSplit, LoopSummary, Route, SplitLine, LOOP_REASONS, TIE_BAND,
+    LoopRewrite, LoopSplit, LoopSummary, MathCalls, Route, SplitLine, LOOP_REASONS, TIE_BAND,
 };
 /// The median every statistic of this crate is taken with, for the workspace's own
 /// benches (`benches/routing_quality`). Not a public API.

@@ -9,7 +9,7 @@
 use core::ops::{Add, Mul};
 
 /// `f32` and `f64`: what an accumulator of a rewritten reduction can be.
-pub trait Float: Copy + Add<Output = Self> + Mul<Output = Self> {
+pub trait Float: Copy + PartialOrd + Add<Output = Self> + Mul<Output = Self> {
     /// The identity of `+` in IEEE arithmetic: `-0.0 + x` is `x` for every `x`,
     /// `+0.0` included (`+0.0 + -0.0` would be `+0.0`).
     const NEG_ZERO: Self;
@@ -61,6 +61,13 @@ pub fn extremum_lanes<T: Float, const L: usize>(_acc: &T) -> [T; L] {
     [T::NAN; L]
 }
 
+/// `L` lanes of a compare-and-keep (`if t > acc { acc = t; }`), each the accumulator
+/// itself: keeping is idempotent, and a NaN accumulator must stay NaN in every lane.
+#[inline(always)]
+pub fn keep_lanes<T: Float, const L: usize>(acc: &T) -> [T; L] {
+    [*acc; L]
+}
+
 // The folds below are inlined, but see their lanes through `opaque`: a copy
 // that an empty `black_box` may have changed. Measured on this crate's
 // benches (BENCHMARKS.md, issues 16 and 23):
@@ -91,6 +98,30 @@ pub fn sum<T: Float, const L: usize>(acc: T, lanes: [T; L]) -> T {
     acc + pairwise(opaque(lanes), |a, b| a + b)
 }
 
+/// [`sum`] of each accumulator and its lanes, for accumulators taken together (a loop over
+/// items jammed): one copy of all the lanes, then each halving of all of them side by side,
+/// in the same grouping as `sum`, so the results are the same bits.
+#[inline(always)]
+pub fn sum_all<T: Float, const L: usize, const U: usize>(accs: [T; U], lanes: [[T; L]; U]) -> [T; U] {
+    let mut lanes = lanes;
+    core::hint::black_box(&mut lanes);
+    let mut width = L;
+    while width > 1 {
+        let half = width.div_ceil(2);
+        for row in lanes.iter_mut() {
+            for i in 0..width / 2 {
+                row[i] = row[i] + row[i + half];
+            }
+        }
+        width = half;
+    }
+    let mut out = accs;
+    for (o, row) in out.iter_mut().zip(&lanes) {
+        *o = *o + row[0];
+    }
+    out
+}
+
 /// `acc · ((l₀ · l₁) · (l₂ · l₃)) · …`.
 #[inline(always)]
 pub fn product<T: Float, const L: usize>(acc: T, lanes: [T; L]) -> T {
@@ -107,6 +138,29 @@ pub fn max<T: Float, const L: usize>(acc: T, lanes: [T; L]) -> T {
 #[inline(always)]
 pub fn min<T: Float, const L: usize>(acc: T, lanes: [T; L]) -> T {
     acc.min(pairwise(opaque(lanes), T::min))
+}
+
+/// `acc` and every lane folded as `if lane > acc { acc = lane; }` does: the greatest,
+/// and NaN only if `acc` is (then every lane is NaN too).
+#[inline(always)]
+pub fn keep_greater<T: Float, const L: usize>(acc: T, lanes: [T; L]) -> T {
+    let best = pairwise(opaque(lanes), |a, b| if b > a { b } else { a });
+    if best > acc {
+        best
+    } else {
+        acc
+    }
+}
+
+/// `acc` and every lane folded as `if lane < acc { acc = lane; }` does.
+#[inline(always)]
+pub fn keep_less<T: Float, const L: usize>(acc: T, lanes: [T; L]) -> T {
+    let best = pairwise(opaque(lanes), |a, b| if b < a { b } else { a });
+    if best < acc {
+        best
+    } else {
+        acc
+    }
 }
 
 /// The lanes combined by halving: lane `i` with lane `i + ⌈w/2⌉` while `w` lanes remain.
@@ -204,6 +258,17 @@ mod tests {
         assert_eq!(sum(-0.0, sum_lanes::<f32, 16>(&0.0)).to_bits(), (-0.0_f32).to_bits());
         // The grouping is pairwise: 1e8 + 1 + (-1e8) + 1 is 0 + 2 when the halves pair up (1e8 with -1e8).
         assert_eq!(pairwise([1e8_f32, 1.0, -1e8, 1.0], |a, b| a + b), 2.0);
+    }
+
+    #[test]
+    fn compare_and_keep_folds_as_the_statement_does() {
+        assert_eq!(keep_greater(1.0_f32, [0.5, 3.0, 2.0]), 3.0);
+        assert_eq!(keep_greater(4.0_f32, [0.5, 3.0, 2.0]), 4.0);
+        assert_eq!(keep_less(1.0_f32, [0.5, 3.0, -2.0]), -2.0);
+        assert_eq!(keep_lanes::<f32, 3>(&7.0), [7.0; 3]);
+        // A NaN accumulator stays NaN (its lanes are NaN too); NaN never wins otherwise.
+        assert!(keep_greater(f32::NAN, keep_lanes::<f32, 4>(&f32::NAN)).is_nan());
+        assert_eq!(keep_greater(f32::NEG_INFINITY, [f32::NEG_INFINITY, 2.0]), 2.0);
     }
 
     #[test]

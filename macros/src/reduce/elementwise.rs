@@ -124,6 +124,9 @@ pub(crate) struct Plan {
     index: Ident,
     body: Block,
     chunks: Vec<Chunk>,
+    /// The libm functions whose calls in the body became the runtime's formulas
+    /// ([`math`](super::math)).
+    pub math: Vec<&'static str>,
 }
 
 /// A slice taken a chunk at a time at one index expression of the loop index.
@@ -138,12 +141,13 @@ struct Chunk {
 }
 
 /// Decides about `for pat in expr { body }` (which is not a reduction); `env` holds the names
-/// in scope before the loop.
-pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
+/// in scope before the loop. `vector_math`: calls of libm functions on `f32` values become the
+/// runtime's formulas (not under `exact`, which keeps every operation as written).
+pub(crate) fn analyse(f: &ExprForLoop, env: &Env, vector_math: bool) -> Verdict {
     if !is_candidate(f) {
         return Verdict::NotElementWise;
     }
-    match plan(f, env) {
+    match plan(f, env, vector_math) {
         Ok(plan) => Verdict::Rewrite(Box::new(plan)),
         Err(reason) => Verdict::LeftAlone(reason),
     }
@@ -196,7 +200,7 @@ fn is_compound(op: &BinOp) -> bool {
 }
 
 /// Checks an element-wise loop and plans its rewrite, or says why not.
-fn plan(f: &ExprForLoop, env: &Env) -> Result<Plan, &'static str> {
+fn plan(f: &ExprForLoop, env: &Env, vector_math: bool) -> Result<Plan, &'static str> {
     if f.label.is_some() {
         return Err("label");
     }
@@ -227,9 +231,12 @@ fn plan(f: &ExprForLoop, env: &Env) -> Result<Plan, &'static str> {
     let mut check = Check { index: index.clone(), env: env.clone(), lets, written, chunks: Vec::new() };
     check.env.push();
     check.env.bind(index.to_string(), Ty::Int(Int::Usize), false);
+    let start_env = check.env.clone();
     check.stmts(&f.body.stmts, true)?;
     check.used_only_as_elements(&f.body)?;
-    Ok(Plan { start, end, index, body: f.body.clone(), chunks: check.chunks })
+    let mut body = f.body.clone();
+    let math = if vector_math { super::math::replace(&mut body, &start_env) } else { Vec::new() };
+    Ok(Plan { start, end, index, body, chunks: check.chunks, math })
 }
 
 /// `&mut` anywhere in the body, or a method that may take it (`split_at_mut`): a chunk holds

@@ -44,7 +44,7 @@ use quote::{quote, ToTokens};
 use syn::visit_mut::VisitMut;
 use syn::{Expr, Pat};
 
-use super::recognise::{plain_ident, Init, Op, Plan, Source};
+use super::recognise::{plain_ident, Fold, Init, Op, Plan, Source};
 
 pub(super) fn hidden(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
@@ -62,15 +62,13 @@ pub(super) fn helper(name: &str) -> TokenStream {
 /// in the narrow lanes alone (figures: BENCHMARKS.md, issue 23).
 const WIDE_AFTER_CHUNKS: usize = 4;
 
-/// The narrow level's lanes: a quarter of the wide level's, one 256-bit vector (8 `f32`, 4 `f64`).
-const NARROW_DIVISOR: usize = 4;
-
 /// The rewritten `for` loop: a block expression of type `()`.
 ///
 /// Two levels of chunks before the verbatim tail: the plan's lanes (32 for `f32`, 16 for
-/// `f64`) while at least [`WIDE_AFTER_CHUNKS`] such chunks remain, then a quarter as many
-/// lanes; each level folds its lanes into the accumulators. A loop shorter than one narrow
-/// chunk costs one comparison more than the loop as written.
+/// `f64`) while at least [`WIDE_AFTER_CHUNKS`] such chunks remain, then the plan's narrow
+/// lanes (a quarter as many; an eighth for a jam, see `jam.rs`); each level folds its lanes
+/// into the accumulators (all at once with `sum_all` when the plan says so). A loop shorter
+/// than one narrow chunk costs one comparison more than the loop as written.
 ///
 /// The chunk loop's condition is `end.saturating_sub(k) >= LANES` in both forms, though over
 /// a slice `end - k` cannot underflow: with a computable trip count LLVM's loop vectoriser
@@ -80,7 +78,7 @@ const NARROW_DIVISOR: usize = 4;
 pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
     let (k, l, end) = (hidden("__adaptive_k"), hidden("__adaptive_l"), hidden("__adaptive_end"));
     let lane_vars: Vec<Ident> = (0..plan.accs.len()).map(|n| hidden(&format!("__adaptive_lanes{n}"))).collect();
-    let chunk = helper("chunk");
+    let (chunk, chunk_mut) = (helper("chunk"), helper("chunk_mut"));
     let pat = &plan.pat;
     let body = &plan.body;
     let reads: Vec<Ident> = (0..plan.hoists.len()).map(|n| hidden(&format!("__adaptive_h{n}"))).collect();
@@ -106,17 +104,30 @@ pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
         let mut init = TokenStream::new();
         let mut combine = TokenStream::new();
         for (acc, var) in plan.accs.iter().zip(&lane_vars) {
-            let (identity, fold) = match acc.op {
-                Op::Sum => ("sum_lanes", "sum"),
-                Op::Product => ("product_lanes", "product"),
-                Op::Max => ("extremum_lanes", "max"),
-                Op::Min => ("extremum_lanes", "min"),
+            let (identity, fold) = match acc.fold {
+                Fold::Op(Op::Sum) => ("sum_lanes", "sum"),
+                Fold::Op(Op::Product) => ("product_lanes", "product"),
+                Fold::Op(Op::Max) => ("extremum_lanes", "max"),
+                Fold::Op(Op::Min) => ("extremum_lanes", "min"),
+                Fold::KeepGreater => ("keep_lanes", "keep_greater"),
+                Fold::KeepLess => ("keep_lanes", "keep_less"),
             };
             let (identity, fold, acc) = (helper(identity), helper(fold), &acc.ident);
             init.extend(quote!(let mut #var = #identity::<_, #lanes>(&#acc);));
             combine.extend(quote!(#acc = #fold(#acc, #var);));
         }
         let checked = checked(&lanes);
+        let all_sums = plan.accs.iter().all(|a| a.fold == Fold::Op(Op::Sum));
+        if plan.fold_together && all_sums && plan.accs.len() > 1 {
+            let accs: Vec<&Ident> = plan.accs.iter().map(|a| &a.ident).collect();
+            let folded = hidden("__adaptive_folded");
+            let index = (0..accs.len()).map(syn::Index::from);
+            let sum_all = helper("sum_all");
+            combine = quote!(
+                let #folded = #sum_all([#(#accs),*], [#(#lane_vars),*]);
+                #(#accs = #folded[#index];)*
+            );
+        }
         quote!({
             #init
             while #end.saturating_sub(#k) >= #lanes {
@@ -131,7 +142,7 @@ pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
         })
     };
     let levels = |checked: &dyn Fn(&Literal) -> TokenStream, item: &TokenStream| {
-        let (wide, narrow) = (plan.lanes, plan.lanes / NARROW_DIVISOR);
+        let (wide, narrow) = (plan.lanes, plan.narrow);
         let wide_after = Literal::usize_unsuffixed(wide * WIDE_AFTER_CHUNKS);
         let narrow_lit = Literal::usize_unsuffixed(narrow);
         let (wide, narrow) = (level(wide, checked, item), level(narrow, checked, item));
@@ -150,7 +161,10 @@ pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
             .map(|(h, _)| {
                 let slice = &h.slice;
                 let base = h.base.as_ref().map_or(quote!(0), ToTokens::to_token_stream);
-                quote!(#chunk::<_, #lanes>(&#slice[..], #base, #k))
+                match h.mutable {
+                    true => quote!(#chunk_mut::<_, #lanes>(&mut #slice[..], #base, #k)),
+                    false => quote!(#chunk::<_, #lanes>(&#slice[..], #base, #k)),
+                }
             })
             .collect()
     };
@@ -184,14 +198,21 @@ pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
                 [a, b] => quote!(::core::cmp::min(#a.len(), #b.len())),
                 _ => unreachable!("a source has one slice or two zipped"),
             };
-            let (mut lane_items, mut tail_items) = (Vec::new(), Vec::new());
-            for ((item, s), h) in items.iter().zip(&slices).zip(&chunks) {
-                if item.by_value {
-                    lane_items.push(quote!(#h[#l]));
-                    tail_items.push(quote!(#s[#k..#end].iter().copied()));
+            let (mut lane_items, mut tail_items, mut binds) = (Vec::new(), Vec::new(), Vec::new());
+            for (((item, s), h), original) in items.iter().zip(&slices).zip(&chunks).zip(originals) {
+                if item.mutable {
+                    lane_items.push(quote!(&mut #h[#l]));
+                    tail_items.push(quote!(#s[#k..#end].iter_mut()));
+                    binds.push(quote!(let #s: &mut [_] = &mut #original[..];));
                 } else {
-                    lane_items.push(quote!(&#h[#l]));
-                    tail_items.push(quote!(#s[#k..#end].iter()));
+                    binds.push(quote!(let #s: &[_] = &#original[..];));
+                    if item.by_value {
+                        lane_items.push(quote!(#h[#l]));
+                        tail_items.push(quote!(#s[#k..#end].iter().copied()));
+                    } else {
+                        lane_items.push(quote!(&#h[#l]));
+                        tail_items.push(quote!(#s[#k..#end].iter()));
+                    }
                 }
             }
             let (lane_item, tail) = match (lane_items.as_slice(), tail_items.as_slice()) {
@@ -206,13 +227,17 @@ pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
             };
             let checked = |lanes: &Literal| {
                 let calls = hoisted(lanes);
+                let takes = items.iter().zip(&slices).map(|(item, s)| match item.mutable {
+                    true => quote!(#chunk_mut::<_, #lanes>(&mut #s[..], 0, #k)),
+                    false => quote!(#chunk::<_, #lanes>(#s, 0, #k)),
+                });
                 quote!(let (#(::core::option::Option::Some(#chunks),)* #(::core::option::Option::Some(#reads),)*) =
-                    (#(#chunk::<_, #lanes>(#slices, 0, #k),)* #(#calls,)*) else { break; };)
+                    (#(#takes,)* #(#calls,)*) else { break; };)
             };
             let item = quote!(#[allow(unused_variables, unused_mut)] let #pat = #lane_item;);
             let levels = levels(&checked, &item);
             quote!({
-                #(let #slices: &[_] = &#originals[..];)*
+                #(#binds)*
                 let #end: usize = #len;
                 let mut #k: usize = 0;
                 #levels

@@ -22,6 +22,9 @@
 
 mod elementwise;
 mod emit;
+mod items;
+mod jam;
+mod math;
 mod recognise;
 pub(crate) mod types;
 
@@ -44,6 +47,8 @@ pub(crate) struct LoopReport {
     pub rewritten: bool,
     /// Why it was left as written, in a word; empty when rewritten.
     pub reason: &'static str,
+    /// The libm functions whose calls it computes with the runtime's formulas, in lanes.
+    pub math: Vec<&'static str>,
 }
 
 /// `block` (the body of a function with signature `sig`) with its provable
@@ -130,8 +135,19 @@ impl Walker {
     }
 
     fn report(&mut self, span: Span, idiom: String, rewritten: bool, reason: &'static str) {
+        self.report_math(span, idiom, rewritten, reason, Vec::new());
+    }
+
+    fn report_math(
+        &mut self,
+        span: Span,
+        idiom: String,
+        rewritten: bool,
+        reason: &'static str,
+        math: Vec<&'static str>,
+    ) {
         let line = u32::try_from(span.start().line).unwrap_or(u32::MAX);
-        self.reports.push(LoopReport { line, idiom, rewritten, reason });
+        self.reports.push(LoopReport { line, idiom, rewritten, reason, math });
     }
 
     /// Rewrites `e` when it is a reducing iterator chain whose result type is
@@ -141,7 +157,7 @@ impl Walker {
         let acc = proc_macro2::Ident::new("__adaptive_acc", Span::mixed_site());
         match (recognise::analyse_call(m, &self.env, expected, &acc), self.opt_out) {
             (Verdict::Rewrite { idiom, plan, init: Some(init) }, None) => {
-                self.report(m.method.span(), idiom, true, "");
+                self.report_math(m.method.span(), idiom, true, "", plan.math.clone());
                 *e = emit::rewritten_expr(&plan, &init);
             }
             // An iterator chain's verdict always carries its hidden accumulator.
@@ -154,7 +170,7 @@ impl Walker {
                 self.report(m.method.span(), idiom, false, reason);
                 syn::visit_mut::visit_expr_mut(self, e);
             }
-            (Verdict::NotAReduction, _) => syn::visit_mut::visit_expr_mut(self, e),
+            (Verdict::NotAReduction | Verdict::InPlace { .. }, _) => syn::visit_mut::visit_expr_mut(self, e),
         }
     }
 
@@ -163,27 +179,83 @@ impl Walker {
         let Expr::ForLoop(f) = e else { return };
         match (recognise::analyse_loop(f, &self.env), self.opt_out) {
             (Verdict::Rewrite { idiom, plan, .. }, None) => {
-                self.report(f.for_token.span, idiom, true, "");
+                self.report_math(f.for_token.span, idiom, true, "", plan.math.clone());
                 *e = emit::rewritten_loop(&plan);
                 return;
             }
-            (Verdict::Rewrite { idiom, .. }, Some(why)) => self.report(f.for_token.span, idiom, false, why),
-            (Verdict::LeftAlone { idiom, reason }, _) => self.report(f.for_token.span, idiom, false, reason),
+            (Verdict::InPlace { idiom, body, math }, None) => {
+                self.report_math(f.for_token.span, idiom, true, "", math);
+                f.body = body;
+                return;
+            }
+            (Verdict::Rewrite { idiom, .. } | Verdict::InPlace { idiom, .. }, Some(why)) => {
+                self.report(f.for_token.span, idiom, false, why)
+            }
+            // An accumulation after a reduction in the loop (`total += dist`) is no obstacle to a jam.
+            (Verdict::LeftAlone { idiom, reason }, _) => {
+                if let (Some((jammed, rest)), None) = (items::analyse(f, &self.env), self.opt_out) {
+                    let span = f.for_token.span;
+                    return self.jam(e, span, items::IDIOM, jammed, rest);
+                }
+                match (jam::analyse(f, &self.env), self.opt_out) {
+                    (jam::Verdict::Jam { jammed, rest }, None) => {
+                        let span = f.for_token.span;
+                        return self.jam(e, span, jam::IDIOM, jammed, rest);
+                    }
+                    _ => self.report(f.for_token.span, idiom, false, reason),
+                }
+            }
             (Verdict::NotAReduction, _) => {
                 let idiom = elementwise::IDIOM.to_string();
-                // `exact` keeps the order of float operations, which the element-wise rewrite keeps too.
-                match (elementwise::analyse(f, &self.env), self.opt_out.filter(|why| *why != "exact")) {
+                // `exact` keeps the order of float operations, which the element-wise rewrite keeps
+                // too; but libm's calls too, so no vector math there.
+                let vector_math = self.opt_out.is_none();
+                match (elementwise::analyse(f, &self.env, vector_math), self.opt_out.filter(|why| *why != "exact")) {
                     (elementwise::Verdict::Rewrite(plan), None) => {
-                        self.report(f.for_token.span, idiom, true, "");
+                        self.report_math(f.for_token.span, idiom, true, "", plan.math.clone());
                         *e = elementwise::rewritten(&plan);
                         return;
                     }
                     (elementwise::Verdict::Rewrite(_), Some(why)) => self.report(f.for_token.span, idiom, false, why),
                     (elementwise::Verdict::LeftAlone(reason), _) => self.report(f.for_token.span, idiom, false, reason),
-                    (elementwise::Verdict::NotElementWise, _) => {}
+                    (elementwise::Verdict::NotElementWise, _) => {
+                        if let (Some((jammed, rest)), None) = (items::analyse(f, &self.env), self.opt_out) {
+                            let span = f.for_token.span;
+                            return self.jam(e, span, items::IDIOM, jammed, rest);
+                        }
+                        let idiom = jam::IDIOM.to_string();
+                        match (jam::analyse(f, &self.env), self.opt_out) {
+                            (jam::Verdict::Jam { jammed, rest }, None) => {
+                                let span = f.for_token.span;
+                                return self.jam(e, span, jam::IDIOM, jammed, rest);
+                            }
+                            (jam::Verdict::Jam { .. }, Some(why)) => self.report(f.for_token.span, idiom, false, why),
+                            (jam::Verdict::LeftAlone(reason), _) => self.report(f.for_token.span, idiom, false, reason),
+                            (jam::Verdict::NotAJam, _) => {}
+                        }
+                    }
                 }
             }
         }
+        self.walk_for(f);
+    }
+
+    /// Replaces `e`, a loop over items, by its jammed form (`jam::Verdict::Jam`, or the items
+    /// in lanes of `items`), and walks the loop over the items left, whose loops are rewritten
+    /// and reported as usual.
+    fn jam(&mut self, e: &mut Expr, span: Span, idiom: &str, jammed: TokenStream, mut rest: syn::ExprForLoop) {
+        self.report(span, idiom.to_string(), true, "");
+        self.env.push();
+        for name in ["__adaptive_c", "__adaptive_cend", "__adaptive_i", "__adaptive_iend"] {
+            self.env.bind(name.to_string(), Ty::Int(Int::Usize), false);
+        }
+        self.walk_for(&mut rest);
+        self.env.pop();
+        *e = Expr::Verbatim(quote::quote!({ #jammed #rest }));
+    }
+
+    /// Walks a `for` loop's iterable, then its body with its pattern in scope.
+    fn walk_for(&mut self, f: &mut syn::ExprForLoop) {
         self.visit_expr_mut(&mut f.expr);
         self.env.push();
         self.env.bind_for(&f.pat, &f.expr);
@@ -352,8 +424,11 @@ mod tests {
             true,
         );
         // The outer loop stores: not a reduction, not reported.
-        assert_eq!(reports.len(), 1);
-        assert_eq!((reports[0].idiom.as_str(), reports[0].rewritten), ("for range +=", true));
+        // The outer loop stores each row's sum into its own slot: jammed, 8 rows at a time.
+        let reports: Vec<_> = reports.iter().map(|r| (r.idiom.as_str(), r.rewritten)).collect();
+        assert_eq!(reports, [("for range jam", true), ("for range +=", true)]);
+        assert!(body.contains("chunk :: < _ , 4 > (& w [..] , __adaptive_i_7 * n , __adaptive_k)"), "{body}");
+        // The rows left, one at a time.
         assert!(body.contains("chunk :: < _ , 32 > (& w [..] , i * n , __adaptive_k)"), "{body}");
     }
 
@@ -473,7 +548,11 @@ mod tests {
                 }
             });
             let (reports, body) = all(f);
-            assert_eq!(reports, [yes("for range +=")], "{body}");
+            // A range over the rows is jammed; rows from an iterator are not.
+            match reports.as_slice() {
+                [jam, sum] => assert_eq!([jam, sum], [&yes("for range jam"), &yes("for range +=")], "{body}"),
+                reports => assert_eq!(reports, [yes("for range +=")], "{body}"),
+            }
             assert!(body.contains("chunk :: < _ , 32 > (& r [..] , 0 , __adaptive_k)"), "{body}");
         }
         rewritten(
@@ -720,10 +799,19 @@ mod tests {
                 }
             }
         ));
-        assert_eq!(reports, [yes("for range +=")], "{body}");
-        // Both rows are read a chunk at a time.
+        // The points in lanes (see `points_in_lanes_…`); in the points left over, the centroid
+        // loop keeps the nearest: jammed, 8 centroids at a time.
+        assert_eq!(reports, [yes("for range items"), yes("for range jam"), yes("for range +=")], "{body}");
+        // Both rows are read a chunk at a time; in the jammed part, the point's row once for 8 centroids.
         assert!(body.contains("chunk :: < _ , 32 > (& p [..] , 0 , __adaptive_k)"), "{body}");
         assert!(body.contains("chunk :: < _ , 32 > (& q [..] , 0 , __adaptive_k)"), "{body}");
+        assert_eq!(body.matches("chunk :: < _ , 4 > (& p [..] , 0 , __adaptive_k)").count(), 1, "{body}");
+        assert!(body.contains("chunk :: < _ , 4 > (& __adaptive_q_7 [..] , 0 , __adaptive_k)"), "{body}");
+        // Their lanes folded together.
+        assert_eq!(body.matches("reduce :: sum_all (").count(), 2, "{body}");
+        // The keep runs item by item, in order, with each item's index.
+        let keeps: Vec<usize> = (0..8).map(|u| body.find(&format!("bi = __adaptive_c_{u} ;")).unwrap()).collect();
+        assert!(keeps.windows(2).all(|w| w[0] < w[1]), "{body}");
     }
 
     #[test]
@@ -759,7 +847,10 @@ mod tests {
             }),
         ] {
             let (reports, body) = all(forces(guard));
+            // Three accumulators: the bodies are not jammed (two at a time measured slower), and
+            // the report says nothing of the outer loop.
             assert_eq!(reports, [yes("for range +=")], "{body}");
+            assert!(body.contains("__adaptive_lanes2") && !body.contains("__adaptive_cend"), "{body}");
             assert!(body.contains("__adaptive_lanes2"), "{body}");
             // x, y, z and m: four chunked reads.
             assert!(body.contains("__adaptive_h3") && !body.contains("__adaptive_h4"), "{body}");
@@ -1085,6 +1176,321 @@ mod tests {
             "?.sum()",
             "source",
         );
+    }
+
+    #[test]
+    fn compare_and_keep_is_a_reduction() {
+        let body = rewritten(
+            quote!(
+                fn peak(row: &[f32]) -> f32 {
+                    let mut max = f32::NEG_INFINITY;
+                    for &v in row.iter() {
+                        if v > max {
+                            max = v;
+                        }
+                    }
+                    max
+                }
+            ),
+            "for iter keep max",
+        );
+        assert!(body.contains("keep_lanes :: < _ , 32 > (& max)") && body.contains("keep_greater (max ,"), "{body}");
+        rewritten(
+            quote!(
+                fn low(x: &[f32], lo: f32) -> f32 {
+                    let mut m = lo;
+                    for i in 0..x.len() {
+                        if m > x[i] {
+                            m = x[i];
+                        }
+                    }
+                    m
+                }
+            ),
+            "for range keep min",
+        );
+        // A clamp of the body's own name, and a keep of another value, are no reductions.
+        let (reports, _) = all(quote!(
+            fn k(x: &[f32], out: &mut [f32], lo: f32) -> f32 {
+                let mut best = 0.0f32;
+                for i in 0..x.len() {
+                    let mut v = x[i];
+                    if v < lo {
+                        v = lo;
+                    }
+                    out[i] = v;
+                }
+                for i in 0..x.len() {
+                    if x[i] > best {
+                        best = x[i] * 2.0;
+                    }
+                }
+                best
+            }
+        ));
+        assert_eq!(reports, [yes("for range =")]);
+    }
+
+    #[test]
+    fn reductions_may_store_into_their_own_elements() {
+        // A softmax's exponentials: stored through `iter_mut` and summed, `exp` in lanes.
+        let (report, body) = only(quote!(
+            fn exps(row: &mut [f32], max: f32) -> f32 {
+                let mut sum = 0.0f32;
+                for v in row.iter_mut() {
+                    *v = (*v - max).exp();
+                    sum += *v;
+                }
+                sum
+            }
+        ));
+        assert_eq!(report, ("for iter_mut +=".to_string(), true, ""), "{body}");
+        assert!(body.contains("chunk_mut :: < _ , 32 > (& mut __adaptive_s0 [..] , 0 , __adaptive_k)"), "{body}");
+        assert!(body.contains("let v = & mut __adaptive_c0 [__adaptive_l]"), "{body}");
+        assert!(body.contains("math :: exp (* v - max)"), "{body}");
+        // The same with an index: `x[i]` taken as a mutable chunk, read and written through it.
+        let (report, body) = only(quote!(
+            fn exps(x: &mut [f32], m: f32) -> f32 {
+                let mut sum = 0.0f32;
+                for i in 0..x.len() {
+                    x[i] = (x[i] - m).exp();
+                    sum += x[i];
+                }
+                sum
+            }
+        ));
+        assert_eq!(report, ("for range +=".to_string(), true, ""), "{body}");
+        assert!(body.contains("chunk_mut :: < _ , 32 > (& mut x [..] , 0 , __adaptive_k)"), "{body}");
+        assert!(body.contains("__adaptive_h0 [__adaptive_l] = :: adaptive_kernel :: __private :: math :: exp (__adaptive_h0 [__adaptive_l] - m)"), "{body}");
+        // Elements of other iterations, or the slice whole: `overlap`.
+        for stmts in [
+            quote!(x[i] = x[i + 1] * 2.0; s += x[i];),
+            quote!(x[i + 1] = 1.0; s += y[i];),
+            quote!(x[i] = 1.0; s += x.len() as f32;),
+        ] {
+            left(
+                quote!(fn k(x: &mut [f32], y: &[f32]) -> f32 {
+                    let mut s = 0.0f32;
+                    for i in 0..y.len() {
+                        #stmts
+                    }
+                    s
+                }),
+                "for range +=",
+                "overlap",
+            );
+        }
+    }
+
+    #[test]
+    fn iterator_loops_with_libm_calls_call_the_formulas() {
+        let (report, body) = only(quote!(
+            fn silu(x: &[f32], out: &mut [f32]) {
+                for (o, &v) in out.iter_mut().zip(x) {
+                    *o = v / (1.0 + (-v).exp());
+                }
+            }
+        ));
+        assert_eq!(report, ("for zip =".to_string(), true, ""), "{body}");
+        assert!(body.contains("for (o , & v) in out . iter_mut () . zip (x)"), "the loop stays: {body}");
+        assert!(body.contains("math :: exp (- v)"), "{body}");
+        // Without such a call, or in `f64`: not reported, untouched.
+        for f in [
+            quote!(
+                fn k(x: &[f32], out: &mut [f32]) {
+                    for (o, v) in out.iter_mut().zip(x) {
+                        *o = v * 2.0;
+                    }
+                }
+            ),
+            quote!(
+                fn k(x: &[f64], out: &mut [f64]) {
+                    for (o, v) in out.iter_mut().zip(x) {
+                        *o = v.exp();
+                    }
+                }
+            ),
+        ] {
+            assert_eq!(rewrite(f, true).1, []);
+        }
+        // A store elsewhere: left alone, untouched.
+        left(
+            quote!(
+                fn k(x: &[f32], out: &mut [f32], last: &mut f32) {
+                    for (o, v) in out.iter_mut().zip(x) {
+                        *o = v.exp();
+                        *last = *o;
+                    }
+                }
+            ),
+            "for zip =",
+            "effect",
+        );
+    }
+
+    /// `fn k(..) { for c in 0..k { <body> } }` over k-means-like inputs.
+    fn items(body: TokenStream) -> TokenStream {
+        quote!(fn k(p: &[f32], cent: &[f32], out: &mut [f32], d: usize, k: usize, best: &mut usize) {
+            let mut nearest = f32::INFINITY;
+            let mut total = 0.0f32;
+            for c in 0..k {
+                #body
+            }
+        })
+    }
+
+    #[test]
+    fn loops_around_a_reduction_that_cannot_be_jammed() {
+        let dist = quote!(for j in 0..d {
+            let t = p[j] - q[j];
+            dist += t * t;
+        });
+        for (body, reason) in [
+            // The suffix writes what the next items read.
+            (quote!(let q = &cent[c * d..(c + 1) * d]; let mut dist = nearest; #dist nearest = dist;), "carried"),
+            // The accumulator is not the item's own.
+            (quote!(let q = &cent[c * d..(c + 1) * d]; for j in 0..d { total += q[j]; }), "carried"),
+            // The reduction's range depends on the item.
+            (
+                quote!(let q = &cent[c..]; let mut dist = 0.0f32; for j in 0..q.len() { dist += q[j]; } out[c] = dist;),
+                "source",
+            ),
+            // A prefix that is not a pure `let`.
+            (
+                quote!(let q = &cent[c..]; let mut dist = 0.0f32; out[c] = 0.0; for j in 0..d { dist += q[j]; } out[c] = dist;),
+                "effect",
+            ),
+            // Control flow in the suffix.
+            (quote!(let q = &cent[c * d..(c + 1) * d]; let mut dist = 0.0f32; #dist if dist < 1.0 { break; }), "break"),
+        ] {
+            let (reports, text) = all(items(body));
+            assert_eq!(reports.first(), Some(&("for range jam".to_string(), false, reason)), "{text}");
+            assert!(!text.contains("__adaptive_cend"), "{text}");
+        }
+    }
+
+    #[test]
+    fn jams_with_an_argmax_a_store_and_several_accumulators() {
+        let body = quote!(
+            let q = &cent[c * d..(c + 1) * d];
+            let (mut dot, mut norm) = (0.0f32, 0.0f32);
+            for j in 0..d {
+                dot += p[j] * q[j];
+                norm += q[j] * q[j];
+            }
+            let score = dot / norm.sqrt();
+            out[c] = score;
+            if score > nearest {
+                nearest = score;
+                *best = c;
+            }
+            total += score;
+        );
+        let (reports, text) = all(items(body));
+        assert_eq!(reports, [yes("for range jam"), yes("for range +=")], "{text}");
+        // Two accumulators: four items at a time; each suffix keeps its own names.
+        assert!(text.contains("__adaptive_norm_3") && !text.contains("__adaptive_norm_4"), "{text}");
+        assert!(
+            text.contains(
+                "{ let score = __adaptive_dot_3 / __adaptive_norm_3 . sqrt () ; out [__adaptive_c_3] = score ;"
+            ),
+            "{text}"
+        );
+        // Under `exact`: nothing jammed, said once per loop.
+        let f: syn::ItemFn =
+            syn::parse2(items(quote!(let mut s = 0.0f32; for j in 0..d { s += p[j]; } out[c] = s;))).unwrap();
+        let (_, reports) = reassociate(&f.block, &f.sig, Some("exact"));
+        let why: Vec<(&str, bool, &str)> = reports.iter().map(|r| (r.idiom.as_str(), r.rewritten, r.reason)).collect();
+        assert_eq!(why, [("for range jam", false, "exact"), ("for range +=", false, "exact")]);
+    }
+
+    /// A nearest-centroid search over points, `<middle>` being the centroid loop's body.
+    fn nearest(row: TokenStream, middle: TokenStream, after: TokenStream) -> TokenStream {
+        quote!(fn assign(points: &[f32], cent: &[f32], labels: &mut [u32], out: &mut [f32], n: usize, k: usize, d: usize) -> f32 {
+            let mut inertia = 0.0f32;
+            for i in 0..n {
+                #row
+                let mut best = 0;
+                let mut best_dist = f32::INFINITY;
+                for c in 0..k {
+                    #middle
+                }
+                #after
+            }
+            inertia
+        })
+    }
+
+    #[test]
+    fn points_in_lanes_for_a_nearest_centroid_search() {
+        let middle = quote!(
+            let q = &cent[c * d..(c + 1) * d];
+            let mut dist = 0.0f32;
+            for j in 0..d {
+                let t = p[j] - q[j];
+                dist += t * t;
+            }
+            if dist < best_dist {
+                best_dist = dist;
+                best = c;
+            }
+        );
+        let (reports, body) = all(nearest(
+            quote!(let p = &points[i * d..(i + 1) * d];),
+            middle.clone(),
+            quote!(labels[i] = best as u32; inertia += best_dist;),
+        ));
+        assert_eq!(reports, [yes("for range items"), yes("for range jam"), yes("for range +=")], "{body}");
+        // 16 points per block, their rows transposed, each lane its point's distance and keep.
+        assert!(body.contains("__adaptive_t0 [__adaptive_jj] [__adaptive_l] = p [__adaptive_jj]"), "{body}");
+        assert!(
+            body.contains("let t = __adaptive_t0 [j] [__adaptive_l] - q [j] ; dist [__adaptive_l] += t * t"),
+            "{body}"
+        );
+        assert!(body.contains("let mut best_dist = [f32 :: INFINITY ; 16]"), "{body}");
+        assert!(body.contains("if dist [__adaptive_l] < best_dist [__adaptive_l]"), "{body}");
+        // After the loops, point by point in order, the point's index its own.
+        assert!(body.contains("let i : usize = __adaptive_i + __adaptive_l ; labels [i] = best [__adaptive_l] as u32 ; inertia += best_dist [__adaptive_l]"), "{body}");
+        assert!(body.contains("if __adaptive_width <= 64"), "{body}");
+
+        // Shapes that keep the points out of lanes (their centroid loop may still be jammed).
+        for (row, middle, after) in [
+            // A row of a slice the loop writes.
+            (quote!(let p = &out[i * d..(i + 1) * d];), middle.clone(), quote!(labels[i] = best as u32;)),
+            // A row read at another index than the inner loop's.
+            (
+                quote!(let p = &points[i * d..(i + 1) * d];),
+                quote!(let mut dist = 0.0f32; for j in 0..d { dist += p[d - 1 - j]; } if dist < best_dist { best_dist = dist; best = c; }),
+                quote!(labels[i] = best as u32;),
+            ),
+            // An inner loop over another length than the row's.
+            (
+                quote!(let p = &points[i * d..(i + 1) * d];),
+                quote!(let mut dist = 0.0f32; for j in 0..k { dist += cent[j]; } if dist < best_dist { best_dist = dist; best = c; }),
+                quote!(labels[i] = best as u32;),
+            ),
+            // A middle loop over a range of the point's.
+            (
+                quote!(let p = &points[i * d..(i + 1) * d];),
+                quote!(let mut dist = 0.0f32; for j in 0..d { dist += p[j]; } best_dist = dist;),
+                quote!(labels[i] = best as u32; for _ in 0..i {}),
+            ),
+            // A name after the loops that hides the point's.
+            (
+                quote!(let p = &points[i * d..(i + 1) * d];),
+                middle.clone(),
+                quote!(let best = best + 1; labels[i] = best as u32;),
+            ),
+            // After the loops, a write the next points read.
+            (
+                quote!(let p = &points[i * d..(i + 1) * d];),
+                quote!(let mut dist = inertia; for j in 0..d { dist += p[j]; } if dist < best_dist { best_dist = dist; best = c; }),
+                quote!(labels[i] = best as u32; inertia += best_dist;),
+            ),
+        ] {
+            let (reports, body) = all(nearest(row, middle, after));
+            assert!(!reports.iter().any(|r| r.0 == "for range items"), "{body}");
+        }
     }
 
     #[test]

@@ -33,7 +33,7 @@
 use proc_macro2::Ident;
 use quote::ToTokens;
 use syn::visit::Visit;
-use syn::{BinOp, Block, Expr, ExprForLoop, ExprMethodCall, Pat, Stmt};
+use syn::{BinOp, Block, Expr, ExprForLoop, ExprMethodCall, Pat, Stmt, UnOp};
 
 use super::types::{pat_names, Env, Int, Ty, Value, Width};
 use crate::tokens::mentions;
@@ -62,10 +62,34 @@ impl Op {
     }
 }
 
+/// How an accumulator of a rewritten reduction combines its terms: an operator
+/// statement ([`Op`], which the `split` analysis shares), or a compare-and-keep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fold {
+    Op(Op),
+    /// `if t > acc { acc = t; }` (see [`keep`]): the greater value, the first of equal
+    /// ones; a NaN term never wins and a NaN accumulator stays NaN. Associative and
+    /// commutative on values, and idempotent, so each lane may start from the
+    /// accumulator itself; two orders differ at most in the sign of a zero.
+    KeepGreater,
+    /// `if t < acc { acc = t; }`, likewise.
+    KeepLess,
+}
+
+impl Fold {
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            Fold::Op(op) => op.word(),
+            Fold::KeepGreater => "keep max",
+            Fold::KeepLess => "keep min",
+        }
+    }
+}
+
 /// One accumulator of a rewritten reduction.
 pub(crate) struct Acc {
     pub ident: Ident,
-    pub op: Op,
+    pub fold: Fold,
 }
 
 /// Where a reduction's elements come from.
@@ -83,6 +107,7 @@ impl Source {
             Source::Range { .. } => "range",
             Source::Slices { indexed: true, .. } => "enumerate",
             Source::Slices { items, .. } if items.len() == 2 => "zip",
+            Source::Slices { items, .. } if items.iter().any(|s| s.mutable) => "iter_mut",
             Source::Slices { .. } => "iter",
         }
     }
@@ -95,6 +120,15 @@ pub(crate) struct SliceItem {
     pub width: Width,
     /// `.copied()`/`.cloned()`: elements by value rather than `&T`.
     pub by_value: bool,
+    /// `.iter_mut()`: elements as `&mut T`, which the body may store through (`*v = t`).
+    pub mutable: bool,
+}
+
+impl SliceItem {
+    /// `x.iter()`: elements as `&T`.
+    fn shared(slice: Ident, width: Width) -> SliceItem {
+        SliceItem { slice, width, by_value: false, mutable: false }
+    }
 }
 
 /// A slice element read at `index`, `base + index` or `index + base` in a
@@ -102,6 +136,8 @@ pub(crate) struct SliceItem {
 pub(crate) struct Hoist {
     pub slice: Ident,
     pub base: Option<Expr>,
+    /// The body also stores into these elements (`x[i] = t`): a mutable chunk.
+    pub mutable: bool,
 }
 
 /// How to rewrite one reduction.
@@ -118,6 +154,14 @@ pub(crate) struct Plan {
     /// Independent partial results per accumulator in the wide level (32 when every
     /// accumulator is `f32`, else 16); the narrow level has a quarter as many.
     pub lanes: usize,
+    /// The narrow level's lanes (a quarter of `lanes` unless a jam asks for fewer).
+    pub narrow: usize,
+    /// Whether the accumulators' lanes are folded together (all sums: one copy of all the
+    /// lanes, then the halvings of all of them side by side) rather than one by one.
+    pub fold_together: bool,
+    /// The libm functions whose calls in the body became the runtime's formulas
+    /// ([`math`](super::math)), in order of first appearance.
+    pub math: Vec<&'static str>,
 }
 
 /// What to do with one loop or iterator chain.
@@ -128,6 +172,10 @@ pub(crate) enum Verdict {
     LeftAlone { idiom: String, reason: &'static str },
     /// A reduction to rewrite as `plan` says; `init`: the hidden accumulator of an iterator chain.
     Rewrite { idiom: String, plan: Box<Plan>, init: Option<Init> },
+    /// An element-wise loop over `iter_mut()` items (no accumulator) whose body calls libm
+    /// functions on `f32` values: the loop as written with `body`, where those calls are the
+    /// runtime's formulas (`math`), which the compiler then vectorises on its own.
+    InPlace { idiom: String, body: Block, math: Vec<&'static str> },
 }
 
 /// The hidden accumulator an iterator reduction starts from.
@@ -201,11 +249,50 @@ pub(crate) fn plain_ident(e: &Expr) -> Option<Ident> {
     }
 }
 
+/// A compare-and-keep statement: `if t > acc { acc = t; }`, `if acc < t { acc = t; }`
+/// (`>=`, `<=` too) keep the greater, `if t < acc { acc = t; }` the lesser, where the
+/// assigned `t` is the compared one, token for token. Returns the accumulator, which it
+/// keeps, and `t`.
+pub(crate) fn keep(e: &Expr) -> Option<(Ident, Fold, &Expr)> {
+    let Expr::If(i) = e else { return None };
+    if !i.attrs.is_empty() || i.else_branch.is_some() {
+        return None;
+    }
+    let [Stmt::Expr(Expr::Assign(a), _)] = i.then_branch.stmts.as_slice() else { return None };
+    let acc = plain_ident(&a.left)?;
+    let Expr::Binary(c) = strip(&i.cond) else { return None };
+    let is_acc = |e: &Expr| plain_ident(e).is_some_and(|x| x == acc);
+    let greater = matches!(c.op, BinOp::Gt(_) | BinOp::Ge(_));
+    let less = matches!(c.op, BinOp::Lt(_) | BinOp::Le(_));
+    let (fold, term) = match (is_acc(&c.left), is_acc(&c.right)) {
+        (false, true) if greater => (Fold::KeepGreater, &*c.left),
+        (false, true) if less => (Fold::KeepLess, &*c.left),
+        (true, false) if less => (Fold::KeepGreater, &*c.right),
+        (true, false) if greater => (Fold::KeepLess, &*c.right),
+        _ => return None,
+    };
+    let same = strip(&a.right).to_token_stream().to_string() == strip(term).to_token_stream().to_string();
+    (same && !mentions(term.to_token_stream(), &[acc.to_string()])).then_some((acc, fold, term))
+}
+
+/// `e` without the parentheses and invisible groups around it.
+fn strip(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip(&p.expr),
+        Expr::Group(g) => strip(&g.expr),
+        e => e,
+    }
+}
+
 /// The accumulators a loop body updates, in order of first update, with the
-/// operator of each update (statements of the body and of its `if` branches).
-fn accumulations(stmts: &[Stmt], out: &mut Vec<(Ident, Op)>) {
+/// fold of each update (statements of the body and of its `if` branches).
+fn accumulations(stmts: &[Stmt], out: &mut Vec<(Ident, Fold)>) {
     for stmt in stmts {
         let Stmt::Expr(e, _) = stmt else { continue };
+        if let Some((acc, fold, _)) = keep(e) {
+            out.push((acc, fold));
+            continue;
+        }
         match e {
             Expr::If(i) => {
                 accumulations(&i.then_branch.stmts, out);
@@ -227,7 +314,7 @@ fn accumulations(stmts: &[Stmt], out: &mut Vec<(Ident, Op)>) {
             Expr::Block(b) => accumulations(&b.block.stmts, out),
             e => {
                 if let Some((acc, op, _)) = accumulation(e) {
-                    out.push((acc, op));
+                    out.push((acc, Fold::Op(op)));
                 }
             }
         }
@@ -350,18 +437,24 @@ fn slice_iter(e: &Expr, env: &Env, into_iter: bool) -> Option<SliceItem> {
     match e {
         Expr::Paren(p) => slice_iter(&p.expr, env, into_iter),
         Expr::MethodCall(m) if m.args.is_empty() && m.turbofish.is_none() => match m.method.to_string().as_str() {
-            "iter" => slice(&m.receiver).map(|(slice, width, _)| SliceItem { slice, width, by_value: false }),
+            "iter" => slice(&m.receiver).map(|(slice, width, _)| SliceItem::shared(slice, width)),
+            "iter_mut" => match slice(&m.receiver)? {
+                (slice, width, false) => Some(SliceItem { slice, width, by_value: false, mutable: true }),
+                _ => None,
+            },
             "copied" | "cloned" => match slice_iter(&m.receiver, env, false)? {
-                SliceItem { by_value: false, slice, width } => Some(SliceItem { slice, width, by_value: true }),
+                SliceItem { by_value: false, mutable: false, slice, width } => {
+                    Some(SliceItem { slice, width, by_value: true, mutable: false })
+                }
                 _ => None,
             },
             _ => None,
         },
         Expr::Reference(r) if r.mutability.is_none() && into_iter => {
-            slice(&r.expr).map(|(slice, width, _)| SliceItem { slice, width, by_value: false })
+            slice(&r.expr).map(|(slice, width, _)| SliceItem::shared(slice, width))
         }
         e if into_iter => match slice(e)? {
-            (slice, width, true) => Some(SliceItem { slice, width, by_value: false }),
+            (slice, width, true) => Some(SliceItem::shared(slice, width)),
             _ => None,
         },
         _ => None,
@@ -396,101 +489,171 @@ fn index_ident(pat: &Pat, source: &Source) -> Option<Ident> {
     }
 }
 
-/// Checks a body: only pure `let`s, pure `if`s and accumulations of pure float terms
-/// that read no accumulator, and (in a loop's own body, `guards`) pure
-/// [`continue_guard`]s. Records each term's width against its accumulator.
-fn check_stmts(
-    stmts: &[Stmt],
-    env: &mut Env,
-    accs: &mut [(Ident, Op, Width)],
-    guards: bool,
-) -> Result<(), &'static str> {
-    let names: Vec<String> = accs.iter().map(|(i, ..)| i.to_string()).collect();
-    let reads = |e: &Expr| mentions(e.to_token_stream(), &names);
-    for stmt in stmts {
-        if let Some(cond) = continue_guard(stmt).filter(|_| guards) {
-            if reads(cond) {
-                return Err("reads");
+/// What a reduction's body may store into besides its accumulators: the elements it is
+/// given to update.
+#[derive(Default)]
+struct Stores {
+    /// The `iter_mut()` items the element pattern binds: `*v = t`.
+    items: Vec<String>,
+    /// In a range loop over `index`, the slices it stores into, each at `x[index]` only.
+    slices: Vec<String>,
+    index: Option<Ident>,
+}
+
+impl Stores {
+    /// Whether the body may store into `place`: `*v` of an item, `x[index]` of a written slice.
+    fn allow(&self, place: &Expr) -> bool {
+        match strip(place) {
+            Expr::Unary(u) if matches!(u.op, UnOp::Deref(_)) => {
+                plain_ident(&u.expr).is_some_and(|v| self.items.iter().any(|i| v == i))
             }
-            if env.ty(cond) != Ty::Bool {
-                return Err("effect");
+            Expr::Index(ix) if ix.attrs.is_empty() => {
+                let slice = plain_ident(&ix.expr).is_some_and(|x| self.slices.iter().any(|s| x == s));
+                slice && self.index.as_ref().is_some_and(|i| plain_ident(&ix.index).is_some_and(|j| j == *i))
             }
-            continue;
+            _ => false,
         }
-        match stmt {
-            Stmt::Local(local) => {
-                let Some(init) = &local.init else { return Err("effect") };
-                if init.diverge.is_some() {
-                    return Err("effect");
-                }
-                if reads(&init.expr) {
+    }
+}
+
+/// `place = t`, `place += t`, `place -= t`, `place *= t`, `place /= t`: the place and `t`.
+fn store(e: &Expr) -> Option<(&Expr, &Expr)> {
+    match e {
+        Expr::Assign(a) if a.attrs.is_empty() => Some((&a.left, &a.right)),
+        Expr::Binary(b)
+            if b.attrs.is_empty()
+                && matches!(
+                    b.op,
+                    BinOp::AddAssign(_) | BinOp::SubAssign(_) | BinOp::MulAssign(_) | BinOp::DivAssign(_)
+                ) =>
+        {
+            Some((&b.left, &b.right))
+        }
+        _ => None,
+    }
+}
+
+/// The walk of a reduction's body: only pure `let`s, pure `if`s, accumulations of pure
+/// float terms that read no accumulator, stores of such terms into the elements the body
+/// is given ([`Stores`]), and (in a loop's own body) pure [`continue_guard`]s. Records
+/// each term's width against its accumulator.
+struct Check<'a> {
+    env: Env,
+    accs: &'a mut [(Ident, Fold, Width)],
+    names: Vec<String>,
+    stores: &'a Stores,
+}
+
+impl Check<'_> {
+    fn reads(&self, e: &Expr) -> bool {
+        mentions(e.to_token_stream(), &self.names)
+    }
+
+    fn stmts(&mut self, stmts: &[Stmt], guards: bool) -> Result<(), &'static str> {
+        for stmt in stmts {
+            if let Some(cond) = continue_guard(stmt).filter(|_| guards) {
+                if self.reads(cond) {
                     return Err("reads");
                 }
-                if pat_names(&local.pat).iter().any(|n| names.contains(n)) {
-                    return Err("shadow");
-                }
-                if !env.value(&init.expr).known() {
+                if self.env.ty(cond) != Ty::Bool {
                     return Err("effect");
                 }
-                env.bind_let(local);
+                continue;
             }
-            Stmt::Expr(e, _) => check_expr(e, env, accs, &reads)?,
-            Stmt::Item(_) => return Err("effect"),
-            Stmt::Macro(_) => return Err("macro"),
+            match stmt {
+                Stmt::Local(local) => {
+                    let Some(init) = &local.init else { return Err("effect") };
+                    if init.diverge.is_some() {
+                        return Err("effect");
+                    }
+                    if self.reads(&init.expr) {
+                        return Err("reads");
+                    }
+                    if pat_names(&local.pat).iter().any(|n| self.names.contains(n)) {
+                        return Err("shadow");
+                    }
+                    if !self.env.value(&init.expr).known() {
+                        return Err("effect");
+                    }
+                    self.env.bind_let(local);
+                }
+                Stmt::Expr(e, _) => self.expr(e)?,
+                Stmt::Item(_) => return Err("effect"),
+                Stmt::Macro(_) => return Err("macro"),
+            }
+        }
+        Ok(())
+    }
+
+    fn expr(&mut self, e: &Expr) -> Result<(), &'static str> {
+        if let Some((acc, fold, term)) = keep(e) {
+            return self.term(acc, fold, term);
+        }
+        match e {
+            Expr::If(i) => {
+                if self.reads(&i.cond) {
+                    return Err("reads");
+                }
+                if self.env.ty(&i.cond) != Ty::Bool {
+                    return Err("effect");
+                }
+                self.block(&i.then_branch)?;
+                match i.else_branch.as_ref().map(|(_, e)| &**e) {
+                    None => Ok(()),
+                    Some(e) => self.expr(e),
+                }
+            }
+            Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => self.block(&b.block),
+            e => {
+                if let Some((acc, op, term)) = accumulation(e) {
+                    return self.term(acc, Fold::Op(op), term);
+                }
+                match store(e) {
+                    Some((place, term)) if self.stores.allow(place) => {
+                        if self.reads(term) {
+                            return Err("reads");
+                        }
+                        self.env.ty(term).float_width().map(|_| ()).ok_or("type")
+                    }
+                    _ => Err("effect"),
+                }
+            }
         }
     }
-    Ok(())
-}
 
-fn check_expr(
-    e: &Expr,
-    env: &mut Env,
-    accs: &mut [(Ident, Op, Width)],
-    reads: &dyn Fn(&Expr) -> bool,
-) -> Result<(), &'static str> {
-    match e {
-        Expr::If(i) => {
-            if reads(&i.cond) {
-                return Err("reads");
-            }
-            if env.ty(&i.cond) != Ty::Bool {
-                return Err("effect");
-            }
-            check_block(&i.then_branch, env, accs)?;
-            match i.else_branch.as_ref().map(|(_, e)| &**e) {
-                None => Ok(()),
-                Some(e) => check_expr(e, env, accs, reads),
-            }
+    /// One accumulation of `term` into `acc` by `fold`.
+    fn term(&mut self, acc: Ident, fold: Fold, term: &Expr) -> Result<(), &'static str> {
+        if self.reads(term) {
+            return Err("reads");
         }
-        Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => check_block(&b.block, env, accs),
-        e => {
-            let Some((acc, op, term)) = accumulation(e) else { return Err("effect") };
-            if reads(term) {
-                return Err("reads");
-            }
-            let Some(entry) = accs.iter_mut().find(|(a, ..)| *a == acc) else { return Err("effect") };
-            if entry.1 != op {
-                return Err("mixed");
-            }
-            let width = env.ty(term).float_width().ok_or("type")?;
-            entry.2 = entry.2.unify(width).ok_or("type")?;
-            Ok(())
+        let width = self.env.ty(term).float_width().ok_or("type");
+        let Some(entry) = self.accs.iter_mut().find(|(a, ..)| *a == acc) else { return Err("effect") };
+        if entry.1 != fold {
+            return Err("mixed");
         }
+        entry.2 = entry.2.unify(width?).ok_or("type")?;
+        Ok(())
     }
-}
 
-fn check_block(block: &Block, env: &mut Env, accs: &mut [(Ident, Op, Width)]) -> Result<(), &'static str> {
-    env.push();
-    let checked = check_stmts(&block.stmts, env, accs, false);
-    env.pop();
-    checked
+    fn block(&mut self, block: &Block) -> Result<(), &'static str> {
+        self.env.push();
+        let checked = self.stmts(&block.stmts, false);
+        self.env.pop();
+        checked
+    }
 }
 
 /// Decides about `for pat in expr { body }`; `env` holds the names in scope before the loop.
 pub(crate) fn analyse_loop(f: &ExprForLoop, env: &Env) -> Verdict {
     let mut found = Vec::new();
     accumulations(&f.body.stmts, &mut found);
-    let Some(&(_, first)) = found.first() else { return Verdict::NotAReduction };
+    // A compare-and-keep of a name the body declares (`let mut v = ..; if v < lo { v = lo; }`)
+    // is a clamp, not a reduction.
+    let lets = let_names(&f.body);
+    found.retain(|(acc, fold)| {
+        matches!(fold, Fold::Op(_)) || !lets.contains(&acc.to_string()) || env.lookup(&acc.to_string()).is_some()
+    });
+    let Some(&(_, first)) = found.first() else { return in_place(f, env) };
     let source = source(&f.expr, env, true);
     let idiom = format!("for {} {}", source.as_ref().map_or("?", Source::word), first.word());
     let left = |reason| Verdict::LeftAlone { idiom: idiom.clone(), reason };
@@ -501,22 +664,91 @@ pub(crate) fn analyse_loop(f: &ExprForLoop, env: &Env) -> Verdict {
         return left(reason);
     }
     let Some(source) = source else { return left("source") };
-    let mut accs: Vec<(Ident, Op, Width)> = Vec::new();
-    for (ident, op) in found {
+    let mut accs: Vec<(Ident, Fold, Width)> = Vec::new();
+    for (ident, fold) in found {
         if let Some(seen) = accs.iter().find(|(a, ..)| *a == ident) {
-            if seen.1 != op {
+            if seen.1 != fold {
                 return left("mixed");
             }
             continue;
         }
         match env.lookup(&ident.to_string()) {
-            Some((Ty::Float(width), true)) => accs.push((ident, op, width)),
+            Some((Ty::Float(width), true)) => accs.push((ident, fold, width)),
             _ => return left("type"),
         }
     }
     match plan(source, f.pat.as_ref().clone(), f.body.clone(), accs, env) {
         Ok(plan) => Verdict::Rewrite { idiom, plan: Box::new(plan), init: None },
         Err(reason) => left(reason),
+    }
+}
+
+/// A loop without accumulators: an element-wise loop over `iter_mut()` items (alone or
+/// zipped with shared slices) whose body calls libm functions on `f32` values is
+/// [`Verdict::InPlace`] when its body is pure but for stores through its items, and
+/// reported left alone when not; any other is not a reduction.
+fn in_place(f: &ExprForLoop, env: &Env) -> Verdict {
+    let source = source(&f.expr, env, true);
+    let mutable = matches!(&source, Some(Source::Slices { items, .. }) if items.iter().any(|s| s.mutable));
+    // A loop with a loop inside is an outer loop: the inner one is judged on its own.
+    if !mutable || !super::math::calls_any(&f.body) || holds_loop(&f.body) {
+        return Verdict::NotAReduction;
+    }
+    let source = source.expect("checked above");
+    let idiom = format!("for {} =", source.word());
+    let left = |reason| Verdict::LeftAlone { idiom: idiom.clone(), reason };
+    if f.label.is_some() {
+        return left("label");
+    }
+    if let Some(reason) = forbidden(&f.body) {
+        return left(reason);
+    }
+    let stores = Stores { items: mutable_items(&f.pat, &source), ..Stores::default() };
+    let mut start = env.clone();
+    start.push();
+    start.bind_value(&f.pat, item_value(&source));
+    let mut check = Check { env: start.clone(), accs: &mut [], names: Vec::new(), stores: &stores };
+    if let Err(reason) = check.stmts(&f.body.stmts, true) {
+        return left(reason);
+    }
+    let mut body = f.body.clone();
+    let math = super::math::replace(&mut body, &start);
+    if math.is_empty() {
+        return Verdict::NotAReduction;
+    }
+    Verdict::InPlace { idiom, body, math }
+}
+
+/// Whether `block` holds a loop, or a closure (whose body runs elsewhere).
+fn holds_loop(block: &Block) -> bool {
+    struct Find(bool);
+    impl<'ast> Visit<'ast> for Find {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            self.0 |= matches!(e, Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) | Expr::Closure(_));
+            syn::visit::visit_expr(self, e);
+        }
+    }
+    let mut find = Find(false);
+    find.visit_block(block);
+    find.0
+}
+
+/// The names an element pattern binds to `iter_mut()` items: `v` of `for v in x.iter_mut()`,
+/// `o` of `for (o, a) in out.iter_mut().zip(a)`, also under `.enumerate()`.
+fn mutable_items(pat: &Pat, source: &Source) -> Vec<String> {
+    let Source::Slices { items, indexed } = source else { return Vec::new() };
+    let pat = match (indexed, pat) {
+        (false, pat) => pat,
+        (true, Pat::Tuple(t)) if t.elems.len() == 2 => &t.elems[1],
+        (true, _) => return Vec::new(),
+    };
+    let named = |pat: &Pat, item: &SliceItem| pat_ident(pat).filter(|_| item.mutable).map(|i| i.to_string());
+    match (items.as_slice(), pat) {
+        ([one], pat) => named(pat, one).into_iter().collect(),
+        ([a, b], Pat::Tuple(t)) if t.elems.len() == 2 => {
+            named(&t.elems[0], a).into_iter().chain(named(&t.elems[1], b)).collect()
+        }
+        _ => Vec::new(),
     }
 }
 
@@ -571,7 +803,7 @@ pub(crate) fn analyse_call(m: &ExprMethodCall, env: &Env, expected: Option<Width
             } else {
                 (Op::Product, Init::Product(width), syn::parse_quote!({ #acc *= #value; }))
             };
-            plan(source, pat, body, vec![(acc.clone(), op, width)], env).map(|p| (p, init))
+            plan(source, pat, body, vec![(acc.clone(), Fold::Op(op), width)], env).map(|p| (p, init))
         }
         _ => {
             let init = &m.args[0];
@@ -597,7 +829,7 @@ pub(crate) fn analyse_call(m: &ExprMethodCall, env: &Env, expected: Option<Width
                 },
             };
             let Some(width) = init_width.unify(width) else { return left("type") };
-            plan(source, pat, body, vec![(acc.clone(), op, width)], env)
+            plan(source, pat, body, vec![(acc.clone(), Fold::Op(op), width)], env)
                 .map(|p| (p, Init::Fold(Box::new(init.clone()), width)))
         }
     };
@@ -702,12 +934,15 @@ fn pat_ident(p: &Pat) -> Option<Ident> {
     }
 }
 
+/// The narrow level's lanes: a quarter of the wide level's, one 256-bit vector (8 `f32`, 4 `f64`).
+const NARROW_DIVISOR: usize = 4;
+
 /// Checks a reduction's body against its source and accumulators and plans its rewrite.
 fn plan(
     source: Source,
     pat: Pat,
-    body: Block,
-    mut accs: Vec<(Ident, Op, Width)>,
+    mut body: Block,
+    mut accs: Vec<(Ident, Fold, Width)>,
     env: &Env,
 ) -> Result<Plan, &'static str> {
     if matches!(source, Source::Range { .. }) && !matches!(&pat, Pat::Wild(_)) && pat_ident(&pat).is_none() {
@@ -717,20 +952,109 @@ fn plan(
     if pat_names(&pat).iter().any(|n| names.contains(n)) {
         return Err("shadow");
     }
-    let mut inner = env.clone();
-    inner.push();
-    inner.bind_value(&pat, item_value(&source));
-    check_stmts(&body.stmts, &mut inner, &mut accs, true)?;
-    if accs.iter().any(|(_, op, w)| matches!(op, Op::Max | Op::Min) && *w == Width::Any) {
+    let stores = match (&source, pat_ident(&pat)) {
+        (Source::Range { .. }, Some(index)) => {
+            Stores { slices: written_slices(&body, &index, &pat, env)?, index: Some(index), ..Stores::default() }
+        }
+        _ => Stores { items: mutable_items(&pat, &source), ..Stores::default() },
+    };
+    let mut start = env.clone();
+    start.push();
+    start.bind_value(&pat, item_value(&source));
+    let mut check = Check { env: start.clone(), accs: &mut accs, names, stores: &stores };
+    check.stmts(&body.stmts, true)?;
+    if accs.iter().any(|(_, fold, w)| matches!(fold, Fold::Op(Op::Max | Op::Min)) && *w == Width::Any) {
         return Err("type");
     }
-    let hoists = match index_ident(&pat, &source) {
+    let math = super::math::replace(&mut body, &start);
+    let mut hoists = match index_ident(&pat, &source) {
         Some(index) => hoists(&body, &index, &pat, env),
         None => Vec::new(),
     };
+    for (h, _) in &mut hoists {
+        h.mutable = stores.slices.iter().any(|s| h.slice == s);
+    }
     let lanes = if accs.iter().all(|(_, _, w)| *w == Width::F32) { 32 } else { 16 };
-    let accs = accs.into_iter().map(|(ident, op, _)| Acc { ident, op }).collect();
-    Ok(Plan { source, pat, body, accs, hoists, lanes })
+    let accs = accs.into_iter().map(|(ident, fold, _)| Acc { ident, fold }).collect();
+    Ok(Plan { source, pat, body, accs, hoists, lanes, narrow: lanes / NARROW_DIVISOR, fold_together: false, math })
+}
+
+/// The slices a range loop's body over `index` stores into: each a mutable float slice from
+/// outside the loop, named only as `x[index]` in the body (`overlap` otherwise: a store at
+/// another index, or another use, would reach elements of other iterations).
+fn written_slices(body: &Block, index: &Ident, pat: &Pat, env: &Env) -> Result<Vec<String>, &'static str> {
+    struct Places(Vec<String>);
+    impl<'ast> Visit<'ast> for Places {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            if let Some((place, _)) = store(e) {
+                if let Expr::Index(ix) = strip(place) {
+                    if let Some(slice) = plain_ident(&ix.expr) {
+                        self.0.push(slice.to_string());
+                    }
+                }
+            }
+            syn::visit::visit_expr(self, e);
+        }
+    }
+    let mut places = Places(Vec::new());
+    places.visit_block(body);
+    let mut written: Vec<String> = Vec::new();
+    for slice in places.0 {
+        if !written.contains(&slice) {
+            written.push(slice);
+        }
+    }
+    if written.is_empty() {
+        return Ok(written);
+    }
+    let mut locals = pat_names(pat);
+    locals.extend(let_names(body));
+    for slice in &written {
+        if locals.contains(slice) {
+            return Err("shadow");
+        }
+        if !matches!(env.lookup(slice), Some((Ty::Slice { shared: false, .. }, _))) {
+            return Err("type");
+        }
+    }
+    // Every mention of a written slice is `x[index]`.
+    struct Uses<'a> {
+        written: &'a [String],
+        index: &'a Ident,
+        other: bool,
+    }
+    impl<'ast> Visit<'ast> for Uses<'_> {
+        fn visit_expr_index(&mut self, ix: &'ast syn::ExprIndex) {
+            let at_index = plain_ident(&ix.index).is_some_and(|i| i == *self.index);
+            match plain_ident(&ix.expr) {
+                Some(s) if at_index && self.written.iter().any(|w| s == w) => {}
+                _ => syn::visit::visit_expr_index(self, ix),
+            }
+        }
+        fn visit_ident(&mut self, i: &'ast Ident) {
+            self.other |= self.written.iter().any(|w| i == w);
+        }
+    }
+    let mut uses = Uses { written: &written, index, other: false };
+    uses.visit_block(body);
+    if uses.other {
+        return Err("overlap");
+    }
+    Ok(written)
+}
+
+/// Every name a `let` of `body` binds, in any of its blocks.
+fn let_names(body: &Block) -> Vec<String> {
+    struct Lets(Vec<String>);
+    impl<'ast> Visit<'ast> for Lets {
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            self.0.extend(pat_names(&l.pat));
+            syn::visit::visit_local(self, l);
+        }
+    }
+    let mut lets = Lets(Vec::new());
+    lets.visit_block(body);
+    lets.0
 }
 
 /// The reads `x[i]`, `x[base + i]`, `x[i + base]` of a loop's body over `index` (bound by
@@ -772,19 +1096,11 @@ fn hoists(body: &Block, index: &Ident, pat: &Pat, env: &Env) -> Vec<(Hoist, Vec<
             let key = format!("{name}[{}]", base.as_ref().map_or(String::new(), |b| b.to_token_stream().to_string()));
             match self.found.iter_mut().find(|(_, k, _)| *k == key) {
                 Some((_, _, reads)) => reads.push(Expr::Index(e.clone())),
-                None => self.found.push((Hoist { slice, base }, key, vec![Expr::Index(e.clone())])),
+                None => self.found.push((Hoist { slice, base, mutable: false }, key, vec![Expr::Index(e.clone())])),
             }
         }
     }
-    struct Lets<'a>(&'a mut Vec<String>);
-    impl<'ast> Visit<'ast> for Lets<'_> {
-        fn visit_local(&mut self, l: &'ast syn::Local) {
-            self.0.extend(pat_names(&l.pat));
-            syn::visit::visit_local(self, l);
-        }
-    }
-    let mut lets = Vec::new();
-    Lets(&mut lets).visit_block(body);
+    let lets = let_names(body);
     // A `let` that rebinds the index (`let i = n - 1 - i;`): `x[i]` may not be the element at the
     // loop's index, and the replacement is by tokens, so nothing is read in chunks.
     if lets.iter().any(|l| *index == l.as_str()) {

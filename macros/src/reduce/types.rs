@@ -422,7 +422,7 @@ impl Env {
                 }
             }
             Expr::MethodCall(m) if m.turbofish.is_none() => {
-                let args: Vec<Ty> = m.args.iter().map(|a| self.ty(a)).collect();
+                let args: Vec<Ty> = m.args.iter().map(|a| self.argument(a)).collect();
                 self.method(self.place(&m.receiver), &m.method.to_string(), &args)
             }
             Expr::Call(c) => {
@@ -438,7 +438,7 @@ impl Env {
                         }
                     }
                     (true, [ty, method]) if Width::of_name(ty).is_some() && !c.args.is_empty() => {
-                        let args: Vec<Ty> = c.args.iter().map(|a| self.ty(a)).collect();
+                        let args: Vec<Ty> = c.args.iter().map(|a| self.argument(a)).collect();
                         let receiver = match args[0] {
                             Ty::Float(w) | Ty::FloatRef(w) => Ty::Float(w),
                             _ => return Ty::Unknown,
@@ -618,9 +618,19 @@ impl Env {
         }
     }
 
+    /// The type of a method's argument: as [`ty`](Env::ty) says, and a named constant
+    /// (`x.powf(GAMMA)`) a float of any width, which the method's signature fixes (a
+    /// constant of another type would not compile).
+    fn argument(&self, e: &Expr) -> Ty {
+        match self.ty(e) {
+            Ty::Unknown if self.is_constant(e) => Ty::Float(Width::Any),
+            ty => ty,
+        }
+    }
+
     /// Whether `e` names a constant or a static the body cannot have bound: a path whose
     /// last segment is `SCREAMING_CASE` (`EPS`, `consts::G`, `Self::SCALE`), not a local.
-    fn is_constant(&self, e: &Expr) -> bool {
+    pub(crate) fn is_constant(&self, e: &Expr) -> bool {
         let Expr::Path(p) = e else { return false };
         let Some(last) = p.path.segments.last() else { return false };
         let name = last.ident.to_string();
@@ -642,7 +652,9 @@ impl Env {
         let float = |ty: &str| Width::of_name(ty).map_or(Ty::Unknown, Ty::Float);
         match (path.leading_colon.is_some(), names.as_slice()) {
             (false, [name]) => self.lookup(name).map_or(Ty::Unknown, |(ty, _)| ty),
-            (false, [ty, c]) if FLOAT_CONSTS.contains(c) => float(ty),
+            (false, [ty, c]) if FLOAT_CONSTS.contains(c) && Width::of_name(ty).is_some() => float(ty),
+            (false, ["usize", "MAX" | "MIN"]) => Ty::Int(Int::Usize),
+            (false, [ty, "MAX" | "MIN"]) if INTEGERS.contains(ty) => Ty::Int(Int::Other),
             (false, [ty, "consts", c])
                 if c.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit()) =>
             {
@@ -844,6 +856,8 @@ mod tests {
         assert_eq!(ty(parse_quote!((x[n] - s).abs().max(r.sqrt()))), Ty::Float(Width::F32));
         assert_eq!(ty(parse_quote!(f32::max(s, x[0]))), Ty::Float(Width::F32));
         assert_eq!(ty(parse_quote!(f32::NEG_INFINITY)), Ty::Float(Width::F32));
+        assert_eq!(ty(parse_quote!(usize::MAX)), Ty::Int(Int::Usize));
+        assert_eq!(ty(parse_quote!(i32::MIN)), Ty::Int(Int::Other));
         assert_eq!(ty(parse_quote!(std::f64::consts::PI)), Ty::Float(Width::F64));
         assert_eq!(ty(parse_quote!(n as f32 * s)), Ty::Float(Width::F32));
         assert_eq!(ty(parse_quote!(if s > 0.0 { s } else { 0.0 })), Ty::Float(Width::F32));

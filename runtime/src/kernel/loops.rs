@@ -20,7 +20,7 @@ use crate::persist::format::{GpuLoopRecord, LoopRecord, SplitRecord};
 /// Why a reduction was left as written, or a loop left on one thread or on the
 /// host: each word a [`LoopRewrite::reason`], a [`LoopSplit::reason`] or a
 /// [`LoopGpu::reason`] can hold, and what it means.
-pub const LOOP_REASONS: [(&str, &str); 29] = [
+pub const LOOP_REASONS: [(&str, &str); 30] = [
     ("exact", "the kernel opted out with `exact`"),
     ("simd", "the SIMD variant is the kernel's own `simd = path`"),
     ("break", "a `break` may end the loop early"),
@@ -58,6 +58,11 @@ pub const LOOP_REASONS: [(&str, &str); 29] = [
     ("value", "an array, tuple, struct, field or reference the GPU variant cannot hold"),
     ("size", "a 64-bit integer, or a constant beyond `u32`: the GPU variant computes integers in 32 bits"),
     ("syntax", "a construct the GPU variant does not translate (`match`, a closure, float `%`, …)"),
+    (
+        "carried",
+        "an item writes what the next items' reductions read, or accumulates into what is not its own: items \
+         cannot be taken several at a time",
+    ),
 ];
 
 /// What a reason word means, from [`LOOP_REASONS`]; `None` for a word this build
@@ -78,21 +83,47 @@ pub struct LoopLine<'a> {
     pub variants: &'a [Backend],
     /// Why it was left as written, in one word; empty when rewritten.
     pub reason: &'a str,
+    /// The libm functions it computes with the runtime's formulas ([`LoopRewrite::vector_math`]).
+    pub vector_math: MathCalls<'a>,
+}
+
+/// The names of the libm functions a loop computes with the runtime's formulas
+/// ([`LoopRewrite::vector_math`]), borrowed from a kernel's spec or from a history record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MathCalls<'a> {
+    /// A live kernel's, from its [`LoopRewrite`].
+    Spec(&'a [&'static str]),
+    /// A history file's, from its `LoopRecord`.
+    Record(&'a [String]),
+}
+
+impl<'a> MathCalls<'a> {
+    /// The functions' names, in the loop's order.
+    pub fn names(self) -> impl Iterator<Item = &'a str> {
+        let (spec, record): (&'a [&'static str], &'a [String]) = match self {
+            MathCalls::Spec(names) => (names, &[]),
+            MathCalls::Record(names) => (&[], names),
+        };
+        spec.iter().copied().chain(record.iter().map(String::as_str))
+    }
 }
 
 impl<'a> From<&'a LoopRewrite> for LoopLine<'a> {
     fn from(l: &'a LoopRewrite) -> LoopLine<'a> {
-        LoopLine { line: l.line, idiom: l.idiom, variants: l.variants, reason: l.reason }
+        let vector_math = MathCalls::Spec(l.vector_math);
+        LoopLine { line: l.line, idiom: l.idiom, variants: l.variants, reason: l.reason, vector_math }
     }
 }
 
 impl<'a> From<&'a LoopRecord> for LoopLine<'a> {
     fn from(l: &'a LoopRecord) -> LoopLine<'a> {
-        LoopLine { line: l.line, idiom: &l.idiom, variants: &l.variants, reason: &l.reason }
+        let vector_math = MathCalls::Record(&l.vector_math);
+        LoopLine { line: l.line, idiom: &l.idiom, variants: &l.variants, reason: &l.reason, vector_math }
     }
 }
 
-/// `line 12, for range +=: in lanes in SIMD, Parallel` or
+/// `line 12, for range +=: in lanes in SIMD, Parallel`,
+/// `line 14, for iter_mut =: in lanes in SIMD, Parallel; exp in lanes, ≤ 1 ULP` or
 /// `line 20, iter.sum(): as written (effect: a store, or a call that may have side effects)`.
 impl fmt::Display for LoopLine<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -101,6 +132,12 @@ impl fmt::Display for LoopLine<'_> {
             write!(f, "in lanes in {first}")?;
             for v in rest {
                 write!(f, ", {v}")?;
+            }
+            for name in self.vector_math.names() {
+                match crate::math::ulp_bound(name) {
+                    Some(ulps) => write!(f, "; {name} in lanes, ≤ {ulps} ULP")?,
+                    None => write!(f, "; {name} in lanes")?,
+                }
             }
             return Ok(());
         }
@@ -205,8 +242,8 @@ impl fmt::Display for GpuLine<'_> {
 /// ```
 ///
 /// (`index loops` for element-wise index loops taken in chunks, `loops` for
-/// both kinds), `loops: no float reduction to put in lanes` for a body
-/// without one; the
+/// a mix or when a loop over items is taken several items at a time),
+/// `loops: no float reduction to put in lanes` for a body without one; the
 /// `splits` and `gpu` lines only for a body with a top-level `for` loop.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoopSummary<'a> {
@@ -258,12 +295,19 @@ impl<'a> LoopSummary<'a> {
     }
 }
 
-/// Whether a reported loop is an element-wise index loop (the SIMD variant's
-/// bounds-checked loops taken in chunks, reported under the idiom `for range =`)
+/// Whether a reported loop is an element-wise loop (the SIMD variant's
+/// bounds-checked index loops taken in chunks, reported under the idiom `for
+/// range =`, or `iter_mut` loops calling the vector math, `for iter_mut =`)
 /// rather than a float reduction (whose idioms end in its operator: `+=`, `max`,
-/// `.sum()`, …).
+/// `.sum()`, …) or a loop over items taken several at a time (`for range jam`).
 fn is_elementwise(idiom: &str) -> bool {
     idiom.ends_with(" =")
+}
+
+/// Whether a reported loop is a loop over items around a reduction, taken several
+/// items at a time (`for range jam`, or with its items in lanes, `for range items`).
+fn is_jam(idiom: &str) -> bool {
+    idiom.ends_with(" jam") || idiom.ends_with(" items")
 }
 
 impl fmt::Display for LoopSummary<'_> {
@@ -275,11 +319,12 @@ impl fmt::Display for LoopSummary<'_> {
             let rewritten = self.loops.iter().filter(|l| !l.variants.is_empty()).count();
             let total = self.loops.len();
             let elementwise = self.loops.iter().filter(|l| is_elementwise(l.idiom)).count();
-            let noun = match (elementwise, total) {
-                (0, 1) => "float reduction",
-                (0, _) => "float reductions",
-                (e, 1) if e == total => "index loop",
-                (e, _) if e == total => "index loops",
+            let jams = self.loops.iter().filter(|l| is_jam(l.idiom)).count();
+            let noun = match (elementwise, jams, total) {
+                (0, 0, 1) => "float reduction",
+                (0, 0, _) => "float reductions",
+                (e, 0, 1) if e == total => "index loop",
+                (e, 0, _) if e == total => "index loops",
                 _ => "loops",
             };
             write!(f, "{indent}loops: {rewritten} of {total} {noun} in lanes")?;
@@ -329,8 +374,8 @@ mod tests {
     #[test]
     fn rewritten_and_left_alone_loops_are_said_in_words() {
         let loops = [
-            LoopRewrite { line: 12, idiom: "for range +=", variants: BOTH, reason: "" },
-            LoopRewrite { line: 20, idiom: "iter.sum()", variants: &[], reason: "effect" },
+            LoopRewrite { line: 12, idiom: "for range +=", variants: BOTH, reason: "", vector_math: &[] },
+            LoopRewrite { line: 20, idiom: "iter.sum()", variants: &[], reason: "effect", vector_math: &[] },
         ];
         let text = LoopSummary::new("  ", &loops).to_string();
         assert_eq!(
@@ -343,12 +388,18 @@ mod tests {
 
     #[test]
     fn none_rewritten_none_found_and_unknown_words() {
-        let exact = [LoopRewrite { line: 3, idiom: "for iter +=", variants: &[], reason: "exact" }];
+        let exact = [LoopRewrite { line: 3, idiom: "for iter +=", variants: &[], reason: "exact", vector_math: &[] }];
         let text = LoopSummary::new("", &exact).to_string();
         assert!(text.starts_with("loops: 0 of 1 float reduction in lanes; the SIMD variant is the body as written\n"));
         assert!(text.contains("as written (exact: the kernel opted out with `exact`)"), "{text}");
         assert_eq!(LoopSummary::new::<LoopRewrite>("", &[]).to_string(), "loops: no float reduction to put in lanes\n");
-        let newer = LoopRecord { line: 1, idiom: "x".into(), variants: vec![], reason: "novel".into() };
+        let newer = LoopRecord {
+            line: 1,
+            idiom: "x".into(),
+            variants: vec![],
+            reason: "novel".into(),
+            vector_math: vec!["exp".into()],
+        };
         assert_eq!(LoopLine::from(&newer).to_string(), "line 1, x: as written (novel)");
     }
 
@@ -358,7 +409,8 @@ mod tests {
             LoopSplit { line: 10, idiom: "for range", reason: "" },
             LoopSplit { line: 30, idiom: "for iter_mut", reason: "break" },
         ];
-        let loops = [LoopRewrite { line: 12, idiom: "for range +=", variants: &[Backend::Simd], reason: "" }];
+        let loops =
+            [LoopRewrite { line: 12, idiom: "for range +=", variants: &[Backend::Simd], reason: "", vector_math: &[] }];
         let text = LoopSummary::new("", &loops).with_splits(&splits).to_string();
         assert_eq!(
             text,
@@ -394,10 +446,55 @@ mod tests {
     #[test]
     fn element_wise_loops_are_counted_as_what_they_are() {
         let simd: &[Backend] = &[Backend::Simd];
-        let loops = [LoopRewrite { line: 3, idiom: "for range =", variants: simd, reason: "" }];
+        let loops = [LoopRewrite { line: 3, idiom: "for range =", variants: simd, reason: "", vector_math: &[] }];
         assert!(LoopSummary::new("", &loops).to_string().starts_with("loops: 1 of 1 index loop in lanes, in SIMD\n"));
-        let both = [loops[0], LoopRewrite { line: 5, idiom: "for range +=", variants: &[], reason: "effect" }];
+        let both = [
+            loops[0],
+            LoopRewrite { line: 5, idiom: "for range +=", variants: &[], reason: "effect", vector_math: &[] },
+        ];
         assert!(LoopSummary::new("", &both).to_string().starts_with("loops: 1 of 2 loops in lanes, in SIMD\n"));
+    }
+
+    #[test]
+    fn a_jammed_loop_makes_the_count_of_loops() {
+        let loops = [
+            LoopRewrite { line: 3, idiom: "for range jam", variants: BOTH, reason: "", vector_math: &[] },
+            LoopRewrite { line: 6, idiom: "for range +=", variants: BOTH, reason: "", vector_math: &[] },
+        ];
+        let text = LoopSummary::new("", &loops).to_string();
+        assert!(text.starts_with("loops: 2 of 2 loops in lanes, in SIMD, Parallel\n"), "{text}");
+        let carried =
+            LoopRewrite { line: 3, idiom: "for range jam", variants: &[], reason: "carried", vector_math: &[] };
+        assert!(LoopLine::from(&carried).to_string().contains("as written (carried: an item writes"));
+    }
+
+    #[test]
+    fn replaced_calls_are_named_with_their_bound() {
+        let ulps = |name| crate::math::ulp_bound(name).expect("a listed function");
+        let loops = [LoopRewrite {
+            line: 7,
+            idiom: "for iter_mut =",
+            variants: BOTH,
+            reason: "",
+            vector_math: &["exp", "sin"],
+        }];
+        let text = LoopSummary::new("", &loops).to_string();
+        let expected = format!(
+            "line 7, for iter_mut =: in lanes in SIMD, Parallel; exp in lanes, ≤ {} ULP; sin in lanes, ≤ {} ULP\n",
+            ulps("exp"),
+            ulps("sin")
+        );
+        assert!(text.ends_with(&expected), "{text}");
+        // From a history file: the same words; a name this build does not know, without a bound.
+        let record = LoopRecord {
+            line: 7,
+            idiom: "for iter_mut =".into(),
+            variants: BOTH.to_vec(),
+            reason: String::new(),
+            vector_math: vec!["exp".into(), "erf".into()],
+        };
+        let line = LoopLine::from(&record).to_string();
+        assert!(line.ends_with(&format!("; exp in lanes, ≤ {} ULP; erf in lanes", ulps("exp"))), "{line}");
     }
 
     #[test]

@@ -52,7 +52,7 @@ mod verify;
 
 pub use crossover::{crossovers, Crossover, TIE_BAND};
 pub use family::KernelFamily;
-pub use loops::{loop_reason, GpuLine, LoopLine, LoopSummary, SplitLine, LOOP_REASONS};
+pub use loops::{loop_reason, GpuLine, LoopLine, LoopSummary, MathCalls, SplitLine, LOOP_REASONS};
 pub use overrides::with_backend;
 pub use registry::{kernel_named, kernels};
 pub use report::{BackendReport, BucketReport, KernelTable};

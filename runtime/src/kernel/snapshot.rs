@@ -114,7 +114,13 @@ pub(super) fn snapshot(
 }
 
 fn loop_record(l: &LoopRewrite) -> LoopRecord {
-    LoopRecord { line: l.line, idiom: l.idiom.to_owned(), variants: l.variants.to_vec(), reason: l.reason.to_owned() }
+    LoopRecord {
+        line: l.line,
+        idiom: l.idiom.to_owned(),
+        variants: l.variants.to_vec(),
+        reason: l.reason.to_owned(),
+        vector_math: l.vector_math.iter().map(|&f| f.to_owned()).collect(),
+    }
 }
 
 fn bucket_record(sizes: [usize; 2], bs: &BucketState) -> BucketRecord {
@@ -153,7 +159,13 @@ mod tests {
             has_gpu: true,
             has_parallel: false,
             token_hash: 7,
-            loops: &[LoopRewrite { line: 4, idiom: "for range +=", variants: &[Backend::Simd], reason: "" }],
+            loops: &[LoopRewrite {
+                line: 4,
+                idiom: "for range +=",
+                variants: &[Backend::Simd],
+                reason: "",
+                vector_math: &["exp"],
+            }],
             splits: &[],
             gpu_loops: &[],
         };

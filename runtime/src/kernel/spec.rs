@@ -67,12 +67,33 @@ pub struct LoopRewrite {
     /// Why it was left as written, in one word; empty when rewritten. The words
     /// and what they mean: [`LOOP_REASONS`](crate::LOOP_REASONS).
     pub reason: &'static str,
+    /// The libm functions (`exp`, `sin`, …) whose calls on `f32` values the variants
+    /// that put it in lanes compute with the runtime's branch-free formulas
+    /// ([`math`](crate::math)), each within its bound in
+    /// [`ULP_BOUNDS`](crate::math::ULP_BOUNDS); empty when none.
+    pub vector_math: &'static [&'static str],
 }
 
 impl LoopRewrite {
     /// Whether some variant computes it in lanes.
     pub const fn rewritten(&self) -> bool {
         !self.variants.is_empty()
+    }
+}
+
+impl KernelSpec {
+    /// The largest [`ULP_BOUNDS`](crate::math::ULP_BOUNDS) entry among the functions its
+    /// loops compute with the runtime's formulas ([`LoopRewrite::vector_math`]), 0 when
+    /// none: how far, beyond rounding, a variant that puts them in lanes may be from the
+    /// Scalar variant, which calls libm. `verify` allows for it.
+    pub fn vector_math_ulps(&self) -> u32 {
+        self.loops
+            .iter()
+            .filter(|l| l.rewritten())
+            .flat_map(|l| l.vector_math)
+            .map(|name| crate::math::ulp_bound(name).unwrap_or(0))
+            .max()
+            .unwrap_or(0)
     }
 }
 

@@ -54,6 +54,9 @@ pub fn run_verified<R: Comparable>(
     if backend == Backend::Gpu {
         // The GPU variant's generated loops are held to their precision contract.
         tolerance = tolerance.widened(kernel.spec().gpu_roundings());
+    } else {
+        // SIMD and Parallel compute libm's functions with the runtime's formulas.
+        tolerance = tolerance.with_vector_math(kernel.spec().vector_math_ulps());
     }
     let agreement = out.compare(&reference, tolerance);
     kernel.apply_comparison(size, backend, agreement);

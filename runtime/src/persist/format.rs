@@ -141,6 +141,9 @@ pub struct LoopRecord {
     /// Why it was left as written, in one word; empty when rewritten.
     #[serde(default)]
     pub reason: String,
+    /// The libm functions it computes with the runtime's formulas in lanes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vector_math: Vec<String>,
 }
 
 /// One top-level loop of a kernel's body and whether its Parallel variant splits

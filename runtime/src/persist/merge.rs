@@ -209,8 +209,13 @@ mod tests {
     fn the_loop_report_is_ours_when_we_have_one() {
         use crate::persist::format::LoopRecord;
         let mut f = file_with("k", kernel("h", vec![]));
-        let report =
-            vec![LoopRecord { line: 3, idiom: "for iter +=".into(), variants: vec![Backend::Simd], reason: "".into() }];
+        let report = vec![LoopRecord {
+            line: 3,
+            idiom: "for iter +=".into(),
+            variants: vec![Backend::Simd],
+            reason: "".into(),
+            vector_math: Vec::new(),
+        }];
         let ours = KernelRecord { loops: Some(report.clone()), ..kernel("h", vec![]) };
         merge(&mut f, "a", &fp("a"), None, vec![KernelSnapshot { name: "k".into(), record: ours, touched: vec![] }]);
         assert_eq!(f.machines["a"].kernels["k"].loops.as_ref(), Some(&report), "recorded into an older entry");

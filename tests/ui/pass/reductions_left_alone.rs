@@ -110,11 +110,11 @@ fn reads_accumulator(x: &[f32]) -> f32 {
 }
 
 #[adaptive_kernel(complexity = "Low")]
-fn stores(x: &mut [f32]) -> f32 {
+fn stores(x: &[f32], last: &mut f32) -> f32 {
     let mut s = 0.0f32;
-    for i in 0..x.len() {
-        x[i] *= 2.0;
-        s += x[i];
+    for v in x {
+        *last = *v;
+        s += v;
     }
     s
 }
@@ -232,8 +232,9 @@ fn main() {
     same(labelled::simd(&x), labelled::scalar(&x));
     same(with_macro::simd(&x), with_macro::scalar(&x));
     same(reads_accumulator::simd(&x), reads_accumulator::scalar(&x));
-    let (mut a, mut b) = (x.clone(), x.clone());
-    same(stores::simd(&mut a), stores::scalar(&mut b));
+    let (mut a, mut b) = (0.0, 0.0);
+    same(stores::simd(&x, &mut a), stores::scalar(&x, &mut b));
+    same(a, b);
     same(calls::simd(&x), calls::scalar(&x));
     let ints: Vec<u32> = (0..100).collect();
     assert_eq!(integers::simd(&ints, 100), integers::scalar(&ints, 100));
@@ -282,7 +283,7 @@ fn main() {
 
     // The routed calls compile and run too.
     let _ = (until_negative(&x), skip_zeros(&x), early_return(&x), parsed(&x, "2"), labelled(&x));
-    let _ = (with_macro(&x), reads_accumulator(&x), stores(&mut a), calls(&x), integers(&ints, 100));
+    let _ = (with_macro(&x), reads_accumulator(&x), stores(&x, &mut a), calls(&x), integers(&ints, 100));
     let _ = (user_add_assign(&x), unknown_start(&x), mixed(&x), shadowed(&x), reversed(&x));
     let _ = (user_sum(&x), subtracting_fold(&x), exact(&x));
     let _ = (integer_chain(&longs), pushes(&x, &mut seen_simd), fold_calls(&x));
