@@ -27,6 +27,7 @@
 mod body;
 mod emit;
 mod offset;
+mod scatter;
 mod scope;
 mod shape;
 

@@ -33,9 +33,10 @@ pub const LOOP_REASONS: [(&str, &str); 23] = [
     ("reads", "the loop reads its accumulator"),
     (
         "type",
-        "an accumulator, term or written slice element not provably `f32`/`f64` (or, for a split, an integer sum)",
+        "an accumulator, term or written slice element not provably `f32`/`f64` (or, for a split, an integer sum; \
+         for a slice updated at slots chosen by data, an element type its declaration does not name)",
     ),
-    ("mixed", "two different operators on one accumulator"),
+    ("mixed", "two different operators on one accumulator, or on one slice updated at slots chosen by data"),
     ("shadow", "an accumulator, index, slice or row width rebound inside the loop"),
     ("op", "a fold that is not `+`, `*`, `max` or `min`"),
     ("source", "elements that cannot be taken in chunks"),
@@ -46,7 +47,11 @@ pub const LOOP_REASONS: [(&str, &str); 23] = [
         "a write through a name from outside the loop (an assignment, a `&mut`, a method that may mutate) that is \
          not the iteration's own item or row",
     ),
-    ("overlap", "a slice the loop writes is also used beyond the iteration's own item or row"),
+    (
+        "overlap",
+        "a slice the loop writes is also used beyond the iteration's own item or row (read, or written otherwise \
+         than by one update operator at slots chosen by data)",
+    ),
     ("unsafe", "an `unsafe` block"),
     ("nothing", "the loop writes no slice item and carries no reduction: nothing to share out"),
 ];

@@ -45,6 +45,7 @@ mod elementwise;
 #[doc(hidden)]
 pub mod loops;
 mod matrix;
+mod private;
 mod reduce;
 mod split;
 mod threads;
