@@ -57,6 +57,26 @@ pub(crate) struct Exploring {
     pub(crate) pruned: BackendSet,
     /// Calls of the round that waited for a candidate that could not run yet.
     pub(crate) waited: u32,
+    /// The run of consecutive calls the round is making on one candidate, if any yet.
+    pub(crate) run: Option<Run>,
+}
+
+/// Consecutive exploring calls of one candidate (see `policy::explore`): its first timed
+/// calls ran after another candidate's, on a sleeping pool or cold caches, and are its
+/// warm-up, not its figures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Run {
+    /// The candidate.
+    pub(crate) backend: Backend,
+    /// Its timed calls in this run so far.
+    pub(crate) timed: u32,
+}
+
+impl Exploring {
+    /// A round that begins with `base` counts.
+    pub(crate) fn new(base: Counts) -> Exploring {
+        Exploring { base, pruned: BackendSet::EMPTY, waited: 0, run: None }
+    }
 }
 
 /// A decision in force.
@@ -151,7 +171,7 @@ impl BucketState {
             typical_size,
             excluded: PerBackend::default(),
             compared: BackendSet::EMPTY,
-            phase: Phase::Exploring(Exploring { base: Counts::default(), pruned: BackendSet::EMPTY, waited: 0 }),
+            phase: Phase::Exploring(Exploring::new(Counts::default())),
         }
     }
 
@@ -219,7 +239,7 @@ impl BucketState {
             s.keep_recent(keep);
         }
         let base = Counts::of(&self.stats);
-        self.phase = Phase::Exploring(Exploring { base, pruned: BackendSet::EMPTY, waited: 0 });
+        self.phase = Phase::Exploring(Exploring::new(base));
     }
 
     /// Settles on `backend`: what is known from now on counts as fresh, the probe budget

@@ -1,12 +1,12 @@
 //! Exploring a bucket: the cold-start [`prior`], the order candidates are
-//! measured in, pruning the hopeless ones, and settling on the fastest (the
-//! rules are in the module docs of `policy`).
+//! measured in (in runs of consecutive calls), pruning the hopeless ones, and
+//! settling on the fastest (the rules are in the module docs of `policy`).
 
 use super::event::{CallInputs, Sample};
 use super::tuning::Policy;
 use crate::backend::Backend;
 use crate::cost::Work;
-use crate::kernel::bucket_state::Exploring;
+use crate::kernel::bucket_state::{Exploring, Run};
 use crate::kernel::spec::{Decision, DecisionKind, KernelSpec};
 use crate::kernel::stats::BackendStats;
 use crate::moe::moe;
@@ -105,6 +105,7 @@ pub(super) fn explore(
             continue;
         }
         let kind = if !has_history && b == prior.backend { prior.kind } else { DecisionKind::Exploring };
+        continue_run(round, b);
         return Next::Run(Decision { backend: b, kind });
     }
     if waiting {
@@ -112,6 +113,7 @@ pub(super) fn explore(
         let now = |b: &Backend| candidates.minus(later).contains(*b);
         let measured = best_of(&round_centres(stats, round), None).map(|(b, _)| b).filter(now);
         let backend = measured.or_else(|| order.iter().copied().find(now)).unwrap_or(Backend::Scalar);
+        continue_run(round, backend);
         return Next::Run(Decision { backend, kind: DecisionKind::Exploring });
     }
     Next::Settle(fastest(stats, round, candidates, policy))
@@ -133,12 +135,29 @@ fn fastest(stats: &PerBackend<BackendStats>, round: &Exploring, candidates: Back
         .unwrap_or(Backend::Scalar)
 }
 
+/// The round's next call goes to `backend`: the run goes on, or a new one starts.
+fn continue_run(round: &mut Exploring, backend: Backend) {
+    if round.run.is_none_or(|r| r.backend != backend) {
+        round.run = Some(Run { backend, timed: 0 });
+    }
+}
+
 /// Applies a timed call of an exploring bucket: a kept sample counts for the round;
-/// a warm-up is not kept. Either prunes its backend for the round when its figure
-/// (the warm-up's time, or the centre of the round's samples) is far over the best
-/// other backend's ([`figure_prunes`]).
+/// a warm-up (the process's first call of the backend, or one of the first
+/// [`Policy::run_warmup`] calls of a run) is not kept. Either prunes its backend for the
+/// round when its figure (the warm-up's time, or the centre of the round's samples) is
+/// far over the best other backend's ([`figure_prunes`]).
 pub(super) fn timed(stats: &mut PerBackend<BackendStats>, round: &mut Exploring, sample: Sample, policy: &Policy) {
     let Sample { backend, ns, now_ns, warmup, .. } = sample;
+    // A call of the current run: its first ones followed another candidate's calls.
+    let run_start = match &mut round.run {
+        Some(run) if run.backend == backend => {
+            run.timed = run.timed.saturating_add(1);
+            run.timed <= policy.run_warmup
+        }
+        _ => false,
+    };
+    let warmup = warmup || run_start;
     let mine = if warmup {
         Some(ns as f64)
     } else {

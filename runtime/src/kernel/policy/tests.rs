@@ -89,6 +89,8 @@ const ALL: BackendSet = BackendSet::of(&[Backend::Scalar, Backend::Simd, Backend
 const NOW: BackendSet = BackendSet::EMPTY;
 const SCALAR_SIMD: BackendSet = BackendSet::of(&[Backend::Scalar, Backend::Simd]);
 const P: Policy = Policy::DEFAULT;
+/// Calls an exploring candidate gets in a round: its run's warm-up, then its kept samples.
+const RUN: u64 = P.samples + P.run_warmup as u64;
 /// Every neighbour at the call's own size.
 const NEAR: PerBackend<f64> = PerBackend::new([1.0; Backend::COUNT]);
 /// No prediction of any backend.
@@ -142,7 +144,7 @@ fn explores_prior_first_then_settles_on_fastest() {
         Backend::Parallel => unreachable!("not a candidate here"),
     });
     assert_eq!(calls[0], Backend::Simd);
-    assert_eq!(calls.iter().filter(|&&b| b == Backend::Simd).count(), 3);
+    assert_eq!(calls.iter().filter(|&&b| b == Backend::Simd).count() as u64, RUN);
     assert_eq!(s.chosen(), Some(Backend::Simd));
 }
 
@@ -164,7 +166,7 @@ fn a_candidate_for_later_is_waited_for_not_run_and_not_skipped() {
     }
     assert!(!calls.contains(&Backend::Parallel), "{calls:?}");
     // Once the others are measured, the waiting calls go to the fastest of them.
-    assert!(calls[6..].iter().all(|&b| b == Backend::Simd), "{calls:?}");
+    assert!(calls[2 * RUN as usize..].iter().all(|&b| b == Backend::Simd), "{calls:?}");
     // It may run now: measured, and it wins.
     let mut settled = None;
     for _ in 0..10 {
@@ -212,7 +214,7 @@ fn far_neighbours_do_not_order_a_bucket_the_model_can() {
         calls.push(d.backend);
         rec(&mut s, d.backend, if d.backend == Backend::Simd { 5_000_000 } else { 40_000_000 }, false);
     }
-    assert_eq!(calls, [Backend::Simd; 3], "Scalar was pruned by the model, never called");
+    assert_eq!(calls, [Backend::Simd; RUN as usize], "Scalar was pruned by the model, never called");
 }
 
 #[test]
@@ -228,7 +230,7 @@ fn a_bucket_waits_for_a_later_candidate_only_so_many_calls() {
         rec(&mut s, d.backend, if d.backend == Backend::Parallel { 100 } else { 200 }, false);
     }
     let first_parallel = calls.iter().position(|&b| b == Backend::Parallel).expect("Parallel measured");
-    assert_eq!(first_parallel, 6 + P.wait_calls as usize, "{calls:?}");
+    assert_eq!(first_parallel, 2 * RUN as usize + P.wait_calls as usize, "{calls:?}");
     assert_eq!(s.chosen(), Some(Backend::Parallel));
 }
 
@@ -326,7 +328,7 @@ fn a_cost_model_off_in_absolute_terms_does_not_prune_a_cpu_backend() {
     };
     let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
     let two = SCALAR_SIMD;
-    for _ in 0..3 {
+    for _ in 0..RUN {
         let d = explore(&mut s, two, NOW, scalar_prior, &p, &P);
         assert_eq!(d.backend, Backend::Scalar);
         rec(&mut s, Backend::Scalar, 300, false);
@@ -345,7 +347,7 @@ fn the_relative_model_still_prunes_what_it_can_tell_apart() {
         scalar_per_simd: None,
     };
     let simd_prior = simd_prior();
-    for _ in 0..3 {
+    for _ in 0..RUN {
         let d = explore(&mut s, SCALAR_SIMD, NOW, simd_prior, &p, &P);
         assert_eq!(d.backend, Backend::Simd);
         rec(&mut s, Backend::Simd, 1_000_000, false);
@@ -395,7 +397,7 @@ fn the_kernel_s_ratio_orders_scalar_after_simd_from_simd_s_near_neighbour() {
     let prior = Decision { backend: Backend::Parallel, kind: DecisionKind::CostModel };
     let every = BackendSet::ALL;
     let mut s = BucketState::new(1 << 22);
-    for _ in 0..P.samples {
+    for _ in 0..RUN {
         assert_eq!(explore(&mut s, every, NOW, prior, &p, &P).backend, Backend::Parallel);
         rec(&mut s, Backend::Parallel, 5_400_000, false);
     }
@@ -420,7 +422,7 @@ fn a_slow_first_call_of_a_cheap_cpu_candidate_does_not_prune_it() {
     let two = SCALAR_SIMD;
     let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
     let mut s = BucketState::new(8192);
-    for _ in 0..P.samples {
+    for _ in 0..RUN {
         assert_eq!(explore(&mut s, two, NOW, scalar_prior, &NONE, &P).backend, Backend::Scalar);
         rec(&mut s, Backend::Scalar, 3_800, false);
     }
@@ -743,7 +745,7 @@ fn a_far_neighbour_does_not_prune_a_candidate_never_measured_here() {
         };
         let two = SCALAR_SIMD;
         let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
-        for _ in 0..P.samples {
+        for _ in 0..RUN {
             let d = explore(&mut s, two, NOW, scalar_prior, &p, &P);
             assert_eq!(d.backend, Backend::Scalar);
             rec(&mut s, Backend::Scalar, 11_000_000, false);
@@ -769,7 +771,7 @@ fn a_cheap_candidate_is_measured_rather_than_pruned_by_a_neighbour() {
         };
         let two = SCALAR_SIMD;
         let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
-        for _ in 0..P.samples {
+        for _ in 0..RUN {
             assert_eq!(explore(&mut s, two, NOW, scalar_prior, &p, &P).backend, Backend::Scalar);
             rec(&mut s, Backend::Scalar, 900, false);
         }
@@ -1035,4 +1037,57 @@ fn a_loaded_decision_times_every_call_until_it_is_confirmed() {
     let by_rate = Publish::Cache { backend: Backend::Simd, sampling: Sampling::ByRate };
     assert_eq!(step(&mut s, sampled, &P).publish, by_rate);
     assert_eq!(loaded(&BucketState::new(5000)), None, "an exploring bucket publishes nothing");
+}
+
+#[test]
+fn a_run_s_first_call_does_not_decide() {
+    // A 640 × 480 blur: SIMD 47 µs; Parallel 36 µs back to back, but its first call after
+    // SIMD's finds the pool asleep (60 µs). Measured call by call, SIMD would win.
+    let two = BackendSet::of(&[Backend::Simd, Backend::Parallel]);
+    let mut s = BucketState::new(307_200);
+    let mut calls = Vec::new();
+    let mut previous = None;
+    loop {
+        let d = explore(&mut s, two, NOW, simd_prior(), &NONE, &P);
+        if d.kind == DecisionKind::Historical {
+            break;
+        }
+        let cold = previous != Some(d.backend);
+        let ns = match d.backend {
+            Backend::Parallel if cold => 60_000,
+            Backend::Parallel => 36_000,
+            _ => 47_000,
+        };
+        previous = Some(d.backend);
+        calls.push(d.backend);
+        rec(&mut s, d.backend, ns, false);
+    }
+    let runs = [[Backend::Simd; RUN as usize], [Backend::Parallel; RUN as usize]].concat();
+    assert_eq!(calls, runs, "each candidate in one run of consecutive calls");
+    assert!(!s.of(Backend::Parallel).recent_ns.contains(&60_000), "the run's first call is not kept");
+    assert_eq!(s.chosen(), Some(Backend::Parallel));
+}
+
+#[test]
+fn every_run_starts_with_a_warm_up_and_a_far_slower_one_still_prunes() {
+    let mut s = BucketState::new(5000);
+    assert_eq!(explore(&mut s, SCALAR_SIMD, NOW, simd_prior(), &NONE, &P).backend, Backend::Simd);
+    rec(&mut s, Backend::Simd, 100_000, false);
+    assert!(s.of(Backend::Simd).is_empty(), "the run's first call");
+    assert_eq!(explore(&mut s, SCALAR_SIMD, NOW, simd_prior(), &NONE, &P).backend, Backend::Simd);
+    rec(&mut s, Backend::Simd, 100_000, false);
+    assert_eq!(s.of(Backend::Simd).recent_ns, [100_000], "the run's second call is kept");
+    // A sample of another backend than the run's (a call routed before it began) is kept.
+    rec(&mut s, Backend::Scalar, 90_000, false);
+    assert_eq!(s.of(Backend::Scalar).recent_ns, [90_000]);
+    // Scalar's own run: its first call, far slower than SIMD's figure, prunes it as a warm-up does.
+    let mut s = BucketState::new(5000);
+    for _ in 0..RUN {
+        assert_eq!(explore(&mut s, SCALAR_SIMD, NOW, simd_prior(), &NONE, &P).backend, Backend::Simd);
+        rec(&mut s, Backend::Simd, 100_000, false);
+    }
+    assert_eq!(explore(&mut s, SCALAR_SIMD, NOW, simd_prior(), &NONE, &P).backend, Backend::Scalar);
+    rec(&mut s, Backend::Scalar, 5_000_000, false);
+    assert!(s.is_pruned(Backend::Scalar));
+    assert!(s.of(Backend::Scalar).is_empty());
 }
