@@ -7,7 +7,7 @@
 //!
 //! | layer | holds |
 //! | --- | --- |
-//! | leaves: `backend`, `per_backend`, `error`, [`config`], `simd_level`, [`moe`], `bucket`, `numeric`, [`tolerance`], [`compare`] | [`Backend`], [`OpComplexity`], per-backend values and sets of backends, [`Error`], the `ADAPTIVE_KERNEL_*` variables and their equivalents in code, [`SimdLevel`] and the one table of SIMD feature sets, the one MoE threshold table, size buckets, the shared median, the agreement a reassociated reduction promises, and how `verify` compares results by it |
+//! | leaves: `backend`, `candidate`, `error`, [`config`], `simd_level`, [`moe`], `bucket`, `numeric`, [`tolerance`], [`compare`] | [`Backend`], [`OpComplexity`], the candidates a bucket chooses between (a backend, and for Parallel a width of the pool), per-candidate values and sets, [`Error`], the `ADAPTIVE_KERNEL_*` variables and their equivalents in code, [`SimdLevel`] and the one table of SIMD feature sets, the one MoE threshold table, size buckets, the shared median, the agreement a reassociated reduction promises, and how `verify` compares results by it |
 //! | [`ops`] | the op set in four backends: [`ops::scalar`], [`ops::simd`], [`ops::par`], [`ops::gpu`] |
 //! | [`cost`] | [`CostModel`]: predicted time per backend from figures calibrated on this machine; [`Work`] |
 //! | `select` | the selection API for code that routes its own calls: [`BackendSelector`] (MoE table, 5× rule, stateless), [`catalog`], [`AdaptiveBackend`] (a string-keyed learner of its own) |
@@ -21,6 +21,7 @@
 
 mod backend;
 mod bucket;
+mod candidate;
 mod clock;
 pub mod compare;
 pub mod config;
@@ -30,7 +31,6 @@ mod kernel;
 pub mod moe;
 mod numeric;
 pub mod ops;
-mod per_backend;
 mod persist;
 mod platform;
 mod select;
@@ -45,9 +45,9 @@ pub use error::Error;
 pub use kernel::run_verified;
 pub use kernel::Crossover;
 pub use kernel::{
-    crossovers, init_logging, kernel_named, kernels, loop_reason, set_span_threshold, with_backend, BackendReport,
-    BucketReport, Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, KernelTable, LoopLine, LoopRewrite,
-    LoopSplit, LoopSummary, Route, SplitLine, LOOP_REASONS, TIE_BAND,
+    backend_columns, backend_label, crossovers, init_logging, kernel_named, kernels, loop_reason, set_span_threshold,
+    with_backend, BackendReport, BucketReport, Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, KernelTable,
+    LoopLine, LoopRewrite, LoopSplit, LoopSummary, Route, SplitLine, LOOP_REASONS, TIE_BAND,
 };
 /// The median every statistic of this crate is taken with, for the workspace's own
 /// benches (`benches/routing_quality`). Not a public API.

@@ -47,11 +47,7 @@ pub const LOOP_REASONS: [(&str, &str); 23] = [
         "a write through a name from outside the loop (an assignment, a `&mut`, a method that may mutate) that is \
          not the iteration's own item or row",
     ),
-    (
-        "overlap",
-        "a slice the loop writes is also used beyond the iteration's own item or row (read, or written otherwise \
-         than by one update operator at slots chosen by data)",
-    ),
+    ("overlap", "a slice the loop writes is also used beyond the iteration's own item or row"),
     ("unsafe", "an `unsafe` block"),
     ("nothing", "the loop writes no slice item and carries no reduction: nothing to share out"),
 ];
