@@ -32,8 +32,11 @@
 //! ```
 //!
 //! [The guide](guide) explains the rest chapter by chapter, starting with
-//! [getting started](guide::getting_started); the attribute's reference is on
-//! [`adaptive_kernel`].
+//! [getting started](guide::getting_started) and
+//! [choosing `complexity`](guide::getting_started#choosing-complexity); what each
+//! variant does with a loop of your body, by its shape, is
+//! [the loop table](guide::attribute#what-your-loop-gets); the attribute's
+//! reference is on [`adaptive_kernel`].
 //!
 //! ## The API by task
 //!
@@ -167,7 +170,8 @@ pub mod select {
 }
 
 // The crate root's paths before the items were grouped into the modules above (see
-// CHANGELOG.md); kept so that code written against them still compiles.
+// CHANGELOG.md); kept so that code written against them still compiles, throughout 0.1
+// (removed in 0.2: the README's "Stability and supported Rust").
 #[doc(hidden)]
 pub use adaptive_kernel_runtime::{
     bucket_of, bucket_range, catalog, clear_history, default_path, export_history, export_learned, history_file,

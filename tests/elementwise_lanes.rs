@@ -117,7 +117,7 @@ fn every_loop_is_reported_in_lanes() {
     in_lanes("box_blur", box_blur::KERNEL.spec().loops, BOTH);
     in_lanes("edge_blur", edge_blur::KERNEL.spec().loops, BOTH);
     in_lanes("scale_shift", scale_shift::KERNEL.spec().loops, BOTH);
-    // Its rows loop writes `out[r * w + c]` for `c` in `0..w - 1`, within row `r`: split too.
+    // Its rows loop writes `out[r * w + c]` for `c` in `0..w - 1`, an offset proved below `w`: split too.
     in_lanes("gradient_x", gradient_x::KERNEL.spec().loops, BOTH);
     in_lanes("axpy", axpy::KERNEL.spec().loops, BOTH);
     in_lanes("clamp_blend", clamp_blend::KERNEL.spec().loops, BOTH);

@@ -147,7 +147,8 @@ pub(crate) struct Args {
     /// `exact`: the SIMD variant keeps the body's order of float operations
     /// (no reassociated reductions, see `crate::reduce`).
     pub exact: bool,
-    /// `serial`: the Parallel variant splits no loop across threads (see `crate::split`).
+    /// `serial`: the kernel stays on the calling thread: no loop is split across threads (see
+    /// `crate::split`) and the kernel has no Parallel variant, whatever its body calls.
     pub serial: bool,
     /// `verify` (`Some(true)`): compare each variant's result with Scalar's in every
     /// mode; `verify = false`: never (see `crate::verify`); absent: under the verify mode.
@@ -322,6 +323,14 @@ impl<'e> Builder<'e> {
                 Span::call_site(),
                 "missing `complexity`; add `complexity = \"Low\"`, `\"Medium\"` or `\"High\"` to the attribute",
             );
+        }
+        if let (true, Some(path)) = (self.serial, &self.parallel) {
+            self.errors.push(syn::Error::new_spanned(
+                path,
+                "a `serial` kernel stays on the calling thread and has no Parallel variant, so it takes no \
+                 `parallel = …`; remove `serial` to route to this variant, or `parallel = …` to keep the kernel \
+                 on one thread",
+            ));
         }
         Args {
             // `Low` stands in only when an error was recorded; then nothing is generated.
@@ -506,6 +515,18 @@ mod tests {
         assert!(!parse(quote!(complexity = "Low", serial = false)).unwrap().serial);
         let e = parse(quote!(complexity = "Low", serial = "no")).err().unwrap();
         assert_eq!(messages(e), ["`serial` expects `true` or `false`, e.g. `serial = true`"]);
+    }
+
+    #[test]
+    fn serial_takes_no_parallel_variant_of_ones_own() {
+        let e = parse(quote!(complexity = "Low", serial, parallel = mine)).err().unwrap();
+        assert_eq!(
+            messages(e),
+            ["a `serial` kernel stays on the calling thread and has no Parallel variant, so it takes no \
+              `parallel = …`; remove `serial` to route to this variant, or `parallel = …` to keep the kernel on one \
+              thread"]
+        );
+        assert!(parse(quote!(complexity = "Low", serial = false, parallel = mine)).is_ok());
     }
 
     #[test]

@@ -78,12 +78,31 @@ mod loop_reports {
         assert!(plain.contains(&format!("variants : & [{SIMD} , {PARALLEL}] , reason : \"\"")), "{plain}");
         let serial = loops(quote!(complexity = "Low", serial), dot(quote!()));
         assert!(serial.contains(&format!("variants : & [{SIMD}] , reason : \"\"")), "{serial}");
-        assert!(!serial.contains(PARALLEL), "no Parallel variant without `ops::` or a split: {serial}");
+        assert!(!serial.contains(PARALLEL), "a `serial` kernel has no Parallel variant: {serial}");
         let with_ops = dot(quote!(b.copy_from_slice(&ops::scale(a, s));));
         let both = loops(quote!(complexity = "Low"), with_ops.clone());
         assert!(both.contains(&format!("variants : & [{SIMD} , {PARALLEL}]")), "{both}");
+        let serial_ops = loops(quote!(complexity = "Low", serial), with_ops.clone());
+        assert!(!serial_ops.contains(PARALLEL), "`serial` with `ops::`: no Parallel variant: {serial_ops}");
         let own = loops(quote!(complexity = "Low", parallel = mine), with_ops);
         assert!(own.contains(&format!("variants : & [{SIMD}] ,")), "the user's Parallel variant: {own}");
+    }
+
+    #[test]
+    fn a_serial_kernel_has_no_parallel_variant_whatever_its_body_calls() {
+        let body = quote!(
+            fn k(a: &[f32], out: &mut [f32]) -> f32 {
+                for (o, v) in out.iter_mut().zip(a) {
+                    *o = 2.0 * v;
+                }
+                ops::sum(a)
+            }
+        );
+        let plain = adaptive_kernel(quote!(complexity = "Low"), body.clone()).unwrap().to_string();
+        assert!(plain.contains("has_parallel : true") && plain.contains("__adaptive_parallel"), "{plain}");
+        let serial = adaptive_kernel(quote!(complexity = "Low", serial), body).unwrap().to_string();
+        assert!(serial.contains("has_parallel : false"), "{serial}");
+        assert!(!serial.contains("__adaptive_parallel") && !serial.contains("ops_par"), "nothing forks: {serial}");
     }
 
     #[test]

@@ -28,7 +28,8 @@ pub(crate) struct KernelDef {
     pub simd_body: syn::Block,
     /// The generated Parallel variant's body: the relocated body with its top-level loops split
     /// across threads where they can be, then its reductions reassociated; `None` when the
-    /// kernel has no generated Parallel variant (`parallel = path`, or nothing to run in parallel).
+    /// kernel has no generated Parallel variant (`parallel = path`, `serial`, or nothing to run
+    /// in parallel).
     pub parallel_body: Option<syn::Block>,
     /// Each float reduction of the body, and the variants that compute it in lanes.
     pub loops: Vec<Lanes>,
@@ -43,8 +44,8 @@ pub(crate) struct KernelDef {
     pub ops_use: Option<syn::Ident>,
     /// Whether the kernel has a GPU variant: `gpu = path`, or a body that calls `ops::`.
     pub has_gpu: bool,
-    /// Whether the kernel has a Parallel variant: `parallel = path`, a body that calls `ops::`,
-    /// or a top-level loop split across threads.
+    /// Whether the kernel has a Parallel variant: `parallel = path`, or, unless it is `serial`,
+    /// a body that calls `ops::` or a top-level loop split across threads.
     pub has_parallel: bool,
     pub token_hash: u64,
     /// Free function (`mod k` beside it) or method/associated function (everything inside it).
@@ -151,7 +152,10 @@ impl KernelDef {
         let token_hash = token_hash([&args, &func.sig.to_token_stream(), &func.block.to_token_stream()]);
         let has_gpu = parsed_args.gpu.is_some() || ops_use.is_some();
         let any_split = splits.iter().any(|s| s.reason.is_empty());
-        let has_parallel = parsed_args.parallel.is_some() || ops_use.is_some() || any_split;
+        // `serial`: the kernel stays on the calling thread, so no Parallel variant, whatever the
+        // body calls (`ops::` would bind to `ops::par`, which forks); `parallel = path` beside it
+        // is an error (`Args::parse`).
+        let has_parallel = parsed_args.parallel.is_some() || (!parsed_args.serial && (ops_use.is_some() || any_split));
         let parallel = (has_parallel && parsed_args.parallel.is_none())
             .then(|| reduce::reassociate(&split_body, &relocated.sig, opt_out));
         let loops = Lanes::match_up(simd_loops, parallel.as_ref().map(|(_, reports)| reports.as_slice()));

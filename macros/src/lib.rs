@@ -1,4 +1,4 @@
-//! The `#[adaptive_kernel]` attribute of [adaptive-kernel](https://docs.rs/adaptive-kernel).
+//! The `#[adaptive_kernel]` attribute of the `adaptive-kernel` crate.
 //! Use it through the facade: `use adaptive_kernel::adaptive_kernel;`.
 //!
 #![doc = include_str!("../doc/reference.md")]

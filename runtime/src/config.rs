@@ -39,6 +39,14 @@
 //! functions say so by their result. The quiet switch is read every time
 //! something would be printed, so it can be set at any time.
 //!
+//! When a choice made in code is fixed while its variable is set to another
+//! value, the operator's variable is not used, and one line says so, once per
+//! setting: a `tracing` warning and a line on stderr (unless quiet), e.g.
+//!
+//! ```text
+//! adaptive-kernel: ADAPTIVE_KERNEL_HISTORY="off" is overridden by a library's choice in code (the history file /srv/app/history.json); only the application's config::Settings::application() decides over a library
+//! ```
+//!
 //! ```
 //! # use adaptive_kernel_runtime as adaptive_kernel;
 //! use adaptive_kernel::config::{self, GpuPolicy, Mode, Settings};
@@ -212,6 +220,29 @@ pub fn forced_backend() -> Option<Backend> {
 
 static GPU: Chosen<GpuPolicy> = Chosen::new();
 
+impl GpuPolicy {
+    /// The policy's name, as `ADAPTIVE_KERNEL_GPU` spells it.
+    const fn name(self) -> &'static str {
+        match self {
+            GpuPolicy::Off => "off",
+            GpuPolicy::On => "on",
+            GpuPolicy::Software => "software",
+        }
+    }
+}
+
+impl Setting for GpuPolicy {
+    const VARIABLE: &'static str = ENV_GPU;
+
+    fn from_variable(raw: &str) -> Option<GpuPolicy> {
+        parse_gpu_policy(raw).ok()
+    }
+
+    fn describe(&self) -> String {
+        format!("GPU `{}`", self.name())
+    }
+}
+
 /// The GPU adapter policy: what code chose ([`Settings::gpu`]), else
 /// `ADAPTIVE_KERNEL_GPU`; fixed for the process when first read.
 pub fn gpu_policy() -> GpuPolicy {
@@ -228,6 +259,22 @@ pub fn gpu_policy() -> GpuPolicy {
 const HISTORY_EXPECTED: &str = "a history file path, or `off` to keep no history";
 
 static HISTORY: Chosen<HistorySetting> = Chosen::new();
+
+impl Setting for HistorySetting {
+    const VARIABLE: &'static str = ENV_HISTORY;
+
+    fn from_variable(raw: &str) -> Option<HistorySetting> {
+        Some(parse_history(raw))
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            HistorySetting::Default => "the default history file".to_owned(),
+            HistorySetting::Path(path) => format!("the history file {}", path.display()),
+            HistorySetting::Off => "no history file".to_owned(),
+        }
+    }
+}
 
 /// Where history is kept: what code chose ([`Settings::history`],
 /// [`crate::set_history`]), else `ADAPTIVE_KERNEL_HISTORY`; fixed for the
@@ -268,6 +315,21 @@ pub fn parse_threads(value: &str) -> Result<Option<NonZeroUsize>, ConfigError> {
 
 static THREADS: Chosen<Option<NonZeroUsize>> = Chosen::new();
 
+impl Setting for Option<NonZeroUsize> {
+    const VARIABLE: &'static str = ENV_THREADS;
+
+    fn from_variable(raw: &str) -> Option<Option<NonZeroUsize>> {
+        parse_threads(raw).ok()
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Some(n) => format!("{n} threads"),
+            None => "rayon's global pool".to_owned(),
+        }
+    }
+}
+
 /// The Parallel backend's own thread count: what code chose
 /// ([`Settings::threads`]), else `ADAPTIVE_KERNEL_THREADS`; `None` (rayon's
 /// global pool) when neither says, or the variable is empty or bad (reported
@@ -295,6 +357,18 @@ pub fn parse_mode(value: &str) -> Result<Mode, ConfigError> {
 }
 
 static MODE: Chosen<Mode> = Chosen::new();
+
+impl Setting for Mode {
+    const VARIABLE: &'static str = ENV_MODE;
+
+    fn from_variable(raw: &str) -> Option<Mode> {
+        parse_mode(raw).ok()
+    }
+
+    fn describe(&self) -> String {
+        format!("mode `{self}`")
+    }
+}
 
 /// The routing mode: what code chose ([`Settings::mode`], [`set_mode`]), else
 /// `ADAPTIVE_KERNEL_MODE` (a bad value is reported once and means `learn`);
@@ -353,6 +427,51 @@ struct Choices<T> {
     application: Option<T>,
 }
 
+impl<T: Clone> Choices<T> {
+    /// The choice that wins, and who made it: the application's, else the library's.
+    fn winner(&self) -> Option<(Level, T)> {
+        match (&self.application, &self.library) {
+            (Some(a), _) => Some((Level::Application, a.clone())),
+            (None, Some(l)) => Some((Level::Library, l.clone())),
+            (None, None) => None,
+        }
+    }
+}
+
+/// A setting that both code and an environment variable can choose.
+trait Setting: Clone + PartialEq {
+    /// Its variable.
+    const VARIABLE: &'static str;
+    /// The value the variable's text means; `None` for a value it does not accept.
+    fn from_variable(raw: &str) -> Option<Self>;
+    /// The value in words, for the line saying a variable was overridden.
+    fn describe(&self) -> String;
+}
+
+/// The line saying that `chosen`, chosen in code by `by`, overrides the variable's text `raw`;
+/// `None` when the variable is unset, blank or means `chosen` too (nothing was overridden).
+fn overridden<T: Setting>(raw: Option<&str>, by: Level, chosen: &T) -> Option<String> {
+    let raw = raw.filter(|r| !r.trim().is_empty())?;
+    if T::from_variable(raw).as_ref() == Some(chosen) {
+        return None;
+    }
+    let (who, then) = match by {
+        Level::Application => ("the application's", ""),
+        Level::Library => {
+            ("a library's", "; only the application's config::Settings::application() decides over a library")
+        }
+    };
+    Some(format!("{}={raw:?} is overridden by {who} choice in code ({}){then}", T::VARIABLE, chosen.describe()))
+}
+
+/// Says once, when a setting is fixed, that code overrode its variable (see the module docs).
+fn report_override<T: Setting>(by: Level, chosen: &T) {
+    if let Some(line) = overridden(read_env(T::VARIABLE).as_deref(), by, chosen) {
+        tracing::warn!(target: "adaptive_kernel", variable = T::VARIABLE, "{line}");
+        say(format_args!("{line}"));
+    }
+}
+
 /// A setting chosen in code (by the application, else a library) or by its
 /// variable, fixed at its first read: what the runtime builds on it (an open
 /// history file, a device, a pool) is built once.
@@ -369,14 +488,20 @@ impl<T: Clone + PartialEq> Chosen<T> {
     }
 
     /// The value in use: fixed now if it is not yet, from the choices made in
-    /// code, else `from_env()`.
-    fn get(&self, from_env: impl FnOnce() -> T) -> T {
+    /// code (`fixed_by(level, value)` is called then), else `from_env()`.
+    fn fix(&self, from_env: impl FnOnce() -> T, fixed_by: impl FnOnce(Level, &T)) -> T {
         if let Some(v) = self.fixed.get() {
             return v.clone();
         }
         let choices = self.choices.lock().unwrap_or_else(PoisonError::into_inner);
         self.fixed
-            .get_or_init(|| choices.application.clone().or_else(|| choices.library.clone()).unwrap_or_else(from_env))
+            .get_or_init(|| match choices.winner() {
+                Some((level, value)) => {
+                    fixed_by(level, &value);
+                    value
+                }
+                None => from_env(),
+            })
             .clone()
     }
 
@@ -397,6 +522,14 @@ impl<T: Clone + PartialEq> Chosen<T> {
                 *first == value && choices.application.as_ref().is_none_or(|a| *a == value)
             }
         }
+    }
+}
+
+impl<T: Setting> Chosen<T> {
+    /// The value in use: fixed now if it is not yet, from the choices made in
+    /// code (saying so if that overrides the variable), else `from_env()`.
+    fn get(&self, from_env: impl FnOnce() -> T) -> T {
+        self.fix(from_env, report_override)
     }
 }
 
@@ -582,21 +715,58 @@ mod tests {
         assert!(setting.choose(Level::Application, 3), "the application overrides the library's");
         assert!(!setting.choose(Level::Library, 4), "and a library choosing after it");
         assert!(setting.choose(Level::Application, 5), "the application's latest choice counts");
-        assert_eq!(setting.get(|| 0), 5);
+        assert_eq!(setting.fix(|| 0, |_, _| ()), 5);
         assert!(!setting.choose(Level::Application, 6), "fixed once read");
         assert!(setting.choose(Level::Library, 5), "the value in use is no change");
-        assert_eq!(setting.get(|| 0), 5);
+        assert_eq!(setting.fix(|| 0, |_, _| ()), 5);
     }
 
     #[test]
     fn without_choices_the_variable_decides_once() {
         let setting: Chosen<u8> = Chosen::new();
-        assert_eq!(setting.get(|| 7), 7);
-        assert_eq!(setting.get(|| 8), 7, "read once");
+        assert_eq!(setting.fix(|| 7, |_, _| ()), 7);
+        assert_eq!(setting.fix(|| 8, |_, _| ()), 7, "read once");
         assert!(!setting.choose(Level::Application, 1));
         let library: Chosen<u8> = Chosen::new();
         assert!(library.choose(Level::Library, 2));
-        assert_eq!(library.get(|| 7), 2, "code wins over the variable");
+        assert_eq!(library.fix(|| 7, |_, _| ()), 2, "code wins over the variable");
+    }
+
+    #[test]
+    fn a_choice_in_code_that_overrides_a_set_variable_is_said_once_fixed() {
+        let setting: Chosen<u8> = Chosen::new();
+        assert!(setting.choose(Level::Library, 1));
+        let mut said = Vec::new();
+        assert_eq!(setting.fix(|| 9, |level, v| said.push((level, *v))), 1);
+        assert_eq!(setting.fix(|| 9, |level, v| said.push((level, *v))), 1, "fixed once");
+        assert_eq!(said, [(Level::Library, 1)], "said when fixed, by whom");
+        let unchosen: Chosen<u8> = Chosen::new();
+        assert_eq!(unchosen.fix(|| 9, |_, _| panic!("nothing chosen in code")), 9);
+    }
+
+    #[test]
+    fn the_override_line_names_the_variable_the_choice_and_who_made_it() {
+        let off = HistorySetting::Off;
+        let by_library = overridden(Some("/tmp/h.json"), Level::Library, &off).expect("overridden");
+        assert_eq!(
+            by_library,
+            "ADAPTIVE_KERNEL_HISTORY=\"/tmp/h.json\" is overridden by a library's choice in code (no history file); \
+             only the application's config::Settings::application() decides over a library"
+        );
+        let by_app = overridden(Some("frozen"), Level::Application, &Mode::Learn).expect("overridden");
+        assert_eq!(
+            by_app,
+            "ADAPTIVE_KERNEL_MODE=\"frozen\" is overridden by the application's choice in code (mode `learn`)"
+        );
+        let threads = overridden(Some("8"), Level::Application, &NonZeroUsize::new(2)).expect("overridden");
+        assert!(threads.contains("ADAPTIVE_KERNEL_THREADS=\"8\"") && threads.contains("(2 threads)"), "{threads}");
+        let gpu =
+            overridden(Some("bogus"), Level::Application, &GpuPolicy::Off).expect("a bad value is overridden too");
+        assert!(gpu.contains("(GPU `off`)"), "{gpu}");
+        assert_eq!(overridden(None, Level::Application, &off), None, "unset: nothing overridden");
+        assert_eq!(overridden(Some(" "), Level::Application, &off), None, "blank: unset");
+        assert_eq!(overridden(Some("OFF"), Level::Library, &off), None, "the same value: nothing overridden");
+        assert_eq!(overridden(Some("learn"), Level::Application, &Mode::Learn), None);
     }
 
     #[test]

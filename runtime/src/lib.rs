@@ -1,4 +1,4 @@
-//! Runtime of [adaptive-kernel](https://docs.rs/adaptive-kernel): the backends,
+//! Runtime of the `adaptive-kernel` crate: the backends,
 //! the op set, the selection rules, the router and its history.
 //!
 //! Users depend on the `adaptive-kernel` facade, which re-exports everything
