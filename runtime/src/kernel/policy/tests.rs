@@ -89,8 +89,8 @@ const ALL: CandidateSet = CandidateSet::of_backends(&[Backend::Scalar, Backend::
 const NOW: CandidateSet = CandidateSet::EMPTY;
 const SCALAR_SIMD: CandidateSet = CandidateSet::of_backends(&[Backend::Scalar, Backend::Simd]);
 const P: Policy = Policy::DEFAULT;
-/// Calls an exploring candidate gets in a round: its run's warm-up, then its kept samples.
-const RUN: u64 = P.samples + P.run_warmup as u64;
+/// Calls an exploring Parallel candidate gets in a round: its run's warm-up, then its kept samples.
+const PARALLEL_RUN: u64 = P.samples + P.run_warmup as u64;
 /// Every neighbour at the call's own size.
 const NEAR: PerCandidate<f64> = PerCandidate::new([1.0; Candidate::COUNT]);
 /// No prediction of any backend.
@@ -167,7 +167,7 @@ fn explores_prior_first_then_settles_on_fastest() {
         Backend::Parallel => unreachable!("not a candidate here"),
     });
     assert_eq!(calls[0], Backend::Simd);
-    assert_eq!(calls.iter().filter(|&&b| b == Backend::Simd).count() as u64, RUN);
+    assert_eq!(calls.iter().filter(|&&b| b == Backend::Simd).count() as u64, P.samples);
     assert_eq!(s.chosen_backend(), Some(Backend::Simd));
 }
 
@@ -189,7 +189,7 @@ fn a_candidate_for_later_is_waited_for_not_run_and_not_skipped() {
     }
     assert!(!calls.contains(&Backend::Parallel), "{calls:?}");
     // Once the others are measured, the waiting calls go to the fastest of them.
-    assert!(calls[2 * RUN as usize..].iter().all(|&b| b == Backend::Simd), "{calls:?}");
+    assert!(calls[2 * P.samples as usize..].iter().all(|&b| b == Backend::Simd), "{calls:?}");
     // It may run now: measured, and it wins.
     let mut settled = None;
     for _ in 0..10 {
@@ -237,7 +237,7 @@ fn far_neighbours_do_not_order_a_bucket_the_model_can() {
         calls.push(d.backend);
         rec(&mut s, d.backend, if d.backend == Backend::Simd { 5_000_000 } else { 40_000_000 }, false);
     }
-    assert_eq!(calls, [Backend::Simd; RUN as usize], "Scalar was pruned by the model, never called");
+    assert_eq!(calls, [Backend::Simd; P.samples as usize], "Scalar was pruned by the model, never called");
 }
 
 #[test]
@@ -253,7 +253,7 @@ fn a_bucket_waits_for_a_later_candidate_only_so_many_calls() {
         rec(&mut s, d.backend, if d.backend == Backend::Parallel { 100 } else { 200 }, false);
     }
     let first_parallel = calls.iter().position(|&b| b == Backend::Parallel).expect("Parallel measured");
-    assert_eq!(first_parallel, 2 * RUN as usize + P.wait_calls as usize, "{calls:?}");
+    assert_eq!(first_parallel, 2 * P.samples as usize + P.wait_calls as usize, "{calls:?}");
     assert_eq!(s.chosen_backend(), Some(Backend::Parallel));
 }
 
@@ -351,7 +351,7 @@ fn a_cost_model_off_in_absolute_terms_does_not_prune_a_cpu_backend() {
     };
     let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
     let two = SCALAR_SIMD;
-    for _ in 0..RUN {
+    for _ in 0..P.samples {
         let d = explore(&mut s, two, NOW, scalar_prior, &p, &P);
         assert_eq!(d.backend, Backend::Scalar);
         rec(&mut s, Backend::Scalar, 300, false);
@@ -370,7 +370,7 @@ fn the_relative_model_still_prunes_what_it_can_tell_apart() {
         scalar_per_simd: None,
     };
     let simd_prior = simd_prior();
-    for _ in 0..RUN {
+    for _ in 0..P.samples {
         let d = explore(&mut s, SCALAR_SIMD, NOW, simd_prior, &p, &P);
         assert_eq!(d.backend, Backend::Simd);
         rec(&mut s, Backend::Simd, 1_000_000, false);
@@ -420,7 +420,7 @@ fn the_kernel_s_ratio_orders_scalar_after_simd_from_simd_s_near_neighbour() {
     let prior = Decision { backend: Backend::Parallel, kind: DecisionKind::CostModel };
     let every = CandidateSet::of_backends(&Backend::ALL);
     let mut s = BucketState::new(1 << 22);
-    for _ in 0..RUN {
+    for _ in 0..PARALLEL_RUN {
         assert_eq!(explore(&mut s, every, NOW, prior, &p, &P).backend, Backend::Parallel);
         rec(&mut s, Backend::Parallel, 5_400_000, false);
     }
@@ -445,7 +445,7 @@ fn a_slow_first_call_of_a_cheap_cpu_candidate_does_not_prune_it() {
     let two = SCALAR_SIMD;
     let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
     let mut s = BucketState::new(8192);
-    for _ in 0..RUN {
+    for _ in 0..P.samples {
         assert_eq!(explore(&mut s, two, NOW, scalar_prior, &NONE, &P).backend, Backend::Scalar);
         rec(&mut s, Backend::Scalar, 3_800, false);
     }
@@ -768,7 +768,7 @@ fn a_far_neighbour_does_not_prune_a_candidate_never_measured_here() {
         };
         let two = SCALAR_SIMD;
         let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
-        for _ in 0..RUN {
+        for _ in 0..P.samples {
             let d = explore(&mut s, two, NOW, scalar_prior, &p, &P);
             assert_eq!(d.backend, Backend::Scalar);
             rec(&mut s, Backend::Scalar, 11_000_000, false);
@@ -794,7 +794,7 @@ fn a_cheap_candidate_is_measured_rather_than_pruned_by_a_neighbour() {
         };
         let two = SCALAR_SIMD;
         let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
-        for _ in 0..RUN {
+        for _ in 0..P.samples {
             assert_eq!(explore(&mut s, two, NOW, scalar_prior, &p, &P).backend, Backend::Scalar);
             rec(&mut s, Backend::Scalar, 900, false);
         }
@@ -1086,34 +1086,40 @@ fn a_run_s_first_call_does_not_decide() {
         calls.push(d.backend);
         rec(&mut s, d.backend, ns, false);
     }
-    let runs = [[Backend::Simd; RUN as usize], [Backend::Parallel; RUN as usize]].concat();
+    let runs = [vec![Backend::Simd; P.samples as usize], vec![Backend::Parallel; PARALLEL_RUN as usize]].concat();
     assert_eq!(calls, runs, "each candidate in one run of consecutive calls");
     assert!(!s.of(Backend::Parallel).recent_ns.contains(&60_000), "the run's first call is not kept");
     assert_eq!(s.chosen_backend(), Some(Backend::Parallel));
 }
 
 #[test]
-fn every_run_starts_with_a_warm_up_and_a_far_slower_one_still_prunes() {
+fn a_parallel_run_starts_with_a_warm_up_and_a_far_slower_one_still_prunes() {
+    let two = CandidateSet::of_backends(&[Backend::Simd, Backend::Parallel]);
+    let parallel_prior = Decision { backend: Backend::Parallel, kind: DecisionKind::CostModel };
     let mut s = BucketState::new(5000);
-    assert_eq!(explore(&mut s, SCALAR_SIMD, NOW, simd_prior(), &NONE, &P).backend, Backend::Simd);
-    rec(&mut s, Backend::Simd, 100_000, false);
-    assert!(s.of(Backend::Simd).is_empty(), "the run's first call");
-    assert_eq!(explore(&mut s, SCALAR_SIMD, NOW, simd_prior(), &NONE, &P).backend, Backend::Simd);
-    rec(&mut s, Backend::Simd, 100_000, false);
-    assert_eq!(s.of(Backend::Simd).recent_ns, [100_000], "the run's second call is kept");
-    // A sample of another backend than the run's (a call routed before it began) is kept.
-    rec(&mut s, Backend::Scalar, 90_000, false);
-    assert_eq!(s.of(Backend::Scalar).recent_ns, [90_000]);
-    // Scalar's own run: its first call, far slower than SIMD's figure, prunes it as a warm-up does.
+    assert_eq!(explore(&mut s, two, NOW, parallel_prior, &NONE, &P).backend, Backend::Parallel);
+    rec(&mut s, Backend::Parallel, 100_000, false);
+    assert!(s.of(Backend::Parallel).is_empty(), "the run's first call");
+    assert_eq!(explore(&mut s, two, NOW, parallel_prior, &NONE, &P).backend, Backend::Parallel);
+    rec(&mut s, Backend::Parallel, 100_000, false);
+    assert_eq!(s.of(Backend::Parallel).recent_ns, [100_000], "the run's second call is kept");
+    // A sample of another candidate than the run's (a call routed before it began) is kept.
+    rec(&mut s, Backend::Simd, 90_000, false);
+    assert_eq!(s.of(Backend::Simd).recent_ns, [90_000]);
+    // A SIMD run keeps its first call: no pool to wake.
     let mut s = BucketState::new(5000);
-    for _ in 0..RUN {
-        assert_eq!(explore(&mut s, SCALAR_SIMD, NOW, simd_prior(), &NONE, &P).backend, Backend::Simd);
+    assert_eq!(explore(&mut s, two, NOW, simd_prior(), &NONE, &P).backend, Backend::Simd);
+    rec(&mut s, Backend::Simd, 100_000, false);
+    assert_eq!(s.of(Backend::Simd).recent_ns, [100_000]);
+    // Parallel's own run: its first call, far slower than SIMD's figure, prunes it as a warm-up does.
+    for _ in 1..P.samples {
+        assert_eq!(explore(&mut s, two, NOW, simd_prior(), &NONE, &P).backend, Backend::Simd);
         rec(&mut s, Backend::Simd, 100_000, false);
     }
-    assert_eq!(explore(&mut s, SCALAR_SIMD, NOW, simd_prior(), &NONE, &P).backend, Backend::Scalar);
-    rec(&mut s, Backend::Scalar, 5_000_000, false);
-    assert!(s.is_pruned(Backend::Scalar));
-    assert!(s.of(Backend::Scalar).is_empty());
+    assert_eq!(explore(&mut s, two, NOW, simd_prior(), &NONE, &P).backend, Backend::Parallel);
+    rec(&mut s, Backend::Parallel, 5_000_000, false);
+    assert!(s.is_pruned(Backend::Parallel));
+    assert!(s.of(Backend::Parallel).is_empty());
 }
 
 /// Every candidate a pool of 16 threads offers a kernel with a Parallel variant (no GPU).
@@ -1165,7 +1171,11 @@ fn each_width_of_the_pool_is_a_candidate_and_a_narrower_one_wins_where_it_is_fas
     let mut s = BucketState::new(393_216);
     let calls = settle_widths(&mut s, SIXTEEN, (Backend::Parallel, NONE), time);
     for width in [Candidate::ParallelQuarter, Candidate::ParallelHalf, Candidate::Parallel] {
-        assert_eq!(calls.iter().filter(|&&c| c == width).count() as u64, RUN, "{width:?} measured in a run: {calls:?}");
+        assert_eq!(
+            calls.iter().filter(|&&c| c == width).count() as u64,
+            PARALLEL_RUN,
+            "{width:?} measured in a run: {calls:?}"
+        );
     }
     assert_eq!(s.chosen(), Some(Candidate::ParallelQuarter));
     // Where the whole pool is fastest, it is chosen; widths that tie go to fewer threads.

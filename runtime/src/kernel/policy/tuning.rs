@@ -7,8 +7,8 @@
 pub(crate) struct Policy {
     /// Kept samples each candidate needs before a bucket settles.
     pub(crate) samples: u64,
-    /// Timed calls at the start of each run of an exploring candidate that are its warm-up,
-    /// not kept (`explore::timed`).
+    /// Timed calls at the start of each run of an exploring Parallel candidate that are its
+    /// warm-up, not kept (`explore::timed`).
     pub(crate) run_warmup: u32,
     /// A candidate estimated slower than this multiple of the best measured centre is skipped.
     pub(crate) prune_factor: f64,
