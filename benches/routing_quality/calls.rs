@@ -73,7 +73,7 @@ macro_rules! run {
 pub(crate) fn call(p: &mut Pair, how: How) -> u64 {
     let n = p.n;
     match (&mut p.data, p.k) {
-        (Data::Saxpy { x, y }, _) => run!(how, saxpy(1e-3, x, y)),
+        (Data::Saxpy { x, y }, _) => run!(how, saxpy(1e-3, x, y), par),
         (Data::Two { t: Some((ta, tb)), .. }, K::Add) if how == How::Trueno => time(|| ta.add(tb).expect("add")),
         (Data::Two { t: Some((ta, tb)), .. }, K::Dot) if how == How::Trueno => time(|| ta.dot(tb).expect("dot")),
         (Data::Two { a, b, .. }, K::Add) => run!(how, add(a, b), ops),
