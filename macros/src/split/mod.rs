@@ -26,6 +26,7 @@
 
 mod body;
 mod emit;
+mod names;
 mod offset;
 mod scatter;
 mod scope;
