@@ -64,6 +64,8 @@ pub(crate) struct Exploring {
     pub(crate) waited: u32,
     /// The run of consecutive calls the round is making on one candidate, if any yet.
     pub(crate) run: Option<Run>,
+    /// When the round's last timed call ended (process clock, nanoseconds), if any did.
+    pub(crate) last_end_ns: Option<u64>,
 }
 
 /// Consecutive exploring calls of one candidate (see `policy::explore`): its first timed
@@ -80,7 +82,7 @@ pub(crate) struct Run {
 impl Exploring {
     /// A round that begins with `base` counts.
     pub(crate) fn new(base: Counts) -> Exploring {
-        Exploring { base, pruned: CandidateSet::EMPTY, waited: 0, run: None }
+        Exploring { base, pruned: CandidateSet::EMPTY, waited: 0, run: None, last_end_ns: None }
     }
 }
 

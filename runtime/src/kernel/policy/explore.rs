@@ -150,17 +150,23 @@ fn continue_run(round: &mut Exploring, candidate: Candidate) {
 
 /// Applies a timed call of an exploring bucket: a kept sample counts for the round;
 /// a warm-up (the process's first call of the backend, or one of the first
-/// [`Policy::run_warmup`] calls of a Parallel candidate's run) is not kept. Either prunes its backend for the
+/// [`Policy::run_warmup`] calls of a Parallel candidate's run, when the bucket's calls come
+/// back to back: [`Policy::run_gap_ns`]) is not kept. Either prunes its backend for the
 /// round when its figure (the warm-up's time, or the centre of the round's samples) is
 /// far over the best other backend's ([`figure_prunes`]).
 pub(super) fn timed(stats: &mut PerCandidate<BackendStats>, round: &mut Exploring, sample: Sample, policy: &Policy) {
     let Sample { candidate, ns, now_ns, warmup, .. } = sample;
     // A call of the current run: its first ones followed another candidate's calls, and a
-    // Parallel one may have found the pool asleep.
+    // Parallel one may have found the pool asleep where the calls come back to back (in a
+    // program that calls the kernel between other work every call finds it so: nothing to drop).
+    let started = now_ns.saturating_sub(ns);
+    // The round's first call: what came before it is not known here; taken as close.
+    let back_to_back = round.last_end_ns.is_none_or(|end| started.saturating_sub(end) <= ns.max(policy.run_gap_ns));
+    round.last_end_ns = Some(now_ns);
     let run_start = match &mut round.run {
         Some(run) if run.candidate == candidate => {
             run.timed = run.timed.saturating_add(1);
-            run.timed <= policy.run_warmup && candidate.backend() == Backend::Parallel
+            run.timed <= policy.run_warmup && candidate.backend() == Backend::Parallel && back_to_back
         }
         _ => false,
     };

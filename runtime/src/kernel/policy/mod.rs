@@ -23,13 +23,16 @@
 //! - **Exploration** (`explore::explore`): candidates in order: the prior first,
 //!   then by predicted time. Each is called in a *run* of consecutive calls until it
 //!   has [`Policy::samples`] kept samples; the first [`Policy::run_warmup`] timed calls
-//!   of a Parallel candidate's run are not kept (`explore::timed`), so what is measured
-//!   is the variant called back to back, not a call that finds the pool asleep after
-//!   another candidate's calls (such a call may still prune, as a warm-up does). Other
-//!   candidates have no threads to wake and keep their run's first call: an extra call of
-//!   each would cost the first run of a program more than it tells (the routing-quality
-//!   bench's cold pass: 1.15× the oracle against 1.08× without it). The process's first
-//!   call of each backend is dropped as well (its page faults). A candidate
+//!   of a Parallel candidate's run are not kept (`explore::timed`) where the bucket's
+//!   calls come back to back (no longer apart than [`Policy::run_gap_ns`] or a call's
+//!   own time), so what is measured is the variant called back to back, not a call that
+//!   finds the pool asleep after another candidate's calls (such a call may still
+//!   prune, as a warm-up does). Where the calls come between other work, every call
+//!   finds the pool as the program leaves it, and none is dropped. Other candidates have
+//!   no threads to wake and keep their run's first call: an extra call of each would
+//!   cost the first run of a program more than it tells (the routing-quality bench's
+//!   cold pass: 1.15× the oracle against 1.08× without it). The process's first call of
+//!   each backend is dropped as well (its page faults). A candidate
 //!   whose estimate (its own samples if any, else a prediction) exceeds
 //!   [`Policy::prune_factor`] × the best centre measured so far is skipped for the
 //!   round. A prediction from a neighbouring bucket prunes only when that bucket's

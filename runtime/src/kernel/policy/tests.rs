@@ -1218,3 +1218,23 @@ fn a_width_predicted_hopeless_is_pruned_without_a_call() {
     assert!(s.of(Candidate::Parallel).is_empty(), "never called");
     assert!(calls.contains(&Candidate::ParallelQuarter), "{calls:?}");
 }
+
+#[test]
+fn a_parallel_run_between_other_work_keeps_its_first_call() {
+    // The bucket's calls are 10 ms apart (a program calling it between other work): every
+    // call finds the pool as the program leaves it, and the first is as telling as the rest.
+    let two = CandidateSet::of_backends(&[Backend::Simd, Backend::Parallel]);
+    let mut s = BucketState::new(5000);
+    let mut parallel = Vec::new();
+    for k in 1..=6u64 {
+        let d = explore(&mut s, two, NOW, simd_prior(), &NONE, &P);
+        let candidate = Candidate::of(d.backend);
+        if candidate == Candidate::Parallel {
+            parallel.push(k);
+        }
+        let sample = Sample { candidate, ns: 60_000, now_ns: k * 10_000_000, interval: 1.0, warmup: false };
+        let _ = record(&mut s, sample, &P);
+    }
+    assert_eq!(parallel, [4, 5, 6], "SIMD's run, then Parallel's");
+    assert_eq!(s.of(Backend::Parallel).recent_ns, [60_000; 3], "nothing dropped");
+}
