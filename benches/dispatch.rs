@@ -7,9 +7,16 @@
 //! settled-call groups are meant to be run once per `ADAPTIVE_KERNEL_MODE`
 //! (`learn`, `frozen`, `verify`): `tiny` and `micro` can verify, so in `verify`
 //! mode their wrappers carry the check.
+//!
+//! Smoke run (CI: `scripts/bench-smoke`): `cargo bench --bench dispatch -- --test`
+//! runs each criterion routine once, settles each bucket with fewer calls, and
+//! times one round of `verify_cost` (`common/smoke.rs`).
 
 // `criterion_group!` defines an undocumented public function.
 #![allow(missing_docs)]
+
+#[path = "common/smoke.rs"]
+mod smoke;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -51,8 +58,9 @@ fn micro(a: &[f32], b: &[f32]) -> f32 {
 }
 
 fn settle(mut call: impl FnMut()) {
-    // Enough calls for any bucket to explore, settle and reach its steady sampling interval.
-    for _ in 0..200_000 {
+    // Enough calls for any bucket to explore, settle and reach its steady sampling interval
+    // (in a smoke run, to settle).
+    for _ in 0..smoke::pick(200_000, 5_000) {
         call();
     }
 }
@@ -175,7 +183,7 @@ verify_cost (Medium `ops::dot`, time and calls until a fresh bucket settles, med
     for n in [1_000usize, 100_000] {
         let (a, b) = (vec![0.5f32; n], vec![2.0f32; n]);
         let mut runs: [Vec<(f64, usize)>; 2] = [Vec::new(), Vec::new()];
-        for _ in 0..15 {
+        for _ in 0..smoke::pick(15, 1) {
             for (i, (kernel, f)) in [
                 (&dot_checked::KERNEL, dot_checked as fn(&[f32], &[f32]) -> f32),
                 (&dot_unchecked::KERNEL, dot_unchecked as fn(&[f32], &[f32]) -> f32),

@@ -14,9 +14,20 @@
 //! * `gpu_vs_simd_*`: `ops::gpu` against `ops::simd` for add, sum and
 //!   matmul at a few sizes, plus `matrixmultiply::sgemm` as a SIMD GEMM
 //!   reference point, for the router's thresholds.
+//!
+//! The interleaved comparisons printed on stderr (`interleaved ops::gpu::add /
+//! raw floor, 1K: …`) are what `scripts/gpu-check` reports as the GPU's fixed
+//! cost.
+//!
+//! Smoke run (CI: `scripts/bench-smoke`, on lavapipe): `cargo bench --bench gpu
+//! -- --test` runs each criterion routine once and each interleaved comparison
+//! for one pair, but the fixed cost's for 300 (`common/smoke.rs`).
 
 // `criterion_group!` defines an undocumented public function.
 #![allow(missing_docs)]
+
+#[path = "common/smoke.rs"]
+mod smoke;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -181,7 +192,8 @@ fn fixed_cost(c: &mut Criterion) {
     let (a, b) = (data(n, 1), data(n, 2));
     let raw = RawAdd::new(n, &adapter);
     assert_eq!(raw.run(&a, &b), gpu::add(&a, &b), "the floor computes the same thing");
-    interleaved("ops::gpu::add / raw floor, 1K", 2000, || gpu::add(&a, &b), || raw.run(&a, &b));
+    // Kept to a few hundred pairs in a smoke run: `scripts/gpu-check` reports it.
+    interleaved("ops::gpu::add / raw floor, 1K", smoke::pick(2000, 300), || gpu::add(&a, &b), || raw.run(&a, &b));
 
     let mut group = c.benchmark_group("gpu_fixed_cost");
     group.throughput(Throughput::Elements(n as u64));
@@ -193,7 +205,7 @@ fn fixed_cost(c: &mut Criterion) {
         Ok(sum) if sum == gpu::add(&a, &b) => {
             interleaved(
                 "trueno GpuBackend::vec_add / ops::gpu::add, 1K",
-                300,
+                smoke::pick(300, 1),
                 || trueno.vec_add(&a, &b),
                 || gpu::add(&a, &b),
             );
@@ -216,7 +228,7 @@ fn gpu_vs_simd(c: &mut Criterion) {
         group.throughput(Throughput::Elements(n as u64));
         group.bench_with_input(BenchmarkId::new("gpu", n), &n, |bench, _| bench.iter(|| gpu::add(&a, &b)));
         let raw = RawAdd::new(n, &adapter);
-        let pairs = (2 << 20) / n.max(1 << 12) + 10;
+        let pairs = smoke::pick((2 << 20) / n.max(1 << 12) + 10, 1);
         interleaved(&format!("ops::gpu::add / raw floor, {n}"), pairs, || gpu::add(&a, &b), || raw.run(&a, &b));
         interleaved(&format!("ops::gpu::add / ops::simd::add, {n}"), pairs, || gpu::add(&a, &b), || simd::add(&a, &b));
         group.bench_with_input(BenchmarkId::new("raw_floor", n), &n, |bench, _| bench.iter(|| raw.run(&a, &b)));

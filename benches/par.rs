@@ -33,6 +33,9 @@
 //!   `simd::matmul` (trueno's `gemm_blis`), at 256³, 512³ and 1024³.
 //!
 //! `cargo bench --bench par [-- GROUP…]` (exact group names); about 3 minutes on two cores.
+//!
+//! Smoke run (CI: `scripts/bench-smoke`): `cargo bench --bench par -- --test`
+//! runs every group with one round of one call per contender (`common/smoke.rs`).
 
 use std::hint::black_box;
 use std::process::Command;
@@ -41,6 +44,9 @@ use std::time::Instant;
 use adaptive_kernel::ops::par::Grain;
 use adaptive_kernel::ops::{par, simd};
 use rayon::prelude::*;
+
+#[path = "common/smoke.rs"]
+mod smoke;
 
 /// A sample lasts at least this long.
 const SAMPLE_SECS: f64 = 0.02;
@@ -68,6 +74,7 @@ type Contender<'a> = (&'a str, Box<dyn FnMut() + 'a>);
 /// Times `contenders` interleaved over `rounds` rounds; returns each one's
 /// median seconds per call, in order, and prints them.
 fn interleave(group: &str, rounds: usize, mut contenders: Vec<Contender<'_>>) -> Vec<f64> {
+    let rounds = smoke::pick(rounds, 1);
     // Calls per sample, from one warm-up call each (which also faults in outputs and pools).
     let iters: Vec<usize> = contenders
         .iter_mut()
@@ -75,7 +82,7 @@ fn interleave(group: &str, rounds: usize, mut contenders: Vec<Contender<'_>>) ->
             f();
             let t = Instant::now();
             f();
-            (SAMPLE_SECS / t.elapsed().as_secs_f64().max(1e-9)).ceil() as usize
+            (smoke::pick(SAMPLE_SECS, 0.0) / t.elapsed().as_secs_f64().max(1e-9)).ceil().max(1.0) as usize
         })
         .collect();
     let mut samples = vec![Vec::with_capacity(rounds); contenders.len()];
@@ -408,7 +415,7 @@ fn matmul1024() {
     let (fa, fb, mut fc) = (faer_mat(&a, side), faer_mat(&b, side), faer::Mat::<f32>::zeros(side, side));
     let numpy_ok = numpy_matmul(64, 1, true).is_some();
     let mut numpy = Vec::new();
-    let rounds = 21;
+    let rounds = smoke::pick(21, 1);
     // numpy runs in its own process between the rounds of the in-process contenders.
     let m = {
         let mut contenders: Vec<Contender<'_>> = vec![

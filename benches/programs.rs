@@ -38,7 +38,13 @@
 //! program and one whole run each (a minute; for trying changes, not for
 //! figures); `-- --only k-means` keeps the cases and runs whose names
 //! contain `k-means`. History and the GPU are off unless `ADAPTIVE_KERNEL_HISTORY` /
-//! `ADAPTIVE_KERNEL_GPU` say otherwise. Figures: BENCHMARKS.md, "Issue 23
+//! `ADAPTIVE_KERNEL_GPU` say otherwise.
+//!
+//! Smoke run (CI: `scripts/bench-smoke`): `cargo bench --bench programs -- --test`
+//! runs what `--quick` does with one sample of one call per build, one round and
+//! no re-check (`common/smoke.rs`). A case, column or whole run added here is
+//! covered by it as long as its counts and durations go through `smoke::pick`, as
+//! [`SAMPLE`], [`RECHECK`] and the rounds do in `measure`. Figures: BENCHMARKS.md, "Issue 23
 //! programs, baseline" (before the issue's work) and "Issue 23: plain loops
 //! split across threads, the programs at the end".
 
@@ -47,6 +53,8 @@
 mod common;
 #[path = "programs/mod.rs"]
 mod programs;
+#[path = "common/smoke.rs"]
+mod smoke;
 
 use std::hint::black_box;
 use std::process::Command;
@@ -161,7 +169,7 @@ fn measure(case: &mut dyn Case) -> Row {
     }
     let settled_after = settle_start.elapsed();
     let recheck = Instant::now();
-    while recheck.elapsed() < RECHECK {
+    while recheck.elapsed() < smoke::pick(RECHECK, Duration::ZERO) {
         case.call(Build::Annotated);
         calls += 1;
     }
@@ -172,7 +180,7 @@ fn measure(case: &mut dyn Case) -> Row {
     let reps = Build::ALL.map(|build| {
         case.call(build);
         let once = sample(case, build, 1, false);
-        ((SAMPLE.as_secs_f64() / once).ceil() as usize).max(1)
+        ((smoke::pick(SAMPLE, Duration::ZERO).as_secs_f64() / once).ceil() as usize).max(1)
     });
     eprintln!(
         "{}: annotated settled on {:?} after {calls} calls ({:.2} s); samples of {reps:?} calls",
@@ -187,7 +195,7 @@ fn measure(case: &mut dyn Case) -> Row {
         per_build[b].push(sample(case, build, reps[b], true));
     }
     let round = round_start.elapsed().as_secs_f64();
-    let rounds = ((CASE_BUDGET.as_secs_f64() / round) as usize).clamp(ROUNDS.0, ROUNDS.1);
+    let rounds = smoke::pick(((CASE_BUDGET.as_secs_f64() / round) as usize).clamp(ROUNDS.0, ROUNDS.1), 1);
     for r in 1..rounds {
         for k in 0..3 {
             let b = (r + k) % 3;
@@ -229,7 +237,7 @@ struct RunResult {
 fn spawn_run(program: &str, build: Build) -> Option<RunResult> {
     let exe = std::env::current_exe().ok()?;
     let start = Instant::now();
-    let out = Command::new(exe)
+    let out = smoke::pass_to(&mut Command::new(exe))
         .args([CHILD, program, build.name()])
         .env("ADAPTIVE_KERNEL_HISTORY", "off")
         .env("ADAPTIVE_KERNEL_GPU", std::env::var("ADAPTIVE_KERNEL_GPU").unwrap_or_else(|_| "off".into()))
@@ -320,7 +328,7 @@ fn main() {
         child_main(&args[i + 1], &args[i + 2]);
         return;
     }
-    let quick = args.iter().any(|a| a == "--quick");
+    let quick = args.iter().any(|a| a == "--quick") || smoke::on();
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned().unwrap_or_default();
     // Before any kernel runs: no history (cold means cold), no GPU (every build on the CPU).
     for (variable, default) in [("ADAPTIVE_KERNEL_HISTORY", "off"), ("ADAPTIVE_KERNEL_GPU", "off")] {

@@ -20,7 +20,7 @@
 //! Rounds are interleaved (each round runs every build, in a rotating order);
 //! each build's figure is the median over rounds. Per round and build, every
 //! kernel of the build is `reset()` (fresh routing state; history is off, so
-//! nothing is loaded), then `GENERATIONS` generations run back to back:
+//! nothing is loaded), then `generations()` generations run back to back:
 //! **cold** is the first (it includes the router's exploration), **warm** the
 //! last (every bucket settled), **run** all of them together (tokens over the
 //! time from the reset: a run of a few seconds, cold start included). `plain`
@@ -31,12 +31,17 @@
 //! otherwise (with history on, "cold" is not cold; with a GPU, the `ops`
 //! build may route the classifier there).
 //! Figures and their reading: BENCHMARKS.md, "A transformer written with loops".
+//!
+//! Smoke run (CI: `scripts/bench-smoke`): `cargo bench --bench transformer -- --test`
+//! runs one round of two generations per build (`common/smoke.rs`).
 
 #![allow(missing_docs)]
 // The kernels are written as index loops on purpose: that is the code under test.
 #![allow(clippy::needless_range_loop)]
 
 mod common;
+#[path = "common/smoke.rs"]
+mod smoke;
 
 use std::time::{Duration, Instant};
 
@@ -50,9 +55,15 @@ const HEAD_SIZE: usize = DIM / HEADS;
 const VOCAB: usize = 32_000;
 const SEQ: usize = 64;
 const TOKENS: usize = 32;
-const ROUNDS: usize = 11;
-/// Generations per round and build.
-const GENERATIONS: usize = 5;
+/// Rounds (every build once per round).
+fn rounds() -> usize {
+    smoke::pick(11, 1)
+}
+
+/// Generations per round and build: the first is cold, the last warm.
+fn generations() -> usize {
+    smoke::pick(5, 2)
+}
 
 /// The three kernels as index loops, each preceded by the given attribute (or none).
 macro_rules! loop_kernels {
@@ -358,7 +369,7 @@ fn round<B: Build>(w: &Weights) -> Round {
     let start = Instant::now();
     B::reset();
     let (_, cold) = generate::<B>(w);
-    for _ in 2..GENERATIONS {
+    for _ in 2..generations() {
         generate::<B>(w);
     }
     let (tokens, warm) = generate::<B>(w);
@@ -367,7 +378,7 @@ fn round<B: Build>(w: &Weights) -> Round {
     Round {
         cold: per_second(cold, TOKENS),
         warm: per_second(warm, TOKENS),
-        run: per_second(run, GENERATIONS * TOKENS),
+        run: per_second(run, generations() * TOKENS),
         tokens,
     }
 }
@@ -398,9 +409,11 @@ fn main() {
     let mut tokens: Vec<Vec<usize>> = vec![Vec::new(); n];
     println!(
         "transformer: dim {DIM}, hidden {HIDDEN}, {LAYERS} layers, {HEADS} heads, vocab {VOCAB}; \
-         {TOKENS} greedy tokens; {ROUNDS} interleaved rounds of {GENERATIONS} generations per build"
+         {TOKENS} greedy tokens; {} interleaved rounds of {} generations per build",
+        rounds(),
+        generations()
     );
-    for r in 0..ROUNDS {
+    for r in 0..rounds() {
         for k in 0..n {
             let b = (r + k) % n;
             let out = runs[b](&w);
@@ -415,7 +428,7 @@ fn main() {
     // Ratios to plain are medians of the per-round ratios: both figures of a ratio come from the
     // same round, so they saw the same load on the machine.
     let ratio = |v: &[Vec<f64>], b: usize| median(v[b].iter().zip(&v[0]).map(|(x, p)| x / p).collect());
-    println!("\nmedian tokens/s over {ROUNDS} rounds; × plain: the median of the per-round ratios");
+    println!("\nmedian tokens/s over {} rounds; × plain: the median of the per-round ratios", rounds());
     println!("| build | cold tok/s | warm tok/s | run tok/s | cold × plain | warm × plain | run × plain |");
     println!("|---|---|---|---|---|---|---|");
     for b in 0..n {

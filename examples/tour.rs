@@ -301,14 +301,17 @@ fn header() {
     let status = adaptive_kernel::history::history_status();
     let path = adaptive_kernel::history::history_file();
     // Starts the device when a usable GPU exists, so the line below names the adapter.
+    let asked = Instant::now();
     ops::gpu::is_available();
+    let start_up = asked.elapsed();
     println!("adaptive-kernel tour");
     println!("  CPU      {}, SIMD level {:?}", Fingerprint::current().cpu, adaptive_kernel::kernel::simd_level());
-    let gpu = match ops::gpu::health() {
-        h @ adaptive_kernel::ops::gpu::GpuHealth::Ready(_) => h.to_string(),
-        h => h.to_string(),
-    };
-    println!("  GPU      {gpu}");
+    match ops::gpu::health() {
+        h @ adaptive_kernel::ops::gpu::GpuHealth::Ready(_) => {
+            println!("  GPU      {h} (start-up took {})", duration(start_up));
+        }
+        h => println!("  GPU      {h}"),
+    }
     match (&path, &status) {
         (None, _) => println!("  history  off (ADAPTIVE_KERNEL_HISTORY=off): nothing is loaded or saved"),
         (Some(p), s) => println!("  history  {}: {s}", p.display()),

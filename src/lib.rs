@@ -47,7 +47,7 @@
 //! | inspect what a kernel learned | `k::KERNEL` (a [`Kernel`]): [`Kernel::table`] (a [`KernelTable`]), [`Kernel::spec`]; every kernel called so far: [`kernels`], [`kernel_named`]; rows, crossovers and ties: [`report`]; its decisions as `tracing` events: [`init_logging`] |
 //! | steer or configure it | [`Kernel::force`], [`with_backend`]; the mode, history file, GPU, threads and quiet switch: [`config::Settings`] (or the `ADAPTIVE_KERNEL_*` variables, [`config`]) |
 //! | keep and share what it learned | [`flush`]; files, export and import, tables in memory: [`history`] |
-//! | check its numerics | [`tolerance`] (what reassociated reductions promise), [`compare`] (how `verify` compares variants) |
+//! | check its numerics | [`tolerance`] (what reassociated reductions promise), [`fusion`] (what fused multiply-adds may change), [`compare`] (how `verify` compares variants) |
 //! | route calls of your own, without the attribute | [`select`]: the MoE thresholds ([`moe`]), the 5× dispatch rule, the operation catalog, a string-keyed learner; the cost model: [`cost`] |
 //! | export decisions to OpenTelemetry | `telemetry` (feature `otlp`) |
 //! | learn to use it | [`guide`] |
@@ -111,6 +111,9 @@ pub use adaptive_kernel_runtime::tolerance;
 /// How `verify` compares a variant's result with the Scalar variant's ([`compare::Comparable`]).
 pub use adaptive_kernel_runtime::compare;
 
+/// What a variant that fuses `a*b + c` into one rounding may return where Scalar rounds twice.
+pub use adaptive_kernel_runtime::fusion;
+
 /// Exporting routing decisions to an OpenTelemetry collector (feature `otlp`).
 #[cfg(feature = "otlp")]
 pub use adaptive_kernel_runtime::telemetry;
@@ -149,6 +152,8 @@ pub mod history {
     //! and importing tables (files: [`export_history`], [`import_history`]; JSON strings in
     //! memory: [`export_learned`], [`import_learned`]), and the machine [`Fingerprint`]
     //! that keys them. The [guide's chapter](crate::guide::persistence) tells the story.
+    #[doc(hidden)]
+    pub use adaptive_kernel_runtime::{__delay_saves_for_tests, __saving_for_tests};
     pub use adaptive_kernel_runtime::{
         clear_history, default_path, export_history, export_learned, flush, history_file, history_status,
         import_history, import_learned, read_history, save_calibration, set_history, BucketRecord, ExclusionRecord,

@@ -1,4 +1,5 @@
-//! GPU start-up off the caller's thread, and a quiet instance.
+//! GPU start-up off the caller's thread, a quiet instance, and no start-up at
+//! all for a program whose kernels have no GPU variant.
 //!
 //! Start-up state is per process, so every scenario runs in a child process:
 //! this binary re-runs itself with the ignored `child` test and a role in
@@ -12,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use adaptive_kernel::ops::gpu::{self, GpuHealth};
 use adaptive_kernel::ops::{par, scalar};
-use adaptive_kernel::{adaptive_kernel, Backend};
+use adaptive_kernel::{adaptive_kernel, ops, Backend};
 
 const SKIP_VAR: &str = "ADAPTIVE_KERNEL_SKIP_GPU_TESTS";
 const ROLE_VAR: &str = "ADAPTIVE_KERNEL_TEST_ROLE";
@@ -134,6 +135,53 @@ fn the_off_policy_starts_nothing() {
     run("off", &[("ADAPTIVE_KERNEL_GPU", Some("off"))]);
 }
 
+/// A program whose kernels have no GPU variant, run where a GPU is usable (lavapipe
+/// here, under `ADAPTIVE_KERNEL_GPU=software`): it settles, calibrates and saves its
+/// history, and never loads a Vulkan library nor starts a GPU thread. The control child
+/// routes a kernel with a GPU variant and finds the driver mapped, so the inspection
+/// can see what it looks for.
+#[test]
+fn a_program_without_gpu_kernels_never_loads_the_driver() {
+    if skip_gpu() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("history.json");
+    let history = Some(history.to_str().unwrap());
+    let text = run("cpu-only", &[("ADAPTIVE_KERNEL_GPU", Some("software")), ("ADAPTIVE_KERNEL_HISTORY", history)]);
+    assert!(text.contains("child cpu-only: settled"), "{text}");
+    let text = run("gpu-kernel", &[("ADAPTIVE_KERNEL_GPU", Some("software"))]);
+    assert!(text.contains("child gpu-kernel: driver mapped"), "{text}");
+}
+
+/// The lines of this process's memory map that name a Vulkan loader or driver library.
+fn driver_mappings() -> Vec<String> {
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
+    let mut found: Vec<String> = maps
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .filter(|path| ["libvulkan", "libnvidia", "_icd"].iter().any(|name| path.contains(name)))
+        .map(str::to_owned)
+        .collect();
+    found.dedup();
+    found
+}
+
+/// The names of this process's threads (Linux keeps 15 bytes of each).
+fn thread_names() -> Vec<String> {
+    std::fs::read_dir("/proc/self/task")
+        .expect("/proc/self/task")
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim_end().to_owned())
+        .collect()
+}
+
+/// A kernel with a GPU variant (through `ops`), for the control child.
+#[adaptive_kernel(complexity = "Medium")]
+fn energy(x: &[f32]) -> f32 {
+    ops::dot(x, x)
+}
+
 /// The settled backend of [`halve`]'s bucket for `size`.
 fn row_settled(size: usize) -> Option<Backend> {
     halve::KERNEL.table().row_for(size).and_then(|r| r.chosen)
@@ -229,6 +277,41 @@ fn child() {
             assert_eq!(gpu::add(&a, &b), scalar::add(&a, &b));
             assert_ready_on_device();
             eprintln!("child quiet: on the device");
+        }
+        "cpu-only" => {
+            // A plain loop, no `ops::` call: Scalar, SIMD and Parallel, no GPU variant.
+            assert!(!halve::KERNEL.has_gpu());
+            let began = Instant::now();
+            let mut calls = 0;
+            while row_settled(a.len()).is_none() && began.elapsed() < Duration::from_secs(20) {
+                assert_eq!(halve(&a), scalar::scale(&a, 0.5));
+                calls += 1;
+            }
+            let chosen = row_settled(a.len());
+            assert!(chosen.is_some(), "not settled after {calls} calls:\n{}", halve::KERNEL.table());
+            // The cost model's calibration finished, and the history was saved.
+            while adaptive_kernel::cost::calibrated().is_none() && began.elapsed() < Duration::from_secs(30) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            assert!(adaptive_kernel::cost::calibrated().is_some(), "the calibration never finished");
+            adaptive_kernel::flush().expect("history saved");
+            assert_eq!(gpu::health(), GpuHealth::Uninitialized, "something started the GPU");
+            let mapped = driver_mappings();
+            assert!(mapped.is_empty(), "a Vulkan library is mapped: {mapped:?}");
+            // The runtime's threads are named `ak-…`, its GPU threads `ak-gpu-…`.
+            let threads = thread_names();
+            assert!(threads.iter().any(|t| t.starts_with("ak-")), "no runtime thread seen: {threads:?}");
+            assert!(!threads.iter().any(|t| t.starts_with("ak-gpu")), "a GPU thread runs: {threads:?}");
+            eprintln!("child cpu-only: settled on {chosen:?} after {calls} calls; threads {threads:?}");
+        }
+        "gpu-kernel" => {
+            assert!(energy::KERNEL.has_gpu());
+            assert!(driver_mappings().is_empty(), "mapped before anything asked: {:?}", driver_mappings());
+            assert_eq!(energy(&a), scalar::dot(&a, &a), "routed");
+            assert!(gpu::wait_ready(Duration::from_secs(60)), "{}", gpu::health());
+            let mapped = driver_mappings();
+            assert!(mapped.iter().any(|m| m.contains("libvulkan")), "no Vulkan library mapped: {mapped:?}");
+            eprintln!("child gpu-kernel: driver mapped: {mapped:?}");
         }
         "exit-early" => {
             let pause: u64 = std::env::var("ADAPTIVE_KERNEL_TEST_PAUSE_US").map_or(0, |v| v.parse().unwrap());

@@ -155,3 +155,62 @@ fn the_verify_mode_checks_kernels_without_the_key_and_learn_mode_does_not() {
     // Without verification the fast, wrong variant wins: what `verify` exists to prevent.
     assert!(learn.contains("BY_MODE chosen=Some(Simd) excluded=[]"), "{learn}");
 }
+
+/// Calls of [`axpy_fused`], the fused variant.
+static FUSED_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// `alpha·x + y`, element by element: the Scalar variant rounds the product, then the sum.
+#[adaptive_kernel(complexity = "Low", simd = axpy_fused, verify = true, serial, name = "verify::axpy")]
+pub fn axpy(alpha: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
+    x.iter().zip(y).map(|(&x, &y)| alpha * x + y).collect()
+}
+
+/// A device that fuses the multiply-add into one rounding, as NVIDIA's shader compiler does.
+fn axpy_fused(alpha: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
+    FUSED_CALLS.fetch_add(1, Ordering::Relaxed);
+    x.iter().zip(y).map(|(&x, &y)| alpha.mul_add(x, y)).collect()
+}
+
+/// The same kernel whose other variant returns 0 for an infinity: 0 where Scalar's result
+/// is NaN, a dropped NaN that fusion cannot explain.
+#[adaptive_kernel(complexity = "Low", simd = axpy_dropping_nan, verify = true, serial, name = "verify::axpy_nan")]
+pub fn axpy_nan(alpha: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
+    axpy::scalar(alpha, x, y)
+}
+
+fn axpy_dropping_nan(alpha: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
+    axpy_fused(alpha, x, y).into_iter().map(|v| if v.is_infinite() { 0.0 } else { v }).collect()
+}
+
+/// `alpha·x` overflows on its own for the first two elements: beside `y = +∞` Scalar gives
+/// NaN and the fused variant +∞; beside `y = −3e38` Scalar gives +∞ and the fused variant 1e38.
+fn overflowing_products() -> (f32, Vec<f32>, Vec<f32>) {
+    let mut x: Vec<f32> = (0..2_000).map(|i| (i % 13) as f32 * 0.25).collect();
+    let mut y: Vec<f32> = (0..2_000).map(|i| (i % 7) as f32 - 3.0).collect();
+    (x[0], y[0], x[1], y[1]) = (-1e20, f32::INFINITY, 4e18, -3e38);
+    (1e20, x, y)
+}
+
+#[test]
+fn a_variant_that_fuses_multiply_adds_is_not_excluded_and_one_dropping_nan_is() {
+    common::no_history();
+    let (alpha, x, y) = overflowing_products();
+    let scalar = axpy::scalar(alpha, &x, &y);
+    let fused = axpy_fused(alpha, &x, &y);
+    assert!(scalar[0].is_nan() && fused[0] == f32::INFINITY, "{} {}", scalar[0], fused[0]);
+    assert!(scalar[1] == f32::INFINITY && fused[1] == 1e38, "{} {}", scalar[1], fused[1]);
+    // The size a call is routed by: the elements of its slices.
+    let size = x.len() + y.len();
+    let calls_before = FUSED_CALLS.load(Ordering::Relaxed);
+    for _ in 0..2_000 {
+        axpy(alpha, &x, &y);
+        axpy_nan(alpha, &x, &y);
+        if settled(&axpy::KERNEL, size).is_some() && settled(&axpy_nan::KERNEL, size).is_some() {
+            break;
+        }
+    }
+    let row = |k: &'static adaptive_kernel::Kernel| k.table().row_for(size).cloned().expect("called");
+    assert!(FUSED_CALLS.load(Ordering::Relaxed) > calls_before + 1, "the fused variant was never tried");
+    assert_eq!(row(&axpy::KERNEL).excluded, [], "fusion excluded:\n{}", axpy::KERNEL.table());
+    assert_eq!(row(&axpy_nan::KERNEL).excluded, [Backend::Simd], "a dropped NaN passed:\n{}", axpy_nan::KERNEL.table());
+}

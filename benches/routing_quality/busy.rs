@@ -13,8 +13,14 @@ use crate::calls::{call, usable, How, BACKENDS, DIRECT, SLOTS};
 use crate::kernels::{dot, sum, K, KERNELS};
 use crate::pass::median;
 use crate::report::letter;
+use crate::smoke;
 use crate::tally::{decisions, judge, judge_decisions, oracle_of};
 use crate::workload::{Data, Pair};
+
+/// Seconds the recovery after the busy period is followed (a smoke run: half a second).
+fn recovery_s() -> f64 {
+    smoke::pick(10.0, 0.5)
+}
 
 /// `snapshots` of the decisions (seconds after the load stopped, one decision per pair),
 /// each judged against `meds`: the pairs wrong then with the snapshot's series entry
@@ -45,7 +51,7 @@ pub(crate) fn recovery(
 }
 
 /// Cold start with every core busy for the first quarter of the workload; then, polling every
-/// 100 ms while the workload goes on for 10 s, from when on the decisions cost no more than
+/// 100 ms while the workload goes on for 10 s (a smoke run: 0.5 s), from when on the decisions cost no more than
 /// 2 points above what the quiet warm tables cost (`baseline`), and which stay wrong.
 pub(crate) fn busy_exploration(
     pairs: &mut [Pair],
@@ -84,7 +90,7 @@ pub(crate) fn busy_exploration(
     // The decisions every 100 ms (judged afterwards, so the loop only calls and looks).
     let mut snapshots: Vec<(f64, Vec<Option<usize>>)> = Vec::new();
     let mut i = busy_calls;
-    while t1.elapsed().as_secs_f64() < 10.0 {
+    while t1.elapsed().as_secs_f64() < recovery_s() {
         let el = t1.elapsed().as_secs_f64();
         if el >= next {
             next += 0.1;
@@ -111,7 +117,7 @@ pub(crate) fn busy_exploration(
         })
         .collect();
     // The same decisions judged against the variants' times in this loop's own conditions.
-    let lm = loop_medians(pairs, order, i, meds, gpu, (4.0, 5));
+    let lm = loop_medians(pairs, order, i, meds, gpu, smoke::pick((4.0, 5), (0.2, 1)));
     let (_, loop_baseline) = judge_decisions(pairs, &quiet_decisions, &lm, gpu);
     let (loop_judged, loop_recovered) = recovery(pairs, &snapshots, &lm, gpu, loop_baseline);
     let loop_series: Vec<Value> = loop_judged.into_iter().map(|j| j.1).collect();
@@ -161,7 +167,7 @@ pub(crate) fn busy_exploration(
 }
 
 /// Two settled kernels (`dot` and `sum` on `n` elements) called alternately from one thread
-/// for 2 s: timed samples per second each (the table's counts before and after).
+/// for 2 s (a smoke run: 0.1 s): timed samples per second each (the table's counts before and after).
 pub(crate) fn sampling_rate(pairs: &[Pair], n: usize) -> Value {
     let find = |k: K| pairs.iter().find(|p| p.k == k && p.n == n).expect("a workload size");
     let (pd, ps) = (find(K::Dot), find(K::Sum));
@@ -183,7 +189,7 @@ pub(crate) fn sampling_rate(pairs: &[Pair], n: usize) -> Value {
     let (d0, s0) = (count(K::Dot, pd.size).0, count(K::Sum, ps.size).0);
     let t = Instant::now();
     let mut calls = 0u64;
-    while t.elapsed() < Duration::from_secs(2) {
+    while t.elapsed() < smoke::pick(Duration::from_secs(2), Duration::from_millis(100)) {
         for _ in 0..16 {
             black_box(dot(black_box(a), black_box(b)));
             black_box(sum(black_box(x)));

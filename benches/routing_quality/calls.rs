@@ -39,6 +39,7 @@ pub(crate) fn time<R>(f: impl FnOnce() -> R) -> u64 {
 
 /// Times one call of a variant, or of the routed wrapper; `ops` kernels have every
 /// variant, `par` kernels a Parallel one but no GPU one, the others only Scalar and SIMD.
+/// [`check_arms`] holds each kernel's arms to the variants it has.
 macro_rules! run {
     ($how:expr, $k:ident($($arg:expr),*), ops) => {
         match $how {
@@ -56,7 +57,7 @@ macro_rules! run {
             How::Simd => time(|| $k::simd($($arg),*)),
             How::Parallel => time(|| $k::parallel($($arg),*)),
             How::Routed => time(|| $k($($arg),*)),
-            How::Gpu | How::Trueno => unreachable!("no such variant"),
+            How::Gpu | How::Trueno => panic!("{NO_SUCH_VARIANT}"),
         }
     };
     ($how:expr, $k:ident($($arg:expr),*)) => {
@@ -64,9 +65,46 @@ macro_rules! run {
             How::Scalar => time(|| $k::scalar($($arg),*)),
             How::Simd => time(|| $k::simd($($arg),*)),
             How::Routed => time(|| $k($($arg),*)),
-            How::Parallel | How::Gpu | How::Trueno => unreachable!("no such variant"),
+            How::Parallel | How::Gpu | How::Trueno => panic!("{NO_SUCH_VARIANT}"),
         }
     };
+}
+
+/// What a `run!` arm for a variant the kernel was not written with panics with.
+const NO_SUCH_VARIANT: &str = "no such variant";
+
+/// Panics at start-up unless, for every kernel, [`call`] has an arm for its Parallel
+/// variant exactly when the kernel has one (`has_parallel`), and one for its GPU variant
+/// exactly when it has one (`has_gpu`; the arm runs SIMD when no GPU is usable). A kernel
+/// that gains a variant (a plain loop the attribute learned to split) otherwise makes
+/// every pass panic in the middle of a run; a kernel that loses one would not compile.
+/// Calls each kernel's first pair once per variant.
+pub(crate) fn check_arms(pairs: &mut [Pair]) {
+    // The arms that panic are expected: quiet while calling, then judge.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let calls: Vec<(K, [std::thread::Result<u64>; 2])> = crate::kernels::KERNELS
+        .into_iter()
+        .map(|k| {
+            let pair = pairs.iter_mut().find(|p| p.k == k).expect("every kernel has pairs");
+            let mut try_call = |how| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| call(pair, how)));
+            (k, [try_call(How::Parallel), try_call(How::Gpu)])
+        })
+        .collect();
+    std::panic::set_hook(hook);
+    let mut wrong = Vec::new();
+    for (k, [parallel, gpu]) in calls {
+        let arm = |called: std::thread::Result<u64>| match called {
+            Ok(_) => true,
+            Err(panic) if panic.downcast_ref::<String>().is_some_and(|m| m == NO_SUCH_VARIANT) => false,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        let (written, has) = ((arm(parallel), arm(gpu)), (has_parallel(k), has_gpu(k)));
+        if written != has {
+            wrong.push(format!("{}: arms (Parallel, GPU) {written:?}, variants {has:?}", k.label()));
+        }
+    }
+    assert!(wrong.is_empty(), "routing_quality: `call` does not match the kernels' variants: {}", wrong.join("; "));
 }
 
 /// Runs one call of `how` on `p`, returning its wall time in nanoseconds.

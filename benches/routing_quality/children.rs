@@ -103,7 +103,8 @@ pub(crate) fn child_main(mode: &str, history: &str, out: &Path) {
 pub(crate) fn spawn_child(mode: &str, history: &str, out: &Path) -> Option<Value> {
     let exe = std::env::current_exe().ok()?;
     let t = Instant::now();
-    let status = Command::new(exe).arg(CHILD).arg(mode).arg(history).arg(out).status().ok()?;
+    let status =
+        crate::smoke::pass_to(&mut Command::new(exe)).arg(CHILD).arg(mode).arg(history).arg(out).status().ok()?;
     if !status.success() {
         eprintln!("routing_quality: {mode} child failed: {status}");
         return None;

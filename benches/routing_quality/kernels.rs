@@ -104,7 +104,8 @@ pub(crate) fn poly_threaded(x: &[f32]) -> Vec<f32> {
     out
 }
 
-/// `y += alpha·x`, a plain loop: its SIMD variant is this loop compiled for AVX2+FMA.
+/// `y += alpha·x`, a plain loop: its SIMD variant is this loop compiled for AVX2+FMA, its
+/// Parallel variant the loop split across threads (by the attribute).
 #[adaptive_kernel(complexity = "Low")]
 pub(crate) fn saxpy(alpha: f32, x: &[f32], y: &mut [f32]) {
     for (yi, xi) in y.iter_mut().zip(x) {

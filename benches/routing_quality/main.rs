@@ -6,8 +6,8 @@
 //!
 //! - **always Scalar / SIMD / Parallel / GPU**: `k::scalar(..)`, `k::simd(..)`,
 //!   `k::parallel(..)`, `k::gpu(..)` called directly (Parallel only where the kernel has a
-//!   Parallel variant: the `ops` kernels and `poly`; GPU only where it has a GPU variant and
-//!   a GPU is usable);
+//!   Parallel variant: the `ops` kernels, `poly` and `saxpy`; GPU only where it has a GPU
+//!   variant and a GPU is usable);
 //! - **MoE table** (`BackendSelector::select_with_moe`) and **5× rule**
 //!   (`BackendSelector::select_backend(bytes, flops)`): stateless; a GPU answer for a
 //!   kernel without a GPU variant, or without a usable GPU, runs SIMD (the router's veto);
@@ -43,6 +43,13 @@
 //! to count lavapipe as a GPU). `ROUTING_QUALITY_TOP_CALLS` (default 32) sets
 //! the calls of the largest size of each kernel; each size below gets twice as many, at most 4,096.
 //!
+//! At start-up every kernel's arms in `calls::call` are held to the variants it has
+//! (`calls::check_arms`): a kernel that gains a Parallel or GPU variant needs the arm
+//! that calls it. Smoke run (CI: `scripts/bench-smoke`): `cargo bench --bench
+//! routing_quality -- --test` runs every part, children included, with one call of
+//! each kernel's largest size and the busy-machine and sampling loops cut to a
+//! fraction of a second (`common/smoke.rs`).
+//!
 //! | module | holds |
 //! | --- | --- |
 //! | `kernels` | the nine kernels and [`kernels::K`], which names them |
@@ -61,6 +68,8 @@ mod children;
 mod kernels;
 mod pass;
 mod report;
+#[path = "../common/smoke.rs"]
+mod smoke;
 mod tally;
 mod trace;
 mod workload;
@@ -73,7 +82,7 @@ use adaptive_kernel::{ops, Backend};
 use serde_json::{json, Value};
 
 use crate::busy::{busy_exploration, reset_all, sampling_rate};
-use crate::calls::{GPU, PARALLEL, TRUENO};
+use crate::calls::{check_arms, GPU, PARALLEL, TRUENO};
 use crate::children::{child_main, spawn_child, write_stale, CHILD};
 use crate::kernels::KERNELS;
 use crate::pass::{pass, Measured, PassCfg};
@@ -107,6 +116,7 @@ fn main() {
         ops::gpu::health()
     );
     let mut pairs = build_pairs(true);
+    check_arms(&mut pairs);
     let order = workload(&pairs);
     let (moe_ns, fivex_ns) = selector_costs(&pairs);
     println!(

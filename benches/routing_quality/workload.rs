@@ -46,8 +46,9 @@ pub(crate) struct Pair {
     pub(crate) data: Data,
 }
 
+/// Calls of each kernel's largest size: `ROUTING_QUALITY_TOP_CALLS`, else 32 (a smoke run: 1).
 pub(crate) fn top_calls() -> usize {
-    std::env::var("ROUTING_QUALITY_TOP_CALLS").ok().and_then(|v| v.parse().ok()).unwrap_or(32)
+    std::env::var("ROUTING_QUALITY_TOP_CALLS").ok().and_then(|v| v.parse().ok()).unwrap_or(crate::smoke::pick(32, 1))
 }
 
 /// Every pair with its inputs; trueno's copies of them only when `trueno`.

@@ -17,11 +17,20 @@
 //!
 //! The estimate is exact for sums of terms of one sign and can be too tight
 //! under heavy cancellation; the attribute's `tolerance = 1e-4` then replaces
-//! it by a relative bound, `|a − b| ≤ 1e-4 · scale`. NaN agrees only with NaN
-//! and an infinity only with the same infinity.
+//! it by a relative bound, `|a − b| ≤ 1e-4 · scale`.
+//!
+//! NaN agrees with NaN and an infinity with the same infinity. Every variant
+//! may also fuse the multiply-adds Scalar rounds twice (GPUs do, and SIMD
+//! kernels that call FMA instructions), which changes a result's class where
+//! a product overflows when rounded on its own: so a variant's element also
+//! agrees where [`fusion::results_agree`] says fusion explains the difference
+//! (Scalar NaN, the variant an infinity; Scalar `±∞`, the variant finite;
+//! Scalar within the tolerance of the largest finite value, the variant the
+//! infinity of its sign). The contract and what it cannot tell from results
+//! alone are in [`crate::fusion`].
 
 use crate::backend::OpComplexity;
-use crate::tolerance;
+use crate::{fusion, tolerance};
 
 /// Roundings per result element that a Low (element-wise) kernel is allowed.
 const LOW_TERMS: usize = 8;
@@ -67,7 +76,8 @@ impl Tolerance {
 /// The outcome of comparing a variant's result with the Scalar variant's.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Agreement {
-    /// The largest difference found (infinite for a NaN, infinity or shape that does not match).
+    /// The largest difference found between finite elements; infinite for a NaN or
+    /// infinity that does not match (nor [`fusion`] explains) or a shape that does not match.
     pub largest_error: f64,
     /// Whether every difference is within the tolerance.
     pub agrees: bool,
@@ -133,9 +143,12 @@ impl<T: Copy> VerifyInput for T {}
 pub fn verify_input<T: VerifyInput>(_: &T) {}
 
 /// Compares two equally long sequences of floats of a type with machine epsilon
-/// `epsilon`: the scale is the largest finite `|scalar|` (at least 1), every pair must
-/// be within [`Tolerance::allowed`] of it, NaN matches only NaN and an infinity only
-/// itself. Sequences of different lengths disagree.
+/// `epsilon` (`f32::EPSILON` or `f64::EPSILON`, as `f64`): the scale is the largest
+/// finite `|scalar|` (at least 1), every pair must be within [`Tolerance::allowed`] of
+/// it, NaN matches NaN and an infinity itself, and a difference in class that fused
+/// multiply-adds explain is accepted ([`fusion::results_agree`]; the type's largest
+/// finite value is `f32::MAX` for `f32`'s epsilon or any larger one, else `f64::MAX`).
+/// Sequences of different lengths disagree.
 pub fn compare_floats(
     mine: impl IntoIterator<Item = f64>,
     scalar: impl IntoIterator<Item = f64>,
@@ -149,19 +162,28 @@ pub fn compare_floats(
     }
     let scale = scalar.iter().filter(|x| x.is_finite()).fold(0.0_f64, |m, x| m.max(x.abs()));
     let allowed = tolerance.allowed(epsilon, scale);
+    let max = largest_finite(epsilon);
     let mut out = Agreement::EXACT;
     for (&a, &b) in mine.iter().zip(&scalar) {
-        let error = if a == b || (a.is_nan() && b.is_nan()) {
-            0.0
-        } else if a.is_finite() && b.is_finite() {
-            (a - b).abs()
-        } else {
-            f64::INFINITY
+        let agrees = fusion::results_agree(a, b, allowed, max);
+        let error = match (a.is_finite() && b.is_finite(), agrees) {
+            (true, _) => (a - b).abs(),
+            (false, true) => 0.0,
+            (false, false) => f64::INFINITY,
         };
         out.largest_error = out.largest_error.max(error);
-        out.agrees &= error <= allowed;
+        out.agrees &= agrees;
     }
     out
+}
+
+/// The largest finite value of the float type whose machine epsilon is `epsilon`.
+fn largest_finite(epsilon: f64) -> f64 {
+    if epsilon >= f64::from(f32::EPSILON) {
+        f64::from(f32::MAX)
+    } else {
+        f64::MAX
+    }
 }
 
 /// A float type a result may hold.
@@ -246,12 +268,38 @@ mod tests {
         assert_eq!(a.largest_error, f64::from((wrong - in_order).abs()));
     }
 
+    /// A simulated fused device (`f32::mul_add`) against Scalar's `a*b + c`, where the
+    /// product overflows when rounded on its own.
+    #[test]
+    fn fused_results_agree_with_scalars_special_values() {
+        let axpy = |fused: bool, alpha: f32, x: &[f32], y: &[f32]| -> Vec<f32> {
+            x.iter().zip(y).map(|(&x, &y)| if fused { alpha.mul_add(x, y) } else { alpha * x + y }).collect()
+        };
+        let t = Tolerance::for_call(OpComplexity::Low, 3, None);
+        for (alpha, x, y) in
+            [(1e20, [-1e20, 1.0, 2.0], [f32::INFINITY, 1.0, -2.0]), (2e19, [2e19, 1.0, 0.5], [-3e38, 0.0, 1.0])]
+        {
+            let (fused, scalar) = (axpy(true, alpha, &x, &y), axpy(false, alpha, &x, &y));
+            assert!(fused[0].is_finite() != scalar[0].is_finite() || scalar[0].is_nan(), "{fused:?} {scalar:?}");
+            let a = fused.compare(&scalar, t);
+            assert!(a.agrees, "{fused:?} against {scalar:?}: {a:?}");
+            assert!(a.largest_error.is_finite());
+        }
+        // What fusion cannot do is still a disagreement.
+        assert!(!vec![0.0_f32].compare(&vec![f32::NAN], t).agrees, "a NaN dropped");
+        assert!(!vec![f32::NEG_INFINITY].compare(&vec![f32::INFINITY], t).agrees);
+        assert!(!vec![f32::INFINITY].compare(&vec![1.0], t).agrees, "far below f32::MAX");
+        assert!(vec![f32::INFINITY].compare(&vec![f32::MAX], t).agrees, "at f32::MAX");
+        assert!(!vec![f64::INFINITY].compare(&vec![f64::from(f32::MAX)], t).agrees, "f64 results overflow at f64::MAX");
+    }
+
     #[test]
     fn special_values_and_shapes() {
         let t = Tolerance::Relative(1e-3);
         assert!(vec![f64::NAN, f64::INFINITY].compare(&vec![f64::NAN, f64::INFINITY], t).agrees);
         assert!(!vec![1.0_f64].compare(&vec![f64::NAN], t).agrees);
         assert!(!vec![f32::INFINITY].compare(&vec![1.0], t).agrees);
+        assert!(!vec![f32::NAN].compare(&vec![1.0], t).agrees);
         assert_eq!(vec![1.0_f32, 2.0].compare(&vec![1.0], t), Agreement::MISMATCH);
         assert!([1.0_f32, 1000.0].compare(&[1.5, 1000.0], t).agrees, "within 1e-3 of the scale 1000");
         assert!(!Box::<[f32]>::from([1.0, 1.0]).compare(&Box::from([1.0, 1.5]), t).agrees);

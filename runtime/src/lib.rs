@@ -7,7 +7,7 @@
 //!
 //! | layer | holds |
 //! | --- | --- |
-//! | leaves: `backend`, `candidate`, `error`, [`config`], `simd_level`, [`moe`], `bucket`, `numeric`, [`tolerance`], [`compare`] | [`Backend`], [`OpComplexity`], the candidates a bucket chooses between (a backend, and for Parallel a width of the pool), per-candidate values and sets, [`Error`], the `ADAPTIVE_KERNEL_*` variables and their equivalents in code, [`SimdLevel`] and the one table of SIMD feature sets, the one MoE threshold table, size buckets, the shared median, the agreement a reassociated reduction promises, and how `verify` compares results by it |
+//! | leaves: `backend`, `candidate`, `error`, [`config`], `simd_level`, [`moe`], `bucket`, `numeric`, [`tolerance`], [`fusion`], [`compare`] | [`Backend`], [`OpComplexity`], the candidates a bucket chooses between (a backend, and for Parallel a width of the pool), per-candidate values and sets, [`Error`], the `ADAPTIVE_KERNEL_*` variables and their equivalents in code, [`SimdLevel`] and the one table of SIMD feature sets, the one MoE threshold table, size buckets, the shared median, the agreement a reassociated reduction promises, what a fused multiply-add may change, and how `verify` compares results by both |
 //! | [`ops`] | the op set in four backends: [`ops::scalar`], [`ops::simd`], [`ops::par`], [`ops::gpu`] |
 //! | [`cost`] | [`CostModel`]: predicted time per backend from figures calibrated on this machine; [`Work`] |
 //! | `select` | the selection API for code that routes its own calls: [`BackendSelector`] (MoE table, 5× rule, stateless), [`catalog`], [`AdaptiveBackend`] (a string-keyed learner of its own) |
@@ -27,6 +27,7 @@ pub mod compare;
 pub mod config;
 pub mod cost;
 mod error;
+pub mod fusion;
 mod kernel;
 pub mod moe;
 mod numeric;
@@ -57,6 +58,10 @@ pub use numeric::median as __median;
 /// them. Not a public API.
 #[doc(hidden)]
 pub use numeric::thousands as __thousands;
+#[doc(hidden)]
+pub use persist::__delay_saves_for_tests;
+#[doc(hidden)]
+pub use persist::__saving_for_tests;
 pub use persist::{
     clear_history, default_path, export_history, export_learned, flush, history_file, history_status, import_history,
     import_learned, read_history, save_calibration, set_history, BucketRecord, ExclusionRecord, Fingerprint,

@@ -1,7 +1,10 @@
 //! The process-wide model the router consults. Its CPU figures are measured on a
 //! background thread started by the first use (unless they were installed or
-//! loaded from history), and its GPU figures on another once the GPU has started,
-//! so no routed call waits for calibration, GPU start-up or GPU probes. Until the
+//! loaded from history), and its GPU figures on another once a kernel with a GPU
+//! variant found the GPU ready ([`gpu_wanted`]), so no routed call waits for
+//! calibration, GPU start-up or GPU probes, and a program whose kernels have no
+//! GPU variant never runs GPU probes (nor starts the GPU: the model only reads
+//! whether it is ready). Until the
 //! CPU figures arrive the model is [`CostParams::conservative`] (the router then
 //! routes by the MoE table and its own measurements, and prunes nothing by
 //! prediction); until the GPU figures arrive the GPU is predicted unavailable.
@@ -29,27 +32,43 @@ static FIXED: AtomicBool = AtomicBool::new(false);
 /// The CPU calibration, started by the first [`global`] call that finds no figures.
 static CPU_CALIBRATION: Background = Background::new();
 static GPU_PROBES: Once = Once::new();
+/// Set by [`gpu_wanted`]: a kernel with a GPU variant found the GPU ready.
+static GPU_WANTED: AtomicBool = AtomicBool::new(false);
 
 /// The process-wide model: the figures [`install_global`] put there; else figures
 /// loaded from history or measured on this machine. The first call that finds
 /// none starts the CPU calibration on a background thread and, like every call
 /// until it is done, gets [`CostParams::conservative`]. GPU figures are added by
-/// another background thread once the GPU has started. Never waits.
+/// another background thread once a kernel with a GPU variant found the GPU ready
+/// (see the module docs). Never waits.
 pub fn global() -> CostModel {
     measured().unwrap_or_else(|| CostModel::from_params(CostParams::conservative()))
 }
 
 /// The process-wide model if its CPU figures were measured, loaded or installed;
 /// else `None`, and the CPU calibration is started in the background (see [`global`]).
+/// Once GPU figures are wanted ([`gpu_wanted`]) and the CPU figures exist, starts the
+/// GPU probes in the background (once).
 pub(crate) fn measured() -> Option<CostModel> {
     if let Some(model) = WITH_GPU.get() {
         return Some(*model);
     }
     let base = CPU_CALIBRATION.get_or_start(&BASE, calibrate_cpu)?;
-    if !base.params().gpu_available && !FIXED.load(Ordering::Relaxed) && ops::gpu::is_ready() {
+    let probe = GPU_WANTED.load(Ordering::Relaxed) && !base.params().gpu_available && !FIXED.load(Ordering::Relaxed);
+    // `is_ready` never starts the GPU: only a kernel with a GPU variant does that.
+    if probe && ops::gpu::is_ready() {
         GPU_PROBES.call_once(|| spawn_gpu_probes(base.params()));
     }
     Some(base)
+}
+
+/// Says that a kernel with a GPU variant found the GPU ready: the model's GPU
+/// figures are measured on a background thread once its CPU figures exist (now, or
+/// on the next [`measured`]), unless installed or loaded figures already have them.
+pub(crate) fn gpu_wanted() {
+    if !GPU_WANTED.swap(true, Ordering::Relaxed) {
+        let _ = measured();
+    }
 }
 
 /// [`calibrated`], after waiting up to `timeout` for a calibration running in the
@@ -125,7 +144,7 @@ impl Background {
         if self.started.swap(true, Ordering::AcqRel) {
             return None;
         }
-        let spawned = platform::spawn_measurement("adaptive-kernel-calibration", move || {
+        let spawned = platform::spawn_measurement(platform::thread_name::CALIBRATION, move || {
             let _ = cell.set(measure());
         });
         match spawned {
@@ -145,7 +164,7 @@ fn spawn_gpu_probes(base: CostParams) {
         calibrate::log(&model, started, "calibrated the GPU figures of the cost model");
         let _ = WITH_GPU.set(model);
     };
-    if let Err(e) = platform::spawn_measurement("adaptive-kernel-gpu-probes", run) {
+    if let Err(e) = platform::spawn_measurement(platform::thread_name::GPU_PROBES, run) {
         tracing::warn!(target: "adaptive_kernel", "cannot start the GPU calibration thread ({e}); the GPU stays unpredicted");
     }
 }

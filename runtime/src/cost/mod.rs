@@ -59,8 +59,8 @@
 //! The process-wide model ([`global`]) takes the CPU figures on a background
 //! thread started by its first use (until they arrive it answers with
 //! [`CostParams::conservative`], and the router prunes nothing by prediction), and
-//! the GPU figures on another once the GPU has started ([`crate::ops::gpu`]);
-//! until then the GPU is predicted unavailable. Figures loaded from history are reused, and figures
+//! the GPU figures on another once a kernel with a GPU variant found the GPU
+//! started ([`crate::ops::gpu`]); until then the GPU is predicted unavailable. Figures loaded from history are reused, and figures
 //! installed with [`install_global`] are used as they are, never re-measured.
 
 mod calibrate;
@@ -68,6 +68,6 @@ mod global;
 mod model;
 
 pub use global::{calibrated, global, install_global};
-pub(crate) use global::{calibrated_within, measured, seed};
+pub(crate) use global::{calibrated_within, gpu_wanted, measured, seed};
 pub(crate) use model::cheapest;
 pub use model::{CostModel, CostParams, Work};

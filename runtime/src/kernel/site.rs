@@ -22,7 +22,7 @@ use crate::backend::{Backend, OpComplexity};
 use crate::bucket::{bucket_range, BUCKETS};
 use crate::candidate::{Candidate, CandidateSet};
 use crate::persist::{self, merge::KernelSnapshot, NearestEntry};
-use crate::{clock, config};
+use crate::{clock, config, cost};
 
 /// Calls slower than this many nanoseconds get a span, on sites that are not hot (default 100 µs).
 pub(super) static SPAN_THRESHOLD_NS: AtomicU64 = AtomicU64::new(100_000);
@@ -192,12 +192,25 @@ impl Kernel {
 
     /// Whether this kernel's GPU variant can take calls now (never waits for GPU
     /// start-up, except in frozen mode: there the answer must not depend on timing).
+    ///
+    /// A kernel with a GPU variant is what starts the GPU: the first time one asks,
+    /// start-up begins in the background, and once the GPU is ready the cost model
+    /// measures its figures ([`cost::gpu_wanted`]). A kernel without one never
+    /// touches it, so a program of such kernels never loads a GPU driver.
     pub(super) fn gpu_usable(&self) -> bool {
-        if frozen() {
-            return self.spec.has_gpu && crate::ops::gpu::is_available();
+        if !self.spec.has_gpu {
+            return false;
         }
-        // `is_ready` starts the device in the background on first use and never waits.
-        self.spec.has_gpu && crate::ops::gpu::is_ready()
+        let usable = if frozen() {
+            crate::ops::gpu::is_available()
+        } else {
+            crate::ops::gpu::start();
+            crate::ops::gpu::is_ready()
+        };
+        if usable {
+            cost::gpu_wanted();
+        }
+        usable
     }
 
     /// The candidates exploration must not call yet: Parallel while GPU start-up

@@ -94,5 +94,19 @@ pub use memory::{export_learned, import_learned, ImportError, LearnedImport};
 pub use merge::ImportSummary;
 pub use nearest::{NearestEntry, NearestRule};
 pub(crate) use saver::note_changed;
+
+/// Makes every background save wait `delay` before it writes, so tests can exit
+/// while one is in progress. Not part of the API.
+#[doc(hidden)]
+pub fn __delay_saves_for_tests(delay: std::time::Duration) {
+    saver::delay_saves_for_tests(delay);
+}
+
+/// Whether a background save delayed by [`__delay_saves_for_tests`] has begun. Not
+/// part of the API.
+#[doc(hidden)]
+pub fn __saving_for_tests() -> bool {
+    saver::saving_for_tests()
+}
 pub use store::{default_path, flush, history_file, history_status, set_history, HistoryError, HistoryStatus};
 pub(crate) use store::{load, set_snapshot_source};

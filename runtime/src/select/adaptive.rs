@@ -54,8 +54,10 @@ const SLOTS: usize = 100;
 /// `select` never returns [`Backend::Gpu`] when
 /// [`ops::gpu::is_available`] is false: GPU timings are then ignored, and a GPU
 /// heuristic choice becomes [`Backend::Simd`] (what the GPU ops would fall back
-/// to anyway). `get_best_backend` and `select_heuristic` stay pure and report
-/// what was recorded and what the rules say.
+/// to anyway). It asks only when the answer would be the GPU, so a selector
+/// that never answers GPU never starts it. `get_best_backend` and
+/// `select_heuristic` stay pure and report what was recorded and what the
+/// rules say.
 ///
 /// ```
 /// # use adaptive_kernel_runtime as adaptive_kernel;
@@ -135,10 +137,13 @@ impl AdaptiveBackend {
     /// created count as its creation time.
     pub fn select_at(&self, op: &str, input_size: usize, now: Instant) -> Backend {
         self.count_call(op, now);
-        let gpu = ops::gpu::is_available();
-        self.best_measured(op, input_size, |b| gpu || b != Backend::Gpu).unwrap_or_else(|| {
+        // Asked only when the answer would be the GPU: a selector that never answers
+        // GPU never starts it (asking waits for its start-up).
+        let gpu = std::cell::OnceCell::new();
+        let gpu_usable = || *gpu.get_or_init(ops::gpu::is_available);
+        self.best_measured(op, input_size, |b| b != Backend::Gpu || gpu_usable()).unwrap_or_else(|| {
             match self.select_heuristic(op, input_size) {
-                Backend::Gpu if !gpu => Backend::Simd,
+                Backend::Gpu if !gpu_usable() => Backend::Simd,
                 b => b,
             }
         })

@@ -6,8 +6,8 @@
 //! Creating the instance, adapter and device takes 50–150 ms on lavapipe,
 //! more on some drivers; nothing on a caller's thread should wait for that
 //! unless it asked to. [`start`] runs [`create`] on a background thread and
-//! returns at once; [`is_ready`] never blocks (and starts when nothing has
-//! begun); [`wait_ready`] blocks up to a time limit. The blocking entry points
+//! returns at once; [`is_ready`] never blocks and never starts anything;
+//! [`wait_ready`] blocks up to a time limit. The blocking entry points
 //! ([`is_available`], [`adapter`], any op call) wait for a start-up in
 //! progress, or create the device on their own thread when none has begun, so
 //! a direct op call still runs on the GPU when one exists. How the creation is
@@ -40,9 +40,27 @@
 //! Calls are serialised on one lock. wgpu 27 keeps error scopes per device,
 //! not per thread, so concurrent calls could catch each other's errors; and
 //! the device executes one queue anyway. The lock also guards the buffer pool
-//! and the pipeline cache.
+//! and the pipeline cache. So a thread is inside the driver only while it
+//! holds the lock (or while it creates the device).
+//!
+//! # Exit
+//! A driver may tear its state down when the process exits (the destructors
+//! of its libraries) while another thread is still inside it: NVIDIA's
+//! Vulkan driver then crashes the process (SIGSEGV after correct work; the
+//! class of wgpu issue 8365), for example under the cost model's GPU probes,
+//! which run on a thread of their own. So once the device exists, an exit
+//! hook ([`crate::platform::at_exit`], registered anew after each pipeline
+//! is compiled, since the driver may load its compiler's libraries then)
+//! runs before those destructors: it makes every later op call fall back to
+//! SIMD ([`is_ready`] false), and waits up to [`EXIT_CALL_WAIT`] for the call
+//! in flight to leave the driver, then holds the lock, so none enters again.
+//! The probes' later calls run on SIMD, and their figures are discarded (the
+//! GPU is no longer available when they finish). wgpu's objects are never dropped
+//! (they live in statics): dropping a device at exit is what crashes.
+//! Exiting while the device is being created is `startup.rs`'s concern.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -108,6 +126,16 @@ enum Init {
 /// The outcome of start-up.
 static INIT: Startup<Init> = Startup::new();
 static FAILURE: OnceLock<String> = OnceLock::new();
+/// Set by the exit hook: the process is exiting, no call may enter the driver.
+static CLOSING: AtomicBool = AtomicBool::new(false);
+/// Test hook: nanoseconds every op call sleeps on the device's lock, as a call
+/// inside the driver would hold it (`__delay_calls_for_tests`).
+static CALL_DELAY_NS: AtomicU64 = AtomicU64::new(0);
+
+/// The longest the exit hook waits for an op call in flight to leave the driver.
+const EXIT_CALL_WAIT: Duration = Duration::from_secs(3);
+/// The exit hook's name ([`crate::platform::at_exit`]).
+const EXIT_HOOK: &str = "gpu";
 
 const POLICY_OFF: &str = "ADAPTIVE_KERNEL_GPU=off (or `config::Settings::gpu(GpuPolicy::Off)`)";
 
@@ -135,17 +163,37 @@ pub(super) fn start() {
     }
 }
 
-/// Whether the device exists and has not failed; never blocks. Starts
-/// start-up when nothing has begun.
+/// Whether the device exists, has not failed, and the process is not exiting;
+/// never blocks, never starts anything.
 pub(super) fn is_ready() -> bool {
-    match INIT.get() {
-        Some(Init::Ready(_)) => FAILURE.get().is_none(),
-        Some(Init::Unavailable { .. }) => false,
-        None => {
-            start();
-            false
+    matches!(INIT.get(), Some(Init::Ready(_))) && FAILURE.get().is_none() && !closing()
+}
+
+/// Whether the exit hook has run: every op call falls back from then on.
+fn closing() -> bool {
+    // Acquire: pairs with the hook's SeqCst store, so a call that sees the flag
+    // clear was ordered before the hook's wait for the lock began.
+    CLOSING.load(Ordering::Acquire)
+}
+
+/// The exit hook (see the module docs): no call enters the driver from now on;
+/// waits up to [`EXIT_CALL_WAIT`] for the one in flight, then keeps the lock.
+fn close_for_exit() {
+    // SeqCst: the flag must be visible to every thread before this one starts
+    // waiting for the lock, which a thread that saw it clear may still take.
+    CLOSING.store(true, Ordering::SeqCst);
+    if let Some(Init::Ready(gpu)) = INIT.get() {
+        // Never released: a thread waiting for it now waits until the process is gone.
+        if !crate::platform::hold_for_exit(&gpu.state, EXIT_CALL_WAIT) {
+            tracing::debug!(target: "adaptive_kernel", "exiting while a GPU call is still in flight");
         }
     }
+}
+
+/// Registers the exit hook, or registers it again so that it runs before the
+/// destructors of libraries the driver loaded since.
+fn keep_exit_hook_last() {
+    crate::platform::at_exit(EXIT_HOOK, close_for_exit);
 }
 
 /// Whether start-up is loading the driver now: begun at most `max` ago and not finished.
@@ -167,15 +215,34 @@ pub(super) fn delay_start_for_tests(delay: Duration) {
     INIT.delay_for_tests(delay);
 }
 
+/// Sets how long every op call holds the device's lock before it runs; see
+/// `__delay_calls_for_tests`.
+pub(super) fn delay_calls_for_tests(delay: Duration) {
+    CALL_DELAY_NS.store(u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
+}
+
+/// What the test hook does on the lock: sleeps, then says so when the process began
+/// exiting meanwhile (the exit hook waited for this call).
+fn delay_call_for_tests() {
+    let delay = CALL_DELAY_NS.load(Ordering::Relaxed);
+    if delay > 0 {
+        std::thread::sleep(Duration::from_nanos(delay));
+        if closing() {
+            eprintln!("adaptive-kernel test hook: a GPU call in flight at exit finished");
+        }
+    }
+}
+
 /// The outcome of start-up: created on this thread if nothing has begun,
 /// waited for if it is running elsewhere.
 fn init() -> &'static Init {
     INIT.get_or_run(create)
 }
 
-/// The device, when it exists and has not failed; waits for start-up (or runs it).
+/// The device, when it exists, has not failed and the process is not exiting;
+/// waits for start-up (or runs it).
 fn usable() -> Option<&'static Gpu> {
-    if config::gpu_policy() == GpuPolicy::Off || FAILURE.get().is_some() {
+    if config::gpu_policy() == GpuPolicy::Off || FAILURE.get().is_some() || closing() {
         return None;
     }
     match init() {
@@ -224,12 +291,17 @@ pub(super) fn destroy_for_tests() {
 pub(super) fn run<T>(op: &'static str, call: impl FnOnce(&mut Exec<'_>) -> Result<T, GpuError>) -> Option<T> {
     let gpu = usable()?;
     let mut state = gpu.state.lock().unwrap_or_else(PoisonError::into_inner);
-    if FAILURE.get().is_some() {
-        return None; // it failed while this call waited for the lock
+    if FAILURE.get().is_some() || closing() {
+        return None; // it failed, or the process began exiting, while this call waited for the lock
     }
+    delay_call_for_tests();
+    let compiled = state.pipelines.compiled();
     let scopes = ErrorScopes::push(&gpu.device);
     let result = call(&mut Exec { gpu, state: &mut state });
     let scoped = scopes.pop();
+    if state.pipelines.compiled() != compiled {
+        keep_exit_hook_last();
+    }
     match (result, scoped) {
         (Ok(value), None) => Some(value),
         (_, Some(err)) => {
@@ -348,6 +420,7 @@ fn create() -> Init {
     let elapsed_ms = began.elapsed().as_secs_f64() * 1e3;
     match &init {
         Init::Ready(gpu) => {
+            keep_exit_hook_last();
             tracing::debug!(target: "adaptive_kernel", adapter = %gpu.summary, elapsed_ms, "GPU device ready");
         }
         Init::Unavailable { reason, .. } => {

@@ -13,15 +13,32 @@
 //! # Start-up
 //! Creating the device (instance, adapter, device) takes 50–150 ms on
 //! lavapipe. [`start`] does it on a background thread and returns at once;
-//! [`is_ready`] asks, without blocking, whether it is done (and starts it if
-//! nothing has); [`wait_ready`] waits for it with a time limit. The blocking
+//! [`is_ready`] asks, without blocking and without starting anything, whether
+//! it is done; [`wait_ready`] waits for it with a time limit. The blocking
 //! entry points, [`is_available`], [`adapter`] and every op, wait for a
 //! start-up in progress, or create the device on the calling thread if none
-//! has begun, so a direct op call still runs on the GPU when one exists. Code
-//! that must not stall, like the router, checks [`is_ready`] before sending
-//! work to the GPU. On Linux the
-//! Vulkan instance enables no window-system extension (`instance.rs`), so
-//! start-up stays silent on machines without a display session.
+//! has begun, so a direct op call still runs on the GPU when one exists. On
+//! Linux the Vulkan instance enables no window-system extension
+//! (`instance.rs`), so start-up stays silent on machines without a display
+//! session.
+//!
+//! Nothing of the GPU starts unless something asks for it: the driver is not
+//! loaded, no device is created and no GPU thread runs in a program that
+//! never calls these functions or an op of this module, and routes only
+//! kernels without a GPU variant. The router starts the GPU (with [`start`])
+//! the first time it routes a call of a kernel that has a GPU variant, and
+//! sends that kernel's calls to the GPU once [`is_ready`]; the cost model's
+//! GPU figures are measured (on a thread of their own, `ak-gpu-probes`) only
+//! then. The threads the GPU backend starts have `gpu` in their names.
+//!
+//! # Exit
+//! No thread of the runtime is inside the GPU driver when the process exits
+//! through `exit` or by returning from `main`: once the device exists, an
+//! exit hook makes every later op call compute on SIMD and waits (at most 3
+//! s) for the call in flight; the device is never dropped. Without it,
+//! NVIDIA's driver crashed short programs at exit (BENCHMARKS.md, "GPU on
+//! an H100"). Details in `device.rs`. On systems without `atexit` (not Unix)
+//! there is no hook.
 //!
 //! # How a call runs
 //! Each kernel's pipeline is compiled the first time it runs and kept;
@@ -54,19 +71,31 @@
 //! `default-features = false`.
 //!
 //! # Precision
-//! `+ − ×`, `scale`, `relu`, `max`, `min` and `transpose` are exact (up to
-//! flushing subnormals to zero, which WGSL permits; lavapipe does not).
-//! `/` is within WGSL's 2.5 ULP (exact on lavapipe); divisors above 2¹²⁶,
-//! where WGSL promises nothing, are scaled first. `exp`, `sigmoid` and `tanh`
-//! use range-reduced formulas good to a few ULP over all of f32 (≤ 2.8 ULP
-//! measured on lavapipe; WGSL's own `exp` promises only 3 + 2·|x| ULP, about
-//! 160 ULP off at x = 40 there). `gelu` is the scalar formula on those.
-//! Reductions, `matvec` and `softmax` sum blockwise instead of left to
-//! right, and `matmul`/`conv2d` sum in the scalar order but may fuse
-//! multiply-adds, so they differ from the scalar reference by rounding, as
-//! any reordered f32 sum does (bounds in `tests/ops_gpu.rs`). NaN propagates
-//! through `max`/`min`: WGSL's built-ins may drop it (lavapipe's do), so the
-//! shaders test the bits.
+//! What each op promises against its [`scalar`](super::scalar) reference
+//! (`s`), with ε = `f32::EPSILON`. Everywhere NaN matches NaN and an infinity
+//! the same infinity, except where a fused multiply-add explains the
+//! difference (last column); WGSL lets a GPU flush subnormal inputs and
+//! results to zero (lavapipe does not), which moves a result by less than
+//! `f32::MIN_POSITIVE` and is allowed everywhere. A shader's `a*b + c` may
+//! be fused into one rounding by the device's compiler (NVIDIA's does;
+//! lavapipe never does): the contract, and the special values it changes
+//! where `a·b` overflows when rounded on its own, are [`crate::fusion`]'s.
+//!
+//! | op | bound | multiply-adds the device may fuse |
+//! | --- | --- | --- |
+//! | `add`, `sub`, `mul`, `scale`, `relu`, `max`, `min`, `transpose` | exact | none |
+//! | `div` | WGSL's 2.5 ULP (exact on lavapipe); divisors above 2¹²⁶, where WGSL promises nothing, are scaled first | none |
+//! | `axpy` | one of the two evaluations of `y + α·x` ([`fusion::agrees`](crate::fusion::agrees)) | `y + α·x`: NaN or `±∞` where `α·x` overflows alone ([`fusion::evaluations`](crate::fusion::evaluations)) |
+//! | `exp`, `sigmoid`, `tanh` | 8 ULP (≤ 2.8 measured on lavapipe; range-reduced formulas good over all of f32, where WGSL's own `exp` promises only 3 + 2·\|x\| ULP, about 160 ULP off at x = 40) | the range reduction and the polynomial: within the bound, never a change of class |
+//! | `gelu` | 8 ULP + 4ε·\|x\| (`1 + tanh(u)` cancels for x < 0, in both) | `x + 0.044715·x³` and the final product: within the bound (`x` cannot bring a cube that overflowed back) |
+//! | `sum`, `mean` | (n + 8)·ε·Σ\|xᵢ\| (summed blockwise, not left to right) | none |
+//! | `dot`, `matvec`, `matmul`, `conv2d` | (n + 8)·ε·Σ\|aᵢ·bᵢ\| per result element, n its terms (`matvec`, `dot` blockwise; `matmul`, `conv2d` in the scalar order) | every `acc + a·b`: where a product overflows alone, a class difference as [`fusion::results_agree`](crate::fusion::results_agree) allows |
+//! | `norm_l2` | (n + 8)·ε·s (half the relative error of the sum of squares, plus the root) | `acc + x·x`, as `dot` |
+//! | `softmax` | (2n + 32)·ε·s (two sums of positive terms, `exp`, one division) | inside `exp` only |
+//!
+//! NaN propagates through `max`/`min`: WGSL's built-ins may drop it
+//! (lavapipe's do), so the shaders test the bits. `tests/ops_gpu.rs` checks
+//! every row on the device the tests run on.
 //!
 //! Files: `device.rs` (start-up, adapter, device, health, error scopes),
 //! `startup.rs` (creating it in the background, safely with respect to
@@ -133,9 +162,10 @@ pub fn start() {
 }
 
 /// Whether GPU ops run on a device right now: start-up has finished with a
-/// usable adapter and the device has not failed. Never blocks; begins
-/// start-up ([`start`]) when nothing has begun, so the first answer in a
-/// process is usually `false`.
+/// usable adapter, the device has not failed, and the process is not exiting.
+/// Never blocks and never starts anything: `false` until something started the
+/// GPU ([`start`], [`wait_ready`], [`is_available`], an op call, or the router
+/// for a kernel with a GPU variant) and it is ready.
 ///
 /// This is the check for code that must not stall (the router); code that
 /// wants to know the final answer calls [`is_available`] or [`wait_ready`].
@@ -225,6 +255,18 @@ pub fn adapter() -> Option<AdapterSummary> {
 pub fn __delay_start_for_tests(delay: std::time::Duration) {
     #[cfg(feature = "gpu")]
     device::delay_start_for_tests(delay);
+    #[cfg(not(feature = "gpu"))]
+    let _ = delay;
+}
+
+/// Makes every op call hold the device's lock for `delay` before it runs, as a
+/// call inside a slow driver would, and say on stderr when it finishes after the
+/// process began exiting; so tests can check that exit waits for it. Not part of
+/// the API.
+#[doc(hidden)]
+pub fn __delay_calls_for_tests(delay: std::time::Duration) {
+    #[cfg(feature = "gpu")]
+    device::delay_calls_for_tests(delay);
     #[cfg(not(feature = "gpu"))]
     let _ = delay;
 }

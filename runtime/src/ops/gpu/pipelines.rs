@@ -164,6 +164,11 @@ impl PipelineCache {
         self.pipelines[kernel as usize] = Some(p.clone());
         p
     }
+
+    /// How many pipelines have been compiled.
+    pub(super) fn compiled(&self) -> usize {
+        self.pipelines.iter().filter(|p| p.is_some()).count()
+    }
 }
 
 #[cfg(test)]

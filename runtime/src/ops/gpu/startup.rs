@@ -130,7 +130,7 @@ impl<T: Send + Sync + 'static> Startup<T> {
         // is ending anyway; it then simply does not wait.
         let _ = WAIT_ON_EXIT.try_with(|guard| guard.0.set(Some(self)));
         self.note_begun();
-        let spawned = thread::Builder::new().name("adaptive-kernel-gpu-start".into()).spawn(move || {
+        let spawned = thread::Builder::new().name(crate::platform::thread_name::GPU_START.into()).spawn(move || {
             self.get_or_run(create);
         });
         if let Err(e) = spawned {

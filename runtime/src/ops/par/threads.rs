@@ -52,7 +52,7 @@ use crate::config::configured_threads;
 /// `None` when the variable is unset (the global pool is used).
 fn dedicated_pool() -> Option<&'static ThreadPool> {
     static POOL: OnceLock<Option<ThreadPool>> = OnceLock::new();
-    POOL.get_or_init(|| configured_threads().map(|n| build_pool(n.get(), "adaptive-kernel-par"))).as_ref()
+    POOL.get_or_init(|| configured_threads().map(|n| build_pool(n.get(), crate::platform::thread_name::PAR))).as_ref()
 }
 
 fn build_pool(threads: usize, name: &'static str) -> ThreadPool {
@@ -112,7 +112,7 @@ pub(crate) fn pool_threads() -> usize {
 /// propagated after the previous scope is restored.
 pub fn with_threads<R>(threads: usize, f: impl FnOnce() -> R) -> R {
     assert!(threads > 0, "ops::par::with_threads: the thread count must be at least 1, got 0");
-    let pool = Arc::new(build_pool(threads, "adaptive-kernel-par-scoped"));
+    let pool = Arc::new(build_pool(threads, crate::platform::thread_name::PAR_SCOPED));
     let previous = SCOPED.with(|s| s.replace(Some(pool)));
     /// Puts the outer scope back, on return and on unwind.
     struct Restore(Option<Option<Arc<ThreadPool>>>);
