@@ -40,7 +40,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use proc_macro2::{Ident, TokenStream, TokenTree};
+use proc_macro2::Ident;
 use syn::punctuated::Punctuated;
 use syn::visit::Visit;
 use syn::{BinOp, Block, Expr, Pat, Stmt, Token};
