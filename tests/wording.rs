@@ -390,9 +390,10 @@ mod rows {
     }
 
     #[adaptive_kernel(complexity = "Low")]
-    pub(crate) fn drift(x: &mut [f32], v: &[f32], dt: f32, n: usize, steps: usize) {
+    pub(crate) fn drift(x: &mut [f32], v: &mut [f32], dt: f32, n: usize, steps: usize) {
         for _ in 0..steps {
             for i in 0..n {
+                v[i] -= dt * x[i];
                 x[i] += dt * v[i];
             }
         }
