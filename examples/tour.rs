@@ -345,7 +345,7 @@ fn print_kernel(sweep: &Sweep, measured: &[Measured]) {
     for b in Backend::ALL {
         print!(" {:>10}", b.to_string());
     }
-    println!("   {:<8} {:<8} {:>7} {:>7} {:>8}", "routed", "MoE pick", "vs MoE", "vs SIMD", "explored");
+    println!("   {:<12} {:<8} {:>7} {:>7} {:>8}", "routed", "MoE pick", "vs MoE", "vs SIMD", "explored");
     for m in measured {
         let row = table.row_for(m.size);
         let sizes = row
@@ -355,12 +355,13 @@ fn print_kernel(sweep: &Sweep, measured: &[Measured]) {
             let centre = row.and_then(|r| r.backend(b)).and_then(|s| s.centre);
             print!(" {:>10}", centre.map_or("-".to_owned(), duration));
         }
-        let routed = row.and_then(|r| r.chosen);
+        // `Parallel ×2` where a narrower width of the pool won.
+        let routed = row.and_then(|r| r.chosen_label());
         // A decision taken from another machine's entry and not yet confirmed here.
         let borrowed = if row.is_some_and(|r| r.from.is_some()) { "*" } else { "" };
         let routed = routed.map_or("exploring".to_owned(), |b| format!("{b}{borrowed}"));
         println!(
-            "   {routed:<8} {:<8} {:>7} {:>7} {:>8}",
+            "   {routed:<12} {:<8} {:>7} {:>7} {:>8}",
             m.moe.to_string(),
             ratio(m.median(1), m.median(0)),
             ratio(m.median(2), m.median(0)),

@@ -146,9 +146,8 @@ pub mod report {
     //! ([`TIE_BAND`]), and [`LoopSummary`], the words for what the attribute did to the
     //! body's loops.
     pub use adaptive_kernel_runtime::{
-        crossovers, BackendReport, BucketReport, Crossover, GpuLine, KernelTable, LoopLine, LoopSummary, MathCalls,
-        SplitLine,
-        TIE_BAND,
+        backend_columns, backend_label, crossovers, BackendReport, BucketReport, Crossover, GpuLine, KernelTable,
+        LoopLine, LoopSummary, MathCalls, SplitLine, TIE_BAND,
     };
 }
 

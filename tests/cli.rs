@@ -397,6 +397,20 @@ fn a_change_between_backends_that_tie_is_reported_as_a_tie_in_the_table_json_and
     assert!(!texts.contains(&"Scalar from 131,072"), "not as a crossover: {texts:?}");
 }
 
+/// `widths.json`: a pool of 16 threads where the Parallel variant on 8 of them won (31 µs,
+/// against 46 µs on all 16 and 42 µs on 4).
+#[test]
+fn a_narrower_width_of_the_pool_is_reported_with_its_thread_count() {
+    let widths = fixture("widths.json");
+    let out = ok(&["report", "--history", widths.to_str().unwrap()]);
+    assert!(out.contains("Parallel ×4") && out.contains("Parallel ×8"), "a column per width:\n{out}");
+    let row = out.lines().find(|l| l.contains("393,216") || l.contains("262,144")).unwrap_or_else(|| panic!("{out}"));
+    assert!(row.trim_end().ends_with("Parallel ×8"), "the chosen width: {row}");
+    let doc = json(&["report", "--history", widths.to_str().unwrap(), "--json"]);
+    let bucket = &doc["machines"][0]["kernels"][0]["buckets"][0];
+    assert_eq!(bucket["chosen_threads"], 8, "{bucket}");
+}
+
 #[test]
 fn nothing_to_plot_is_an_error() {
     let dir = tempfile::tempdir().unwrap();

@@ -267,8 +267,9 @@ fn histogram_builds_count_exactly_alike() {
         let mut counts = vec![0u32; bins];
         histogram::annotated::histogram::scalar(&samples, lo, hi, &mut counts);
         histogram::annotated::histogram::simd(&samples, lo, hi, &mut counts);
-        let twice: Vec<u32> = histogram::counts(Build::Plain, &samples, bins).iter().map(|c| 2 * c).collect();
-        assert_eq!(counts, twice, "both variants add to the counts");
+        histogram::annotated::histogram::parallel(&samples, lo, hi, &mut counts);
+        let thrice: Vec<u32> = histogram::counts(Build::Plain, &samples, bins).iter().map(|c| 3 * c).collect();
+        assert_eq!(counts, thrice, "every variant adds to the counts");
     }
 }
 

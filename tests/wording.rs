@@ -393,9 +393,10 @@ mod rows {
     }
 
     #[adaptive_kernel(complexity = "Low")]
-    pub(crate) fn drift(x: &mut [f32], v: &[f32], dt: f32, n: usize, steps: usize) {
+    pub(crate) fn drift(x: &mut [f32], v: &mut [f32], dt: f32, n: usize, steps: usize) {
         for _ in 0..steps {
             for i in 0..n {
+                v[i] -= dt * x[i];
                 x[i] += dt * v[i];
             }
         }
@@ -409,7 +410,7 @@ mod rows {
     }
 
     #[adaptive_kernel(complexity = "Low")]
-    pub(crate) fn histogram(samples: &[u8], hist: &mut [u32]) {
+    pub(crate) fn histogram(samples: &[u32], hist: &mut [u32]) {
         for &s in samples {
             hist[s as usize] += 1;
         }

@@ -26,7 +26,9 @@
 
 mod body;
 mod emit;
+mod names;
 mod offset;
+mod scatter;
 mod scope;
 mod shape;
 

@@ -35,10 +35,11 @@ pub const LOOP_REASONS: [(&str, &str); 30] = [
     ("reads", "the loop reads its accumulator"),
     (
         "type",
-        "an accumulator, term or written slice element not provably `f32`/`f64` (or, for a split, an integer sum; on \
-         the GPU, a value not provably `f32`, `i32`, `u32`, `usize` or `bool`)",
+        "an accumulator, term or written slice element not provably `f32`/`f64` (or, for a split, an integer sum; \
+         for a slice updated at slots chosen by data, an element type its declaration does not name; on the GPU, a \
+         value not provably `f32`, `i32`, `u32`, `usize` or `bool`)",
     ),
-    ("mixed", "two different operators on one accumulator"),
+    ("mixed", "two different operators on one accumulator, or on one slice updated at slots chosen by data"),
     ("shadow", "an accumulator, index, slice or row width rebound inside the loop"),
     ("op", "a fold that is not `+`, `*`, `max` or `min`"),
     ("source", "elements that cannot be taken in chunks"),

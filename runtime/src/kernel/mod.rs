@@ -55,7 +55,7 @@ pub use family::KernelFamily;
 pub use loops::{loop_reason, GpuLine, LoopLine, LoopSummary, MathCalls, SplitLine, LOOP_REASONS};
 pub use overrides::with_backend;
 pub use registry::{kernel_named, kernels};
-pub use report::{BackendReport, BucketReport, KernelTable};
+pub use report::{backend_columns, backend_label, BackendReport, BucketReport, KernelTable};
 pub use route::Route;
 pub use site::{set_span_threshold, Kernel};
 pub use spec::{Decision, DecisionKind, KernelSpec, LoopGpu, LoopRewrite, LoopSplit};

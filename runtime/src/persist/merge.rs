@@ -165,7 +165,8 @@ mod tests {
             sizes: [lo, 2 * lo - 1],
             typical_size: lo,
             chosen: Some(chosen),
-            timings: vec![TimingRecord { backend: chosen, count: 1, recent_ns: vec![ns] }],
+            chosen_threads: None,
+            timings: vec![TimingRecord { backend: chosen, threads: None, count: 1, recent_ns: vec![ns] }],
             excluded: vec![],
         }
     }
