@@ -47,10 +47,10 @@ pub(super) enum Update {
 }
 
 /// A slice the loop updates at slots chosen by data.
-pub(super) struct Scatter {
-    pub name: Ident,
-    pub update: Update,
-    pub element: Element,
+pub(crate) struct Scatter {
+    pub(super) name: Ident,
+    pub(super) update: Update,
+    pub(super) element: Element,
 }
 
 /// The parts of an update statement: the slice, the operator, the index and the value.

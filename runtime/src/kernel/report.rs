@@ -356,6 +356,7 @@ mod tests {
             forced: None,
             loops: &[],
             splits: &[],
+            gpu_loops: &[],
             rows: vec![row],
             borrowed_from: None,
         };

@@ -306,6 +306,7 @@ mod tests {
             token_hash: 7,
             loops: &[],
             splits: &[],
+            gpu_loops: &[],
         };
         let mut bs = BucketState::new(5000);
         bs.pool = 16;
