@@ -136,6 +136,7 @@ fn calls_to_settle(_: &mut Criterion) {
             token_hash: n as u64,
             loops: &[],
             splits: &[],
+            gpu_loops: &[],
         })));
         let x = vec![1.0f32; n];
         let start = Instant::now();

@@ -1,7 +1,8 @@
 //! The tour: what adaptive kernels learn on this machine, in one run.
 //!
 //! Three annotated kernels, one per complexity class, are called over a sweep
-//! of sizes: `saxpy` (Low) is a plain loop, `dot` (Medium) is a plain-loop
+//! of sizes: `saxpy` (Low) is a plain loop (which the GPU variant runs as a
+//! generated shader), `dot` (Medium) is a plain-loop
 //! reduction (which the SIMD variant computes in lanes) with a GPU alternative,
 //! `matmul` (High) goes through the `ops` set. At each size the router explores
 //! until the size's bucket settles; then the routed call, the backend the
@@ -38,7 +39,8 @@ use units::thousands;
 
 /// `y += alpha·x`, a plain loop: the Scalar variant is this loop as written, the
 /// SIMD variant the same loop compiled for this CPU's widest instruction set
-/// (element-wise, so it vectorises as written). No `ops::` call, so no GPU variant.
+/// (element-wise, so it vectorises as written), the GPU variant the loop as a
+/// generated shader, one invocation per item (which a round trip per call never pays for).
 #[adaptive_kernel(complexity = "Low")]
 pub fn saxpy(alpha: f32, x: &[f32], y: &mut [f32]) {
     for (yi, xi) in y.iter_mut().zip(x) {
@@ -99,7 +101,7 @@ fn saxpy_at(n: usize) -> Point {
     let call = move |via| match via {
         Via::Routed => saxpy(1e-3, black_box(&x), black_box(&mut y)),
         Via::Direct(Backend::Scalar) => saxpy::scalar(1e-3, black_box(&x), black_box(&mut y)),
-        // No GPU variant: a GPU pick runs SIMD, as the router would.
+        Via::Direct(Backend::Gpu) => saxpy::gpu(1e-3, black_box(&x), black_box(&mut y)),
         Via::Direct(_) => saxpy::simd(1e-3, black_box(&x), black_box(&mut y)),
     };
     Point { label: format!("n = {}", thousands(n)), size: 2 * n, call: Box::new(call) }
@@ -137,7 +139,7 @@ fn sweeps() -> Vec<Sweep> {
     vec![
         Sweep {
             kernel: &saxpy::KERNEL,
-            about: "a plain loop; SIMD is the loop compiled for this CPU, no GPU variant",
+            about: "a plain loop; SIMD is the loop compiled for this CPU, GPU the loop as a generated shader",
             points: [1 << 10, 1 << 13, 1 << 16, 1 << 19].map(saxpy_at).into(),
         },
         Sweep {
@@ -343,7 +345,7 @@ fn print_kernel(sweep: &Sweep, measured: &[Measured]) {
     for b in Backend::ALL {
         print!(" {:>10}", b.to_string());
     }
-    println!("   {:<8} {:<8} {:>7} {:>7} {:>8}", "routed", "MoE pick", "vs MoE", "vs SIMD", "explored");
+    println!("   {:<12} {:<8} {:>7} {:>7} {:>8}", "routed", "MoE pick", "vs MoE", "vs SIMD", "explored");
     for m in measured {
         let row = table.row_for(m.size);
         let sizes = row
@@ -353,12 +355,13 @@ fn print_kernel(sweep: &Sweep, measured: &[Measured]) {
             let centre = row.and_then(|r| r.backend(b)).and_then(|s| s.centre);
             print!(" {:>10}", centre.map_or("-".to_owned(), duration));
         }
-        let routed = row.and_then(|r| r.chosen);
+        // `Parallel ×2` where a narrower width of the pool won.
+        let routed = row.and_then(|r| r.chosen_label());
         // A decision taken from another machine's entry and not yet confirmed here.
         let borrowed = if row.is_some_and(|r| r.from.is_some()) { "*" } else { "" };
         let routed = routed.map_or("exploring".to_owned(), |b| format!("{b}{borrowed}"));
         println!(
-            "   {routed:<8} {:<8} {:>7} {:>7} {:>8}",
+            "   {routed:<12} {:<8} {:>7} {:>7} {:>8}",
             m.moe.to_string(),
             ratio(m.median(1), m.median(0)),
             ratio(m.median(2), m.median(0)),
@@ -465,6 +468,7 @@ mod tests {
         token_hash: 1,
         loops: &[],
         splits: &[],
+        gpu_loops: &[],
     });
 
     /// Settles `size`'s bucket of `K` on injected times per backend (microseconds).

@@ -71,7 +71,7 @@
 /// use adaptive_kernel::{adaptive_kernel, ops};
 /// # adaptive_kernel::history::set_history(adaptive_kernel::config::HistorySetting::Off);
 ///
-/// /// `y += alpha·x`: plain loops, so no GPU variant.
+/// /// `y += alpha·x`: a plain loop, which the GPU variant runs as a generated shader.
 /// #[adaptive_kernel(complexity = "Low")]
 /// pub fn saxpy(alpha: f32, x: &[f32], y: &mut [f32]) {
 ///     for (yi, xi) in y.iter_mut().zip(x) {
@@ -94,7 +94,8 @@
 ///
 /// assert_eq!(energy(&x), 14.0);
 /// assert_eq!(energy::gpu(&x), 14.0);
-/// assert!(energy::KERNEL.has_gpu() && !saxpy::KERNEL.has_gpu());
+/// assert!(energy::KERNEL.has_gpu() && saxpy::KERNEL.has_gpu());
+/// assert!(saxpy::KERNEL.spec().gpu_loops[0].on_gpu()); // its loop, one GPU invocation per item
 /// ```
 pub use adaptive_kernel_macros::adaptive_kernel;
 
@@ -130,12 +131,12 @@ pub mod guide;
 pub mod kernel {
     //! A kernel's handle and vocabulary: what `k::KERNEL` is ([`Kernel`]), how a call is
     //! routed ([`Route`]), what the attribute compiled ([`KernelSpec`], [`LoopRewrite`],
-    //! [`LoopSplit`]), size buckets ([`bucket_of`]), and which SIMD instruction set runs
+    //! [`LoopSplit`], [`LoopGpu`]), size buckets ([`bucket_of`]), and which SIMD instruction set runs
     //! ([`simd_level`]).
     pub use adaptive_kernel_runtime::{
         bucket_of, bucket_range, kernel_named, kernels, loop_reason, set_span_threshold, simd_level, with_backend,
-        Backend, Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, LoopRewrite, LoopSplit, OpComplexity,
-        ParseEnumError, Route, SimdLevel, Work, BUCKETS, LOOP_REASONS,
+        Backend, Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, LoopGpu, LoopRewrite, LoopSplit,
+        OpComplexity, ParseEnumError, Route, SimdLevel, Work, BUCKETS, LOOP_REASONS,
     };
 }
 
@@ -145,8 +146,8 @@ pub mod report {
     //! ([`TIE_BAND`]), and [`LoopSummary`], the words for what the attribute did to the
     //! body's loops.
     pub use adaptive_kernel_runtime::{
-        crossovers, BackendReport, BucketReport, Crossover, KernelTable, LoopLine, LoopSummary, MathCalls, SplitLine,
-        TIE_BAND,
+        backend_columns, backend_label, crossovers, BackendReport, BucketReport, Crossover, GpuLine, KernelTable,
+        LoopLine, LoopSummary, MathCalls, SplitLine, TIE_BAND,
     };
 }
 
@@ -161,8 +162,8 @@ pub mod history {
     pub use adaptive_kernel_runtime::{
         clear_history, default_path, export_history, export_learned, flush, history_file, history_status,
         import_history, import_learned, read_history, save_calibration, set_history, BucketRecord, ExclusionRecord,
-        Fingerprint, HistoryError, HistoryFile, HistoryStatus, ImportError, ImportSummary, KernelRecord, LearnedImport,
-        LoopRecord, MachineRecord, NearestEntry, NearestRule, SplitRecord, TimingRecord,
+        Fingerprint, GpuLoopRecord, HistoryError, HistoryFile, HistoryStatus, ImportError, ImportSummary, KernelRecord,
+        LearnedImport, LoopRecord, MachineRecord, NearestEntry, NearestRule, SplitRecord, TimingRecord,
     };
 }
 
@@ -206,7 +207,7 @@ pub mod __private {
     pub use adaptive_kernel_runtime::compare::verify_input;
     pub use adaptive_kernel_runtime::ops::{gpu as ops_gpu, par as ops_par, scalar as ops_scalar, simd as ops_simd};
     pub use adaptive_kernel_runtime::{
-        run_verified, simd_level, simd_run, Backend, Kernel, KernelFamily, KernelSpec, LoopRewrite, LoopSplit,
+        run_verified, simd_level, simd_run, Backend, Kernel, KernelFamily, KernelSpec, LoopGpu, LoopRewrite, LoopSplit,
         OpComplexity, Route, SimdLevel, Work,
     };
 
@@ -218,4 +219,7 @@ pub mod __private {
 
     /// The fork–join of the loops a Parallel variant splits across threads.
     pub use adaptive_kernel_runtime::ops::par::loops as split;
+
+    /// The GPU runs of the loops a GPU variant generates.
+    pub use adaptive_kernel_runtime::ops::gpu::loops as gpu_loop;
 }

@@ -109,6 +109,7 @@ static ROUTED: Kernel = Kernel::new(KernelSpec {
     token_hash: 1,
     loops: &[],
     splits: &[],
+    gpu_loops: &[],
 });
 
 /// A plain loop: no GPU variant.

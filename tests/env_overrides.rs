@@ -15,6 +15,7 @@ static K: Kernel = Kernel::new(KernelSpec {
     token_hash: 1,
     loops: &[],
     splits: &[],
+    gpu_loops: &[],
 });
 
 fn first_backend(size: usize) -> Backend {

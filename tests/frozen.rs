@@ -23,6 +23,7 @@ static K: Kernel = Kernel::new(KernelSpec {
     token_hash: 3,
     loops: &[],
     splits: &[],
+    gpu_loops: &[],
 });
 
 /// Learned: Scalar here although the MoE table says SIMD (High, above 1,000).

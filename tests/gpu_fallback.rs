@@ -1,7 +1,8 @@
 //! The GPU backend's life cycle in one process: untouched by empty inputs,
 //! ready on first use, and after the device is lost every op still returns
 //! the right result (on SIMD), `health()` says `Failed`, `is_available()` is
-//! false, and the adapter is still reported.
+//! false, and the adapter is still reported. A loop the GPU variant runs on
+//! the device runs there before, and on the host after, with the same result.
 //!
 //! One test in its own binary: losing the device is permanent for the
 //! process. Like every GPU test it fails without a device unless
@@ -10,8 +11,28 @@
 use std::io;
 use std::sync::{Arc, Mutex};
 
+use adaptive_kernel::__private::gpu_loop;
+use adaptive_kernel::adaptive_kernel;
 use adaptive_kernel::ops::gpu::{self, GpuHealth};
 use adaptive_kernel::ops::scalar;
+
+/// `out = x² + 1`: a loop the GPU variant runs on the device.
+#[adaptive_kernel(complexity = "Low")]
+fn squares(x: &[f32], out: &mut [f32]) {
+    for (o, v) in out.iter_mut().zip(x) {
+        *o = v * v + 1.0;
+    }
+}
+
+/// `squares`' GPU variant on `x`, against Scalar's, and where its loop ran (device, host).
+fn squares_on_gpu(x: &[f32]) -> (u64, u64) {
+    let (mut g, mut s) = (vec![0.0; x.len()], vec![0.0; x.len()]);
+    squares::gpu(x, &mut g);
+    squares::scalar(x, &mut s);
+    assert_eq!(g, s);
+    let runs = gpu_loop::runs(file!(), squares::KERNEL.spec().gpu_loops[0].line);
+    (runs.on_device, runs.on_host)
+}
 
 /// Collects what the `tracing` subscriber writes.
 #[derive(Clone, Default)]
@@ -59,6 +80,7 @@ fn a_lost_device_falls_back_to_simd_with_correct_results() {
     let b: Vec<f32> = (0..5000).map(|i| (i % 3) as f32 + 0.5).collect();
     assert_eq!(gpu::add(&a, &b), scalar::add(&a, &b));
     assert!(gpu::health().is_ready());
+    assert_eq!(squares_on_gpu(&a), (1, 0));
 
     gpu::__destroy_device_for_tests();
 
@@ -82,6 +104,10 @@ fn a_lost_device_falls_back_to_simd_with_correct_results() {
     let s = scalar::matmul(&a[..100], &b[..100], 10, 10, 10);
     assert!(m.iter().zip(&s).all(|(x, y)| (x - y).abs() <= 1e-4 * y.abs().max(1.0)));
     assert!(matches!(gpu::health(), GpuHealth::Failed { .. }), "a failure is final");
+    assert_eq!(squares_on_gpu(&a), (1, 1), "the generated loop ran on the host, right");
+    let mut routed = vec![0.0; a.len()];
+    squares(&a, &mut routed);
+    assert_eq!(routed, a.iter().map(|v| v * v + 1.0).collect::<Vec<_>>());
 
     let text = log.text();
     assert_eq!(text.matches("GPU backend failed").count(), 1, "the failure is logged once:\n{text}");

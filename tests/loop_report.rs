@@ -211,7 +211,8 @@ fn the_kernel_table_says_it_under_its_title() {
         format!(
             "  loops: 1 of 1 float reduction in lanes, in SIMD\n    line {0}, for range +=: in lanes in SIMD\n  \
              splits: 0 of 1 top-level loop split across threads in Parallel\n    line {0}, for range: on one thread \
-             (serial: the kernel opted out of splitting with `serial`)\n",
+             (serial: the kernel opted out of splitting with `serial`)\n  gpu: 1 of 1 top-level loop on the GPU\n    \
+             line {0}, for range: on the GPU\n",
             line(&dot::KERNEL)
         )
     );
@@ -220,7 +221,8 @@ fn the_kernel_table_says_it_under_its_title() {
         format!(
             "  loops: 1 of 1 float reduction in lanes, in SIMD, Parallel\n    line {0}, for range +=: in lanes in SIMD, \
              Parallel\n  splits: 1 of 1 top-level loop split across threads in Parallel\n    line {0}, for range: \
-             split across threads in Parallel\n",
+             split across threads in Parallel\n  gpu: 1 of 1 top-level loop on the GPU\n    line {0}, for range: on the \
+             GPU\n",
             line(&dot_split::KERNEL)
         )
     );
@@ -230,7 +232,8 @@ fn the_kernel_table_says_it_under_its_title() {
             "  loops: 0 of 1 float reduction in lanes; the SIMD variant is the body as written\n    line {0}, for \
              range +=: as written (effect: a store, or a call that may have side effects)\n  splits: 1 of 1 \
              top-level loop split across threads in Parallel\n    line {0}, for range: split across threads in \
-             Parallel\n",
+             Parallel\n  gpu: 0 of 1 top-level loop on the GPU\n    line {0}, for range: on the host (call: a \
+             call of a function or method the GPU variant does not translate)\n",
             line(&doubled_sum::KERNEL)
         )
     );
@@ -240,14 +243,17 @@ fn the_kernel_table_says_it_under_its_title() {
         table_loops(&saxpy::KERNEL),
         format!(
             "  loops: no float reduction to put in lanes\n  splits: 1 of 1 top-level loop split across threads in \
-             Parallel\n    line {saxpy_line}, for iter_mut.zip: split across threads in Parallel\n"
+             Parallel\n    line {saxpy_line}, for iter_mut.zip: split across threads in Parallel\n  gpu: 1 of 1 \
+             top-level loop on the GPU\n    line {saxpy_line}, for iter_mut.zip: on the GPU\n"
         )
     );
     assert!(
-        table_loops(&running::KERNEL).ends_with(
+        table_loops(&running::KERNEL).ends_with(&format!(
             "for range: on one thread (overlap: a slice the loop writes is also used beyond the iteration's own \
-             item or row)\n"
-        ),
+             item or row)\n  gpu: 0 of 1 top-level loop on the GPU\n    line {}, for range: on the host (overlap: a \
+             slice the loop writes is also used beyond the iteration's own item or row)\n",
+            running::KERNEL.spec().splits[0].line
+        )),
         "{}",
         table_loops(&running::KERNEL)
     );

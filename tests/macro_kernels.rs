@@ -212,10 +212,14 @@ fn routed_call_above_the_simd_threshold_agrees() {
 }
 
 #[test]
-fn gpu_variants_exist_exactly_for_ops_bodies_and_explicit_paths() {
+fn gpu_variants_exist_for_ops_bodies_explicit_paths_and_loops_the_gpu_runs() {
+    // A loop that pushes to a `Vec` has no independent iterations; `exact` keeps a loop off the GPU.
     assert!(!scale_add::KERNEL.has_gpu());
-    assert!(!saxpy::KERNEL.has_gpu());
     assert!(!dot::KERNEL.has_gpu());
+    assert_eq!(scale_add::KERNEL.spec().gpu_loops[0].reason, "writes");
+    assert_eq!(dot::KERNEL.spec().gpu_loops[0].reason, "exact");
+    // Independent iterations in the subset: the loop runs on the GPU.
+    assert!(saxpy::KERNEL.has_gpu() && saxpy::KERNEL.spec().gpu_loops[0].on_gpu());
     assert!(matmul::KERNEL.has_gpu());
     assert!(add_then_sum::KERNEL.has_gpu());
     assert!(sum_sq::KERNEL.has_gpu());

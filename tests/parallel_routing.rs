@@ -22,6 +22,7 @@ static WITH: Kernel = Kernel::new(KernelSpec {
     token_hash: 1,
     loops: &[],
     splits: &[],
+    gpu_loops: &[],
 });
 static WITHOUT: Kernel = Kernel::new(KernelSpec {
     name: "parallel_routing::without",
@@ -31,6 +32,7 @@ static WITHOUT: Kernel = Kernel::new(KernelSpec {
     token_hash: 2,
     loops: &[],
     splits: &[],
+    gpu_loops: &[],
 });
 static ONE_THREAD: Kernel = Kernel::new(KernelSpec {
     name: "parallel_routing::one_thread",
@@ -40,6 +42,7 @@ static ONE_THREAD: Kernel = Kernel::new(KernelSpec {
     token_hash: 3,
     loops: &[],
     splits: &[],
+    gpu_loops: &[],
 });
 
 const SIZE: usize = 500_000;

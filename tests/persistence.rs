@@ -21,6 +21,7 @@ const fn spec(name: &'static str, token_hash: u64) -> KernelSpec {
         token_hash,
         loops: &[],
         splits: &[],
+        gpu_loops: &[],
     }
 }
 

@@ -6,9 +6,11 @@
 //! The timings are this machine's, measured by the router itself: the test
 //! only calls the kernel. The cost model is installed with fixed figures (it
 //! prunes nothing here: neither variant is predicted hopeless) and history is
-//! off; the kernel has no GPU variant and, being `serial`, no Parallel one (its
-//! loop would split across threads: `tests/split_routing.rs` routes that), so
-//! Scalar and SIMD are the only candidates whatever `ADAPTIVE_KERNEL_GPU` says. Against a transient
+//! off; the kernel's GPU variant (its loop as a shader) is kept out by the GPU
+//! policy `off`, set in code for this process, and, being `serial`, it has no
+//! Parallel one (its loop would split across threads: `tests/split_routing.rs`
+//! routes that), so Scalar and SIMD are the only candidates whatever
+//! `ADAPTIVE_KERNEL_GPU` says. Against a transient
 //! load (other processes on a shared machine), the test keeps calling after the
 //! bucket first settles: the router re-times a settled choice whose confidence
 //! interval overlaps an alternative's, so what it holds after many calls is
@@ -28,6 +30,7 @@ mod common;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use adaptive_kernel::config::{GpuPolicy, Settings};
 use adaptive_kernel::{adaptive_kernel, Backend};
 use common::{fixed_model, settled};
 
@@ -67,9 +70,10 @@ fn settle(n: usize) -> Option<Backend> {
 #[test]
 #[cfg_attr(debug_assertions, ignore = "timings of unoptimised code; run with --release (scripts/test does)")]
 fn a_plain_dot_product_settles_on_simd_above_a_few_thousand_elements() {
+    Settings::application().gpu(GpuPolicy::Off).apply().expect("before any kernel runs");
     fixed_model();
     assert!(dot::KERNEL.spec().loops[0].rewritten(), "{:?}", dot::KERNEL.spec().loops);
-    assert!(!dot::KERNEL.has_gpu() && !dot::KERNEL.spec().has_parallel);
+    assert!(!dot::KERNEL.spec().has_parallel && !adaptive_kernel::ops::gpu::is_available());
     for n in [4_096, 16_384, 65_536] {
         let chosen = settle(n);
         let table = dot::KERNEL.table();

@@ -12,12 +12,20 @@
 //! programs without reductions (the blur) must give the plain result bit for
 //! bit in every annotated variant; integer programs (the histogram) exactly,
 //! in every build.
+//!
+//! The same checks run once more in a child process with every call forced onto
+//! the GPU (`ADAPTIVE_KERNEL_BACKEND=gpu`, on lavapipe where there is no GPU): each
+//! program with a GPU variant runs its loops on the device, within the same
+//! bounds (its sums keep the body's order; a device may fuse multiply–adds, which
+//! the bounds' roundings cover), and each without one runs SIMD and says why.
 
 #[path = "../benches/common/mod.rs"]
 mod common;
 #[path = "../benches/programs/mod.rs"]
 mod programs;
 
+use adaptive_kernel::__private::gpu_loop;
+use adaptive_kernel::kernel::KernelSpec;
 use programs::{blur, histogram, kmeans, layernorm, nbody, softmax, Build};
 
 const EPS: f64 = f32::EPSILON as f64;
@@ -259,7 +267,63 @@ fn histogram_builds_count_exactly_alike() {
         let mut counts = vec![0u32; bins];
         histogram::annotated::histogram::scalar(&samples, lo, hi, &mut counts);
         histogram::annotated::histogram::simd(&samples, lo, hi, &mut counts);
-        let twice: Vec<u32> = histogram::counts(Build::Plain, &samples, bins).iter().map(|c| 2 * c).collect();
-        assert_eq!(counts, twice, "both variants add to the counts");
+        histogram::annotated::histogram::parallel(&samples, lo, hi, &mut counts);
+        let thrice: Vec<u32> = histogram::counts(Build::Plain, &samples, bins).iter().map(|c| 3 * c).collect();
+        assert_eq!(counts, thrice, "every variant adds to the counts");
+    }
+}
+
+/// The programs with a GPU variant, and the file each kernel is in.
+fn with_gpu() -> [(&'static KernelSpec, &'static str); 4] {
+    [
+        (nbody::annotated::accelerations::KERNEL.spec(), "benches/programs/nbody.rs"),
+        (kmeans::annotated::assign::KERNEL.spec(), "benches/programs/kmeans.rs"),
+        (layernorm::annotated::layer_norm::KERNEL.spec(), "benches/programs/layernorm.rs"),
+        (softmax::annotated::softmax_rows::KERNEL.spec(), "benches/programs/softmax.rs"),
+    ]
+}
+
+#[test]
+#[ignore = "entry point of the child process `forcing_the_gpu_runs_each_program_there_or_says_why` starts"]
+fn every_program_forced_onto_the_gpu() {
+    adaptive_kernel::history::set_history(adaptive_kernel::config::HistorySetting::Off);
+    nbody_builds_agree_with_an_f64_reference();
+    kmeans_builds_assign_nearest_centroids();
+    layer_norm_builds_agree_with_an_f64_reference();
+    softmax_builds_agree_with_an_f64_reference();
+    blur_builds_agree_and_the_annotated_variants_bit_for_bit();
+    histogram_builds_count_exactly_alike();
+    for (spec, file) in with_gpu() {
+        for l in spec.gpu_loops {
+            let runs = gpu_loop::runs(file, l.line);
+            assert!(runs.on_device > 0 && runs.on_host == 0, "{}: line {}: {runs:?}", spec.name, l.line);
+        }
+    }
+}
+
+#[test]
+fn forcing_the_gpu_runs_each_program_there_or_says_why() {
+    if std::env::var("ADAPTIVE_KERNEL_SKIP_GPU_TESTS").as_deref() == Ok("1") {
+        eprintln!("skipped: ADAPTIVE_KERNEL_SKIP_GPU_TESTS=1");
+        return;
+    }
+    for (spec, _) in with_gpu() {
+        assert!(spec.gpu_loops.iter().all(|l| l.on_gpu()), "{}: {:?}", spec.name, spec.gpu_loops);
+    }
+    let exe = std::env::current_exe().expect("test binary path");
+    let out = std::process::Command::new(exe)
+        .args(["--ignored", "--exact", "every_program_forced_onto_the_gpu", "--nocapture", "--test-threads=1"])
+        .env("ADAPTIVE_KERNEL_BACKEND", "gpu")
+        .env("ADAPTIVE_KERNEL_GPU", std::env::var("ADAPTIVE_KERNEL_GPU").unwrap_or_else(|_| "software".into()))
+        .env("ADAPTIVE_KERNEL_HISTORY", "off")
+        .output()
+        .expect("spawn the child test process");
+    let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    // The programs without a GPU variant ran SIMD, and said why, naming the loop's word.
+    for (kernel, word) in [("box_blur", "(call: "), ("histogram", "on the host (")] {
+        let said =
+            text.lines().find(|l| l.contains(kernel) && l.contains("GPU forced but the kernel has no GPU variant"));
+        assert!(said.is_some_and(|l| l.contains(word)), "{kernel}: {text}");
     }
 }

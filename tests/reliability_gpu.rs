@@ -28,6 +28,7 @@ static ADD: Kernel = Kernel::new(KernelSpec {
     token_hash: 1,
     loops: &[],
     splits: &[],
+    gpu_loops: &[],
 });
 
 const SIZE: usize = 20_000;

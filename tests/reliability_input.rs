@@ -210,6 +210,7 @@ static MATMUL: Kernel = Kernel::new(KernelSpec {
     token_hash: 1,
     loops: &[],
     splits: &[],
+    gpu_loops: &[],
 });
 
 /// One routed matmul of `n`×`n` matrices (sizes as the macro's default: both lengths).

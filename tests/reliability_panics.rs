@@ -23,6 +23,7 @@ static SUM: Kernel = Kernel::new(KernelSpec {
     token_hash: 1,
     loops: &[],
     splits: &[],
+    gpu_loops: &[],
 });
 
 const SIZE: usize = 50_000;

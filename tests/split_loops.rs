@@ -1,7 +1,8 @@
 //! Plain-loop kernels whose top-level loops the Parallel variant splits across
 //! threads: the variant exists, its element-wise results are Scalar's bit for
 //! bit, its reductions are within the tolerance and the same on every run at a
-//! given thread count (1, 2 and 3 threads), and the loops it cannot split are
+//! given thread count (1, 2 and 3 threads), scatter updates through private
+//! copies are Scalar's (integers exactly), and the loops it cannot split are
 //! reported with their word.
 
 use adaptive_kernel::ops::par::with_threads;
@@ -98,13 +99,27 @@ fn standardise(x: &[f32], out: &mut [f32], cols: usize) {
 
 const EPS: f32 = 1e-5;
 
-/// A histogram: scattered writes, left on one thread.
+/// A histogram: scattered writes, each chunk into a private copy of the bins.
 #[adaptive_kernel(complexity = "Low", size = x.len())]
 fn histogram(x: &[f32], bins: &mut [u32]) {
     let n = bins.len();
     for v in x {
         let b = ((v.clamp(0.0, 0.999)) * n as f32) as usize;
         bins[b] += 1;
+    }
+}
+
+/// Sums and counts per label and dimension, and the largest value per label: k-means'
+/// update step, with a maximum.
+#[adaptive_kernel(complexity = "Medium", size = x.len())]
+fn per_label(x: &[f32], labels: &[usize], d: usize, sums: &mut [f32], counts: &mut [u64], top: &mut [f32]) {
+    for i in 0..labels.len() {
+        let l = labels[i];
+        counts[l] += 1;
+        for j in 0..d {
+            sums[l * d + j] += x[i * d + j];
+            top[l] = top[l].max(x[i * d + j]);
+        }
     }
 }
 
@@ -158,7 +173,8 @@ fn independent_loops_are_split_and_the_others_say_why() {
     assert_eq!(words(blur_rows::KERNEL.spec().splits), ["split"]);
     assert_eq!(words(forces::KERNEL.spec().splits), ["split"]);
     assert_eq!(words(outer::KERNEL.spec().splits), ["split"]);
-    assert_eq!(words(histogram::KERNEL.spec().splits), ["overlap"]);
+    assert_eq!(words(histogram::KERNEL.spec().splits), ["split"]);
+    assert_eq!(words(per_label::KERNEL.spec().splits), ["split"]);
     assert_eq!(words(stencil::KERNEL.spec().splits), ["split"]);
     assert_eq!(words(bump_third_last::KERNEL.spec().splits), ["split"]);
     assert_eq!(words(prefix::KERNEL.spec().splits), ["overlap"]);
@@ -166,7 +182,7 @@ fn independent_loops_are_split_and_the_others_say_why() {
     for spec in [saxpy::KERNEL.spec(), forces::KERNEL.spec(), scaled_by_rc::KERNEL.spec()] {
         assert!(spec.has_parallel, "{}", spec.name);
     }
-    assert!(!histogram::KERNEL.spec().has_parallel);
+    assert!(histogram::KERNEL.spec().has_parallel);
     assert_eq!(words(standardise::KERNEL.spec().splits), ["split"]);
     for l in standardise::KERNEL.spec().loops {
         assert_eq!(
@@ -243,6 +259,44 @@ proptest! {
     }
 
     #[test]
+    fn scatter_updates_are_scalar_s_and_repeat_at_a_thread_count(
+        x in values(0..2000),
+        bins in 1usize..300,
+        k in 1usize..20,
+        d in 1usize..5,
+    ) {
+        let mut want = vec![3u32; bins];
+        histogram::scalar(&x, &mut want);
+        let n = x.len() / d;
+        let labels: Vec<usize> = (0..n).map(|i| (i * 7 + x.len()) % k).collect();
+        let (mut sums, mut counts, mut top) = (vec![1.0f32; k * d], vec![0u64; k], vec![f32::NAN; k]);
+        per_label::scalar(&x, &labels, d, &mut sums, &mut counts, &mut top);
+        let scale: Vec<f32> = (0..k * d).map(|s| {
+            (0..n).filter(|&i| labels[i] == s / d).map(|i| x[i * d + s % d].abs()).sum::<f32>() + 1.0
+        }).collect();
+        for threads in [1, 2, 3] {
+            let run = || {
+                let mut got = vec![3u32; bins];
+                let (mut s, mut c, mut t) = (vec![1.0f32; k * d], vec![0u64; k], vec![f32::NAN; k]);
+                with_threads(threads, || {
+                    histogram::parallel(&x, &mut got);
+                    per_label::parallel(&x, &labels, d, &mut s, &mut c, &mut t);
+                });
+                (got, s, c, t)
+            };
+            let (got, s, c, t) = run();
+            prop_assert_eq!(&got, &want, "integer counts are exact");
+            prop_assert_eq!(&c, &counts);
+            prop_assert_eq!(bits(&t), bits(&top), "a maximum is exact");
+            for ((g, w), sc) in s.iter().zip(&sums).zip(&scale) {
+                prop_assert!((g - w).abs() <= 1e-5 * sc, "{} vs {}", g, w);
+            }
+            let again = run();
+            prop_assert_eq!(bits(&again.1), bits(&s), "the same float sums on every run at {} threads", threads);
+        }
+    }
+
+    #[test]
     fn reductions_are_within_tolerance_and_repeat_at_a_thread_count(x in values(0..300), y in values(0..300)) {
         let n = x.len().min(y.len());
         let (x, y) = (&x[..n], &y[..n]);
@@ -278,7 +332,7 @@ proptest! {
 }
 
 #[test]
-fn loops_left_alone_still_compute_the_same() {
+fn a_histogram_and_a_loop_left_alone_compute_what_they_did() {
     let x: Vec<f32> = (0..100).map(|i| i as f32 / 100.0).collect();
     let mut bins = vec![0u32; 10];
     histogram(&x, &mut bins);
@@ -329,6 +383,9 @@ fn routed_calls_compute_what_scalar_computes() {
         scaled_by_rc(&a, &mut o);
         scaled_by_rc::scalar(&a, &mut w);
         assert_eq!(o, w);
+        let (mut s, mut c, mut t) = (vec![0.0; 64], vec![0; 8], vec![0.0; 8]);
+        per_label(&a[..512], &[3; 64], 8, &mut s, &mut c, &mut t);
+        assert_eq!(c[3], 64);
         stencil(&a, &mut o, 64, 64);
         stencil::scalar(&a, &mut w, 64, 64);
         assert_eq!(o, w);

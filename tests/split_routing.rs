@@ -104,10 +104,10 @@ fn verify_compares_the_split_variant_with_scalar_and_keeps_it() {
     fixed_model();
     let (x, y) = bodies(500);
     let right = total_potential::scalar(&x, &y);
-    // Scalar and SIMD already measured (slow: more samples than a round keeps, the first a
-    // warm-up), so that exploration's next timed calls go to the split variant whatever this
-    // build's or this machine's speeds.
-    for b in [Backend::Scalar, Backend::Simd] {
+    // Scalar, SIMD and the GPU (its loop runs there too) already measured (slow: more samples
+    // than a round keeps, the first a warm-up), so that exploration's next timed calls go to the
+    // split variant whatever this build's or this machine's speeds.
+    for b in [Backend::Scalar, Backend::Simd, Backend::Gpu] {
         for _ in 0..8 {
             total_potential::KERNEL.observe(x.len(), b, us(50_000));
         }

@@ -47,6 +47,7 @@ static K: Kernel = Kernel::new(KernelSpec {
     token_hash: 1,
     loops: &[],
     splits: &[],
+    gpu_loops: &[],
 });
 
 #[test]
@@ -88,6 +89,7 @@ static SLOW: Kernel = Kernel::new(KernelSpec {
     token_hash: 1,
     loops: &[],
     splits: &[],
+    gpu_loops: &[],
 });
 static FAST: Kernel = Kernel::new(KernelSpec {
     name: "tracing::fast",
@@ -97,6 +99,7 @@ static FAST: Kernel = Kernel::new(KernelSpec {
     token_hash: 1,
     loops: &[],
     splits: &[],
+    gpu_loops: &[],
 });
 
 fn call(k: &'static Kernel, pause: std::time::Duration) {

@@ -306,8 +306,10 @@ fn holds(variant: Backend, verdict: &str, cited: &[&str], spec: &KernelSpec) -> 
     let split = !spec.splits.is_empty() && spec.splits.iter().all(|s| s.reason.is_empty());
     let reported: Vec<&str> = match variant {
         Backend::Parallel => spec.splits.iter().map(|s| s.reason).collect(),
+        Backend::Gpu => spec.gpu_loops.iter().map(|l| l.reason).collect(),
         _ => spec.loops.iter().map(|l| l.reason).collect(),
     };
+    let on_gpu = !spec.gpu_loops.is_empty() && spec.gpu_loops.iter().all(|l| l.on_gpu());
     let cites = cited.is_empty() || cited.iter().any(|w| reported.contains(w));
     let ok = match (variant, verdict) {
         // Scalar is the body verbatim, whatever its shape.
@@ -322,8 +324,9 @@ fn holds(variant: Backend, verdict: &str, cited: &[&str], spec: &KernelSpec) -> 
         (Backend::Parallel, "not split") => !spec.has_parallel && !split && cites,
         (Backend::Parallel, "across the pool") => spec.has_parallel && spec.splits.is_empty(),
         (Backend::Parallel, "no variant") => !spec.has_parallel,
-        (Backend::Gpu, "none") => !spec.has_gpu,
-        (Backend::Gpu, "shader") => spec.has_gpu,
+        (Backend::Gpu, "none") => !spec.has_gpu && cites,
+        (Backend::Gpu, "on the GPU") => spec.has_gpu && on_gpu,
+        (Backend::Gpu, "shader") => spec.has_gpu && spec.gpu_loops.is_empty(),
         _ => return Err(format!("unknown verdict **{verdict}** for {variant}: say in `holds` what it means")),
     };
     if ok {
@@ -390,9 +393,10 @@ mod rows {
     }
 
     #[adaptive_kernel(complexity = "Low")]
-    pub(crate) fn drift(x: &mut [f32], v: &[f32], dt: f32, n: usize, steps: usize) {
+    pub(crate) fn drift(x: &mut [f32], v: &mut [f32], dt: f32, n: usize, steps: usize) {
         for _ in 0..steps {
             for i in 0..n {
+                v[i] -= dt * x[i];
                 x[i] += dt * v[i];
             }
         }
@@ -406,7 +410,7 @@ mod rows {
     }
 
     #[adaptive_kernel(complexity = "Low")]
-    pub(crate) fn histogram(samples: &[u8], hist: &mut [u32]) {
+    pub(crate) fn histogram(samples: &[u32], hist: &mut [u32]) {
         for &s in samples {
             hist[s as usize] += 1;
         }

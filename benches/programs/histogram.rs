@@ -1,13 +1,14 @@
-//! A histogram of samples into equal-width bins: the program that must be
-//! left alone. Its writes are scattered (`counts[bin] += 1`, the bin read
-//! from the data), so its iterations are not independent and no reassociation
-//! applies (the counts are integers); the annotated build can only match the
-//! plain one (the "≥ 0.98× the unannotated program").
+//! A histogram of samples into equal-width bins. Its writes are scattered
+//! (`counts[bin] += 1`, the bin read from the data), so its iterations are
+//! not independent: the annotated build's Parallel variant gives each chunk
+//! a private copy of the counts, merged after the loop (a scatter reduction,
+//! as OpenMP's `reduction(+: counts[:n])`); the loop itself runs as written.
 //!
-//! What a performance engineer does instead changes the algorithm: private
-//! histograms per task (merged at the end), four of them interleaved per task
-//! so that equal bins in a row do not wait on each other's stores. The figure
-//! is GB/s of samples read.
+//! What a performance engineer does besides: private histograms per task,
+//! four of them interleaved per task so that equal bins in a row do not wait
+//! on each other's stores, and the bins computed in lanes with a spill bin
+//! instead of the branch (which changes the body, as no rewrite may). The
+//! figure is GB/s of samples read.
 
 use rayon::prelude::*;
 
@@ -178,7 +179,7 @@ impl Case for Histogram {
         (&annotated::histogram::KERNEL, self.samples.len())
     }
     fn target(&self) -> &'static str {
-        "left alone: ≥ 0.98× plain"
+        "≥ 0.5× hand"
     }
 }
 

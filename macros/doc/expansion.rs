@@ -68,6 +68,7 @@ pub mod matmul {
             // One `LoopSplit { line, idiom, reason }` per top-level `for` loop of the body (see
             // "Loops split across threads" above); this body has none.
             splits: &[],
+            gpu_loops: &[],
         });
     // The bodies live one module further down, where the only names besides the user's module
     // (the glob) are `__adaptive_*`: a body calling a helper named `simd` gets the helper.
@@ -118,8 +119,9 @@ pub mod matmul {
             use ::adaptive_kernel::__private::ops_par as ops;
             ops::matmul(a, b, m, n, k)
         }
-        // Only because the body calls `ops::` (or `gpu = path` is given); otherwise there is no `matmul::gpu`.
-        /// The GPU variant of `matmul`: its body with `ops` bound to GPU compute shaders. Bypasses the router.
+        // Only because the body calls `ops::` (or runs a top-level loop on the GPU, or `gpu = path`
+        // is given); otherwise there is no `matmul::gpu`.
+        /// The GPU variant of `matmul`: its body with `ops` bound to GPU compute shaders and its independent top-level loops run as generated ones (one invocation per iteration). Bypasses the router.
         #[inline]
         pub fn __adaptive_gpu(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
             #[allow(unused_imports)]

@@ -42,11 +42,18 @@ pub mod dot {
             token_hash: 3090808249871524736u64,
             loops: &[],
             // The loop updates `acc` by `acc = acc + …` over a generic `T`: not an accumulation the
-            // split can prove, so the loop stays on one thread and there is no Parallel variant.
+            // split can prove, so the loop stays on one thread and there is no Parallel variant;
+            // nor, for the same reason, a GPU one.
             splits: &[::adaptive_kernel::__private::LoopSplit {
                 line: 11,
                 idiom: "for iter.zip",
                 reason: "writes",
+            }],
+            gpu_loops: &[::adaptive_kernel::__private::LoopGpu {
+                line: 11,
+                idiom: "for iter.zip",
+                reason: "writes",
+                roundings: 0,
             }],
         });
     mod __adaptive {

@@ -22,6 +22,7 @@ pub fn forward(&self, x: &[f32]) -> f32 {
                 vector_math: &[],
             }],
             splits: &[],
+            gpu_loops: &[],
         });
     let __adaptive_size: usize = x.len();
     // The closure names this instantiation (`my_crate::nn::Layer::forward`); its address finds the

@@ -99,7 +99,7 @@ impl ToTokens for InImpl<'_> {
         };
         let gpu = match &k.args.gpu {
             Some(path) => self.explicit(path),
-            None => body_closure("ops_gpu", &k.func.block),
+            None => body_closure("ops_gpu", &k.gpu_body),
         };
         let body = routed_body(k, prelude, kernel, [scalar, simd, parallel, gpu], &|_, _| TokenStream::new());
 

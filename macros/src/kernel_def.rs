@@ -13,6 +13,7 @@ use crate::errors::Errors;
 use crate::hash::token_hash;
 use crate::reduce::{self, LoopReport};
 use crate::relocate::relocate;
+use crate::shader::{self, GpuReport};
 use crate::signature::{self, Param, Shape};
 use crate::size::default_size;
 use crate::split::{self, OptOut, SplitReport};
@@ -35,6 +36,11 @@ pub(crate) struct KernelDef {
     pub loops: Vec<Lanes>,
     /// What was done to each top-level `for` loop for the Parallel variant.
     pub splits: Vec<SplitReport>,
+    /// The GPU variant's body (unless `gpu = path`): the relocated body with each top-level
+    /// loop that can run on the GPU replaced by its GPU run.
+    pub gpu_body: syn::Block,
+    /// What the GPU variant does with each top-level `for` loop.
+    pub gpu_loops: Vec<GpuReport>,
     pub attrs: Attrs,
     pub params: Vec<Param>,
     pub args: Args,
@@ -42,7 +48,8 @@ pub(crate) struct KernelDef {
     pub size: TokenStream,
     /// The body's first `ops` that starts a path (`ops::matmul(..)`), if any.
     pub ops_use: Option<syn::Ident>,
-    /// Whether the kernel has a GPU variant: `gpu = path`, or a body that calls `ops::`.
+    /// Whether the kernel has a GPU variant: `gpu = path`, a body that calls `ops::`, or a
+    /// top-level loop that runs on the GPU.
     pub has_gpu: bool,
     /// Whether the kernel has a Parallel variant: `parallel = path`, or, unless it is `serial`,
     /// a body that calls `ops::` or a top-level loop split across threads.
@@ -147,10 +154,18 @@ impl KernelDef {
             (None, true) => Some(OptOut::Serial),
             (None, false) => None,
         };
-        let (split_body, splits) =
-            split::split_loops(&relocated.block, &relocated.sig, parsed_args.exact, split_opt_out);
+        // One analysis of the top-level loops, read by the split and by the GPU variant's shader.
+        let top_loops = split::analyse_loops(&relocated.block, &relocated.sig, parsed_args.exact);
+        let (split_body, splits) = split::split_analysed(&relocated.block, &top_loops, split_opt_out);
+        let gpu_opt_out = match (parsed_args.exact, &parsed_args.gpu) {
+            (true, _) => Some("exact"),
+            (false, Some(_)) => Some("gpu"),
+            (false, None) => None,
+        };
+        let (gpu_body, gpu_loops) = shader::gpu_loops(&relocated.block, &relocated.sig, &top_loops, gpu_opt_out);
         let token_hash = token_hash([&args, &func.sig.to_token_stream(), &func.block.to_token_stream()]);
-        let has_gpu = parsed_args.gpu.is_some() || ops_use.is_some();
+        let any_gpu_loop = gpu_loops.iter().any(|l| l.reason.is_empty());
+        let has_gpu = parsed_args.gpu.is_some() || ops_use.is_some() || any_gpu_loop;
         let any_split = splits.iter().any(|s| s.reason.is_empty());
         // `serial`: the kernel stays on the calling thread, so no Parallel variant, whatever the
         // body calls (`ops::` would bind to `ops::par`, which forks); `parallel = path` beside it
@@ -167,6 +182,8 @@ impl KernelDef {
             parallel_body,
             loops,
             splits,
+            gpu_body,
+            gpu_loops,
             attrs: Attrs::sort(&func.attrs),
             params,
             args: parsed_args,

@@ -63,7 +63,8 @@
 //! | `attrs` | which user attribute goes on which generated item |
 //! | `relocate` | module-relative paths moved to where the variants live |
 //! | `reduce` | the SIMD body's float reductions reassociated into independent lanes, its bounds-checked element-wise index loops taken in chunks, and what was done to each |
-//! | `split` | the Parallel body: top-level loops with independent iterations split across threads, and why not where not |
+//! | `split` | the Parallel body: top-level loops with independent iterations split across threads, and why not where not; the one analysis of top-level loops every rewrite reads |
+//! | `shader` | the GPU body: those loops as WGSL compute shaders, one invocation per iteration (a checked subset with its own type inference, types confirmed at run time), and why not where not |
 //! | `variants` | `mod k`: the variants and `KERNEL` (a `ToTokens` printer, one method per piece) |
 //! | `wrapper` | the routed function |
 //! | `in_impl` | a method or associated function: the routed function with its variants inside it |
@@ -79,6 +80,7 @@ mod in_impl;
 mod kernel_def;
 mod reduce;
 mod relocate;
+mod shader;
 mod signature;
 mod size;
 mod split;

@@ -181,6 +181,11 @@ pub(crate) fn spec(k: &KernelDef, name: TokenStream) -> TokenStream {
         let (line, idiom, reason) = (proc_macro2::Literal::u32_unsuffixed(s.line), &s.idiom, s.reason);
         quote!(::adaptive_kernel::__private::LoopSplit { line: #line, idiom: #idiom, reason: #reason, })
     });
+    let gpu_loops = k.gpu_loops.iter().map(|g| {
+        let (line, idiom, reason) = (proc_macro2::Literal::u32_unsuffixed(g.line), &g.idiom, g.reason);
+        let roundings = proc_macro2::Literal::u32_unsuffixed(g.roundings);
+        quote!(::adaptive_kernel::__private::LoopGpu { line: #line, idiom: #idiom, reason: #reason, roundings: #roundings, })
+    });
     quote! {
         ::adaptive_kernel::__private::KernelSpec {
             name: #name,
@@ -190,6 +195,7 @@ pub(crate) fn spec(k: &KernelDef, name: TokenStream) -> TokenStream {
             token_hash: #token_hash,
             loops: &[#(#loops),*],
             splits: &[#(#splits),*],
+            gpu_loops: &[#(#gpu_loops),*],
         }
     }
 }
@@ -317,10 +323,11 @@ impl Variants<'_> {
             return TokenStream::new();
         }
         let doc = Doc(format!(
-            "The GPU variant of `{name}`: its body with `ops` bound to GPU compute shaders. Bypasses the router."
+            "The GPU variant of `{name}`: its body with `ops` bound to GPU compute shaders and its independent \
+             top-level loops run as generated ones (one invocation per iteration). Bypasses the router."
         ));
         let attrs = quote!(#doc #[inline]);
-        self.body_fn(attrs, quote!(pub), "__adaptive_gpu", quote!(ops_gpu), &k.relocated.block)
+        self.body_fn(attrs, quote!(pub), "__adaptive_gpu", quote!(ops_gpu), &k.gpu_body)
     }
 
     /// A function named `name` holding a copy of `body` (the body, or its SIMD form), with

@@ -70,6 +70,15 @@ impl Tolerance {
         }
     }
 
+    /// The same tolerance allowing `roundings` more roundings per result element (a
+    /// relative tolerance the attribute gave is left as it is).
+    pub fn widened(self, roundings: usize) -> Tolerance {
+        match self {
+            Tolerance::Rounding { terms } => Tolerance::Rounding { terms: terms.saturating_add(roundings) },
+            relative => relative,
+        }
+    }
+
     /// The tolerance for a kernel whose variants compute libm's functions with the
     /// runtime's formulas, the largest of whose bounds is `ulps`
     /// ([`KernelSpec::vector_math_ulps`](crate::KernelSpec::vector_math_ulps)): `2·(ulps + 1)`

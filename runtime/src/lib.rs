@@ -7,7 +7,7 @@
 //!
 //! | layer | holds |
 //! | --- | --- |
-//! | leaves: `backend`, `per_backend`, `error`, [`config`], `simd_level`, [`moe`], `bucket`, `numeric`, [`tolerance`], [`fusion`], [`compare`] | [`Backend`], [`OpComplexity`], per-backend values and sets of backends, [`Error`], the `ADAPTIVE_KERNEL_*` variables and their equivalents in code, [`SimdLevel`] and the one table of SIMD feature sets, the one MoE threshold table, size buckets, the shared median, the agreement a reassociated reduction promises, what a fused multiply-add may change, and how `verify` compares results by both |
+//! | leaves: `backend`, `candidate`, `error`, [`config`], `simd_level`, [`moe`], `bucket`, `numeric`, [`tolerance`], [`fusion`], [`compare`] | [`Backend`], [`OpComplexity`], the candidates a bucket chooses between (a backend, and for Parallel a width of the pool), per-candidate values and sets, [`Error`], the `ADAPTIVE_KERNEL_*` variables and their equivalents in code, [`SimdLevel`] and the one table of SIMD feature sets, the one MoE threshold table, size buckets, the shared median, the agreement a reassociated reduction promises, what a fused multiply-add may change, and how `verify` compares results by both |
 //! | [`ops`] | the op set in four backends: [`ops::scalar`], [`ops::simd`], [`ops::par`], [`ops::gpu`] |
 //! | [`cost`] | [`CostModel`]: predicted time per backend from figures calibrated on this machine; [`Work`] |
 //! | `select` | the selection API for code that routes its own calls: [`BackendSelector`] (MoE table, 5× rule, stateless), [`catalog`], [`AdaptiveBackend`] (a string-keyed learner of its own) |
@@ -21,6 +21,7 @@
 
 mod backend;
 mod bucket;
+mod candidate;
 mod clock;
 pub mod compare;
 pub mod config;
@@ -32,7 +33,6 @@ pub mod math;
 pub mod moe;
 mod numeric;
 pub mod ops;
-mod per_backend;
 mod persist;
 mod platform;
 mod select;
@@ -47,9 +47,10 @@ pub use error::Error;
 pub use kernel::run_verified;
 pub use kernel::Crossover;
 pub use kernel::{
-    crossovers, init_logging, kernel_named, kernels, loop_reason, set_span_threshold, with_backend, BackendReport,
-    BucketReport, Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, KernelTable, LoopLine, LoopRewrite,
-    LoopSplit, LoopSummary, MathCalls, Route, SplitLine, LOOP_REASONS, TIE_BAND,
+    backend_columns, backend_label, crossovers, init_logging, kernel_named, kernels, loop_reason, set_span_threshold,
+    with_backend, BackendReport, BucketReport, Decision, DecisionKind, GpuLine, Kernel, KernelFamily, KernelSpec,
+    KernelTable, LoopGpu, LoopLine, LoopRewrite, LoopSplit, LoopSummary, MathCalls, Route, SplitLine, LOOP_REASONS,
+    TIE_BAND,
 };
 /// The median every statistic of this crate is taken with, for the workspace's own
 /// benches (`benches/routing_quality`). Not a public API.
@@ -66,8 +67,8 @@ pub use persist::__saving_for_tests;
 pub use persist::{
     clear_history, default_path, export_history, export_learned, flush, history_file, history_status, import_history,
     import_learned, read_history, save_calibration, set_history, BucketRecord, ExclusionRecord, Fingerprint,
-    HistoryError, HistoryFile, HistoryStatus, ImportError, ImportSummary, KernelRecord, LearnedImport, LoopRecord,
-    MachineRecord, NearestEntry, NearestRule, SplitRecord, TimingRecord,
+    GpuLoopRecord, HistoryError, HistoryFile, HistoryStatus, ImportError, ImportSummary, KernelRecord, LearnedImport,
+    LoopRecord, MachineRecord, NearestEntry, NearestRule, SplitRecord, TimingRecord,
 };
 pub use select::{
     catalog, AdaptiveBackend, BackendSelector, PerfStats, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO,

@@ -94,6 +94,7 @@ pub(crate) const fn cpu_spec(name: &'static str, complexity: OpComplexity) -> ad
         token_hash: 7,
         loops: &[],
         splits: &[],
+        gpu_loops: &[],
     }
 }
 

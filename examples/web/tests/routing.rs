@@ -98,6 +98,7 @@ static FORCED: Kernel = Kernel::new(KernelSpec {
     token_hash: 7,
     loops: &[],
     splits: &[],
+    gpu_loops: &[],
 });
 
 #[wasm_bindgen_test]
@@ -132,6 +133,7 @@ static LEARNER: Kernel = Kernel::new(KernelSpec {
     token_hash: 42,
     loops: &[],
     splits: &[],
+    gpu_loops: &[],
 });
 static HEIR: Kernel = Kernel::new(KernelSpec {
     name: "wasm_tests::heir",
@@ -141,6 +143,7 @@ static HEIR: Kernel = Kernel::new(KernelSpec {
     token_hash: 42,
     loops: &[],
     splits: &[],
+    gpu_loops: &[],
 });
 
 fn call(kernel: &'static Kernel, x: &[f32]) -> (Backend, f32) {

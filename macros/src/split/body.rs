@@ -14,6 +14,10 @@
 //!   one width per target; it may read those places too, and nothing else of
 //!   the target (in a loop over an iterator of items, the target is the
 //!   iterator's and the body cannot name it at all);
+//! * update slots of a slice from outside chosen by data (`bins[idx] += 1`,
+//!   `best[k] = best[k].max(v)`), by one operator, and name that slice
+//!   otherwise only as `bins.len()`: each chunk updates a private copy
+//!   (`scatter.rs`);
 //! * update an accumulator declared `mut` before the loop only by
 //!   accumulation statements (`acc += t`, `acc -= t`, `acc *= t`,
 //!   `acc = acc.max(t)`, `acc = f32::min(acc, t)`, and `count += t` for an
@@ -36,19 +40,21 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use proc_macro2::{Ident, TokenStream, TokenTree};
+use proc_macro2::Ident;
 use syn::punctuated::Punctuated;
 use syn::visit::Visit;
 use syn::{BinOp, Block, Expr, Pat, Stmt, Token};
 
+use super::names::{format_names, idents, item_name, path_names, pure, READ_ONLY};
 use super::offset::{self, Inner};
+use super::scatter::{self, Scatter, Update};
 use super::scope::{Kind, Scope};
 use crate::reduce::{accumulation, pat_names, plain_ident, Op, Ty, Width};
 use crate::tokens::{normalised, strip};
 
 /// How many elements of a target one unit of the loop owns.
 #[derive(Clone, Debug)]
-pub(super) enum Stride {
+pub(crate) enum Stride {
     /// `out[i]`.
     One,
     /// `out[i * 3 + c]`: an integer literal.
@@ -68,7 +74,7 @@ impl Stride {
 }
 
 /// A slice a range loop writes at its own item or row.
-pub(super) struct Target {
+pub(crate) struct Target {
     pub name: Ident,
     pub stride: Stride,
     /// The least row width at which every access stays in its row (`offset.rs`): 0 for
@@ -76,6 +82,25 @@ pub(super) struct Target {
     /// The split form runs only when the width is at least this; a narrower row runs the
     /// loop as written.
     pub min_width: u64,
+}
+
+/// How the body uses a slice-like from outside that it writes.
+#[derive(Clone, Debug)]
+enum Use {
+    /// At the index's own item or row.
+    Row(Access),
+    /// A scatter update of a slot chosen by data (`scatter.rs`).
+    Scatter(Update),
+    /// `len()` or `is_empty()`.
+    Len,
+    /// Anything else.
+    Other,
+}
+
+impl Use {
+    fn of(row: Option<Access>) -> Use {
+        row.map_or(Use::Other, Use::Row)
+    }
 }
 
 /// How one access indexes a target: within the index's own item or row.
@@ -88,25 +113,27 @@ struct Access {
 
 /// What an accumulator holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Value {
+pub(crate) enum Value {
     Float(Width),
     Int,
 }
 
 /// A reduction the loop carries: its accumulator, declared before the loop.
-pub(super) struct Carried {
+pub(crate) struct Carried {
     pub ident: Ident,
     pub op: Op,
     pub value: Value,
 }
 
 /// What the body of a loop that can be split shares and writes.
-pub(super) struct Facts {
+pub(crate) struct Facts {
     /// Range loops: the slices written at the index's item or row.
     pub targets: Vec<Target>,
     pub carried: Vec<Carried>,
-    /// Every name from outside the loop that the body names, but the targets.
+    /// Every name from outside the loop that the body names, but the targets and scatters.
     pub shared: Vec<Ident>,
+    /// The slices updated at slots chosen by data: a private copy per chunk (`scatter.rs`).
+    pub scatters: Vec<Scatter>,
 }
 
 /// The loop being checked.
@@ -172,7 +199,7 @@ struct Checker<'a> {
     /// `MutSlice` names from outside the body writes into.
     written: BTreeMap<String, Ident>,
     /// For each `MutSlice` name from outside: how the body indexes it (`None`: some other use).
-    accesses: BTreeMap<String, Vec<Option<Access>>>,
+    accesses: BTreeMap<String, Vec<Use>>,
     /// Names a row width mentions.
     strides: Vec<String>,
 }
@@ -261,8 +288,8 @@ impl Checker<'_> {
                 Some((n, b)) if b.kind == Kind::MutSlice => {
                     self.written.entry(n.to_string()).or_insert_with(|| n.clone());
                     self.mentions.entry(n.to_string()).or_insert_with(|| n.clone());
-                    let stride = self.row(&i.index);
-                    self.accesses.entry(n.to_string()).or_default().push(stride);
+                    let row = self.row(&i.index);
+                    self.accesses.entry(n.to_string()).or_default().push(Use::of(row));
                     self.visit_expr(&i.index);
                 }
                 _ => {
@@ -275,6 +302,13 @@ impl Checker<'_> {
                     let name = n.to_string();
                     match self.outer(&name) {
                         Some(b) if method.is_some() && matches!(b.kind, Kind::Slice { .. }) => self.read(&n),
+                        // A length a chunk's private copy has too (`scatter.rs`).
+                        Some(b)
+                            if b.kind == Kind::MutSlice && method.is_some_and(|m| m == "len" || m == "is_empty") =>
+                        {
+                            self.mentions.entry(name.clone()).or_insert(n);
+                            self.accesses.entry(name).or_default().push(Use::Len);
+                        }
                         Some(b)
                             if b.kind == Kind::MutSlice && method.is_some_and(|m| READ_ONLY.iter().any(|r| m == r)) =>
                         {
@@ -321,8 +355,25 @@ impl Checker<'_> {
             self.fail("overlap");
         }
         if b.kind == Kind::MutSlice {
-            self.accesses.entry(name).or_default().push(None);
+            self.accesses.entry(name).or_default().push(Use::Other);
         }
+    }
+
+    /// Records `e` if it is a scatter update of a slice from outside (`scatter.rs`) that is
+    /// not at the index's own item or row; whether it was.
+    fn scatter(&mut self, e: &Expr) -> bool {
+        let Some(update) = scatter::update(e) else { return false };
+        let name = update.slice.to_string();
+        let ours = self.outer(&name).is_some_and(|b| b.kind == Kind::MutSlice);
+        if !ours || self.the_loop.streams.contains(&name) || self.row(update.index).is_some() {
+            return false;
+        }
+        self.written.entry(name.clone()).or_insert_with(|| update.slice.clone());
+        self.mentions.entry(name.clone()).or_insert_with(|| update.slice.clone());
+        self.accesses.entry(name).or_default().push(Use::Scatter(update.update));
+        self.visit_expr(update.index);
+        self.visit_expr(update.value);
+        true
     }
 
     /// How `index` stays in the index's own item or row, if it does.
@@ -473,20 +524,36 @@ impl Checker<'_> {
         if carried.iter().any(|c| self.read_mut.contains(&c.ident.to_string())) {
             return Err("reads");
         }
-        // Targets: written, and named only at their own item or row, at one stride.
+        // Targets: written, and named only at their own item or row, at one stride. Scatters:
+        // updated by one operator at slots chosen by data, and otherwise only measured.
         let mut targets = Vec::new();
+        let mut scatters = Vec::new();
         for (name, ident) in &self.written {
             let uses = &self.accesses[name];
-            let Some(Some(first)) = uses.first() else { return Err("overlap") };
-            let key = first.stride.key();
-            if uses.iter().any(|u| u.as_ref().is_none_or(|a| a.stride.key() != key)) {
-                return Err("overlap");
+            let rows: Vec<&Access> =
+                uses.iter().filter_map(|u| if let Use::Row(a) = u { Some(a) } else { None }).collect();
+            let updates: Vec<Update> =
+                uses.iter().filter_map(|u| if let Use::Scatter(op) = u { Some(*op) } else { None }).collect();
+            if let (Some(first), true) = (rows.first(), rows.len() == uses.len()) {
+                let key = first.stride.key();
+                if rows.iter().any(|a| a.stride.key() != key) {
+                    return Err("overlap");
+                }
+                if let Stride::Expr(w) = &first.stride {
+                    self.strides.extend(path_names(w));
+                }
+                let min_width = rows.iter().map(|a| a.min_width).max().unwrap_or(0);
+                targets.push(Target { name: ident.clone(), stride: first.stride.clone(), min_width });
+                continue;
             }
-            if let Stride::Expr(w) = &first.stride {
-                self.strides.extend(path_names(w));
+            let measured = uses.iter().all(|u| matches!(u, Use::Scatter(_) | Use::Len));
+            let Some(&update) = updates.first().filter(|_| measured) else { return Err("overlap") };
+            if updates.iter().any(|&u| u != update) {
+                return Err("mixed");
             }
-            let min_width = uses.iter().flatten().map(|a| a.min_width).max().unwrap_or(0);
-            targets.push(Target { name: ident.clone(), stride: first.stride.clone(), min_width });
+            let element = self.scope.element(name).ok_or("type")?;
+            Scatter::check(update, element, self.the_loop.exact)?;
+            scatters.push(Scatter { name: ident.clone(), update, element });
         }
         // Nothing the rewrite relies on may be rebound inside.
         let protected = self
@@ -502,7 +569,7 @@ impl Checker<'_> {
                 return Err("shadow");
             }
         }
-        if targets.is_empty() && carried.is_empty() && self.the_loop.streams.is_empty() {
+        if targets.is_empty() && carried.is_empty() && scatters.is_empty() && self.the_loop.streams.is_empty() {
             return Err("nothing");
         }
         let shared = self
@@ -511,7 +578,7 @@ impl Checker<'_> {
             .filter(|(n, _)| !self.written.contains_key(*n))
             .map(|(_, ident)| ident.clone())
             .collect();
-        Ok(Facts { targets, carried, shared })
+        Ok(Facts { targets, carried, shared, scatters })
     }
 }
 
@@ -574,12 +641,13 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                     if self.the_loop.streams.contains(&n.to_string()) {
                         self.fail("overlap");
                     }
-                    let stride = self.row(&i.index);
-                    self.accesses.entry(n.to_string()).or_default().push(stride);
+                    let row = self.row(&i.index);
+                    self.accesses.entry(n.to_string()).or_default().push(Use::of(row));
                     self.visit_expr(&i.index);
                 }
                 _ => syn::visit::visit_expr(self, e),
             },
+            e if self.scatter(e) => {}
             Expr::Assign(a) => {
                 self.write(&a.left, None);
                 self.visit_expr(&a.right);
@@ -735,110 +803,4 @@ impl Checker<'_> {
             self.labels.pop();
         }
     }
-}
-
-/// The name an item binds in a block's scope.
-fn item_name(item: &syn::Item) -> Option<String> {
-    match item {
-        syn::Item::Fn(f) => Some(f.sig.ident.to_string()),
-        syn::Item::Const(c) => Some(c.ident.to_string()),
-        syn::Item::Static(s) => Some(s.ident.to_string()),
-        _ => None,
-    }
-}
-
-/// The methods of a slice-like that only read it.
-const READ_ONLY: [&str; 16] = [
-    "len",
-    "is_empty",
-    "iter",
-    "get",
-    "first",
-    "last",
-    "chunks",
-    "chunks_exact",
-    "windows",
-    "contains",
-    "starts_with",
-    "ends_with",
-    "to_vec",
-    "split_at",
-    "split_first",
-    "split_last",
-];
-
-/// The names `e` reads as variables (not its field names).
-fn path_names(e: &Expr) -> Vec<String> {
-    struct Names(Vec<String>);
-    impl<'ast> Visit<'ast> for Names {
-        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
-            if let Some(i) = p.path.get_ident() {
-                self.0.push(i.to_string());
-            }
-        }
-    }
-    let mut names = Names(Vec::new());
-    names.visit_expr(e);
-    names.0
-}
-
-/// An expression with no effect: names, fields, integer literals, arithmetic, casts and `len()`.
-fn pure(e: &Expr) -> bool {
-    match e {
-        Expr::Path(p) => p.qself.is_none() && p.path.get_ident().is_some(),
-        Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(_), .. }) => true,
-        Expr::Field(f) => pure(&f.base),
-        Expr::Paren(p) => pure(&p.expr),
-        Expr::Group(g) => pure(&g.expr),
-        Expr::Cast(c) => pure(&c.expr),
-        Expr::Binary(b) => {
-            use syn::BinOp::{Add, Div, Mul, Rem, Sub};
-            matches!(b.op, Add(_) | Sub(_) | Mul(_) | Div(_) | Rem(_)) && pure(&b.left) && pure(&b.right)
-        }
-        Expr::MethodCall(m) => m.method == "len" && m.args.is_empty() && pure(&m.receiver),
-        _ => false,
-    }
-}
-
-/// Every identifier in `tokens`, also inside groups.
-fn idents(tokens: TokenStream) -> Vec<Ident> {
-    let mut out = Vec::new();
-    for tt in tokens {
-        match tt {
-            TokenTree::Ident(i) => out.push(i),
-            TokenTree::Group(g) => out.extend(idents(g.stream())),
-            _ => {}
-        }
-    }
-    out
-}
-
-/// The names a format string captures inline (`"{x}"`, `"{x:.3}"`), in any string literal of
-/// `tokens`, spanned at the literal (where the capture resolves them).
-fn format_names(tokens: TokenStream) -> Vec<Ident> {
-    let mut out = Vec::new();
-    for tt in tokens {
-        match tt {
-            TokenTree::Literal(l) => {
-                let span = l.span();
-                let Ok(syn::Lit::Str(s)) = syn::parse2::<syn::Lit>(TokenTree::Literal(l).into()) else { continue };
-                let text = s.value();
-                let mut rest = text.as_str();
-                while let Some(open) = rest.find('{') {
-                    rest = &rest[open + 1..];
-                    if rest.starts_with('{') {
-                        rest = &rest[1..];
-                        continue;
-                    }
-                    let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-                    if name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') {
-                        out.push(Ident::new(&name, span));
-                    }
-                }
-            }
-            TokenTree::Group(g) => out.extend(format_names(g.stream())),
-            _ => {}
-        }
-    }
-    out
 }

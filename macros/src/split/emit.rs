@@ -32,6 +32,13 @@
 //! else { for i in start..end { /* the body as written */ } }`, so a
 //! narrower row computes what the loop computes, on the calling thread.
 //!
+//! A slice updated at slots chosen by data (`bins[idx] += 1`: `scatter.rs`)
+//! gets one private copy per chunk, cut from one buffer the calling thread
+//! keeps between calls (`split::private_parts`); the chunk sets its copy to
+//! the update's identity, its loop updates the copy (the slice renamed in
+//! it), and after the loop the copies are merged into the slice in chunk
+//! order (`split::merge_private`).
+//!
 //! A chain's chunk walks the same chain over sub-slices (see `shape.rs`).
 //! Generated names are `Span::mixed_site`: the body cannot see them. The
 //! chunk's loop keeps the loop's attributes, label, `for` token (and so its
@@ -43,6 +50,7 @@ use syn::visit_mut::VisitMut;
 use syn::{Expr, ExprForLoop};
 
 use super::body::{Carried, Facts, Stride, Value};
+use super::scatter::Rename;
 use super::scope::Scope;
 use super::shape::{Space, StreamVars};
 use crate::reduce::{plain_ident, Op, Ty, Width};
@@ -146,9 +154,37 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &
         }
     }
 
-    let parts: Vec<Ident> = (0..targets.len()).map(|k| hidden(&format!("__adaptive_o{k}"))).collect();
+    let mut parts: Vec<Ident> = (0..targets.len()).map(|k| hidden(&format!("__adaptive_o{k}"))).collect();
     for ((slice, stride), part) in targets.iter().zip(&parts) {
         prelude.extend(quote!(let #part = #split::parts(&mut #slice[..], #stride, &#bounds);));
+    }
+    // Each scatter slice's private copies, one per chunk, in one buffer (`scatter.rs`).
+    let chunks = hidden("__adaptive_chunks");
+    let mut merges = TokenStream::new();
+    let mut copies = Vec::new();
+    if !facts.scatters.is_empty() {
+        prelude.extend(quote!(let #chunks: usize = #bounds.len();));
+    }
+    for (k, s) in facts.scatters.iter().enumerate() {
+        let (len, buffer, copy) = (
+            hidden(&format!("__adaptive_xl{k}")),
+            hidden(&format!("__adaptive_xb{k}")),
+            hidden(&format!("__adaptive_x{k}")),
+        );
+        let name = &s.name;
+        prelude.extend(quote! {
+            let #len: usize = #name.len();
+            let mut #buffer = #split::private_buffer();
+            let #copy = #split::private_parts(&mut #buffer, #len, #chunks);
+        });
+        let merge = s.merge();
+        merges.extend(quote! {
+            #split::merge_private(&mut #name[..], &#buffer, #len, #chunks, #merge);
+            #split::keep_buffer(#buffer);
+        });
+        Rename { from: name, to: &copy }.visit_block_mut(&mut chunk_loop.body);
+        copies.push((copy.clone(), s));
+        parts.push(copy);
     }
     let jobs = hidden("__adaptive_jobs");
     let b = hidden("__adaptive_b");
@@ -172,6 +208,16 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &
                 quote!(let #p: &mut [#ty] = #job.#field;)
             }
             _ => quote!(let #p = #job.#field;),
+        }
+    });
+    // A chunk's copy of a scatter slice starts at the update's identity, set on the chunk's thread.
+    let take_copies = copies.iter().enumerate().map(|(k, (copy, s))| {
+        let field = syn::Index::from(targets.len() + k + 1);
+        let identity = s.identity();
+        let declared = s.element_type().map(|t| quote!(: &mut [#t]));
+        quote! {
+            let #copy #declared = #job.#field;
+            #copy.fill(#identity);
         }
     });
     let partial_decls = facts.carried.iter().map(|c| {
@@ -216,6 +262,7 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &
             let #lo: usize = #job.0 .0;
             let #hi: usize = #job.0 .1;
             #(#take_parts)*
+            #(#take_copies)*
             #[allow(unused_variables)]
             let #whole = (#(&#shared,)*);
             #sub_slices
@@ -226,6 +273,7 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &
             #partials_out
         });
         #combine
+        #merges
         } #otherwise
     });
     // Parsed, not `Expr::Verbatim`, so that the `reduce` rewrite then walks into the chunk's loop.

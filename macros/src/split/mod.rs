@@ -26,16 +26,19 @@
 
 mod body;
 mod emit;
+mod names;
 mod offset;
+mod scatter;
 mod scope;
 mod shape;
 
 use proc_macro2::Span;
 use syn::{Block, Expr, ExprForLoop, Pat, Signature, Stmt};
 
-use body::{Facts, Loop};
-use scope::Scope;
-use shape::Space;
+use body::Loop;
+pub(crate) use body::{Carried, Facts, Stride, Target, Value};
+pub(crate) use scope::{Kind, Scope};
+pub(crate) use shape::{Chain, Space, Stream};
 
 /// What happened to one top-level `for` loop of a body.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,7 +61,7 @@ pub(crate) enum OptOut {
 }
 
 impl OptOut {
-    fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             OptOut::Serial => "serial",
             OptOut::Parallel => "parallel",
@@ -66,41 +69,93 @@ impl OptOut {
     }
 }
 
+/// One top-level `for` loop of a body, analysed once: what every rewrite that
+/// works on whole loops reads (the split here, the GPU variant's shader in
+/// `crate::shader`), so that they agree on which loops have independent
+/// iterations and why the others do not.
+pub(crate) struct TopLoop {
+    /// Its position among the statements of the body's outermost block.
+    pub stmt: usize,
+    /// The line of its `for`.
+    pub line: u32,
+    /// What it walks: `for range`, `for iter_mut.zip`, `for chunks_mut.enumerate`, …
+    pub idiom: String,
+    /// Its iteration space and body facts when its iterations are independent, or the
+    /// word for why not. No opt-out (`serial`, `parallel = path`) is applied here: that
+    /// is each rewrite's own business.
+    pub verdict: Result<Independent, &'static str>,
+    /// The names in scope before it.
+    pub scope: Scope,
+}
+
+/// A loop whose iterations are proved independent.
+pub(crate) struct Independent {
+    pub space: Space,
+    pub facts: Facts,
+}
+
+/// Every top-level `for` loop of `block` (a body of signature `sig`), analysed.
+/// `exact`: the kernel keeps its float reductions as written, so a loop carrying
+/// one does not have independent iterations for any rewrite.
+pub(crate) fn analyse_loops(block: &Block, sig: &Signature, exact: bool) -> Vec<TopLoop> {
+    let mut scope = Scope::of(sig);
+    let mut loops = Vec::new();
+    for (stmt, s) in block.stmts.iter().enumerate() {
+        match s {
+            Stmt::Local(local) => scope.bind_local(local),
+            Stmt::Expr(Expr::ForLoop(f), _) => {
+                let idiom = Space::idiom(&f.expr);
+                let line = u32::try_from(f.for_token.span.start().line).unwrap_or(u32::MAX);
+                let verdict = if sig.unsafety.is_some() {
+                    // An `unsafe fn`'s body may do without an `unsafe` block what a chunk must not.
+                    Err("unsafe")
+                } else {
+                    analyse(f, &scope, exact).map(|(space, facts)| Independent { space, facts })
+                };
+                loops.push(TopLoop { stmt, line, idiom, verdict, scope: scope.clone() });
+            }
+            _ => {}
+        }
+    }
+    loops
+}
+
 /// `block` (a body of signature `sig`) with every top-level loop that can be
 /// split replaced by its split form, and a report per top-level loop. `exact`:
 /// the kernel keeps its float reductions as written, so a loop carrying one
 /// is not split.
+#[cfg(test)]
 pub(crate) fn split_loops(
     block: &Block,
     sig: &Signature,
     exact: bool,
     opt_out: Option<OptOut>,
 ) -> (Block, Vec<SplitReport>) {
-    let mut scope = Scope::of(sig);
+    split_analysed(block, &analyse_loops(block, sig, exact), opt_out)
+}
+
+/// `block` with each of its analysed top-level `loops` that can be split replaced by
+/// its split form, and a report per top-level loop.
+pub(crate) fn split_analysed(block: &Block, loops: &[TopLoop], opt_out: Option<OptOut>) -> (Block, Vec<SplitReport>) {
     let mut out = block.clone();
     let mut reports = Vec::new();
-    for stmt in &mut out.stmts {
-        match stmt {
-            Stmt::Local(local) => scope.bind_local(local),
-            Stmt::Expr(Expr::ForLoop(f), _) => {
-                let idiom = Space::idiom(&f.expr);
-                let line = u32::try_from(f.for_token.span.start().line).unwrap_or(u32::MAX);
-                let verdict = match opt_out {
-                    Some(o) => Err(o.word()),
-                    // An `unsafe fn`'s body may do without an `unsafe` block what a chunk must not.
-                    None if sig.unsafety.is_some() => Err("unsafe"),
-                    None => analyse(f, &scope, exact),
+    for l in loops {
+        let (line, idiom) = (l.line, l.idiom.clone());
+        let verdict = match (opt_out, &l.verdict) {
+            (Some(o), _) => Err(o.word()),
+            (None, Err(reason)) => Err(*reason),
+            (None, Ok(found)) => Ok(found),
+        };
+        match verdict {
+            Ok(Independent { space, facts }) => {
+                let Stmt::Expr(Expr::ForLoop(f), _) = &block.stmts[l.stmt] else {
+                    unreachable!("a top-level loop is a `for` statement")
                 };
-                match verdict {
-                    Ok((space, facts)) => {
-                        let split = emit::split_loop(f, &space, &facts, &scope);
-                        *stmt = Stmt::Expr(split, Some(syn::Token![;](Span::call_site())));
-                        reports.push(SplitReport { line, idiom, reason: "" });
-                    }
-                    Err(reason) => reports.push(SplitReport { line, idiom, reason }),
-                }
+                let split = emit::split_loop(f, space, facts, &l.scope);
+                out.stmts[l.stmt] = Stmt::Expr(split, Some(syn::Token![;](Span::call_site())));
+                reports.push(SplitReport { line, idiom, reason: "" });
             }
-            _ => {}
+            Err(reason) => reports.push(SplitReport { line, idiom, reason }),
         }
     }
     (out, reports)

@@ -14,11 +14,11 @@ use std::collections::HashMap;
 
 use syn::{Expr, FnArg, Pat, Signature, Type};
 
-use crate::reduce::{Env, Int, Ty};
+use crate::reduce::{Env, Int, Ty, Width};
 
 /// What a name from outside the loop is, as far as splitting it goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Kind {
+pub(crate) enum Kind {
     /// A slice-like a chunk may write its own part of: `&mut [T]`, `&mut Vec<T>`,
     /// `&mut [T; N]`, or an owned `Vec<T>`/`[T; N]` bound `mut`.
     MutSlice,
@@ -33,7 +33,7 @@ pub(super) enum Kind {
 
 /// One name in scope before the loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Binding {
+pub(crate) struct Binding {
     pub kind: Kind,
     /// Bound `mut`: a loop may write it only as a reduction's accumulator.
     pub mutable: bool,
@@ -41,18 +41,30 @@ pub(super) struct Binding {
     pub usize: bool,
 }
 
+/// The primitive type of a slice-like's elements, where its declaration says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Element {
+    Float(Width),
+    /// An integer type by name (`u32`), or `None` for an unsuffixed literal's (inferred).
+    Int(Option<&'static str>),
+    Bool,
+}
+
 /// The names in scope before a top-level loop: the parameters, then the
 /// body's top-level `let`s in order (a later one shadows an earlier one), with
 /// the float and integer types the reduction analysis ([`Env`]) knows.
-pub(super) struct Scope {
+#[derive(Clone)]
+pub(crate) struct Scope {
     names: HashMap<String, Binding>,
+    /// The element types of slice-likes, where known.
+    elements: HashMap<String, Element>,
     pub env: Env,
 }
 
 impl Scope {
     /// The parameters of `sig`.
     pub(super) fn of(sig: &Signature) -> Scope {
-        let mut scope = Scope { names: HashMap::new(), env: Env::default() };
+        let mut scope = Scope { names: HashMap::new(), elements: HashMap::new(), env: Env::default() };
         scope.env.push();
         for input in &sig.inputs {
             match input {
@@ -73,8 +85,13 @@ impl Scope {
     }
 
     /// What `name` is, if it was bound before the loop.
-    pub(super) fn get(&self, name: &str) -> Option<Binding> {
+    pub(crate) fn get(&self, name: &str) -> Option<Binding> {
         self.names.get(name).copied()
+    }
+
+    /// The element type of the slice-like `name`, if known.
+    pub(super) fn element(&self, name: &str) -> Option<Element> {
+        self.elements.get(name).copied()
     }
 
     /// Adds what a top-level `let` binds.
@@ -84,17 +101,23 @@ impl Scope {
         let before = match pat {
             Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
                 let init = local.init.as_ref().filter(|i| i.diverge.is_none()).map(|i| &*i.expr);
-                init.map(|e| (self.kind_of_init(e, p.mutability.is_some()), self.is_usize(e)))
+                init.map(|e| (self.kind_of_init(e, p.mutability.is_some()), self.is_usize(e), self.element_of_init(e)))
             }
             _ => None,
         };
+        for name in crate::reduce::pat_names(pat) {
+            self.elements.remove(&name);
+        }
         self.env.bind_let(local);
         match pat {
             Pat::Type(t) => self.bind_typed(&t.pat, &t.ty),
             Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
-                let (kind, usize) = before.unwrap_or((Kind::Other, false));
+                let (kind, usize, element) = before.unwrap_or((Kind::Other, false, None));
                 let binding = Binding { kind, mutable: p.mutability.is_some(), usize };
                 self.names.insert(p.ident.to_string(), binding);
+                if let Some(element) = element {
+                    self.elements.insert(p.ident.to_string(), element);
+                }
             }
             pat => self.bind_other(pat),
         }
@@ -107,6 +130,9 @@ impl Scope {
                 let mutable = p.mutability.is_some();
                 let binding = Binding { kind: kind_of_type(ty, mutable), mutable, usize: is_usize_type(ty) };
                 self.names.insert(p.ident.to_string(), binding);
+                if let Some(element) = element_of_type(ty) {
+                    self.elements.insert(p.ident.to_string(), element);
+                }
             }
             pat => self.bind_other(pat),
         }
@@ -157,6 +183,46 @@ impl Scope {
         }
     }
 
+    /// The element type a `let`'s initialiser gives a slice-like: `vec![0u32; n]`,
+    /// `vec![0.0f32; n]`, `vec![false; n]`, `x.to_vec()` or `&mut x[..]` of a known one.
+    fn element_of_init(&self, e: &Expr) -> Option<Element> {
+        match e {
+            Expr::Paren(p) => self.element_of_init(&p.expr),
+            Expr::Macro(m) if m.mac.path.is_ident("vec") => {
+                let first = m.mac.parse_body_with(|input: syn::parse::ParseStream| {
+                    let first: Expr = input.parse()?;
+                    input.parse::<syn::Token![;]>()?;
+                    let _: Expr = input.parse()?;
+                    Ok(first)
+                });
+                match first.ok()? {
+                    Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) => match n.suffix() {
+                        "" => Some(Element::Int(None)),
+                        suffix => INTEGERS.iter().find(|&&i| i == suffix).map(|&i| Element::Int(Some(i))),
+                    },
+                    Expr::Lit(syn::ExprLit { lit: syn::Lit::Float(f), .. }) => match f.suffix() {
+                        "" => Some(Element::Float(Width::Any)),
+                        "f32" => Some(Element::Float(Width::F32)),
+                        "f64" => Some(Element::Float(Width::F64)),
+                        _ => None,
+                    },
+                    Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(_), .. }) => Some(Element::Bool),
+                    _ => None,
+                }
+            }
+            Expr::MethodCall(m) if m.method == "to_vec" && m.args.is_empty() => {
+                self.element(&crate::reduce::plain_ident(&m.receiver)?.to_string())
+            }
+            Expr::Reference(r) => match &*r.expr {
+                Expr::Index(i) if matches!(&*i.index, Expr::Range(_)) => {
+                    self.element(&crate::reduce::plain_ident(&i.expr)?.to_string())
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// Whether `e` names a slice-like in scope.
     pub(super) fn is_slice(&self, e: &Expr) -> bool {
         crate::reduce::plain_ident(e)
@@ -167,7 +233,7 @@ impl Scope {
     /// Whether `e` is known to be a `usize`: a `usize` name or literal, the
     /// `len()` of a slice-like, a cast to `usize`, or arithmetic, `min` and
     /// `max` of such values and integer literals.
-    pub(super) fn is_usize(&self, e: &Expr) -> bool {
+    pub(crate) fn is_usize(&self, e: &Expr) -> bool {
         if self.env.ty(e) == Ty::Int(Int::Usize) {
             return true;
         }
@@ -244,6 +310,36 @@ fn is_owned_slice_like(ty: &Type) -> bool {
             std_path && matches!(&last.arguments, syn::PathArguments::AngleBracketed(a) if a.args.len() == 1)
         }
         _ => false,
+    }
+}
+
+/// The integer types, by name.
+const INTEGERS: [&str; 12] = ["u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize"];
+
+/// The element type of a slice-like declared with type `ty` (`&mut [u32]`, `Vec<f64>`, `[bool; 8]`).
+fn element_of_type(ty: &Type) -> Option<Element> {
+    let elem = match ty {
+        Type::Paren(p) => return element_of_type(&p.elem),
+        Type::Group(g) => return element_of_type(&g.elem),
+        Type::Reference(r) => return element_of_type(&r.elem),
+        Type::Slice(s) => &*s.elem,
+        Type::Array(a) => &*a.elem,
+        Type::Path(p) if is_owned_slice_like(ty) => match &p.path.segments.last()?.arguments {
+            syn::PathArguments::AngleBracketed(a) => match a.args.first()? {
+                syn::GenericArgument::Type(t) => t,
+                _ => return None,
+            },
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let Type::Path(p) = elem else { return None };
+    let name = p.path.get_ident()?.to_string();
+    match name.as_str() {
+        "f32" => Some(Element::Float(Width::F32)),
+        "f64" => Some(Element::Float(Width::F64)),
+        "bool" => Some(Element::Bool),
+        n => INTEGERS.iter().find(|&&i| i == n).map(|&i| Element::Int(Some(i))),
     }
 }
 

@@ -24,7 +24,7 @@ use super::scope::{Kind, Scope};
 use crate::reduce::plain_ident;
 
 /// The iteration space of a loop the split can cut into chunks.
-pub(super) enum Space {
+pub(crate) enum Space {
     /// `for i in start..end` over `usize`.
     Range { start: Box<Expr>, end: Box<Expr> },
     /// An iterator chain over slice-likes.
@@ -32,14 +32,14 @@ pub(super) enum Space {
 }
 
 /// An iterator chain: streams zipped and enumerated, in the shape written.
-pub(super) enum Chain {
+pub(crate) enum Chain {
     Leaf(Box<Stream>),
     Zip(Box<Chain>, Box<Chain>),
     Enumerate(Box<Chain>),
 }
 
 /// One slice-like a chain walks.
-pub(super) struct Stream {
+pub(crate) struct Stream {
     pub slice: Ident,
     /// Its items are written (`iter_mut`, `chunks_mut`, `&mut x`): a target.
     pub mutable: bool,
@@ -52,7 +52,7 @@ pub(super) struct Stream {
 }
 
 /// The rows of a [`Stream`].
-pub(super) struct Rows {
+pub(crate) struct Rows {
     /// The width as written, evaluated once before the loop.
     pub width: Expr,
     /// `chunks_exact`: only whole rows.
@@ -129,7 +129,7 @@ impl Chain {
     }
 
     /// The streams, left to right.
-    pub(super) fn streams(&self) -> Vec<&Stream> {
+    pub(crate) fn streams(&self) -> Vec<&Stream> {
         match self {
             Chain::Leaf(s) => vec![s],
             Chain::Zip(a, b) => {
@@ -228,7 +228,7 @@ impl Stream {
     }
 
     /// How many units (items or rows) it has: an expression of `usize`.
-    pub(super) fn count(&self, width: Option<&Ident>) -> TokenStream {
+    pub(crate) fn count(&self, width: Option<&Ident>) -> TokenStream {
         let slice = &self.slice;
         match (&self.rows, width) {
             (None, _) => quote!(#slice.len()),

@@ -118,7 +118,9 @@ fn loops_left_on_one_thread_say_why() {
         (
             quote!(for v in a {
                 let b = (*v * 10.0) as usize;
-                out[b] += 1.0;
+                if out[b] < 3.0 {
+                    out[b] += 1.0;
+                }
             }),
             "overlap",
         ),
@@ -481,4 +483,120 @@ fn a_row_narrower_than_the_proof_needs_runs_the_loop_as_written() {
         }
     })));
     assert!(!body.contains("else { for r"), "every width: no premise, {body}");
+}
+
+/// `fn k(..)` of samples and tables: `x` and `labels` read, the rest written.
+fn tables(stmts: TokenStream) -> TokenStream {
+    quote!(fn k(x: &[f32], labels: &[usize], bins: &mut [u32], sums: &mut Vec<f64>, best: &mut [i64], d: usize, out: &mut [f32]) {
+        let mut seen = vec![false; 64];
+        #stmts
+    })
+}
+
+#[test]
+fn scatter_updates_are_split_with_private_copies() {
+    for stmts in [
+        quote!(for v in x {
+            let b = (*v * 10.0) as usize;
+            bins[b.min(bins.len() - 1)] += 1;
+        }),
+        quote!(for i in 0..labels.len() {
+            let l = labels[i];
+            bins[l] += 1;
+            for j in 0..d {
+                sums[l * d + j] += f64::from(x[i * d + j]);
+            }
+        }),
+        quote!(for (i, l) in labels.iter().enumerate() {
+            best[*l] = best[*l].max(i as i64);
+        }),
+        quote!(for (i, l) in labels.iter().enumerate() {
+            best[*l] = i64::min(best[*l], i as i64);
+        }),
+        quote!(for l in labels {
+            seen[*l % 64] |= true;
+            bins[*l % 8] ^= 1;
+        }),
+        quote!(for i in 0..x.len() {
+            out[i] = x[i] * 2.0;
+            sums[labels[i]] -= f64::from(x[i]);
+        }),
+    ] {
+        assert_eq!(words(tables(stmts.clone())), ["split"], "{stmts}");
+    }
+}
+
+#[test]
+fn scatter_updates_the_split_cannot_prove_say_why() {
+    for (stmts, word) in [
+        (
+            quote!(for l in labels {
+                bins[*l] += 1;
+                bins[*l / 2] -= 1;
+            }),
+            "mixed",
+        ),
+        (
+            quote!(for l in labels {
+                bins[*l] += bins[0];
+            }),
+            "overlap",
+        ),
+        (
+            quote!(for l in labels {
+                bins[*l] *= 2;
+            }),
+            "overlap",
+        ),
+        (
+            quote!(for l in labels {
+                seen[*l] += 1;
+            }),
+            "type",
+        ),
+        (
+            quote!(for l in labels {
+                out[*l] = out[*l].max(1.0);
+                let copy = out.to_vec();
+                drop(copy);
+            }),
+            "overlap",
+        ),
+        (
+            quote!(for l in labels {
+                bins[*l] += 1;
+                let bins = 3;
+                drop(bins);
+            }),
+            "shadow",
+        ),
+    ] {
+        assert_eq!(words(tables(stmts.clone())), [word], "{stmts}");
+    }
+    let exact: syn::ItemFn = syn::parse2(tables(quote!(for (v, l) in x.iter().zip(labels) {
+        out[*l] += *v;
+    })))
+    .unwrap();
+    assert_eq!(split_loops(&exact.block, &exact.sig, true, None).1[0].reason, "exact");
+}
+
+#[test]
+fn a_chunk_updates_its_copy_and_the_copies_are_merged_after_the_loop() {
+    let (_, body) = split(tables(quote!(for l in labels {
+        bins[*l] += 1;
+        sums[*l] -= 2.0;
+        best[*l] = best[*l].max(7);
+    })));
+    for (k, (name, ty, identity)) in
+        [("best", "i64", "i64 :: MIN"), ("bins", "u32", "0"), ("sums", "f64", "- 0.0f64")].into_iter().enumerate()
+    {
+        assert!(body.contains(&format!("let __adaptive_xl{k} : usize = {name} . len () ;")), "{body}");
+        assert!(body.contains(&format!("let __adaptive_x{k} : & mut [{ty}] =")), "{body}");
+        assert!(body.contains(&format!("__adaptive_x{k} . fill ({identity}) ;")), "{body}");
+        assert!(body.contains(&format!("merge_private (& mut {name} [..] , & __adaptive_xb{k}")), "{body}");
+    }
+    assert!(body.contains("__adaptive_x2 [* l] += 2.0"), "a subtraction is summed in the copy: {body}");
+    assert!(body.contains("* __adaptive_slot -= * __adaptive_copy"), "and subtracted at the merge: {body}");
+    assert!(body.contains("__adaptive_x0 [* l] = __adaptive_x0 [* l] . max (7)"), "{body}");
+    assert!(!body.contains("bins [* l]"), "every update goes to the copy: {body}");
 }

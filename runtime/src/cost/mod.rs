@@ -19,6 +19,11 @@
 //! | Parallel | `fork_join_latency + max(F / (simd_flops · (1 + 0.8 · (parallel_threads − 1))), B / mem_bandwidth)` |
 //! | GPU | `gpu_latency + B / transfer_bandwidth + F / gpu_flops` (∞ when no GPU is available) |
 //!
+//! The Parallel variant on a narrower width of its pool (half or a quarter of
+//! it, a candidate of the router's on pools of 4 threads or more) is predicted
+//! by the Parallel row with that width's thread count in place of
+//! `parallel_threads`: the fork–join term stays, the share of the work falls.
+//!
 //! The CPU rows are a roofline: a call is bound either by arithmetic or by
 //! memory traffic. The GPU row adds its terms because the data crosses the bus
 //! before and after the kernel runs. The GPU beats SIMD once the work is large

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::backend::{Backend, OpComplexity};
+use crate::candidate::Candidate;
 use crate::error::Error;
 use crate::numeric::is_positive_finite;
 
@@ -217,12 +218,28 @@ impl CostModel {
         match backend {
             Backend::Scalar => p.cpu_call_latency + (flops / p.scalar_flops).max(bytes / p.mem_bandwidth),
             Backend::Simd => p.cpu_call_latency + (flops / p.simd_flops).max(bytes / p.mem_bandwidth),
-            Backend::Parallel => {
-                let speedup = 1.0 + (p.parallel_threads - 1.0) * PARALLEL_EFFICIENCY;
-                p.fork_join_latency + (flops / (p.simd_flops * speedup)).max(bytes / p.mem_bandwidth)
-            }
+            Backend::Parallel => self.predict_parallel(p.parallel_threads, work),
             Backend::Gpu if !p.gpu_available => f64::INFINITY,
             Backend::Gpu => p.gpu_latency + bytes / p.transfer_bandwidth + flops / p.gpu_flops,
+        }
+    }
+
+    /// Predicted seconds for `work` on the Parallel backend computing on `threads`
+    /// threads: its fork–join, then the work shared at [`PARALLEL_EFFICIENCY`] per thread
+    /// beyond the first, or the memory traffic, whichever is longer.
+    fn predict_parallel(&self, threads: f64, work: &Work) -> f64 {
+        let p = &self.params;
+        let speedup = 1.0 + (threads.max(1.0) - 1.0) * PARALLEL_EFFICIENCY;
+        p.fork_join_latency + (work.flops as f64 / (p.simd_flops * speedup)).max(work.bytes as f64 / p.mem_bandwidth)
+    }
+
+    /// Predicted seconds for `work` on `candidate` in a pool of `pool` threads: its
+    /// backend's prediction ([`CostModel::predict`]), a narrower Parallel width predicted
+    /// on its share of the pool (so its fork–join term weighs against fewer threads).
+    pub(crate) fn predict_candidate(&self, candidate: Candidate, work: &Work, pool: usize) -> f64 {
+        match candidate.narrow_threads(pool) {
+            Some(threads) => self.predict_parallel(threads as f64, work),
+            None => self.predict(candidate.backend(), work),
         }
     }
 

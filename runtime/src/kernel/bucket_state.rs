@@ -19,20 +19,25 @@
 
 use super::spec::DecisionKind;
 use super::stats::BackendStats;
+#[cfg(test)]
 use crate::backend::Backend;
-use crate::per_backend::{BackendSet, PerBackend};
+use crate::candidate::{Candidate, CandidateSet, PerCandidate};
 
 /// Everything known about one size bucket of one kernel.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct BucketState {
     /// Per-backend samples.
-    pub(crate) stats: PerBackend<BackendStats>,
+    pub(crate) stats: PerCandidate<BackendStats>,
     /// A size seen in this bucket (the first), to scale predictions between buckets.
     pub(crate) typical_size: usize,
+    /// The threads of the pool its calls were made with, the last time one was routed
+    /// or timed (0 before): what its narrower Parallel candidates' widths meant
+    /// (`Candidate::narrow_threads`), in its table and its saved records.
+    pub(crate) pool: usize,
     /// Backends whose result disagreed with Scalar's here (`verify`): never candidates again.
-    pub(crate) excluded: PerBackend<Option<Exclusion>>,
+    pub(crate) excluded: PerCandidate<Option<Exclusion>>,
     /// Backends whose result was compared with Scalar's here in this process.
-    pub(crate) compared: BackendSet,
+    pub(crate) compared: CandidateSet,
     /// Where the bucket stands.
     pub(crate) phase: Phase,
 }
@@ -54,16 +59,38 @@ pub(crate) struct Exploring {
     /// Each backend's sample count when the round began.
     pub(crate) base: Counts,
     /// Backends ruled out for the round (predicted or measured too slow).
-    pub(crate) pruned: BackendSet,
+    pub(crate) pruned: CandidateSet,
     /// Calls of the round that waited for a candidate that could not run yet.
     pub(crate) waited: u32,
+    /// The run of consecutive calls the round is making on one candidate, if any yet.
+    pub(crate) run: Option<Run>,
+    /// When the round's last timed call ended (process clock, nanoseconds), if any did.
+    pub(crate) last_end_ns: Option<u64>,
+}
+
+/// Consecutive exploring calls of one candidate (see `policy::explore`): its first timed
+/// calls ran after another candidate's, on a sleeping pool or cold caches, and are its
+/// warm-up, not its figures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Run {
+    /// The candidate.
+    pub(crate) candidate: Candidate,
+    /// Its timed calls in this run so far.
+    pub(crate) timed: u32,
+}
+
+impl Exploring {
+    /// A round that begins with `base` counts.
+    pub(crate) fn new(base: Counts) -> Exploring {
+        Exploring { base, pruned: CandidateSet::EMPTY, waited: 0, run: None, last_end_ns: None }
+    }
 }
 
 /// A decision in force.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Settled {
-    /// The chosen backend.
-    pub(crate) chosen: Backend,
+    /// The chosen candidate.
+    pub(crate) chosen: Candidate,
     /// How it was decided.
     pub(crate) by: DecisionKind,
     /// Each backend's sample count when the bucket settled.
@@ -82,23 +109,23 @@ pub(crate) struct Confirming {
     /// For a decision from another machine's entry: the alternatives its figures put
     /// within reach of the chosen backend, each re-timed here before the decision is
     /// confirmed. `None` for this machine's own history.
-    pub(crate) contenders: Option<BackendSet>,
+    pub(crate) contenders: Option<CandidateSet>,
 }
 
 /// Each backend's sample count at one moment (a round's start, a settling), to
 /// count the samples taken since.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct Counts(PerBackend<u64>);
+pub(crate) struct Counts(PerCandidate<u64>);
 
 impl Counts {
     /// The counts of `stats` now.
-    pub(crate) fn of(stats: &PerBackend<BackendStats>) -> Counts {
+    pub(crate) fn of(stats: &PerCandidate<BackendStats>) -> Counts {
         Counts(stats.map_ref(|s| s.count))
     }
 
-    /// Samples of `backend` in `stats` taken since.
-    pub(crate) fn since(&self, stats: &PerBackend<BackendStats>, backend: Backend) -> u64 {
-        stats[backend].count.saturating_sub(self.0[backend])
+    /// Samples of `candidate` in `stats` taken since.
+    pub(crate) fn since(&self, stats: &PerCandidate<BackendStats>, candidate: Candidate) -> u64 {
+        stats[candidate].count.saturating_sub(self.0[candidate])
     }
 }
 
@@ -147,22 +174,29 @@ impl BucketState {
     /// A bucket nothing is known about yet.
     pub(crate) fn new(typical_size: usize) -> Self {
         BucketState {
-            stats: PerBackend::default(),
+            stats: PerCandidate::default(),
             typical_size,
-            excluded: PerBackend::default(),
-            compared: BackendSet::EMPTY,
-            phase: Phase::Exploring(Exploring { base: Counts::default(), pruned: BackendSet::EMPTY, waited: 0 }),
+            pool: 0,
+            excluded: PerCandidate::default(),
+            compared: CandidateSet::EMPTY,
+            phase: Phase::Exploring(Exploring::new(Counts::default())),
         }
     }
 
-    /// Samples of `backend` in this bucket.
-    pub(crate) fn of(&self, backend: Backend) -> &BackendStats {
-        &self.stats[backend]
+    /// Samples of `candidate` in this bucket.
+    pub(crate) fn of(&self, candidate: impl Into<Candidate>) -> &BackendStats {
+        &self.stats[candidate.into()]
     }
 
-    /// The backend calls go to: the settled one, or the loaded one being confirmed.
-    pub(crate) fn chosen(&self) -> Option<Backend> {
+    /// The candidate calls go to: the settled one, or the loaded one being confirmed.
+    pub(crate) fn chosen(&self) -> Option<Candidate> {
         self.decision().map(|s| s.chosen)
+    }
+
+    /// The backend of [`BucketState::chosen`].
+    #[cfg(test)]
+    pub(crate) fn chosen_backend(&self) -> Option<Backend> {
+        self.chosen().map(Candidate::backend)
     }
 
     /// The decision calls go to: settled, or loaded and being confirmed.
@@ -179,9 +213,10 @@ impl BucketState {
         self.decision().map_or(DecisionKind::Exploring, |s| s.by)
     }
 
-    /// Whether `backend` is ruled out in the current exploration round.
-    pub(crate) fn is_pruned(&self, backend: Backend) -> bool {
-        matches!(&self.phase, Phase::Exploring(round) if round.pruned.contains(backend))
+    /// Whether `candidate` is ruled out in the current exploration round.
+    pub(crate) fn is_pruned(&self, candidate: impl Into<Candidate>) -> bool {
+        let candidate = candidate.into();
+        matches!(&self.phase, Phase::Exploring(round) if round.pruned.contains(candidate))
     }
 
     /// The loaded decision awaiting confirmation, if any.
@@ -199,8 +234,8 @@ impl BucketState {
     }
 
     /// `candidates` without the backends excluded here.
-    pub(crate) fn allowed(&self, candidates: BackendSet) -> BackendSet {
-        BackendSet::from_fn(|b| candidates.contains(b) && self.excluded[b].is_none())
+    pub(crate) fn allowed(&self, candidates: CandidateSet) -> CandidateSet {
+        CandidateSet::from_fn(|b| candidates.contains(b) && self.excluded[b].is_none())
     }
 
     /// Whether any backend has any sample here.
@@ -219,44 +254,44 @@ impl BucketState {
             s.keep_recent(keep);
         }
         let base = Counts::of(&self.stats);
-        self.phase = Phase::Exploring(Exploring { base, pruned: BackendSet::EMPTY, waited: 0 });
+        self.phase = Phase::Exploring(Exploring::new(base));
     }
 
-    /// Settles on `backend`: what is known from now on counts as fresh, the probe budget
-    /// starts over, and the other backends' figures are marked as taken at `backend`'s
+    /// Settles on `chosen`: what is known from now on counts as fresh, the probe budget
+    /// starts over, and the other candidates' figures are marked as taken at `chosen`'s
     /// current pace ([`BackendStats::against_ns`]).
-    pub(crate) fn settle_on(&mut self, backend: Backend, by: DecisionKind) {
-        let pace = self.stats[backend].pace();
-        for (b, s) in Backend::ALL.into_iter().zip(self.stats.values_mut()) {
+    pub(crate) fn settle_on(&mut self, chosen: Candidate, by: DecisionKind) {
+        let pace = self.stats[chosen].pace();
+        for (c, s) in Candidate::ALL.into_iter().zip(self.stats.values_mut()) {
             s.fresh = 0;
-            s.against_ns = if b == backend || s.is_empty() { None } else { pace };
+            s.against_ns = if c == chosen || s.is_empty() { None } else { pace };
         }
         let base = Counts::of(&self.stats);
-        self.phase = Phase::Settled(Settled { chosen: backend, by, base, budget: ProbeBudget::default() });
+        self.phase = Phase::Settled(Settled { chosen, by, base, budget: ProbeBudget::default() });
     }
 
     /// Makes the settled decision one loaded from history, confirmed only once re-timed
     /// (`saved_ns`: its backend's centre as saved; `contenders`, for another machine's
     /// decision, the alternatives to re-time against it). Nothing changes unless settled.
-    pub(crate) fn await_confirmation(&mut self, saved_ns: f64, contenders: Option<BackendSet>) {
+    pub(crate) fn await_confirmation(&mut self, saved_ns: f64, contenders: Option<CandidateSet>) {
         if let Phase::Settled(settled) = self.phase {
             self.phase = Phase::Confirming(Confirming { settled, saved_ns, contenders });
         }
     }
 
-    /// Drops `backend`'s samples if they are another machine's (before this process keeps one of its own).
-    pub(crate) fn drop_borrowed(&mut self, backend: Backend) {
-        if self.stats[backend].borrowed {
+    /// Drops `candidate`'s samples if they are another machine's (before this process keeps one of its own).
+    pub(crate) fn drop_borrowed(&mut self, candidate: Candidate) {
+        if self.stats[candidate].borrowed {
             // The count since the round began (or the bucket settled) stays what it
             // was: only the other machine's samples go.
-            let count = self.stats[backend].count;
+            let count = self.stats[candidate].count;
             let base = match &mut self.phase {
                 Phase::Exploring(round) => &mut round.base,
                 Phase::Confirming(c) => &mut c.settled.base,
                 Phase::Settled(s) => &mut s.base,
             };
-            base.0[backend] = base.0[backend].saturating_sub(count);
-            self.stats[backend] = BackendStats::default();
+            base.0[candidate] = base.0[candidate].saturating_sub(count);
+            self.stats[candidate] = BackendStats::default();
         }
     }
 }

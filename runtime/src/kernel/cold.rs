@@ -17,13 +17,13 @@ use std::time::Duration;
 use super::bucket_state::BucketState;
 use super::decision_byte::{self, DecisionByte, MAX_SHIFT, MIN_SHIFT};
 use super::overrides;
-use super::policy::{self, CallInputs, Event, Outcome, Policy, Predictions, Publish, Sample, Sampling, Tell};
+use super::policy::{self, CallInputs, Event, Outcome, Pick, Policy, Predictions, Publish, Sample, Sampling, Tell};
 use super::site::{frozen, Kernel, KernelState, SampleClock, SPAN_THRESHOLD_NS};
 use super::spec::Decision;
 use super::telemetry;
 use crate::backend::{Backend, OpComplexity};
+use crate::candidate::{Candidate, PerCandidate};
 use crate::cost::{self, Work};
-use crate::per_backend::PerBackend;
 use crate::{clock, config, persist};
 
 /// A site above this many calls per second is hot: no per-call spans.
@@ -46,12 +46,12 @@ impl Kernel {
     /// Decides a call the fast path could not: returns the backend and whether the call is timed.
     #[cold]
     #[inline(never)]
-    pub(super) fn route_cold(&'static self, bucket: usize, work: Work) -> (Backend, bool) {
+    pub(super) fn route_cold(&'static self, bucket: usize, work: Work) -> (Candidate, bool) {
         if let Some(b) = overrides::scoped() {
             let mut st = self.lock();
             let d = self.resolve_forced(&mut st, b);
             self.publish(st, bucket, work.size, forced(d, Publish::Keep), Source::Forced);
-            return (d.backend, false);
+            return (Candidate::of(d.backend), false);
         }
         let mut st = self.lock();
         let byte = self.decision(bucket).load();
@@ -59,13 +59,13 @@ impl Kernel {
             // Cached meanwhile, or we came here only because another thread holds a scoped override.
             drop(st);
             let route = self.cached_route(byte, work.size);
-            return (route.backend(), route.is_timed());
+            return (route.candidate(), route.is_timed());
         }
         if let Some(b) = st.forced.or_else(config::forced_backend) {
             let d = self.resolve_forced(&mut st, b);
-            let publish = Publish::Cache { backend: d.backend, sampling: Sampling::First };
+            let publish = Publish::Cache { candidate: Candidate::of(d.backend), sampling: Sampling::First };
             self.publish(st, bucket, work.size, forced(d, publish), Source::Forced);
-            return (d.backend, false);
+            return (Candidate::of(d.backend), false);
         }
         if frozen() {
             return self.route_frozen(st, bucket, work);
@@ -73,10 +73,10 @@ impl Kernel {
         let inputs = self.call_inputs(&mut st, bucket, &work);
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(work.size));
         let outcome = policy::step(bs, Event::Call(&inputs), &Policy::DEFAULT);
-        let backend = outcome.run.unwrap_or(Backend::Scalar);
+        let candidate = outcome.run.unwrap_or(Candidate::Scalar);
         self.publish(st, bucket, work.size, outcome, Source::Policy);
         // Every exploring call is timed; a bucket that just settled starts sampling.
-        (backend, true)
+        (candidate, true)
     }
 
     /// What a call of `work` in `bucket` needs decided ([`CallInputs`]), gathered
@@ -85,15 +85,17 @@ impl Kernel {
         let runnable = self.runnable(self.gpu_usable());
         let (neighbours, reach) = predict_from_neighbours(&st.buckets, bucket, self.complexity(), work.size);
         let scalar_per_simd = scalar_per_simd(&st.buckets, bucket, work.size);
+        let pool = crate::ops::par::pool_threads();
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(work.size));
+        bs.pool = pool;
         let candidates = bs.allowed(runnable);
         let prior = policy::prior(self.spec(), work, candidates, |b| cost::global().predict(b, work));
         // Measured figures only. They order the candidates from the first call (a variant
         // predicted 8× slower is not tried second because it is the simplest), and prune
         // only once something was measured here to compare with.
         let model = match cost::measured() {
-            Some(model) => PerBackend::from_fn(|b| Some(model.predict(b, work) * 1e9)),
-            None => PerBackend::default(),
+            Some(model) => PerCandidate::from_fn(|c| Some(model.predict_candidate(c, work, pool) * 1e9)),
+            None => PerCandidate::default(),
         };
         let predicted = Predictions { neighbours, reach, model, scalar_per_simd };
         CallInputs { candidates, later: self.later(), prior, predicted }
@@ -106,33 +108,33 @@ impl Kernel {
         mut st: MutexGuard<'static, KernelState>,
         bucket: usize,
         work: Work,
-    ) -> (Backend, bool) {
+    ) -> (Candidate, bool) {
         let runnable = self.runnable(self.gpu_usable());
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(work.size));
         let candidates = bs.allowed(runnable);
         let prior = policy::prior(self.spec(), &work, candidates, |b| cost::global().predict(b, &work));
         let fell_back = bs.chosen().is_none();
         let outcome = policy::step(bs, Event::FrozenCall { prior, candidates }, &Policy::DEFAULT);
-        let backend = outcome.run.unwrap_or(Backend::Scalar);
+        let candidate = outcome.run.unwrap_or(Candidate::Scalar);
         if fell_back && !std::mem::replace(&mut st.warned_frozen, true) {
             if let Some(Tell::Decision { decision, .. }) = outcome.tell {
-                telemetry::frozen_prior(self.name(), work.size, decision);
+                telemetry::frozen_prior(self.name(), work.size, decision.decision());
             }
         }
         self.publish(st, bucket, work.size, outcome, Source::Policy);
-        (backend, false)
+        (candidate, false)
     }
 
-    /// The backend a sampled call of a bucket with a decision times: the chosen one, or
+    /// The candidate a sampled call of a bucket with a decision times: the chosen one, or
     /// an alternative to re-time (`policy`'s self-correction). Also where the bucket's
     /// sampling interval follows its call rate and the cost of timing it
     /// ([`decision_byte::sampling_shift`]). Called for at most about 50 calls a second
     /// per bucket, fewer where timing would cost more than 1% of the bucket's time.
     #[cold]
     #[inline(never)]
-    pub(super) fn route_sampled(&'static self, bucket: usize, byte: DecisionByte) -> Backend {
+    pub(super) fn route_sampled(&'static self, bucket: usize, byte: DecisionByte) -> Candidate {
         let entered = clock::now();
-        let cached = byte.backend();
+        let cached = byte.candidate();
         let mut guard = self.lock();
         let st = &mut *guard;
         let new_clock = SampleClock { last: entered, secs_per_call: 0.0, overhead_ns: 0.0, pending_ns: 0.0 };
@@ -158,9 +160,10 @@ impl Kernel {
         // Before the figures are measured nothing unmeasured is re-timed.
         let size = bs.typical_size;
         let work = Work::estimate(self.complexity(), size, None, None);
+        let pool = crate::ops::par::pool_threads();
         let predicted = match cost::measured() {
-            Some(model) => PerBackend::from_fn(|b| Some(model.predict(b, &work) * 1e9)),
-            None => PerBackend::default(),
+            Some(model) => PerCandidate::from_fn(|c| Some(model.predict_candidate(c, &work, pool) * 1e9)),
+            None => PerCandidate::default(),
         };
         let event = Event::SampledCall { candidates, predicted: &predicted, now_ns: clock::now_ns() };
         let outcome = policy::step(bs, event, &Policy::DEFAULT);
@@ -189,7 +192,7 @@ impl Kernel {
     pub(super) fn observe_cold(
         &'static self,
         bucket: usize,
-        backend: Backend,
+        candidate: Candidate,
         size: usize,
         elapsed: Duration,
         partial: bool,
@@ -210,14 +213,15 @@ impl Kernel {
             true => {}
             false => st.partial_streak = 0,
         }
-        let warmup = st.warmed.insert(backend);
+        let warmup = st.warmed.insert(candidate);
         let byte = self.decision(bucket).load();
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(size));
+        bs.pool = crate::ops::par::pool_threads();
         // A timed call of a bucket with a decision stands for the calls its sampling interval skips.
         let interval = if bs.chosen().is_some() { f64::from(1u32 << byte.shift()) } else { 1.0 };
-        let sample = Sample { backend, ns, now_ns: clock::now_ns(), interval, warmup };
+        let sample = Sample { candidate, ns, now_ns: clock::now_ns(), interval, warmup };
         let mut outcome = policy::step(bs, Event::Timed(sample), &Policy::DEFAULT);
-        if backend == Backend::Gpu && !crate::ops::gpu::is_available() {
+        if candidate == Candidate::Gpu && !crate::ops::gpu::is_available() {
             // The device failed: GPU calls now fall back inside the op.
             outcome = outcome.then(policy::step(bs, Event::GpuFailed, &Policy::DEFAULT));
         }
@@ -249,20 +253,22 @@ impl Kernel {
         }
         // A disagreement is reported once per kernel and backend.
         let tell = match outcome.tell {
-            Some(Tell::Excluded { backend, .. }) if !st.warned_excluded.insert(backend) => None,
+            Some(Tell::Excluded { candidate, .. }) if !st.warned_excluded.insert(candidate) => None,
             tell => tell,
         };
         drop(st);
         match tell {
             None => {}
             Some(Tell::Decision { decision, has_history }) => {
-                telemetry::decision(self.spec(), size, bucket, decision, has_history)
+                telemetry::decision(self.spec(), size, bucket, decision.decision(), has_history)
             }
             Some(Tell::Reexplore) => telemetry::reexplore(self.spec(), size, bucket),
-            Some(Tell::Corrected { from, to }) => telemetry::corrected(self.spec(), size, bucket, from, to),
-            Some(Tell::Confirmed(backend)) => telemetry::confirmed(self.spec(), size, bucket, backend),
-            Some(Tell::Excluded { backend, largest_error }) => {
-                telemetry::excluded(self.name(), size, backend, largest_error)
+            Some(Tell::Corrected { from, to }) => {
+                telemetry::corrected(self.spec(), size, bucket, from.backend(), to.backend())
+            }
+            Some(Tell::Confirmed(chosen)) => telemetry::confirmed(self.spec(), size, bucket, chosen.backend()),
+            Some(Tell::Excluded { candidate, largest_error }) => {
+                telemetry::excluded(self.name(), size, candidate.backend(), largest_error)
             }
         }
         if outcome.dirty {
@@ -285,10 +291,10 @@ impl Kernel {
     /// loaded decision is confirmed, what a sampled call measured once it is.
     fn write_byte(&self, bucket: usize, publish: Publish, source: Source) {
         let cell = self.decision(bucket);
-        let (backend, sampling) = match publish {
+        let (candidate, sampling) = match publish {
             Publish::Keep => return,
             Publish::Clear => return cell.store(DecisionByte::UNDECIDED),
-            Publish::Cache { backend, sampling } => (backend, sampling),
+            Publish::Cache { candidate, sampling } => (candidate, sampling),
         };
         let (shift, span) = match (source, sampling) {
             (Source::Forced, _) => (MIN_SHIFT, false),
@@ -300,16 +306,16 @@ impl Kernel {
             (_, Sampling::ByRate) => (MIN_SHIFT, false),
             (_, Sampling::Unchanged) => (cell.load().shift(), false),
         };
-        cell.store(DecisionByte::cached(backend, shift, span));
+        cell.store(DecisionByte::cached(candidate, shift, span));
     }
 }
 
 /// The outcome of a forced call (`d`): its byte as `publish` says, its decision reported.
 fn forced(d: Decision, publish: Publish) -> Outcome {
     Outcome {
-        run: Some(d.backend),
+        run: Some(Candidate::of(d.backend)),
         publish,
-        tell: Some(Tell::Decision { decision: d, has_history: false }),
+        tell: Some(Tell::Decision { decision: Pick::from(d), has_history: false }),
         dirty: false,
     }
 }
@@ -322,11 +328,11 @@ fn predict_from_neighbours(
     bucket: usize,
     complexity: OpComplexity,
     size: usize,
-) -> (PerBackend<Option<f64>>, PerBackend<f64>) {
+) -> (PerCandidate<Option<f64>>, PerCandidate<f64>) {
     let exponent = if complexity == OpComplexity::High { 1.5 } else { 1.0 };
-    let mut out = PerBackend::default();
-    let mut reach = PerBackend::new([f64::INFINITY; Backend::COUNT]);
-    for b in Backend::ALL {
+    let mut out = PerCandidate::default();
+    let mut reach = PerCandidate::new([f64::INFINITY; Candidate::COUNT]);
+    for b in Candidate::ALL {
         let nearest = buckets
             .iter()
             // Another machine's figures predict nothing here (`policy`'s warm start).
@@ -374,6 +380,7 @@ mod tests {
         token_hash: 1,
         loops: &[],
         splits: &[],
+        gpu_loops: &[],
     });
 
     fn parallel_samples(size: usize) -> u64 {
@@ -389,20 +396,20 @@ mod tests {
         let bucket = crate::bucket::bucket_of(size);
         let us = Duration::from_micros(500);
         // The process's first timing of a backend is a warm-up, kept nowhere.
-        K.observe_cold(bucket, Backend::Simd, size, us, false);
-        K.observe_cold(bucket, Backend::Parallel, size, us, false);
-        K.observe_cold(bucket, Backend::Parallel, size, us, false);
+        K.observe_cold(bucket, Candidate::Simd, size, us, false);
+        K.observe_cold(bucket, Candidate::Parallel, size, us, false);
+        K.observe_cold(bucket, Candidate::Parallel, size, us, false);
         let before = parallel_samples(size);
         assert_eq!(before, 1);
         for _ in 0..Policy::DEFAULT.wake_samples {
-            K.observe_cold(bucket, Backend::Parallel, size, us * 4, true);
+            K.observe_cold(bucket, Candidate::Parallel, size, us * 4, true);
         }
         assert_eq!(parallel_samples(size), before, "a pool still waking: not the variant's time");
-        K.observe_cold(bucket, Backend::Parallel, size, us * 4, true);
+        K.observe_cold(bucket, Candidate::Parallel, size, us * 4, true);
         assert_eq!(parallel_samples(size), before + 1, "past the bound, the machine's width counts");
         // A call at full width ends the streak: the next short one is dropped again.
-        K.observe_cold(bucket, Backend::Parallel, size, us, false);
-        K.observe_cold(bucket, Backend::Parallel, size, us * 4, true);
+        K.observe_cold(bucket, Candidate::Parallel, size, us, false);
+        K.observe_cold(bucket, Candidate::Parallel, size, us * 4, true);
         assert_eq!(parallel_samples(size), before + 2);
     }
 }

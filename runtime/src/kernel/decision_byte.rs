@@ -5,10 +5,9 @@
 //!
 //! | bits | [`DecisionByte`] | [`RouteFlags`] |
 //! | --- | --- | --- |
-//! | 7 | a decision is cached (the fast path may use it) | this call is timed |
-//! | 6 | wrap calls in a tracing span (slow calls on a site that is not hot) | the same |
-//! | 2..=5 | the sampling interval N (one call in N is timed), as a code: see [`SHIFTS`] | unused |
-//! | 0..=1 | the backend's [`Backend::index`] | the same |
+//! | 7 | wrap calls in a tracing span (slow calls on a site that is not hot) | the same |
+//! | 3..=6 | the sampling interval N (one call in N is timed), as a code: see [`SHIFTS`] | bit 6: this call is timed |
+//! | 0..=2 | the candidate's [`Candidate::index`] (a backend, and for Parallel a width); 7: no decision is cached, the call takes the cold path | the candidate |
 //!
 //! It also holds the rule that picks a settled bucket's sampling interval
 //! ([`sampling_shift`]): the longer of the interval that gives the bucket about
@@ -22,14 +21,15 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use crate::backend::Backend;
+use crate::candidate::Candidate;
 
-/// A decision is cached.
-const CACHED: u8 = 0x80;
 /// Calls are wrapped in a span.
-const SPAN: u8 = 0x40;
-const SHIFT_MASK: u8 = 0x3c;
-const BACKEND_MASK: u8 = 0x03;
+const SPAN: u8 = 0x80;
+const SHIFT_MASK: u8 = 0x78;
+const SHIFT_AT: u32 = 3;
+const CANDIDATE_MASK: u8 = 0x07;
+/// The candidate bits of a byte with no decision.
+const NONE: u8 = 0x07;
 
 /// The sampling interval a bucket starts with once settled, before its call rate is
 /// known: one call in 2^4 = 16.
@@ -142,30 +142,30 @@ pub(super) struct DecisionByte(u8);
 
 impl DecisionByte {
     /// Nothing cached: the call takes the cold path.
-    pub(super) const UNDECIDED: DecisionByte = DecisionByte(0);
+    pub(super) const UNDECIDED: DecisionByte = DecisionByte(NONE);
 
-    /// The byte caching `backend`, timing one call in `2^shift` (or more often, where
+    /// The byte caching `candidate`, timing one call in `2^shift` (or more often, where
     /// [`SHIFTS`] has no such exponent), spanned or not.
-    pub(super) fn cached(backend: Backend, shift: u8, span: bool) -> DecisionByte {
-        DecisionByte(CACHED | if span { SPAN } else { 0 } | (code_of(shift) << 2) | backend.index() as u8)
+    pub(super) fn cached(candidate: Candidate, shift: u8, span: bool) -> DecisionByte {
+        DecisionByte(if span { SPAN } else { 0 } | (code_of(shift) << SHIFT_AT) | candidate.index() as u8)
     }
 
     /// Whether a decision is cached: the fast path may use it.
     #[inline]
     pub(super) fn is_cached(self) -> bool {
-        self.0 & CACHED != 0
+        self.0 & CANDIDATE_MASK != NONE
     }
 
-    /// The backend the byte names.
+    /// The candidate the byte names (Scalar when none is cached).
     #[inline]
-    pub(super) fn backend(self) -> Backend {
-        backend_of(self.0)
+    pub(super) fn candidate(self) -> Candidate {
+        candidate_of(self.0)
     }
 
     /// log2 of the sampling interval the byte names.
     #[inline]
     pub(super) fn shift(self) -> u8 {
-        SHIFTS[usize::from((self.0 & SHIFT_MASK) >> 2)]
+        SHIFTS[usize::from((self.0 & SHIFT_MASK) >> SHIFT_AT)]
     }
 
     /// Whether calls are wrapped in a span.
@@ -178,14 +178,14 @@ impl DecisionByte {
     /// `2^(MAX_SHIFT - shift)` ([`EVERY_CALL`] for an interval of 1).
     #[inline]
     pub(super) fn spend(self) -> i32 {
-        SPEND[usize::from((self.0 & SHIFT_MASK) >> 2)]
+        SPEND[usize::from((self.0 & SHIFT_MASK) >> SHIFT_AT)]
     }
 }
 
-/// The backend in the low bits of a byte or of a route's flags.
+/// The candidate in the low bits of a byte or of a route's flags.
 #[inline]
-fn backend_of(bits: u8) -> Backend {
-    Backend::from_index((bits & BACKEND_MASK) as usize).unwrap_or(Backend::Scalar)
+fn candidate_of(bits: u8) -> Candidate {
+    Candidate::from_index((bits & CANDIDATE_MASK) as usize).unwrap_or(Candidate::Scalar)
 }
 
 /// Where a bucket's [`DecisionByte`] lives: read by every call, written by the cold path.
@@ -195,7 +195,7 @@ pub(super) struct DecisionCell(AtomicU8);
 impl DecisionCell {
     /// A cell holding [`DecisionByte::UNDECIDED`].
     pub(super) const fn new() -> DecisionCell {
-        DecisionCell(AtomicU8::new(0))
+        DecisionCell(AtomicU8::new(NONE))
     }
 
     /// The byte.
@@ -213,7 +213,7 @@ impl DecisionCell {
     }
 }
 
-/// What a [`Route`](super::Route) carries: its bucket's backend and span bits, and
+/// What a [`Route`](super::Route) carries: its bucket's candidate and span bits, and
 /// whether this call is timed (see the module docs). Three words of `Route`
 /// passed by value, so the fast path keeps it in registers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -221,24 +221,24 @@ impl DecisionCell {
 pub(super) struct RouteFlags(u8);
 
 impl RouteFlags {
-    /// This call is timed. (A route is always decided, so the byte's "cached" bit is free.)
-    const TIMED: u8 = 0x80;
+    /// This call is timed. (A route carries no interval, so one of its bits is free.)
+    const TIMED: u8 = 0x40;
 
     /// The flags of an untimed call of a bucket whose byte is `byte`.
     #[inline]
     pub(super) fn untimed(byte: DecisionByte) -> RouteFlags {
-        RouteFlags(byte.0 & (BACKEND_MASK | SPAN))
+        RouteFlags(byte.0 & (CANDIDATE_MASK | SPAN))
     }
 
-    /// The flags of a call on `backend`, timed or not, not spanned.
-    pub(super) fn new(backend: Backend, timed: bool) -> RouteFlags {
-        RouteFlags(backend.index() as u8 | if timed { Self::TIMED } else { 0 })
+    /// The flags of a call on `candidate`, timed or not, not spanned.
+    pub(super) fn new(candidate: Candidate, timed: bool) -> RouteFlags {
+        RouteFlags(candidate.index() as u8 | if timed { Self::TIMED } else { 0 })
     }
 
-    /// The backend.
+    /// The candidate.
     #[inline]
-    pub(super) fn backend(self) -> Backend {
-        backend_of(self.0)
+    pub(super) fn candidate(self) -> Candidate {
+        candidate_of(self.0)
     }
 
     /// Whether the call is timed.
@@ -253,10 +253,12 @@ impl RouteFlags {
         self.0 & SPAN != 0
     }
 
-    /// Whether the call is timed or spanned: whether [`Route::run`](super::Route::run) must do more than call.
+    /// Whether the call is neither timed nor spanned and runs on the whole pool: whether
+    /// [`Route::run`](super::Route::run) only calls. (The narrower Parallel candidates are
+    /// indices 2 and 3 of [`Candidate::ALL`].)
     #[inline]
-    pub(super) fn is_observed(self) -> bool {
-        self.0 & (Self::TIMED | SPAN) != 0
+    pub(super) fn is_plain(self) -> bool {
+        self.0 & (Self::TIMED | SPAN) == 0 && self.0 & 0b110 != 0b010
     }
 }
 
@@ -265,12 +267,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn round_trips_every_backend_and_shift() {
-        for b in Backend::ALL {
+    fn round_trips_every_candidate_and_shift() {
+        assert!(!DecisionByte::UNDECIDED.is_cached());
+        for b in Candidate::ALL {
             for s in SHIFTS {
                 for span in [false, true] {
                     let byte = DecisionByte::cached(b, s, span);
-                    assert_eq!((byte.backend(), byte.shift(), byte.spans()), (b, s, span));
+                    assert_eq!((byte.candidate(), byte.shift(), byte.spans()), (b, s, span));
+                    let flags = RouteFlags::untimed(byte);
+                    assert_eq!(flags.candidate(), b);
+                    assert_eq!(flags.is_plain(), !span && !b.is_narrow(), "{b:?}");
+                    assert!(!RouteFlags::new(b, true).is_plain());
                     assert_eq!(byte.spend(), if s == 0 { EVERY_CALL } else { 1 << (MAX_SHIFT - s) });
                     assert!(byte.is_cached());
                 }
@@ -280,7 +287,7 @@ mod tests {
 
     /// Samples a second a bucket called `rate` times a second gets.
     fn samples_per_sec(rate: f64) -> f64 {
-        rate / f64::from(1u32 << DecisionByte::cached(Backend::Simd, shift_for_rate(rate), false).shift())
+        rate / f64::from(1u32 << DecisionByte::cached(Candidate::Simd, shift_for_rate(rate), false).shift())
     }
 
     #[test]
@@ -296,10 +303,10 @@ mod tests {
 
     #[test]
     fn a_rare_bucket_times_most_of_its_calls_and_an_unknown_rate_starts_at_16() {
-        assert_eq!(DecisionByte::cached(Backend::Simd, shift_for_rate(20.0), false).shift(), 0);
-        assert_eq!(DecisionByte::cached(Backend::Simd, shift_for_rate(120.0), false).shift(), 0);
-        assert_eq!(DecisionByte::cached(Backend::Simd, shift_for_rate(150.0), false).shift(), 2, "every fourth call");
-        assert_eq!(DecisionByte::cached(Backend::Simd, shift_for_rate(400.0), false).shift(), 2);
+        assert_eq!(DecisionByte::cached(Candidate::Simd, shift_for_rate(20.0), false).shift(), 0);
+        assert_eq!(DecisionByte::cached(Candidate::Simd, shift_for_rate(120.0), false).shift(), 0);
+        assert_eq!(DecisionByte::cached(Candidate::Simd, shift_for_rate(150.0), false).shift(), 2, "every fourth call");
+        assert_eq!(DecisionByte::cached(Candidate::Simd, shift_for_rate(400.0), false).shift(), 2);
         assert_eq!(shift_for_rate(0.0), MIN_SHIFT);
         assert_eq!(shift_for_rate(f64::NAN), MIN_SHIFT);
     }
@@ -307,7 +314,7 @@ mod tests {
     /// The share of a bucket's time that timing costs at `rate` calls a second.
     fn timing_share(rate: f64, overhead_ns: f64, call_ns: f64) -> f64 {
         let interval = f64::from(
-            1u32 << DecisionByte::cached(Backend::Simd, sampling_shift(rate, overhead_ns, call_ns), false).shift(),
+            1u32 << DecisionByte::cached(Candidate::Simd, sampling_shift(rate, overhead_ns, call_ns), false).shift(),
         );
         overhead_ns / interval / call_ns
     }
@@ -347,7 +354,7 @@ mod tests {
         assert_eq!(shift_for_cost(10.0, 1_000.0), 0);
         assert_eq!(shift_for_cost(1e12, 1.0), MAX_SHIFT);
         for s in [shift_for_cost(15.0, 1_000.0), shift_for_cost(1e12, 1.0)] {
-            assert_eq!(DecisionByte::cached(Backend::Simd, s, false).shift(), s);
+            assert_eq!(DecisionByte::cached(Candidate::Simd, s, false).shift(), s);
         }
     }
 
@@ -368,10 +375,10 @@ mod tests {
     #[test]
     fn every_interval_from_16_to_the_longest_is_named_and_shorter_ones_round_down() {
         for s in MIN_SHIFT..=MAX_SHIFT {
-            assert_eq!(DecisionByte::cached(Backend::Simd, s, false).shift(), s);
+            assert_eq!(DecisionByte::cached(Candidate::Simd, s, false).shift(), s);
         }
-        assert_eq!(DecisionByte::cached(Backend::Simd, 1, false).shift(), 0);
-        assert_eq!(DecisionByte::cached(Backend::Simd, 3, false).shift(), 2);
-        assert_eq!(DecisionByte::cached(Backend::Simd, 40, false).shift(), MAX_SHIFT);
+        assert_eq!(DecisionByte::cached(Candidate::Simd, 1, false).shift(), 0);
+        assert_eq!(DecisionByte::cached(Candidate::Simd, 3, false).shift(), 2);
+        assert_eq!(DecisionByte::cached(Candidate::Simd, 40, false).shift(), MAX_SHIFT);
     }
 }

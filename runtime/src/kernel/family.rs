@@ -138,6 +138,7 @@ mod tests {
         token_hash: 7,
         loops: &[],
         splits: &[],
+        gpu_loops: &[],
     });
 
     fn of<T>() -> &'static Kernel {
@@ -167,6 +168,7 @@ mod tests {
             token_hash: 7,
             loops: &[],
             splits: &[],
+            gpu_loops: &[],
         });
         let a = SHARED.get(|| "::<x>".to_owned());
         let b = SHARED.get(|| String::from("::<x>"));

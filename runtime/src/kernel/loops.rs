@@ -2,23 +2,25 @@
 //! [`KernelTable`](super::KernelTable)'s `Display`, the `adaptive-kernel
 //! report` command and the tour print, so a user sees per kernel whether
 //! annotating it can make it faster (a reduction rewritten in lanes, a loop
-//! split across threads) or where an `ops::` call would have to (a reduction
-//! left as written, a loop left on one thread, and why).
+//! split across threads, a loop run on the GPU) or where an `ops::` call would
+//! have to (a reduction left as written, a loop left on one thread or on the
+//! host, and why).
 //!
-//! The live spec ([`LoopRewrite`], [`LoopSplit`]: `&'static` strings the macro
-//! wrote) and the history file (`LoopRecord`, `SplitRecord`: owned strings)
-//! both lend a [`LoopLine`] or a [`SplitLine`], so neither has to be converted
-//! into the other to be printed.
+//! The live spec ([`LoopRewrite`], [`LoopSplit`], [`LoopGpu`]: `&'static`
+//! strings the macro wrote) and the history file (`LoopRecord`, `SplitRecord`,
+//! `GpuLoopRecord`: owned strings) both lend a [`LoopLine`], a [`SplitLine`] or
+//! a [`GpuLine`], so neither has to be converted into the other to be printed.
 
 use std::fmt;
 
-use super::spec::{LoopRewrite, LoopSplit};
+use super::spec::{LoopGpu, LoopRewrite, LoopSplit};
 use crate::backend::Backend;
-use crate::persist::format::{LoopRecord, SplitRecord};
+use crate::persist::format::{GpuLoopRecord, LoopRecord, SplitRecord};
 
-/// Why a reduction was left as written, or a loop left on one thread: each word
-/// a [`LoopRewrite::reason`] or a [`LoopSplit::reason`] can hold, and what it means.
-pub const LOOP_REASONS: [(&str, &str); 24] = [
+/// Why a reduction was left as written, or a loop left on one thread or on the
+/// host: each word a [`LoopRewrite::reason`], a [`LoopSplit::reason`] or a
+/// [`LoopGpu::reason`] can hold, and what it means.
+pub const LOOP_REASONS: [(&str, &str); 30] = [
     ("exact", "the kernel opted out with `exact`"),
     ("simd", "the SIMD variant is the kernel's own `simd = path`"),
     ("break", "a `break` may end the loop early"),
@@ -33,9 +35,11 @@ pub const LOOP_REASONS: [(&str, &str); 24] = [
     ("reads", "the loop reads its accumulator"),
     (
         "type",
-        "an accumulator, term or written slice element not provably `f32`/`f64` (or, for a split, an integer sum)",
+        "an accumulator, term or written slice element not provably `f32`/`f64` (or, for a split, an integer sum; \
+         for a slice updated at slots chosen by data, an element type its declaration does not name; on the GPU, a \
+         value not provably `f32`, `i32`, `u32`, `usize` or `bool`)",
     ),
-    ("mixed", "two different operators on one accumulator"),
+    ("mixed", "two different operators on one accumulator, or on one slice updated at slots chosen by data"),
     ("shadow", "an accumulator, index, slice or row width rebound inside the loop"),
     ("op", "a fold that is not `+`, `*`, `max` or `min`"),
     ("source", "elements that cannot be taken in chunks"),
@@ -49,6 +53,12 @@ pub const LOOP_REASONS: [(&str, &str); 24] = [
     ("overlap", "a slice the loop writes is also used beyond the iteration's own item or row"),
     ("unsafe", "an `unsafe` block"),
     ("nothing", "the loop writes no slice item and carries no reduction: nothing to share out"),
+    ("gpu", "the GPU variant is the kernel's own `gpu = path`"),
+    ("f64", "an `f64` value: the GPU variant computes in `f32`"),
+    ("call", "a call of a function or method the GPU variant does not translate"),
+    ("value", "an array, tuple, struct, field or reference the GPU variant cannot hold"),
+    ("size", "a 64-bit integer, or a constant beyond `u32`: the GPU variant computes integers in 32 bits"),
+    ("syntax", "a construct the GPU variant does not translate (`match`, a closure, float `%`, …)"),
     (
         "carried",
         "an item writes what the next items' reductions read, or accumulates into what is not its own: items \
@@ -178,6 +188,45 @@ impl fmt::Display for SplitLine<'_> {
     }
 }
 
+/// One top-level loop as [`LoopSummary`] prints its GPU line, borrowed from a
+/// kernel's spec or from a history record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuLine<'a> {
+    /// The source line of its `for`.
+    pub line: u32,
+    /// What it walks ([`LoopGpu::idiom`]).
+    pub idiom: &'a str,
+    /// Why it stays on the host, in one word; empty when it runs on the GPU.
+    pub reason: &'a str,
+}
+
+impl<'a> From<&'a LoopGpu> for GpuLine<'a> {
+    fn from(l: &'a LoopGpu) -> GpuLine<'a> {
+        GpuLine { line: l.line, idiom: l.idiom, reason: l.reason }
+    }
+}
+
+impl<'a> From<&'a GpuLoopRecord> for GpuLine<'a> {
+    fn from(l: &'a GpuLoopRecord) -> GpuLine<'a> {
+        GpuLine { line: l.line, idiom: &l.idiom, reason: &l.reason }
+    }
+}
+
+/// `line 10, for range: on the GPU` or
+/// `line 30, for iter_mut: on the host (call: a call of a function or method the GPU variant does not translate)`.
+impl fmt::Display for GpuLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}, {}: ", self.line, self.idiom)?;
+        if self.reason.is_empty() {
+            return write!(f, "on the GPU");
+        }
+        match loop_reason(self.reason) {
+            Some(meaning) => write!(f, "on the host ({}: {meaning})", self.reason),
+            None => write!(f, "on the host ({})", self.reason),
+        }
+    }
+}
+
 /// A kernel's reductions and top-level loops in words, one line each, every
 /// line starting with `indent` and ending with a newline:
 ///
@@ -188,12 +237,15 @@ impl fmt::Display for SplitLine<'_> {
 /// splits: 1 of 2 top-level loops split across threads in Parallel
 ///   line 10, for range: split across threads in Parallel
 ///   line 30, for iter_mut: on one thread (break: a `break` may end the loop early)
+/// gpu: 1 of 2 top-level loops on the GPU
+///   line 10, for range: on the GPU
+///   line 30, for iter_mut: on the host (break: a `break` may end the loop early)
 /// ```
 ///
-/// (`index loops` for element-wise loops, `loops` for a mix or when a loop over
-/// items is taken several items at a time), `loops: no float reduction to put
-/// in lanes` for a body without one; the `splits` lines only for a body with a
-/// top-level `for` loop.
+/// (`index loops` for element-wise index loops taken in chunks, `loops` for
+/// a mix or when a loop over items is taken several items at a time),
+/// `loops: no float reduction to put in lanes` for a body without one; the
+/// `splits` and `gpu` lines only for a body with a top-level `for` loop.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoopSummary<'a> {
     /// Printed before every line.
@@ -202,6 +254,8 @@ pub struct LoopSummary<'a> {
     pub loops: Vec<LoopLine<'a>>,
     /// The top-level loops, in source order.
     pub splits: Vec<SplitLine<'a>>,
+    /// The top-level loops and whether the GPU variant runs them, in source order.
+    pub gpu: Vec<GpuLine<'a>>,
 }
 
 impl<'a> LoopSummary<'a> {
@@ -211,7 +265,7 @@ impl<'a> LoopSummary<'a> {
         L: 'a,
         &'a L: Into<LoopLine<'a>>,
     {
-        LoopSummary { indent, loops: loops.into_iter().map(Into::into).collect(), splits: Vec::new() }
+        LoopSummary { indent, loops: loops.into_iter().map(Into::into).collect(), splits: Vec::new(), gpu: Vec::new() }
     }
 
     /// The same summary, also saying what happened to `splits` (a spec's
@@ -225,9 +279,20 @@ impl<'a> LoopSummary<'a> {
         self
     }
 
+    /// The same summary, also saying whether the GPU variant runs each of `gpu`
+    /// (a spec's [`LoopGpu`]s or a history file's records) on the device.
+    pub fn with_gpu<G>(mut self, gpu: impl IntoIterator<Item = &'a G>) -> LoopSummary<'a>
+    where
+        G: 'a,
+        &'a G: Into<GpuLine<'a>>,
+    {
+        self.gpu = gpu.into_iter().map(Into::into).collect();
+        self
+    }
+
     /// The summary of a kernel's spec: its reductions and its top-level loops.
     pub fn of(indent: &'a str, spec: &'a super::KernelSpec) -> LoopSummary<'a> {
-        LoopSummary::new(indent, spec.loops).with_splits(spec.splits)
+        LoopSummary::new(indent, spec.loops).with_splits(spec.splits).with_gpu(spec.gpu_loops)
     }
 }
 
@@ -285,6 +350,15 @@ impl fmt::Display for LoopSummary<'_> {
             let noun = if total == 1 { "top-level loop" } else { "top-level loops" };
             writeln!(f, "{indent}splits: {split} of {total} {noun} split across threads in Parallel")?;
             for l in &self.splits {
+                writeln!(f, "{indent}  {l}")?;
+            }
+        }
+        if !self.gpu.is_empty() {
+            let on = self.gpu.iter().filter(|l| l.reason.is_empty()).count();
+            let total = self.gpu.len();
+            let noun = if total == 1 { "top-level loop" } else { "top-level loops" };
+            writeln!(f, "{indent}gpu: {on} of {total} {noun} on the GPU")?;
+            for l in &self.gpu {
                 writeln!(f, "{indent}  {l}")?;
             }
         }
@@ -349,6 +423,25 @@ mod tests {
         );
         let newer = SplitRecord { line: 1, idiom: "for x".into(), reason: "novel".into() };
         assert_eq!(SplitLine::from(&newer).to_string(), "line 1, for x: on one thread (novel)");
+    }
+
+    #[test]
+    fn loops_on_the_gpu_and_on_the_host_are_said_in_words() {
+        let gpu = [
+            LoopGpu { line: 10, idiom: "for range", reason: "", roundings: 4 },
+            LoopGpu { line: 30, idiom: "for iter_mut", reason: "call", roundings: 0 },
+        ];
+        let text = LoopSummary::new::<LoopRewrite>("", &[]).with_gpu(&gpu).to_string();
+        assert_eq!(
+            text,
+            "loops: no float reduction to put in lanes\n\
+             gpu: 1 of 2 top-level loops on the GPU\n\
+             \x20 line 10, for range: on the GPU\n\
+             \x20 line 30, for iter_mut: on the host (call: a call of a function or method the GPU variant does not \
+             translate)\n"
+        );
+        let newer = GpuLoopRecord { line: 1, idiom: "for x".into(), reason: "novel".into() };
+        assert_eq!(GpuLine::from(&newer).to_string(), "line 1, for x: on the host (novel)");
     }
 
     #[test]

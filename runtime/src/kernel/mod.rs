@@ -3,7 +3,7 @@
 //!
 //! | file | holds |
 //! | --- | --- |
-//! | `spec` | the vocabulary: [`KernelSpec`], [`LoopRewrite`], [`LoopSplit`], [`Decision`], [`DecisionKind`] |
+//! | `spec` | the vocabulary: [`KernelSpec`], [`LoopRewrite`], [`LoopSplit`], [`LoopGpu`], [`Decision`], [`DecisionKind`] |
 //! | `stats` | per-bucket, per-backend timing statistics (window median and MAD) |
 //! | `bucket_state` | a bucket's phases: exploring, confirming a loaded decision, settled |
 //! | `policy` | the routing rules: `policy::step`, the one transition of a bucket, pure |
@@ -52,12 +52,12 @@ mod verify;
 
 pub use crossover::{crossovers, Crossover, TIE_BAND};
 pub use family::KernelFamily;
-pub use loops::{loop_reason, LoopLine, LoopSummary, MathCalls, SplitLine, LOOP_REASONS};
+pub use loops::{loop_reason, GpuLine, LoopLine, LoopSummary, MathCalls, SplitLine, LOOP_REASONS};
 pub use overrides::with_backend;
 pub use registry::{kernel_named, kernels};
-pub use report::{BackendReport, BucketReport, KernelTable};
+pub use report::{backend_columns, backend_label, BackendReport, BucketReport, KernelTable};
 pub use route::Route;
 pub use site::{set_span_threshold, Kernel};
-pub use spec::{Decision, DecisionKind, KernelSpec, LoopRewrite, LoopSplit};
+pub use spec::{Decision, DecisionKind, KernelSpec, LoopGpu, LoopRewrite, LoopSplit};
 pub use telemetry::init_logging;
 pub use verify::run_verified;

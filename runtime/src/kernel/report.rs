@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use super::crossover::{crossovers, Crossover};
 use super::loops::LoopSummary;
-use super::spec::{DecisionKind, LoopRewrite, LoopSplit};
+use super::spec::{DecisionKind, LoopGpu, LoopRewrite, LoopSplit};
 use crate::backend::{Backend, OpComplexity};
 use crate::bucket::bucket_of;
 use crate::persist::NearestEntry;
@@ -24,6 +24,10 @@ use crate::persist::NearestEntry;
 pub struct BackendReport {
     /// The backend.
     pub backend: Backend,
+    /// For the Parallel variant on fewer threads than its whole pool (a width the
+    /// router explores on pools of 4 threads or more), how many; `None` for the whole
+    /// pool and every other backend. Shown as `Parallel ×8`.
+    pub threads: Option<usize>,
     /// Samples kept (warm-ups excluded), over the entry's life, loaded history included.
     pub count: u64,
     /// Median of the recent samples.
@@ -43,10 +47,13 @@ pub struct BucketReport {
     pub bucket: usize,
     /// The sizes that share this bucket's decision.
     pub sizes: RangeInclusive<usize>,
-    /// Measured backends, in [`Backend::ALL`] order.
+    /// Measured backends, in [`Backend::ALL`] order, the Parallel variant's narrower widths
+    /// (fewest threads first) before its whole pool.
     pub backends: Vec<BackendReport>,
     /// The settled backend; `None` while exploring.
     pub chosen: Option<Backend>,
+    /// For a Parallel choice on fewer threads than its whole pool, how many.
+    pub chosen_threads: Option<usize>,
     /// How the bucket was decided (`exploring` while it is not).
     pub decided_by: DecisionKind,
     /// Backends `verify` excluded here: their result disagreed with Scalar's.
@@ -58,10 +65,48 @@ pub struct BucketReport {
 }
 
 impl BucketReport {
-    /// The report of `backend` in this bucket, if it was measured.
+    /// The report of `backend` in this bucket, if it was measured (the Parallel
+    /// variant's on its whole pool).
     pub fn backend(&self, backend: Backend) -> Option<&BackendReport> {
-        self.backends.iter().find(|b| b.backend == backend)
+        self.backends.iter().find(|b| b.backend == backend && b.threads.is_none())
     }
+
+    /// The report of the Parallel variant on `threads` threads, fewer than its whole
+    /// pool, if that width was measured here.
+    pub fn parallel_on(&self, threads: usize) -> Option<&BackendReport> {
+        self.backends.iter().find(|b| b.backend == Backend::Parallel && b.threads == Some(threads))
+    }
+
+    /// The chosen backend as the table shows it: `Parallel ×8` for a narrower width.
+    pub fn chosen_label(&self) -> Option<String> {
+        self.chosen.map(|b| backend_label(b, self.chosen_threads))
+    }
+}
+
+/// How a table names `backend` on `threads` threads: its name (`Parallel`), and for the
+/// Parallel variant on fewer threads than its whole pool, `×threads` (`Parallel ×8`).
+pub fn backend_label(backend: Backend, threads: Option<usize>) -> String {
+    match threads {
+        Some(t) => format!("{backend} ×{t}"),
+        None => backend.to_string(),
+    }
+}
+
+/// The columns of a table of per-backend figures: each backend in [`Backend::ALL`]
+/// order, the Parallel variant's whole pool followed by each of its narrower widths in
+/// `narrow` (thread counts, any order, repeats allowed), most threads first.
+pub fn backend_columns(narrow: impl IntoIterator<Item = usize>) -> Vec<(Backend, Option<usize>)> {
+    let mut narrow: Vec<usize> = narrow.into_iter().collect();
+    narrow.sort_unstable_by(|a, b| b.cmp(a));
+    narrow.dedup();
+    let mut columns = Vec::new();
+    for b in Backend::ALL {
+        columns.push((b, None));
+        if b == Backend::Parallel {
+            columns.extend(narrow.iter().map(|&t| (b, Some(t))));
+        }
+    }
+    columns
 }
 
 /// A kernel's learned routing table.
@@ -77,6 +122,8 @@ pub struct KernelTable {
     pub loops: &'static [LoopRewrite],
     /// Whether its Parallel variant splits each top-level loop across threads ([`crate::KernelSpec::splits`]).
     pub splits: &'static [LoopSplit],
+    /// Whether its GPU variant runs each top-level loop on the device ([`crate::KernelSpec::gpu_loops`]).
+    pub gpu_loops: &'static [LoopGpu],
     /// Buckets that have been called or loaded, smallest sizes first.
     pub rows: Vec<BucketReport>,
     /// The other machine's entry some of these decisions or figures came from, while
@@ -95,7 +142,14 @@ impl KernelTable {
     /// crossover or a tie ([`crate::crossovers`]), by the rows' median times.
     pub fn crossovers(&self) -> Vec<Crossover> {
         crossovers(self.rows.iter().filter_map(|r| {
-            let figure = |b| Some(r.backend(b)?.centre?.as_secs_f64());
+            // The Parallel variant's figure is its chosen width's, where a narrower one is chosen.
+            let figure = |b| {
+                let report = match (b, r.chosen, r.chosen_threads) {
+                    (Backend::Parallel, Some(Backend::Parallel), Some(t)) => r.parallel_on(t),
+                    _ => r.backend(b),
+                };
+                Some(report?.centre?.as_secs_f64())
+            };
             Some((r.sizes.clone(), r.chosen?, figure))
         }))
     }
@@ -119,17 +173,23 @@ impl fmt::Display for KernelTable {
             write!(f, ", forced to {b}")?;
         }
         writeln!(f)?;
-        write!(f, "{}", LoopSummary::new("  ", self.loops).with_splits(self.splits))?;
+        write!(f, "{}", LoopSummary::new("  ", self.loops).with_splits(self.splits).with_gpu(self.gpu_loops))?;
+        // A column per backend, and per narrower width of the Parallel variant measured anywhere.
+        let columns = backend_columns(self.rows.iter().flat_map(|r| r.backends.iter().filter_map(|b| b.threads)));
         write!(f, "  {:>23}", "sizes")?;
-        for b in Backend::ALL {
-            write!(f, "  {:>16}", format!("{b} µs (n)"))?;
+        for &(b, t) in &columns {
+            write!(f, "  {:>16}", format!("{} µs (n)", backend_label(b, t)))?;
         }
         writeln!(f, "  {:<8} by", "chosen")?;
         for r in &self.rows {
             let sizes = format!("{}..={}", r.sizes.start(), r.sizes.end());
             write!(f, "  {sizes:>23}")?;
-            for b in Backend::ALL {
-                let cell = match r.backend(b) {
+            for &(b, t) in &columns {
+                let report = match t {
+                    Some(t) => r.parallel_on(t),
+                    None => r.backend(b),
+                };
+                let cell = match report {
                     None => "-".to_owned(),
                     Some(m) => {
                         let pruned = if m.pruned { "x" } else { "" };
@@ -139,7 +199,7 @@ impl fmt::Display for KernelTable {
                 };
                 write!(f, "  {cell:>16}")?;
             }
-            let chosen = r.chosen.map_or("…".to_owned(), |b| b.to_string());
+            let chosen = r.chosen_label().unwrap_or_else(|| "…".to_owned());
             write!(f, "  {chosen:<8} {}", r.decided_by)?;
             if let Some(from) = &r.from {
                 write!(f, ", from {} ({}), not yet confirmed here", from.cpu, from.rule)?;
@@ -163,7 +223,7 @@ mod tests {
 
     fn figure(backend: Backend, micros: u64) -> BackendReport {
         let us = Some(Duration::from_micros(micros));
-        BackendReport { backend, count: 5, centre: us, spread: us, pruned: false, other_machine: false }
+        BackendReport { backend, threads: None, count: 5, centre: us, spread: us, pruned: false, other_machine: false }
     }
 
     fn settled_row(lo: usize, chosen: Backend, scalar: u64, simd: u64) -> BucketReport {
@@ -172,6 +232,7 @@ mod tests {
             sizes: lo..=2 * lo - 1,
             backends: vec![figure(Backend::Scalar, scalar), figure(Backend::Simd, simd)],
             chosen: Some(chosen),
+            chosen_threads: None,
             decided_by: DecisionKind::Historical,
             excluded: vec![],
             from: None,
@@ -186,6 +247,7 @@ mod tests {
             forced: None,
             loops: &[],
             splits: &[],
+            gpu_loops: &[],
             rows: vec![
                 settled_row(2048, Backend::Scalar, 100, 150),
                 settled_row(4096, Backend::Simd, 400, 200),
@@ -215,6 +277,7 @@ mod tests {
         let us = |n| Some(Duration::from_micros(n));
         let figure = |backend, centre, other_machine| BackendReport {
             backend,
+            threads: None,
             count: 5,
             centre: us(centre),
             spread: us(1),
@@ -226,6 +289,7 @@ mod tests {
             sizes: lo..=2 * lo - 1,
             backends: vec![figure(Backend::Scalar, 900, other_machine), figure(Backend::Simd, 100, false)],
             chosen: Some(Backend::Simd),
+            chosen_threads: None,
             decided_by: DecisionKind::Historical,
             excluded: vec![],
             from,
@@ -236,6 +300,7 @@ mod tests {
             forced: None,
             loops: &[],
             splits: &[],
+            gpu_loops: &[],
             rows: vec![row(4096, Some(from.clone()), true), row(8192, None, false)],
             borrowed_from: Some(from),
         };
@@ -253,5 +318,53 @@ mod tests {
             lines.last().copied(),
             Some("  * another machine's figures, not yet measured here: x86_64 Other CPU (entry 00112233aabbccdd, same CPU features)")
         );
+    }
+
+    #[test]
+    fn a_narrower_width_has_a_column_and_is_shown_as_parallel_times_threads() {
+        let us = |n| Some(Duration::from_micros(n));
+        let figure = |backend, threads, centre| BackendReport {
+            backend,
+            threads,
+            count: 5,
+            centre: us(centre),
+            spread: us(1),
+            pruned: false,
+            other_machine: false,
+        };
+        let row = BucketReport {
+            bucket: bucket_of(4096),
+            sizes: 4096..=8191,
+            backends: vec![
+                figure(Backend::Simd, None, 100),
+                figure(Backend::Parallel, Some(4), 30),
+                figure(Backend::Parallel, Some(8), 40),
+                figure(Backend::Parallel, None, 60),
+            ],
+            chosen: Some(Backend::Parallel),
+            chosen_threads: Some(4),
+            decided_by: DecisionKind::Historical,
+            excluded: vec![],
+            from: None,
+        };
+        assert_eq!(row.backend(Backend::Parallel).and_then(|b| b.centre), us(60), "the whole pool's");
+        assert_eq!(row.parallel_on(4).and_then(|b| b.centre), us(30));
+        assert_eq!(row.chosen_label().as_deref(), Some("Parallel ×4"));
+        let table = KernelTable {
+            kernel: "k",
+            complexity: OpComplexity::Low,
+            forced: None,
+            loops: &[],
+            splits: &[],
+            gpu_loops: &[],
+            rows: vec![row],
+            borrowed_from: None,
+        };
+        let text = table.to_string();
+        let header = text.lines().find(|l| l.contains("sizes")).unwrap();
+        let at = |s: &str| header.find(s).unwrap_or_else(|| panic!("{s} in {header}"));
+        assert!(at("Parallel µs") < at("Parallel ×8 µs") && at("Parallel ×8 µs") < at("Parallel ×4 µs"), "{text}");
+        assert!(at("Parallel ×4 µs") < at("GPU µs"), "{text}");
+        assert!(text.contains("30.0 (5)") && text.contains("Parallel ×4 historical"), "{text}");
     }
 }

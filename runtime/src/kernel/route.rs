@@ -11,6 +11,7 @@ use super::site::Kernel;
 use super::{registry, telemetry};
 use crate::backend::Backend;
 use crate::bucket::bucket_of;
+use crate::candidate::{Candidate, Width};
 use crate::clock;
 use crate::cost::Work;
 
@@ -99,8 +100,8 @@ impl Kernel {
 /// Where one call goes, handed from [`Kernel::route`] to the generated wrapper.
 ///
 /// Kept to three words passed by value, so the fast path keeps it in registers:
-/// `flags` are the bucket's backend and span bits and whether this call is timed
-/// (`RouteFlags`).
+/// `flags` are the bucket's candidate (a backend, and for Parallel a width of the
+/// pool) and span bits and whether this call is timed (`RouteFlags`).
 #[derive(Debug)]
 #[must_use = "a route does nothing until `run` calls the chosen variant"]
 pub struct Route {
@@ -110,14 +111,19 @@ pub struct Route {
 }
 
 impl Route {
-    fn new(kernel: &'static Kernel, backend: Backend, size: usize, timed: bool) -> Route {
-        Route { kernel, size, flags: RouteFlags::new(backend, timed) }
+    fn new(kernel: &'static Kernel, candidate: Candidate, size: usize, timed: bool) -> Route {
+        Route { kernel, size, flags: RouteFlags::new(candidate, timed) }
     }
 
     /// The variant to call.
     #[inline]
     pub fn backend(&self) -> Backend {
-        self.flags.backend()
+        self.flags.candidate().backend()
+    }
+
+    /// The candidate: the variant, and for Parallel its width of the pool.
+    pub(crate) fn candidate(&self) -> Candidate {
+        self.flags.candidate()
     }
 
     /// Whether this call will be timed and recorded.
@@ -127,7 +133,9 @@ impl Route {
     }
 
     /// Calls `variant` (the chosen backend's function) and returns its result,
-    /// timing it when this call was picked for measurement.
+    /// timing it when this call was picked for measurement. A Parallel call on a
+    /// narrower width than the whole pool computes on that many threads
+    /// ([`crate::ops::par::threads`] says so inside it).
     ///
     /// `variant` has one call site, so it is compiled once, inlined into the
     /// wrapper and specialized on the caller's constants whether or not the call
@@ -136,7 +144,7 @@ impl Route {
     /// most of its calls, then ran that slower copy most of the time).
     #[inline]
     pub fn run<R>(self, variant: impl FnOnce() -> R) -> R {
-        let observed = if !self.flags.is_observed() { None } else { Some(Observed::start(self)) };
+        let observed = if self.flags.is_plain() { None } else { Some(Observed::start(self)) };
         let out = variant();
         if let Some(observed) = observed {
             observed.finish();
@@ -145,13 +153,16 @@ impl Route {
     }
 }
 
-/// A call being timed, spanned or both: what [`Route::run`] keeps around the variant.
+/// A call being timed, spanned, narrowed to a width of the pool, or all three: what
+/// [`Route::run`] keeps around the variant.
 struct Observed {
     kernel: &'static Kernel,
     size: usize,
-    backend: Backend,
+    candidate: Candidate,
     _span: Option<tracing::span::EnteredSpan>,
-    /// When the variant started; `None` when the call is spanned but not timed.
+    /// The narrower width in force during the call (restored when dropped, panics included).
+    _width: Option<crate::ops::par::Narrowed>,
+    /// When the variant started; `None` when the call is not timed.
     start: Option<clock::Stamp>,
 }
 
@@ -159,12 +170,14 @@ impl Observed {
     #[cold]
     #[inline(never)]
     fn start(route: Route) -> Observed {
-        let backend = route.flags.backend();
+        let candidate = route.flags.candidate();
+        let backend = candidate.backend();
         let _span = route.flags.spans().then(|| telemetry::call_span(route.kernel.name(), backend, route.size));
+        let _width = candidate.narrow_threads(crate::ops::par::pool_threads()).map(crate::ops::par::Narrowed::to);
         // What the call's split loops will say of their width, not an earlier call's.
         let _ = crate::ops::par::loops::take_width();
         let start = route.flags.is_timed().then(clock::now);
-        Observed { kernel: route.kernel, size: route.size, backend, _span, start }
+        Observed { kernel: route.kernel, size: route.size, candidate, _span, _width, start }
     }
 
     #[cold]
@@ -174,7 +187,7 @@ impl Observed {
             let elapsed = clock::since(start);
             let partial = crate::ops::par::loops::take_width() == Some(false);
             registry::register(self.kernel);
-            self.kernel.observe_cold(bucket_of(self.size), self.backend, self.size, elapsed, partial);
+            self.kernel.observe_cold(bucket_of(self.size), self.candidate, self.size, elapsed, partial);
         }
     }
 }
@@ -185,8 +198,23 @@ impl Kernel {
     ///
     /// The first sample of each backend after the process starts is a warm-up
     /// and is not kept (it pays for page faults, pipeline compilation, caches).
+    /// A Parallel timing counts for the variant on the whole pool ([`Kernel::observe_parallel`]
+    /// records one on fewer threads).
     pub fn observe(&'static self, size: usize, backend: Backend, elapsed: std::time::Duration) {
         registry::register(self);
-        self.observe_cold(bucket_of(size), backend, size, elapsed, false);
+        self.observe_cold(bucket_of(size), Candidate::of(backend), size, elapsed, false);
+    }
+
+    /// Records that a call of `size` on the Parallel variant computing on `threads`
+    /// threads took `elapsed`, as [`Kernel::observe`] does for a backend. `threads` must be
+    /// one of the widths the router explores in the pool a call made here would use (all of
+    /// its threads, half or a quarter of them, at least 2, each narrower than the last:
+    /// 16, 8 and 4 in a pool of 16; only 2 in a pool of 2); returns whether it was, and so
+    /// whether the timing was recorded.
+    pub fn observe_parallel(&'static self, size: usize, threads: usize, elapsed: std::time::Duration) -> bool {
+        let Some(width) = Width::of_threads(threads, crate::ops::par::pool_threads()) else { return false };
+        registry::register(self);
+        self.observe_cold(bucket_of(size), Candidate::parallel(width), size, elapsed, false);
+        true
     }
 }

@@ -15,12 +15,13 @@ use std::time::Duration;
 
 use super::bucket_state::BucketState;
 use super::decision_byte::{DecisionByte, DecisionCell};
+use super::loops::LoopSummary;
 use super::report::{BackendReport, BucketReport, KernelTable};
-use super::spec::{Decision, DecisionKind, KernelSpec};
+use super::spec::{Decision, DecisionKind, KernelSpec, LoopRewrite};
 use super::{snapshot, telemetry};
 use crate::backend::{Backend, OpComplexity};
 use crate::bucket::{bucket_range, BUCKETS};
-use crate::per_backend::BackendSet;
+use crate::candidate::{Candidate, CandidateSet};
 use crate::persist::{self, merge::KernelSnapshot, NearestEntry};
 use crate::{clock, config, cost};
 
@@ -51,7 +52,7 @@ pub(super) struct KernelState {
     /// Buckets with data recorded by this process (what a save must not drop).
     pub(super) touched: BTreeSet<usize>,
     /// Backends timed at least once in this process (a backend's first sample is a warm-up).
-    pub(super) warmed: BackendSet,
+    pub(super) warmed: CandidateSet,
     /// Timed calls in a row whose split loops ran short of their width, dropped so far
     /// (`Kernel::observe_cold`).
     pub(super) partial_streak: u32,
@@ -62,7 +63,7 @@ pub(super) struct KernelState {
     /// Frozen mode already said that a bucket fell back to the prior.
     pub(super) warned_frozen: bool,
     /// `verify` already reported this backend's disagreement.
-    pub(super) warned_excluded: BackendSet,
+    pub(super) warned_excluded: CandidateSet,
     /// The other machine's entry the borrowed buckets came from.
     borrowed_from: Option<NearestEntry>,
 }
@@ -73,13 +74,13 @@ impl KernelState {
             loaded: false,
             buckets: BTreeMap::new(),
             touched: BTreeSet::new(),
-            warmed: BackendSet::EMPTY,
+            warmed: CandidateSet::EMPTY,
             partial_streak: 0,
             clocks: BTreeMap::new(),
             forced: None,
             warned_unavailable: false,
             warned_frozen: false,
-            warned_excluded: BackendSet::EMPTY,
+            warned_excluded: CandidateSet::EMPTY,
             borrowed_from: None,
         }
     }
@@ -108,7 +109,7 @@ pub fn set_span_threshold(threshold: Duration) {
 ///     has_gpu: false,
 ///     has_parallel: false,
 ///     token_hash: 1,
-///     loops: &[], splits: &[],
+///     loops: &[], splits: &[], gpu_loops: &[],
 /// });
 ///
 /// let x = vec![1.0f32; 4096];
@@ -216,22 +217,24 @@ impl Kernel {
     /// The candidates exploration must not call yet: Parallel while GPU start-up
     /// loads its driver (see [`crate::ops::gpu::starting`]): a variant that starts
     /// threads would wait for the load. It is explored once the load is over.
-    pub(super) fn later(&self) -> BackendSet {
+    pub(super) fn later(&self) -> CandidateSet {
         let loading = self.spec.has_parallel && crate::ops::gpu::starting();
         if loading {
-            BackendSet::of(&[Backend::Parallel])
+            CandidateSet::of(&[Candidate::ParallelQuarter, Candidate::ParallelHalf, Candidate::Parallel])
         } else {
-            BackendSet::EMPTY
+            CandidateSet::EMPTY
         }
     }
 
-    /// The backends the router may call now: Scalar and SIMD always; Parallel when
-    /// the kernel has that variant and it computes on two or more threads; the GPU
-    /// when [`gpu_usable`](Self::gpu_usable).
-    pub(super) fn runnable(&self, gpu_usable: bool) -> BackendSet {
-        BackendSet::from_fn(|b| match b {
+    /// The candidates the router may call now: Scalar and SIMD always; Parallel when the
+    /// kernel has that variant and its pool has two or more threads, at each width the
+    /// pool offers ([`Width::offered`](crate::candidate::Width::offered): half and a quarter of it from 4 and 8 threads on);
+    /// the GPU when [`gpu_usable`](Self::gpu_usable).
+    pub(super) fn runnable(&self, gpu_usable: bool) -> CandidateSet {
+        let pool = crate::ops::par::pool_threads();
+        CandidateSet::from_fn(|c| match c.backend() {
             Backend::Scalar | Backend::Simd => true,
-            Backend::Parallel => self.spec.has_parallel && crate::ops::par::threads() > 1,
+            Backend::Parallel => self.spec.has_parallel && c.width().offered(pool),
             Backend::Gpu => gpu_usable,
         })
     }
@@ -243,10 +246,22 @@ impl Kernel {
             return Decision { backend: b, kind: DecisionKind::Forced };
         }
         let why = if !self.spec.has_gpu {
-            Some("the kernel has no GPU variant (its body calls no `ops::` function and no `gpu = path` was given)")
+            let loops = LoopSummary::new::<LoopRewrite>("", &[]).with_gpu(self.spec.gpu_loops).to_string();
+            // The loop lines alone: not the summary's "loops: …" and "gpu: …" headings.
+            let loops = loops.lines().skip(2).map(str::trim).collect::<Vec<_>>().join("; ");
+            Some(if loops.is_empty() {
+                "the kernel has no GPU variant (its body calls no `ops::` function, has no top-level loop and no \
+                 `gpu = path` was given)"
+                    .to_owned()
+            } else {
+                format!(
+                    "the kernel has no GPU variant (its body calls no `ops::` function, no `gpu = path` was given, \
+                     and its top-level loops stay on the host: {loops})"
+                )
+            })
         } else if !crate::ops::gpu::is_available() {
             // A forced GPU waits for start-up: the caller asked for it.
-            Some("no usable GPU adapter (see `ops::gpu::health()` and ADAPTIVE_KERNEL_GPU)")
+            Some("no usable GPU adapter (see `ops::gpu::health()` and ADAPTIVE_KERNEL_GPU)".to_owned())
         } else {
             None
         };
@@ -254,7 +269,7 @@ impl Kernel {
             None => Decision { backend: Backend::Gpu, kind: DecisionKind::Forced },
             Some(why) => {
                 if !std::mem::replace(&mut st.warned_unavailable, true) {
-                    telemetry::forced_fallback(self.spec.name, why);
+                    telemetry::forced_fallback(self.spec.name, &why);
                 }
                 Decision { backend: Backend::Simd, kind: DecisionKind::Forced }
             }
@@ -291,18 +306,20 @@ impl Kernel {
                     .stats
                     .iter()
                     .filter(|(_, s)| s.count > 0)
-                    .map(|(b, s)| BackendReport {
-                        backend: b,
+                    .map(|(c, s)| BackendReport {
+                        backend: c.backend(),
+                        threads: c.narrow_threads(bs.pool),
                         count: s.count,
                         centre: s.centre().map(|c| Duration::from_nanos(c as u64)),
                         spread: s.spread().map(|c| Duration::from_nanos(c as u64)),
-                        pruned: bs.is_pruned(b),
+                        pruned: bs.is_pruned(c),
                         other_machine: s.borrowed,
                     })
                     .collect(),
-                chosen: bs.chosen(),
+                chosen: bs.chosen().map(Candidate::backend),
+                chosen_threads: bs.chosen().and_then(|c| c.narrow_threads(bs.pool)),
                 decided_by: bs.decided_by(),
-                excluded: bs.excluded.iter().filter(|(_, e)| e.is_some()).map(|(b, _)| b).collect(),
+                excluded: excluded_backends(bs),
                 from: if bs.is_borrowed() { st.borrowed_from.clone() } else { None },
             })
             .collect();
@@ -314,6 +331,7 @@ impl Kernel {
             forced: st.forced,
             loops: self.spec.loops,
             splits: self.spec.splits,
+            gpu_loops: self.spec.gpu_loops,
             rows,
             borrowed_from,
         }
@@ -346,6 +364,13 @@ impl Kernel {
         let st = self.lock();
         snapshot::snapshot(&self.spec, &st.buckets, &st.touched)
     }
+}
+
+/// The backends `verify` excluded in `bs` (a Parallel one at any width), in order.
+fn excluded_backends(bs: &BucketState) -> Vec<Backend> {
+    let mut out: Vec<Backend> = bs.excluded.iter().filter(|(_, e)| e.is_some()).map(|(c, _)| c.backend()).collect();
+    out.dedup();
+    out
 }
 
 /// Whether the routing mode is [`config::Mode::Frozen`].

@@ -1,5 +1,5 @@
 //! The kernel layer's vocabulary: what the macro records about a kernel
-//! ([`KernelSpec`], [`LoopRewrite`], [`LoopSplit`]) and what routing decides ([`Decision`], [`DecisionKind`]).
+//! ([`KernelSpec`], [`LoopRewrite`], [`LoopSplit`], [`LoopGpu`]) and what routing decides ([`Decision`], [`DecisionKind`]).
 //! Behaviour modules (policy, site, report, telemetry) import these; this file
 //! imports none of them.
 
@@ -14,7 +14,8 @@ pub struct KernelSpec {
     pub name: &'static str,
     /// The complexity class from the attribute.
     pub complexity: OpComplexity,
-    /// Whether the kernel has a real GPU variant (its body calls `ops::` or `gpu = path` was given).
+    /// Whether the kernel has a real GPU variant (its body calls `ops::`, a top-level loop
+    /// of it runs on the GPU, or `gpu = path` was given).
     pub has_gpu: bool,
     /// Whether the kernel has a real Parallel variant (its body calls `ops::`, a
     /// top-level loop of it is split across threads, or `parallel = path` was
@@ -29,6 +30,17 @@ pub struct KernelSpec {
     /// What the Parallel variant did to each top-level `for` loop of the body, in
     /// source order: split across threads, or left on one thread and why.
     pub splits: &'static [LoopSplit],
+    /// What the GPU variant does with each top-level `for` loop of the body, in
+    /// source order: runs it on the GPU, or leaves it on the host and why.
+    pub gpu_loops: &'static [LoopGpu],
+}
+
+impl KernelSpec {
+    /// The roundings the loops its GPU variant runs on the device may add over
+    /// Scalar's, summed ([`LoopGpu::roundings`]): `verify` widens its bound for the GPU by these.
+    pub fn gpu_roundings(&self) -> usize {
+        self.gpu_loops.iter().filter(|l| l.on_gpu()).map(|l| l.roundings as usize).sum()
+    }
 }
 
 /// One float reduction of a kernel's body (a `for` loop accumulating into a
@@ -108,6 +120,37 @@ pub struct LoopSplit {
 impl LoopSplit {
     /// Whether the Parallel variant splits it across threads.
     pub const fn is_split(&self) -> bool {
+        self.reason.is_empty()
+    }
+}
+
+/// One top-level `for` loop of a kernel's body and whether the GPU variant runs
+/// it on the device.
+///
+/// A loop whose iterations the split's analysis proves independent, written in
+/// the subset the macro translates, runs one iteration per GPU invocation (the
+/// rest of the body runs on the host as written). Its results differ from
+/// Scalar's within the precision contract of the macro crate's `shader` docs:
+/// fused multiply-adds, regrouped reductions, a few ULP for the transcendental
+/// functions. A call the device cannot take as Rust means it (a size over
+/// `u32`, an index out of bounds, no usable device) runs the loop on the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopGpu {
+    /// The source line of its `for`.
+    pub line: u32,
+    /// What it walks: `for range`, `for iter_mut.zip`, `for chunks_mut.enumerate`, …
+    pub idiom: &'static str,
+    /// Why it stays on the host, in one word; empty when it runs on the GPU. The
+    /// words and what they mean: [`LOOP_REASONS`](crate::LOOP_REASONS).
+    pub reason: &'static str,
+    /// The roundings its constructs may add over Scalar's (a division 3, a square
+    /// root 5, an `exp` 4, …; the macro's precision contract), 0 when it stays on the host.
+    pub roundings: u32,
+}
+
+impl LoopGpu {
+    /// Whether the GPU variant runs it on the device.
+    pub const fn on_gpu(&self) -> bool {
         self.reason.is_empty()
     }
 }

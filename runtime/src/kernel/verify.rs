@@ -8,7 +8,9 @@
 //! there: while the bucket explores, when a settled bucket re-times it, or when
 //! a decision loaded from history is re-timed. The Scalar variant runs first,
 //! untimed; the variant runs timed as usual; the results are compared within
-//! the kernel's [`Tolerance`]. A variant that disagrees is excluded from the
+//! the kernel's [`Tolerance`] (for the GPU variant widened by the roundings its
+//! generated loops may add: [`KernelSpec::gpu_roundings`](crate::KernelSpec::gpu_roundings)).
+//! A variant that disagrees is excluded from the
 //! bucket for good (kept in the history file), the call returns the Scalar
 //! result, the disagreement is reported once per kernel and backend (kernel,
 //! size, largest error), and a bucket that had settled on it explores again.
@@ -23,8 +25,8 @@ use super::cold::Source;
 use super::policy::{self, Event, Policy};
 use super::route::Route;
 use super::site::Kernel;
-use crate::backend::Backend;
 use crate::bucket::bucket_of;
+use crate::candidate::Candidate;
 use crate::compare::{Agreement, Comparable, Tolerance};
 use crate::config::{self, Mode};
 
@@ -41,17 +43,23 @@ pub fn run_verified<R: Comparable>(
     scalar: impl FnOnce() -> R,
     variant: impl FnOnce() -> R,
 ) -> R {
-    let backend = route.backend();
+    let candidate = route.candidate();
     let on = always || config::mode() == Mode::Verify;
-    if !on || backend == Backend::Scalar || !route.is_timed() || !kernel.needs_comparison(size, backend) {
+    if !on || candidate == Candidate::Scalar || !route.is_timed() || !kernel.needs_comparison(size, candidate) {
         return route.run(variant);
     }
     let reference = scalar();
     let out = route.run(variant);
-    let tolerance =
-        Tolerance::for_call(kernel.complexity(), size, relative).with_vector_math(kernel.spec().vector_math_ulps());
+    let mut tolerance = Tolerance::for_call(kernel.complexity(), size, relative);
+    if candidate == Candidate::Gpu {
+        // The GPU variant's generated loops are held to their precision contract.
+        tolerance = tolerance.widened(kernel.spec().gpu_roundings());
+    } else {
+        // SIMD and Parallel compute libm's functions with the runtime's formulas.
+        tolerance = tolerance.with_vector_math(kernel.spec().vector_math_ulps());
+    }
     let agreement = out.compare(&reference, tolerance);
-    kernel.apply_comparison(size, backend, agreement);
+    kernel.apply_comparison(size, candidate, agreement);
     if agreement.agrees {
         out
     } else {
@@ -63,21 +71,21 @@ impl Kernel {
     /// Whether `backend`'s result in `size`'s bucket has yet to be compared in this process.
     #[cold]
     #[inline(never)]
-    fn needs_comparison(&'static self, size: usize, backend: Backend) -> bool {
+    fn needs_comparison(&'static self, size: usize, candidate: Candidate) -> bool {
         let st = self.lock();
-        st.buckets.get(&bucket_of(size)).is_none_or(|bs| !bs.compared.contains(backend))
+        st.buckets.get(&bucket_of(size)).is_none_or(|bs| !bs.compared.contains(candidate))
     }
 
     /// Applies a comparison of `backend` against Scalar in `size`'s bucket (`policy`
     /// excludes a backend that disagreed).
     #[cold]
     #[inline(never)]
-    fn apply_comparison(&'static self, size: usize, backend: Backend, agreement: Agreement) {
+    fn apply_comparison(&'static self, size: usize, candidate: Candidate, agreement: Agreement) {
         let bucket = bucket_of(size);
         let mut st = self.lock();
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(size));
         let disagreement = (!agreement.agrees).then_some(agreement.largest_error);
-        let outcome = policy::step(bs, Event::Compared { backend, size, disagreement }, &Policy::DEFAULT);
+        let outcome = policy::step(bs, Event::Compared { candidate, size, disagreement }, &Policy::DEFAULT);
         if outcome.dirty {
             st.touched.insert(bucket);
         }

@@ -17,9 +17,11 @@
 //!           "complexity": "Medium",
 //!           "loops": [ { "line": 12, "idiom": "for range +=", "variants": ["Simd"], "reason": "" } ],
 //!           "splits": [ { "line": 10, "idiom": "for range", "reason": "" } ],
+//!           "gpu_loops": [ { "line": 10, "idiom": "for range", "reason": "" } ],
 //!           "buckets": [
-//!             { "sizes": [8193, 10000], "typical_size": 10000, "chosen": "Simd",
-//!               "timings": [ { "backend": "Scalar", "count": 3, "recent_ns": [5100, 5000, 5050] }, … ],
+//!             { "sizes": [8193, 10000], "typical_size": 10000, "chosen": "Parallel", "chosen_threads": 8,
+//!               "timings": [ { "backend": "Scalar", "count": 3, "recent_ns": [5100, 5000, 5050] },
+//!                            { "backend": "Parallel", "threads": 8, "count": 3, "recent_ns": [900, 950, 910] }, … ],
 //!               "excluded": [ { "backend": "Gpu", "size": 9000, "largest_error": 0.5 } ] }
 //!           ]
 //!         }
@@ -32,12 +34,24 @@
 //! A bucket is keyed by the sizes it covers (`sizes`: first and last, inclusive),
 //! not by an index, so a record stays meaningful if bucket boundaries change; a
 //! backend is named, not numbered, so adding one keeps old files readable.
-//! Fields added within format 2 are optional with defaults, so older files
+//! Fields added within a format are optional with defaults, so older files
 //! still load and readers that predate a field ignore it: `loops` (what the
 //! attribute did to the kernel's float reductions, for `adaptive-kernel
 //! report`; a file without it reads as "not recorded"), `splits` (what the
-//! Parallel variant did to its top-level loops, likewise) and `excluded` (the
+//! Parallel variant did to its top-level loops, likewise), `gpu_loops` (which
+//! of them the GPU variant runs on the device, likewise) and `excluded` (the
 //! backends `verify` ruled out, omitted when none).
+//!
+//! The Parallel variant's narrower widths came the same way: `threads` on a
+//! timing or an exclusion of the Parallel variant measured on fewer threads
+//! than its whole pool (half or a quarter of it), and `chosen_threads` beside
+//! a choice of one, both absent for the whole pool and for every other
+//! backend (so a file from a pool of 2 or 3 threads is what it was). A width
+//! the loading process's pool does not offer is dropped. A build that
+//! predates them reads such a file as before: a narrower width's timing is
+//! written before the whole pool's, which replaces it as that build loads
+//! the bucket, and a narrower choice reads as the whole pool's, which it
+//! re-times before trusting (as every loaded decision).
 //!
 //! # Format 1
 //!
@@ -114,6 +128,11 @@ pub struct KernelRecord {
     /// `None` in a file written before this was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub splits: Option<Vec<SplitRecord>>,
+    /// Whether its GPU variant runs each top-level `for` loop of its body on the
+    /// device, in source order (its spec's [`LoopGpu`](crate::LoopGpu)s); `None` in a
+    /// file written before this was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_loops: Option<Vec<GpuLoopRecord>>,
     /// Its buckets, smallest sizes first.
     #[serde(default)]
     pub buckets: Vec<BucketRecord>,
@@ -153,6 +172,20 @@ pub struct SplitRecord {
     pub reason: String,
 }
 
+/// One top-level loop of a kernel's body and whether its GPU variant runs it on
+/// the device: a [`LoopGpu`](crate::LoopGpu) as the history file keeps it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct GpuLoopRecord {
+    /// The source line of its `for`.
+    pub line: u32,
+    /// What it walks, e.g. `for range`.
+    pub idiom: String,
+    /// Why it stays on the host, in one word; empty when it runs on the GPU.
+    #[serde(default)]
+    pub reason: String,
+}
+
 /// One size bucket of a kernel.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -164,6 +197,10 @@ pub struct BucketRecord {
     /// The settled backend; `None` while it was still exploring.
     #[serde(default)]
     pub chosen: Option<Backend>,
+    /// For a Parallel choice on fewer threads than its whole pool, how many; absent
+    /// otherwise (and in files written before widths were routed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen_threads: Option<usize>,
     /// Per-backend timings, for the backends that were measured.
     #[serde(default)]
     pub timings: Vec<TimingRecord>,
@@ -180,6 +217,10 @@ pub struct BucketRecord {
 pub struct ExclusionRecord {
     /// The excluded backend.
     pub backend: Backend,
+    /// For the Parallel variant on fewer threads than its whole pool, how many; absent
+    /// otherwise (and in files written before widths were routed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
     /// The size of the call whose result disagreed.
     pub size: usize,
     /// The largest difference from the Scalar result found then.
@@ -192,6 +233,10 @@ pub struct ExclusionRecord {
 pub struct TimingRecord {
     /// The backend.
     pub backend: Backend,
+    /// For the Parallel variant on fewer threads than its whole pool, how many; absent
+    /// otherwise (and in files written before widths were routed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
     /// Samples kept over the entry's whole life.
     pub count: u64,
     /// The most recent samples in nanoseconds, oldest first.
@@ -320,6 +365,7 @@ mod v1 {
                                     complexity: k.complexity,
                                     loops: None,
                                     splits: None,
+                                    gpu_loops: None,
                                     buckets,
                                 },
                             )
@@ -340,7 +386,7 @@ mod v1 {
                 .into_iter()
                 .zip(self.stats)
                 .filter(|(_, s)| !s.recent_ns.is_empty())
-                .map(|(backend, s)| TimingRecord { backend, count: s.count, recent_ns: s.recent_ns })
+                .map(|(backend, s)| TimingRecord { backend, threads: None, count: s.count, recent_ns: s.recent_ns })
                 .collect();
             let chosen = match self.phase {
                 Phase::Settled { backend } => Some(backend),
@@ -350,6 +396,7 @@ mod v1 {
                 sizes: [*range.start(), *range.end()],
                 typical_size: self.typical_size,
                 chosen,
+                chosen_threads: None,
                 timings,
                 excluded: Vec::new(),
             })
@@ -382,6 +429,27 @@ mod tests {
     }
 
     #[test]
+    fn a_file_without_widths_reads_as_whole_pool_timings_and_widths_round_trip() {
+        let old = br#"{"format":"adaptive-kernel-history","version":2,"machines":{"abc":{
+            "fingerprint":{"cpu":"x","cpu_features":["avx2"],"gpu":null,"crate_version":"0.1.0"},
+            "kernels":{"k":{"token_hash":"00000000000000ff","complexity":"Low","buckets":[
+              {"sizes":[8,15],"typical_size":9,"chosen":"Parallel",
+               "timings":[{"backend":"Parallel","count":3,"recent_ns":[7,8,9]}]}]}}}}}"#;
+        let Parsed::Ours(mut file) = parse(old) else { panic!("ours") };
+        let b = &mut file.machines.get_mut("abc").unwrap().kernels.get_mut("k").unwrap().buckets[0];
+        assert_eq!((b.chosen, b.chosen_threads, b.timings[0].threads), (Some(Backend::Parallel), None, None));
+        assert!(!serde_json::to_string(&file).unwrap().contains("threads"), "nothing added where no width was");
+        let b = &mut file.machines.get_mut("abc").unwrap().kernels.get_mut("k").unwrap().buckets[0];
+        b.chosen_threads = Some(4);
+        b.timings
+            .insert(0, TimingRecord { backend: Backend::Parallel, threads: Some(4), count: 3, recent_ns: vec![5] });
+        let written = serde_json::to_string(&file).unwrap();
+        assert!(written.contains(r#""chosen_threads":4"#) && written.contains(r#""threads":4"#), "{written}");
+        let Parsed::Ours(back) = parse(written.as_bytes()) else { panic!("ours") };
+        assert_eq!(back, file);
+    }
+
+    #[test]
     fn reads_format_one() {
         let v1 = br#"{"format":"adaptive-kernel-history","version":1,"machines":{"abc":{
             "fingerprint":{"cpu":"x","cpu_features":["avx2"],"gpu":null,"crate_version":"0.1.0"},
@@ -401,9 +469,10 @@ mod tests {
                 sizes: [*range.start(), *range.end()],
                 typical_size: 9000,
                 chosen: Some(Backend::Simd),
+                chosen_threads: None,
                 timings: vec![
-                    TimingRecord { backend: Backend::Scalar, count: 3, recent_ns: vec![10, 11, 12] },
-                    TimingRecord { backend: Backend::Simd, count: 4, recent_ns: vec![5, 5, 6, 5] },
+                    TimingRecord { backend: Backend::Scalar, threads: None, count: 3, recent_ns: vec![10, 11, 12] },
+                    TimingRecord { backend: Backend::Simd, threads: None, count: 4, recent_ns: vec![5, 5, 6, 5] },
                 ],
                 excluded: vec![],
             }]

@@ -55,6 +55,9 @@ pub(crate) fn merge(
                 if ours.splits.is_some() {
                     theirs.splits = ours.splits;
                 }
+                if ours.gpu_loops.is_some() {
+                    theirs.gpu_loops = ours.gpu_loops;
+                }
                 for bucket in ours.buckets {
                     let at = theirs.buckets.iter().position(|b| b.sizes == bucket.sizes);
                     match at {
@@ -162,13 +165,21 @@ mod tests {
             sizes: [lo, 2 * lo - 1],
             typical_size: lo,
             chosen: Some(chosen),
-            timings: vec![TimingRecord { backend: chosen, count: 1, recent_ns: vec![ns] }],
+            chosen_threads: None,
+            timings: vec![TimingRecord { backend: chosen, threads: None, count: 1, recent_ns: vec![ns] }],
             excluded: vec![],
         }
     }
 
     fn kernel(hash: &str, buckets: Vec<BucketRecord>) -> KernelRecord {
-        KernelRecord { token_hash: hash.into(), complexity: OpComplexity::Low, loops: None, splits: None, buckets }
+        KernelRecord {
+            token_hash: hash.into(),
+            complexity: OpComplexity::Low,
+            loops: None,
+            splits: None,
+            gpu_loops: None,
+            buckets,
+        }
     }
 
     fn file_with(k: &str, record: KernelRecord) -> HistoryFile {

@@ -88,7 +88,8 @@ mod trim;
 pub use edit::{clear_history, export_history, import_history, read_history, save_calibration};
 pub use fingerprint::Fingerprint;
 pub use format::{
-    BucketRecord, ExclusionRecord, HistoryFile, KernelRecord, LoopRecord, MachineRecord, SplitRecord, TimingRecord,
+    BucketRecord, ExclusionRecord, GpuLoopRecord, HistoryFile, KernelRecord, LoopRecord, MachineRecord, SplitRecord,
+    TimingRecord,
 };
 pub use memory::{export_learned, import_learned, ImportError, LearnedImport};
 pub use merge::ImportSummary;

@@ -280,11 +280,12 @@ mod tests {
     }
 
     fn bucket(lo: usize, chosen: Option<Backend>) -> BucketRecord {
-        let t = |backend| TimingRecord { backend, count: 3, recent_ns: vec![100, 110, 120] };
+        let t = |backend| TimingRecord { backend, threads: None, count: 3, recent_ns: vec![100, 110, 120] };
         BucketRecord {
             sizes: [lo, 2 * lo - 1],
             typical_size: lo,
             chosen,
+            chosen_threads: None,
             timings: vec![t(Backend::Scalar), t(Backend::Simd), t(Backend::Gpu)],
             excluded: vec![],
         }
@@ -297,6 +298,7 @@ mod tests {
             complexity: OpComplexity::Medium,
             loops: None,
             splits: None,
+            gpu_loops: None,
             buckets: vec![
                 bucket(8, Some(Backend::Simd)),
                 bucket(16, Some(Backend::Simd)),

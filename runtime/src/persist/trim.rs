@@ -157,15 +157,24 @@ mod tests {
                 sizes: [1 << i, (2 << i) - 1],
                 typical_size: 1 << i,
                 chosen: Some(Backend::Simd),
+                chosen_threads: None,
                 timings: vec![TimingRecord {
                     backend: Backend::Simd,
+                    threads: None,
                     count: samples as u64,
                     recent_ns: (0..samples as u64).collect(),
                 }],
                 excluded: Vec::new(),
             })
             .collect();
-        KernelRecord { token_hash: "00".into(), complexity: OpComplexity::Low, buckets, loops: None, splits: None }
+        KernelRecord {
+            token_hash: "00".into(),
+            complexity: OpComplexity::Low,
+            buckets,
+            loops: None,
+            splits: None,
+            gpu_loops: None,
+        }
     }
 
     fn machine(cpu: &str, kernels: &[(&str, KernelRecord)]) -> MachineRecord {

@@ -23,10 +23,10 @@ use std::time::Duration;
 
 use crate::backend::Backend;
 use crate::bucket::bucket_of;
+use crate::candidate::PerCandidate;
 use crate::clock::Instant;
 use crate::cost::cheapest;
 use crate::ops;
-use crate::per_backend::PerBackend;
 
 /// Width of one call-rate slot.
 const SLOT: Duration = Duration::from_millis(10);
@@ -72,7 +72,7 @@ const SLOTS: usize = 100;
 #[derive(Debug)]
 pub struct AdaptiveBackend {
     /// Timings: op name → size bucket → per-backend totals.
-    history: RwLock<HashMap<String, HashMap<usize, PerBackend<Timing>>>>,
+    history: RwLock<HashMap<String, HashMap<usize, PerCandidate<Timing>>>>,
     /// Call counts for [`AdaptiveBackend::is_hot_path`]: op name → its last second.
     calls: Mutex<HashMap<String, CallWindow>>,
     /// Time zero of the call-rate slots.

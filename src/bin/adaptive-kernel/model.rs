@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use adaptive_kernel::history::{Fingerprint, HistoryFile, LoopRecord, SplitRecord};
+use adaptive_kernel::history::{Fingerprint, GpuLoopRecord, HistoryFile, LoopRecord, SplitRecord};
 use adaptive_kernel::{cost::CostParams, report, Backend, OpComplexity};
 use serde::Serialize;
 
@@ -76,6 +76,9 @@ pub(crate) struct Kernel {
     /// Whether the Parallel variant splits each top-level loop of the body across
     /// threads, as the history file records it; `null` when the file predates the record.
     pub(crate) splits: Option<Vec<SplitRecord>>,
+    /// Whether the GPU variant runs each top-level loop of the body on the device, as
+    /// the history file records it; `null` when the file predates the record.
+    pub(crate) gpu_loops: Option<Vec<GpuLoopRecord>>,
     /// Smallest sizes first.
     pub(crate) buckets: Vec<Bucket>,
     /// Where the chosen backend changes between consecutive settled buckets.
@@ -90,6 +93,9 @@ pub(crate) struct Bucket {
     pub(crate) typical_size: usize,
     /// `null` while the bucket was still exploring.
     pub(crate) chosen: Option<Backend>,
+    /// For a Parallel choice on fewer threads than its whole pool, how many (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) chosen_threads: Option<usize>,
     /// Measured backends, in Scalar, SIMD, Parallel, GPU order.
     pub(crate) backends: Vec<Timing>,
     /// Backends `verify` excluded here (their result disagreed with Scalar's).
@@ -110,6 +116,9 @@ pub(crate) struct Excluded {
 #[derive(Debug, Serialize)]
 pub(crate) struct Timing {
     pub(crate) backend: Backend,
+    /// For the Parallel variant on fewer threads than its whole pool, how many (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) threads: Option<usize>,
     /// Samples over the entry's life.
     pub(crate) count: u64,
     /// Median of the kept samples, in nanoseconds (`null` when none is kept).
@@ -176,9 +185,15 @@ impl Report {
                                 let mut backends: Vec<Timing> = b
                                     .timings
                                     .iter()
-                                    .map(|t| Timing { backend: t.backend, count: t.count, median_ns: t.median_ns() })
+                                    .map(|t| Timing {
+                                        backend: t.backend,
+                                        threads: t.threads,
+                                        count: t.count,
+                                        median_ns: t.median_ns(),
+                                    })
                                     .collect();
-                                backends.sort_by_key(|t| t.backend);
+                                // A narrower width, fewest threads first, before the whole pool.
+                                backends.sort_by_key(|t| (t.backend, t.threads.is_none(), t.threads));
                                 let excluded = b
                                     .excluded
                                     .iter()
@@ -192,6 +207,7 @@ impl Report {
                                     sizes: b.sizes,
                                     typical_size: b.typical_size,
                                     chosen: b.chosen,
+                                    chosen_threads: b.chosen_threads,
                                     backends,
                                     excluded,
                                 }
@@ -205,6 +221,7 @@ impl Report {
                             token_hash: k.token_hash,
                             loops: k.loops,
                             splits: k.splits,
+                            gpu_loops: k.gpu_loops,
                             buckets,
                             crossovers,
                         }
@@ -227,9 +244,19 @@ impl Report {
 }
 
 impl Bucket {
-    /// The median time of `backend` here, in nanoseconds.
+    /// The median time of `backend` here (the Parallel variant's on its whole pool), in nanoseconds.
     pub(crate) fn median_ns(&self, backend: Backend) -> Option<f64> {
-        self.backends.iter().find(|t| t.backend == backend).and_then(|t| t.median_ns)
+        self.median_on(backend, None)
+    }
+
+    /// The median time of `backend` on `threads` (`None`: the whole pool), in nanoseconds.
+    pub(crate) fn median_on(&self, backend: Backend, threads: Option<usize>) -> Option<f64> {
+        self.backends.iter().find(|t| t.backend == backend && t.threads == threads).and_then(|t| t.median_ns)
+    }
+
+    /// The chosen backend as a report shows it: `Parallel ×8` for a narrower width.
+    pub(crate) fn chosen_label(&self) -> Option<String> {
+        self.chosen.map(|b| report::backend_label(b, self.chosen_threads))
     }
 }
 
@@ -247,11 +274,11 @@ mod tests {
     use super::*;
 
     fn bucket(lo: usize, hi: usize, chosen: Option<Backend>) -> Bucket {
-        Bucket { sizes: [lo, hi], typical_size: lo, chosen, backends: vec![], excluded: vec![] }
+        Bucket { sizes: [lo, hi], typical_size: lo, chosen, chosen_threads: None, backends: vec![], excluded: vec![] }
     }
 
     fn timed(lo: usize, hi: usize, chosen: Backend, scalar_ns: f64, simd_ns: f64) -> Bucket {
-        let t = |backend, ns| Timing { backend, count: 5, median_ns: Some(ns) };
+        let t = |backend, ns| Timing { backend, threads: None, count: 5, median_ns: Some(ns) };
         Bucket {
             backends: vec![t(Backend::Scalar, scalar_ns), t(Backend::Simd, simd_ns)],
             ..bucket(lo, hi, Some(chosen))

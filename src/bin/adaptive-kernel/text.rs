@@ -7,8 +7,7 @@
 use std::fmt::Write;
 
 use adaptive_kernel::cost::CostParams;
-use adaptive_kernel::report::LoopSummary;
-use adaptive_kernel::Backend;
+use adaptive_kernel::report::{self, LoopSummary};
 
 use crate::model::{Bucket, Kernel, Machine, Report};
 use crate::units::{duration, thousands};
@@ -95,26 +94,30 @@ fn kernel(out: &mut String, k: &Kernel) {
     let _ = writeln!(out, "  kernel {} ({}, token {})", k.name, k.complexity, k.token_hash);
     match &k.loops {
         Some(loops) => {
-            let summary = LoopSummary::new("    ", loops).with_splits(k.splits.iter().flatten());
+            let summary = LoopSummary::new("    ", loops)
+                .with_splits(k.splits.iter().flatten())
+                .with_gpu(k.gpu_loops.iter().flatten());
             let _ = write!(out, "{summary}");
         }
         None => {
             let _ = writeln!(out, "    loops: not recorded (saved by an older version)");
         }
     }
+    // A column per backend, and per narrower width of the Parallel variant recorded anywhere.
+    let columns = report::backend_columns(k.buckets.iter().flat_map(|b| b.backends.iter().filter_map(|t| t.threads)));
     let _ = write!(out, "    {:>27}", "sizes");
-    for backend in Backend::ALL {
-        let _ = write!(out, "  {backend:>12}");
+    for &(backend, threads) in &columns {
+        let _ = write!(out, "  {:>12}", report::backend_label(backend, threads));
     }
     let _ = writeln!(out, "  chosen");
     for b in &k.buckets {
         let sizes = format!("{}..={}", thousands(b.sizes[0]), thousands(b.sizes[1]));
         let _ = write!(out, "    {sizes:>27}");
-        for backend in Backend::ALL {
-            let cell = b.median_ns(backend).map_or("-".to_owned(), duration);
+        for &(backend, threads) in &columns {
+            let cell = b.median_on(backend, threads).map_or("-".to_owned(), duration);
             let _ = write!(out, "  {cell:>12}");
         }
-        let chosen = b.chosen.map_or("exploring".to_owned(), |c| c.to_string());
+        let chosen = b.chosen_label().unwrap_or_else(|| "exploring".to_owned());
         let _ = writeln!(out, "  {chosen}");
     }
     if k.buckets.is_empty() {

@@ -1,6 +1,6 @@
 use adaptive_kernel::adaptive_kernel;
 
-// A body of plain loops has no GPU variant, so `double::gpu` does not exist.
+// An iterator chain (no `ops::`, no top-level `for`) has no GPU variant: `double::gpu` does not exist.
 #[adaptive_kernel(complexity = "Low")]
 fn double(x: &[f32]) -> Vec<f32> {
     x.iter().map(|v| v * 2.0).collect()

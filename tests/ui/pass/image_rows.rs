@@ -6,7 +6,9 @@
 //! written out in `main`: bit for bit where nothing is summed, within a
 //! relative 1e-4 where a row is. A 5-point stencil writes its border pixels
 //! (`dst[r * w]`, `dst[r * w + w - 1]`) in the loop over rows, and a row-wise
-//! prefix sets each row's first element before the rest: both split.
+//! prefix sets each row's first element before the rest: both split. A row
+//! loop that writes past its row (the next row's first pixel, a column shifted
+//! right) stays on one thread (`overlap`) and computes the same.
 #![deny(warnings)]
 
 use adaptive_kernel::adaptive_kernel;
@@ -114,6 +116,29 @@ fn row_prefix(img: &[f32], out: &mut [f32], w: usize) {
     }
 }
 
+/// Each row's first pixel replaced by half the previous row's last: writes row `r + 1`.
+#[adaptive_kernel(complexity = "Low", size = img.len())]
+fn carry_down(img: &[f32], out: &mut [f32], w: usize) {
+    let h = img.len() / w;
+    out.copy_from_slice(img);
+    for r in 0..h - 1 {
+        out[r * w + w] = 0.5 * img[r * w + w - 1];
+    }
+}
+
+/// Each row shifted one pixel right: the last pixel of row `r` lands in row `r + 1`.
+#[adaptive_kernel(complexity = "Low", size = img.len())]
+fn shift_right(img: &[f32], out: &mut [f32], w: usize) {
+    let h = img.len() / w;
+    for r in 0..h {
+        for c in 0..w {
+            if r * w + c + 1 < out.len() {
+                out[r * w + c + 1] = img[r * w + c];
+            }
+        }
+    }
+}
+
 fn image(w: usize, h: usize) -> Vec<f32> {
     (0..w * h).map(|i| 1.0 + ((i * 7919) % 251) as f32).collect()
 }
@@ -189,6 +214,26 @@ fn main() {
     }
     assert!(row_prefix::KERNEL.spec().splits.iter().all(|s| s.is_split()));
     for f in [row_prefix, row_prefix::scalar, row_prefix::simd, row_prefix::parallel] {
+        let mut out = vec![0.0; w * h];
+        f(&img, &mut out, w);
+        assert!(same(&out, &want));
+    }
+
+    let reasons = |splits: &[adaptive_kernel::LoopSplit]| splits.iter().map(|s| s.reason).collect::<Vec<_>>();
+    assert_eq!(reasons(carry_down::KERNEL.spec().splits), ["overlap"]);
+    assert_eq!(reasons(shift_right::KERNEL.spec().splits), ["overlap"]);
+    let mut want = img.clone();
+    for r in 0..h - 1 {
+        want[(r + 1) * w] = 0.5 * img[r * w + w - 1];
+    }
+    for f in [carry_down, carry_down::scalar, carry_down::simd] {
+        let mut out = vec![0.0; w * h];
+        f(&img, &mut out, w);
+        assert!(same(&out, &want));
+    }
+    let mut want = vec![0.0; w * h];
+    want[1..].copy_from_slice(&img[..w * h - 1]);
+    for f in [shift_right, shift_right::scalar, shift_right::simd] {
         let mut out = vec![0.0; w * h];
         f(&img, &mut out, w);
         assert!(same(&out, &want));

@@ -1,6 +1,6 @@
 //! Loops whose iterations depend on each other, or that touch state no
 //! thread may share, as people write them: a histogram (scattered
-//! `hist[bin] += 1`), a prefix sum (`out[i] = out[i - 1] + x[i]`), loops that
+//! `hist[bin] += 1`: split with a private copy per chunk), a prefix sum (`out[i] = out[i - 1] + x[i]`), loops that
 //! leave early (`break`, `return`, `?`), loops that read or bump a `Cell`,
 //! `RefCell` or `Rc` value, a generic element type, `&mut Vec<T>`
 //! parameters, and methods of an `impl` block. Each must compile as written
@@ -164,7 +164,7 @@ fn main() {
     for &v in &x {
         want[((v * 10.0) as usize).min(9)] += 1;
     }
-    for f in [histogram, histogram::scalar, histogram::simd] {
+    for f in [histogram, histogram::scalar, histogram::simd, histogram::parallel] {
         let mut hist = vec![0u32; 10];
         f(&x, &mut hist);
         assert_eq!(hist, want);

@@ -116,7 +116,7 @@ pub fn squares<T: Copy + Mul<Output = T> + Add<Output = T>>(x: &[T], out: &mut [
     }
 }
 
-/// Scattered writes: `overlap`.
+/// Scattered writes: split, each chunk into a private copy of the bins.
 #[adaptive_kernel(complexity = "Low", size = x.len())]
 pub fn histogram(x: &[f32], bins: &mut [u32]) {
     for v in x {
@@ -299,7 +299,7 @@ fn main() {
         (drift::KERNEL.spec(), "split"),
         (scaled::KERNEL.spec(), "split"),
         (squares::kernel::<f32>().spec(), "split"),
-        (histogram::KERNEL.spec(), "overlap"),
+        (histogram::KERNEL.spec(), "split"),
         (cumulative::KERNEL.spec(), "overlap"),
         (spill_right::KERNEL.spec(), "overlap"),
         (until_negative::KERNEL.spec(), "break"),
@@ -358,10 +358,14 @@ fn main() {
     squares::scalar(&x, &mut s);
     assert_eq!(p, s);
 
-    // Left on one thread: routed, with the same results.
     let mut bins = vec![0u32; 4];
     histogram(&[0.1, 0.3, 0.6, 0.9, 0.95], &mut bins);
     assert_eq!(bins, [1, 1, 1, 2]);
+    let mut split_bins = vec![0u32; 4];
+    histogram::parallel(&[0.1, 0.3, 0.6, 0.9, 0.95], &mut split_bins);
+    assert_eq!(split_bins, bins);
+
+    // Left on one thread: routed, with the same results.
     p[..5].fill(0.0);
     spill_right(&[1.0, 2.0, 3.0, 4.0], &mut p[..5], 2);
     assert_eq!(&p[..5], [0.0, 0.0, 1.0, 0.0, 3.0]);

@@ -5,18 +5,22 @@
 //! ([`judge_loaded_decision`]). The rules are in the module docs of `policy`.
 
 use super::tuning::Policy;
-use crate::backend::Backend;
+use crate::candidate::{Candidate, CandidateSet, PerCandidate};
 use crate::kernel::bucket_state::{BucketState, Confirming, Exclusion};
 use crate::kernel::stats::BackendStats;
-use crate::per_backend::{BackendSet, PerBackend};
 
 /// The alternatives a decision from another machine must be re-timed against before it
 /// is confirmed: those that may run here (`candidates`) and are not excluded, whose
 /// figures in `bucket` are within [`Policy::prune_factor`] of `chosen`'s.
-pub(crate) fn contenders(bucket: &BucketState, chosen: Backend, candidates: BackendSet, policy: &Policy) -> BackendSet {
+pub(crate) fn contenders(
+    bucket: &BucketState,
+    chosen: Candidate,
+    candidates: CandidateSet,
+    policy: &Policy,
+) -> CandidateSet {
     let reach = bucket.of(chosen).centre().map_or(f64::INFINITY, |c| policy.prune_factor * c);
     let allowed = bucket.allowed(candidates).without(chosen);
-    BackendSet::from_fn(|b| allowed.contains(b) && bucket.of(b).centre().is_some_and(|c| c <= reach))
+    CandidateSet::from_fn(|b| allowed.contains(b) && bucket.of(b).centre().is_some_and(|c| c <= reach))
 }
 
 /// The contender a sampled call of a bucket confirming another machine's decision
@@ -25,11 +29,11 @@ pub(crate) fn contenders(bucket: &BucketState, chosen: Backend, candidates: Back
 /// samples while it has fewer than [`Policy::samples`] and fewer than the chosen
 /// backend, so the two alternate. A decision of this machine's own has no contenders.
 pub(super) fn next_contender(
-    stats: &PerBackend<BackendStats>,
+    stats: &PerCandidate<BackendStats>,
     c: &mut Confirming,
-    candidates: BackendSet,
+    candidates: CandidateSet,
     policy: &Policy,
-) -> Option<Backend> {
+) -> Option<Candidate> {
     let contenders = c.contenders.as_mut()?;
     *contenders = contenders.and(candidates);
     let next = contenders
@@ -59,13 +63,13 @@ pub(super) enum Verdict {
 /// here measured faster than the chosen backend by more than [`Policy::tolerance`]
 /// (this machine ranks them otherwise). Else it is confirmed.
 pub(super) fn judge_loaded_decision(
-    stats: &PerBackend<BackendStats>,
-    excluded: &PerBackend<Option<Exclusion>>,
+    stats: &PerCandidate<BackendStats>,
+    excluded: &PerCandidate<Option<Exclusion>>,
     c: &Confirming,
     policy: &Policy,
 ) -> Verdict {
     let fresh = &stats[c.settled.chosen];
-    let pending = |contenders: BackendSet| contenders.iter().any(|b| u64::from(stats[b].fresh) < policy.samples);
+    let pending = |contenders: CandidateSet| contenders.iter().any(|b| u64::from(stats[b].fresh) < policy.samples);
     if fresh.fresh < policy.confirm_samples || c.contenders.is_some_and(pending) {
         return Verdict::Pending;
     }

@@ -2,9 +2,9 @@
 //! gathered for it) and what it answers ([`Outcome`]: what the site publishes).
 
 use super::predictions::Predictions;
-use crate::backend::Backend;
-use crate::kernel::spec::Decision;
-use crate::per_backend::{BackendSet, PerBackend};
+use crate::candidate::Candidate;
+use crate::candidate::{CandidateSet, PerCandidate};
+use crate::kernel::spec::{Decision, DecisionKind};
 
 /// Something that happened to a bucket, with what the policy needs to know about it.
 #[derive(Clone, Copy, Debug)]
@@ -17,16 +17,16 @@ pub(crate) enum Event<'a> {
         /// The cold-start prior for the call.
         prior: Decision,
         /// The backends that may run here.
-        candidates: BackendSet,
+        candidates: CandidateSet,
     },
     /// A call of a bucket with a decision was picked for timing: time the chosen
     /// backend, or re-time an alternative.
     SampledCall {
         /// The backends that may run now, not excluded here.
-        candidates: BackendSet,
+        candidates: CandidateSet,
         /// Each backend's time at the bucket's typical size by the cost model, in
         /// nanoseconds, where the model has measured figures.
-        predicted: &'a PerBackend<Option<f64>>,
+        predicted: &'a PerCandidate<Option<f64>>,
         /// Now, on the process clock.
         now_ns: u64,
     },
@@ -34,10 +34,10 @@ pub(crate) enum Event<'a> {
     Timed(Sample),
     /// A GPU call found the device failed: the GPU runs nothing any more.
     GpuFailed,
-    /// `verify` compared `backend`'s result with Scalar's on a call of `size`.
+    /// `verify` compared `candidate`'s result with Scalar's on a call of `size`.
     Compared {
-        /// The backend compared.
-        backend: Backend,
+        /// The candidate compared.
+        candidate: Candidate,
         /// The call's size.
         size: usize,
         /// The largest difference from Scalar's result when they disagreed; `None` when they agreed.
@@ -49,21 +49,21 @@ pub(crate) enum Event<'a> {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct CallInputs {
     /// The backends that may run, now or [`later`](Self::later), not excluded here.
-    pub(crate) candidates: BackendSet,
+    pub(crate) candidates: CandidateSet,
     /// Candidates that may run, but not yet (Parallel while a GPU driver loads).
-    pub(crate) later: BackendSet,
+    pub(crate) later: CandidateSet,
     /// The cold-start prior for this call.
     pub(crate) prior: Decision,
     /// Predicted times of this call.
     pub(crate) predicted: Predictions,
 }
 
-/// One timed call: `ns` on `backend`, taken at `now_ns` on the process clock;
+/// One timed call: `ns` on `candidate`, taken at `now_ns` on the process clock;
 /// `interval` is how many calls this sample stands for (the sampling interval
 /// of a settled bucket, 1 while exploring).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Sample {
-    pub(crate) backend: Backend,
+    pub(crate) candidate: Candidate,
     pub(crate) ns: u64,
     pub(crate) now_ns: u64,
     pub(crate) interval: f64,
@@ -81,7 +81,7 @@ pub(crate) struct Outcome {
     /// The backend the call that raised the event runs on ([`Event::Call`],
     /// [`Event::FrozenCall`], [`Event::SampledCall`]); `None` when the event routes no
     /// call, or the bucket has no decision to time.
-    pub(crate) run: Option<Backend>,
+    pub(crate) run: Option<Candidate>,
     /// What the bucket's decision byte becomes.
     pub(crate) publish: Publish,
     /// What to report.
@@ -97,10 +97,10 @@ pub(crate) enum Publish {
     Keep,
     /// No decision: calls take the cold path (the bucket explores).
     Clear,
-    /// Calls go to `backend`, a sample of them timed as `sampling` says.
+    /// Calls go to `candidate`, a sample of them timed as `sampling` says.
     Cache {
-        /// The backend.
-        backend: Backend,
+        /// The candidate.
+        candidate: Candidate,
         /// How often its calls are timed.
         sampling: Sampling,
     },
@@ -125,7 +125,7 @@ pub(crate) enum Tell {
     /// A call was routed by a decision made on the cold path.
     Decision {
         /// The decision.
-        decision: Decision,
+        decision: Pick,
         /// Whether the bucket had any figure before it.
         has_history: bool,
     },
@@ -133,20 +133,43 @@ pub(crate) enum Tell {
     Reexplore,
     /// A re-timed alternative beat the chosen backend and replaced it.
     Corrected {
-        /// The backend chosen before.
-        from: Backend,
-        /// The backend chosen now.
-        to: Backend,
+        /// The candidate chosen before.
+        from: Candidate,
+        /// The candidate chosen now.
+        to: Candidate,
     },
     /// Another machine's decision was confirmed by this machine's timings.
-    Confirmed(Backend),
+    Confirmed(Candidate),
     /// `verify` excluded `backend` from the bucket: its result disagreed with Scalar's.
     Excluded {
-        /// The backend.
-        backend: Backend,
+        /// The candidate.
+        candidate: Candidate,
         /// The largest difference from Scalar's result.
         largest_error: f64,
     },
+}
+
+/// A candidate picked to run a call, and why: a [`Decision`] with a width.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Pick {
+    /// The candidate.
+    pub(crate) candidate: Candidate,
+    /// Why.
+    pub(crate) kind: DecisionKind,
+}
+
+impl Pick {
+    /// The decision as it is reported: its backend, and why.
+    pub(crate) fn decision(self) -> Decision {
+        Decision { backend: self.candidate.backend(), kind: self.kind }
+    }
+}
+
+impl From<Decision> for Pick {
+    /// A decision's backend's candidate (Parallel on the whole pool).
+    fn from(d: Decision) -> Pick {
+        Pick { candidate: Candidate::of(d.backend), kind: d.kind }
+    }
 }
 
 impl Outcome {

@@ -1,16 +1,16 @@
 //! Exploring a bucket: the cold-start [`prior`], the order candidates are
-//! measured in, pruning the hopeless ones, and settling on the fastest (the
-//! rules are in the module docs of `policy`).
+//! measured in (in runs of consecutive calls), pruning the hopeless ones, and
+//! settling on the fastest (the rules are in the module docs of `policy`).
 
-use super::event::{CallInputs, Sample};
+use super::event::{CallInputs, Pick, Sample};
 use super::tuning::Policy;
 use crate::backend::Backend;
+use crate::candidate::{Candidate, CandidateSet, PerCandidate};
 use crate::cost::Work;
-use crate::kernel::bucket_state::Exploring;
+use crate::kernel::bucket_state::{Exploring, Run};
 use crate::kernel::spec::{Decision, DecisionKind, KernelSpec};
 use crate::kernel::stats::BackendStats;
 use crate::moe::moe;
-use crate::per_backend::{BackendSet, PerBackend};
 
 /// The cold-start prior for a call of `work`: the MoE table's backend, its GPU choice
 /// vetoed when the GPU may not run (`candidates`) or `predict` (seconds per backend)
@@ -19,7 +19,7 @@ use crate::per_backend::{BackendSet, PerBackend};
 pub(crate) fn prior(
     spec: &KernelSpec,
     work: &Work,
-    candidates: BackendSet,
+    candidates: CandidateSet,
     predict: impl Fn(Backend) -> f64,
 ) -> Decision {
     let table = match moe(spec.complexity, work.size) {
@@ -42,13 +42,13 @@ pub(crate) fn prior(
 /// What an exploring bucket does with a call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Next {
-    /// Run (and time) the call on this backend.
-    Run(Decision),
-    /// Every candidate is measured or pruned: settle on this backend.
-    Settle(Backend),
+    /// Run (and time) the call on this candidate.
+    Run(Pick),
+    /// Every candidate is measured or pruned: settle on this one.
+    Settle(Candidate),
 }
 
-/// The next backend to call in an exploring bucket, or the backend to settle on
+/// The next candidate to call in an exploring bucket, or the one to settle on
 /// once every candidate is measured or pruned. `has_history`: the bucket had any
 /// figure before this call (a first call carries the prior's kind).
 ///
@@ -64,23 +64,24 @@ pub(super) enum Next {
 /// by its measurement, a farther one only where the model has no figure: see
 /// `Predictions::for_order`).
 pub(super) fn explore(
-    stats: &PerBackend<BackendStats>,
+    stats: &PerCandidate<BackendStats>,
     round: &mut Exploring,
     inputs: &CallInputs,
     has_history: bool,
     policy: &Policy,
 ) -> Next {
     let CallInputs { candidates, later, prior, ref predicted } = *inputs;
-    let later = if round.waited < policy.wait_calls { later } else { BackendSet::EMPTY };
+    let later = if round.waited < policy.wait_calls { later } else { CandidateSet::EMPTY };
     let mut waiting = false;
-    let mut order: Vec<Backend> = candidates.iter().collect();
+    let mut order: Vec<Candidate> = candidates.iter().collect();
+    let prior = Pick::from(prior);
     let informed = order.iter().all(|&b| predicted.neighbours[b].is_some());
     let measured = round_centres(stats, round);
     // A candidate with no estimate at all is ordered as a free one: measured before any known to cost something.
-    let estimate = |b: Backend| predicted.for_order(b, &measured, policy).unwrap_or(0.0);
+    let estimate = |b: Candidate| predicted.for_order(b, &measured, policy).unwrap_or(0.0);
     order.sort_by(|&a, &b| {
         let prior_first =
-            if informed { std::cmp::Ordering::Equal } else { (a != prior.backend).cmp(&(b != prior.backend)) };
+            if informed { std::cmp::Ordering::Equal } else { (a != prior.candidate).cmp(&(b != prior.candidate)) };
         prior_first.then(estimate(a).total_cmp(&estimate(b))).then(a.cmp(&b))
     });
     for &b in &order {
@@ -104,25 +105,32 @@ pub(super) fn explore(
             waiting = true;
             continue;
         }
-        let kind = if !has_history && b == prior.backend { prior.kind } else { DecisionKind::Exploring };
-        return Next::Run(Decision { backend: b, kind });
+        let kind = if !has_history && b == prior.candidate { prior.kind } else { DecisionKind::Exploring };
+        continue_run(round, b);
+        return Next::Run(Pick { candidate: b, kind });
     }
     if waiting {
         round.waited += 1;
-        let now = |b: &Backend| candidates.minus(later).contains(*b);
+        let now = |b: &Candidate| candidates.minus(later).contains(*b);
         let measured = best_of(&round_centres(stats, round), None).map(|(b, _)| b).filter(now);
-        let backend = measured.or_else(|| order.iter().copied().find(now)).unwrap_or(Backend::Scalar);
-        return Next::Run(Decision { backend, kind: DecisionKind::Exploring });
+        let candidate = measured.or_else(|| order.iter().copied().find(now)).unwrap_or(Candidate::Scalar);
+        continue_run(round, candidate);
+        return Next::Run(Pick { candidate, kind: DecisionKind::Exploring });
     }
     Next::Settle(fastest(stats, round, candidates, policy))
 }
 
 /// The candidate an exploration round settles on: the lowest centre wins; every
 /// candidate within [`Policy::tolerance`] of it ties, and ties go to the simplest
-/// backend (Scalar < SIMD < Parallel < GPU). With nothing measured (every candidate
+/// candidate (Scalar < SIMD < Parallel on fewer threads < Parallel < GPU). With nothing measured (every candidate
 /// pruned before a sample), the simplest candidate.
-fn fastest(stats: &PerBackend<BackendStats>, round: &Exploring, candidates: BackendSet, policy: &Policy) -> Backend {
-    let measured: Vec<(Backend, f64)> =
+fn fastest(
+    stats: &PerCandidate<BackendStats>,
+    round: &Exploring,
+    candidates: CandidateSet,
+    policy: &Policy,
+) -> Candidate {
+    let measured: Vec<(Candidate, f64)> =
         candidates.minus(round.pruned).iter().filter_map(|b| stats[b].centre().map(|c| (b, c))).collect();
     let best = measured.iter().map(|m| m.1).fold(f64::INFINITY, f64::min);
     measured
@@ -130,30 +138,54 @@ fn fastest(stats: &PerBackend<BackendStats>, round: &Exploring, candidates: Back
         .find(|&&(_, c)| c <= best * (1.0 + policy.tolerance))
         .map(|m| m.0)
         .or_else(|| candidates.iter().next())
-        .unwrap_or(Backend::Scalar)
+        .unwrap_or(Candidate::Scalar)
+}
+
+/// The round's next call goes to `candidate`: the run goes on, or a new one starts.
+fn continue_run(round: &mut Exploring, candidate: Candidate) {
+    if round.run.is_none_or(|r| r.candidate != candidate) {
+        round.run = Some(Run { candidate, timed: 0 });
+    }
 }
 
 /// Applies a timed call of an exploring bucket: a kept sample counts for the round;
-/// a warm-up is not kept. Either prunes its backend for the round when its figure
-/// (the warm-up's time, or the centre of the round's samples) is far over the best
-/// other backend's ([`figure_prunes`]).
-pub(super) fn timed(stats: &mut PerBackend<BackendStats>, round: &mut Exploring, sample: Sample, policy: &Policy) {
-    let Sample { backend, ns, now_ns, warmup, .. } = sample;
+/// a warm-up (the process's first call of the backend, or one of the first
+/// [`Policy::run_warmup`] calls of a Parallel candidate's run, when the bucket's calls come
+/// back to back: [`Policy::run_gap_ns`]) is not kept. Either prunes its backend for the
+/// round when its figure (the warm-up's time, or the centre of the round's samples) is
+/// far over the best other backend's ([`figure_prunes`]).
+pub(super) fn timed(stats: &mut PerCandidate<BackendStats>, round: &mut Exploring, sample: Sample, policy: &Policy) {
+    let Sample { candidate, ns, now_ns, warmup, .. } = sample;
+    // A call of the current run: its first ones followed another candidate's calls, and a
+    // Parallel one may have found the pool asleep where the calls come back to back (in a
+    // program that calls the kernel between other work every call finds it so: nothing to drop).
+    let started = now_ns.saturating_sub(ns);
+    // The round's first call: what came before it is not known here; taken as close.
+    let back_to_back = round.last_end_ns.is_none_or(|end| started.saturating_sub(end) <= ns.max(policy.run_gap_ns));
+    round.last_end_ns = Some(now_ns);
+    let run_start = match &mut round.run {
+        Some(run) if run.candidate == candidate => {
+            run.timed = run.timed.saturating_add(1);
+            run.timed <= policy.run_warmup && candidate.backend() == Backend::Parallel && back_to_back
+        }
+        _ => false,
+    };
+    let warmup = warmup || run_start;
     let mine = if warmup {
         Some(ns as f64)
     } else {
-        stats[backend].push(ns, now_ns);
-        stats[backend].centre()
+        stats[candidate].push(ns, now_ns);
+        stats[candidate].centre()
     };
-    if let (Some((_, best)), Some(mine)) = (best_of(&round_centres(stats, round), Some(backend)), mine) {
-        if figure_prunes(backend, mine, best, policy) {
-            round.pruned.insert(backend);
+    if let (Some((_, best)), Some(mine)) = (best_of(&round_centres(stats, round), Some(candidate)), mine) {
+        if figure_prunes(candidate, mine, best, policy) {
+            round.pruned.insert(candidate);
         }
     }
 }
 
 /// The best (lowest) of `centres` ([`round_centres`]), other than `except`.
-fn best_of(centres: &PerBackend<Option<f64>>, except: Option<Backend>) -> Option<(Backend, f64)> {
+fn best_of(centres: &PerCandidate<Option<f64>>, except: Option<Candidate>) -> Option<(Candidate, f64)> {
     centres
         .iter()
         .filter(|&(b, _)| Some(b) != except)
@@ -162,8 +194,8 @@ fn best_of(centres: &PerBackend<Option<f64>>, except: Option<Backend>) -> Option
 }
 
 /// The centre of every backend sampled in the round and not pruned.
-fn round_centres(stats: &PerBackend<BackendStats>, round: &Exploring) -> PerBackend<Option<f64>> {
-    PerBackend::from_fn(|b| {
+fn round_centres(stats: &PerCandidate<BackendStats>, round: &Exploring) -> PerCandidate<Option<f64>> {
+    PerCandidate::from_fn(|b| {
         let sampled = !round.pruned.contains(b) && round.base.since(stats, b) > 0;
         sampled.then(|| stats[b].centre()).flatten()
     })
@@ -175,6 +207,6 @@ fn round_centres(stats: &PerBackend<BackendStats>, round: &Exploring) -> PerBack
 /// figure under [`Policy::measure_below_ns`]. Measuring such a candidate costs less than
 /// a misprediction, or than one preempted or page-faulting call (a first call in the
 /// process is often several times its steady time) deciding against the fastest variant.
-pub(super) fn figure_prunes(backend: Backend, ns: f64, best: f64, policy: &Policy) -> bool {
-    ns > policy.prune_factor * best && (backend == Backend::Gpu || ns >= policy.measure_below_ns)
+pub(super) fn figure_prunes(candidate: Candidate, ns: f64, best: f64, policy: &Policy) -> bool {
+    ns > policy.prune_factor * best && (candidate == Candidate::Gpu || ns >= policy.measure_below_ns)
 }

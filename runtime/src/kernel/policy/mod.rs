@@ -21,7 +21,18 @@
 //!   cost model predicts it faster (the MoE table itself never says Parallel). In
 //!   frozen mode a bucket with no saved decision settles on it for good.
 //! - **Exploration** (`explore::explore`): candidates in order: the prior first,
-//!   then by predicted time. Each gets [`Policy::samples`] kept samples. A candidate
+//!   then by predicted time. Each is called in a *run* of consecutive calls until it
+//!   has [`Policy::samples`] kept samples; the first [`Policy::run_warmup`] timed calls
+//!   of a Parallel candidate's run are not kept (`explore::timed`) where the bucket's
+//!   calls come back to back (no longer apart than [`Policy::run_gap_ns`] or a call's
+//!   own time), so what is measured is the variant called back to back, not a call that
+//!   finds the pool asleep after another candidate's calls (such a call may still
+//!   prune, as a warm-up does). Where the calls come between other work, every call
+//!   finds the pool as the program leaves it, and none is dropped. Other candidates have
+//!   no threads to wake and keep their run's first call: an extra call of each would
+//!   cost the first run of a program more than it tells (the routing-quality bench's
+//!   cold pass: 1.15× the oracle against 1.08× without it). The process's first call of
+//!   each backend is dropped as well (its page faults). A candidate
 //!   whose estimate (its own samples if any, else a prediction) exceeds
 //!   [`Policy::prune_factor`] × the best centre measured so far is skipped for the
 //!   round. A prediction from a neighbouring bucket prunes only when that bucket's
@@ -33,9 +44,17 @@
 //!   preempted or page-faulting call must not decide (`explore::figure_prunes`). A
 //!   candidate that may run only later (Parallel while a GPU driver loads) is waited
 //!   for during at most [`Policy::wait_calls`] calls.
+//! - **Widths** (`crate::candidate`): what a bucket measures and chooses between are
+//!   candidates, a backend and for Parallel a width of the pool: the whole pool, and
+//!   in pools of 4 or more threads half of it, in pools of 8 or more a quarter (at
+//!   least 2 threads each). Each width is explored, predicted (the cost model's
+//!   Parallel figure on that many threads, its fork–join term weighing against
+//!   fewer), pruned, settled on and saved like a backend; on 2 or 3 threads only the
+//!   whole pool exists and nothing changes.
 //! - **Settling** (`explore::fastest`): the lowest centre wins; every candidate
-//!   within [`Policy::tolerance`] of it ties, and ties go to the simplest backend
-//!   (Scalar < SIMD < Parallel < GPU), so decisions do not flap.
+//!   within [`Policy::tolerance`] of it ties, and ties go to the simplest candidate
+//!   (Scalar < SIMD < Parallel on fewer threads < Parallel < GPU), so decisions do
+//!   not flap.
 //! - **Replacing a settled decision needs more than noise** (`settled::timed`).
 //!   Two variants that run the same code (below its grain `ops::par` runs the SIMD
 //!   kernel) have medians that differ by a few percent either way on every look; a
@@ -109,7 +128,7 @@ mod tests;
 mod tuning;
 
 pub(crate) use confirm::contenders;
-pub(crate) use event::{CallInputs, Event, Outcome, Publish, Sample, Sampling, Tell};
+pub(crate) use event::{CallInputs, Event, Outcome, Pick, Publish, Sample, Sampling, Tell};
 pub(crate) use explore::prior;
 pub(crate) use predictions::Predictions;
 pub(crate) use tuning::Policy;
@@ -117,8 +136,7 @@ pub(crate) use tuning::Policy;
 use super::bucket_state::{BucketState, Exclusion, Phase, ProbeBudget};
 use super::spec::{Decision, DecisionKind};
 use super::stats::WINDOW;
-use crate::backend::Backend;
-use crate::per_backend::BackendSet;
+use crate::candidate::{Candidate, CandidateSet};
 use confirm::Verdict;
 use explore::Next;
 use settled::Timed;
@@ -142,13 +160,13 @@ pub(crate) fn step(bucket: &mut BucketState, event: Event<'_>, policy: &Policy) 
             };
             Outcome {
                 run: Some(next.unwrap_or(chosen)),
-                publish: Publish::Cache { backend: chosen, sampling },
+                publish: Publish::Cache { candidate: chosen, sampling },
                 ..Outcome::NOTHING
             }
         }
         Event::Timed(sample) => timed(bucket, sample, policy),
         Event::GpuFailed => gpu_failed(bucket),
-        Event::Compared { backend, size, disagreement } => compared(bucket, backend, size, disagreement),
+        Event::Compared { candidate, size, disagreement } => compared(bucket, candidate, size, disagreement),
     }
 }
 
@@ -156,7 +174,7 @@ pub(crate) fn step(bucket: &mut BucketState, event: Event<'_>, policy: &Policy) 
 /// every call timed while it is confirmed; `None` for a bucket that explores.
 pub(crate) fn loaded(bucket: &BucketState) -> Option<Publish> {
     let sampling = if bucket.confirming().is_some() { Sampling::EveryCall } else { Sampling::First };
-    bucket.chosen().map(|backend| Publish::Cache { backend, sampling })
+    bucket.chosen().map(|candidate| Publish::Cache { candidate, sampling })
 }
 
 /// A call that found no cached decision: the bucket's decision, else exploration's next call.
@@ -164,23 +182,23 @@ fn call(bucket: &mut BucketState, inputs: &CallInputs, policy: &Policy) -> Outco
     let has_history = bucket.has_history();
     let (decision, settled_now) = match &mut bucket.phase {
         Phase::Exploring(round) => match explore::explore(&bucket.stats, round, inputs, has_history, policy) {
-            Next::Run(decision) => (decision, false),
-            Next::Settle(backend) => {
-                bucket.settle_on(backend, DecisionKind::Historical);
-                (Decision { backend, kind: DecisionKind::Historical }, true)
+            Next::Run(pick) => (pick, false),
+            Next::Settle(candidate) => {
+                bucket.settle_on(candidate, DecisionKind::Historical);
+                (Pick { candidate, kind: DecisionKind::Historical }, true)
             }
         },
         Phase::Confirming(_) | Phase::Settled(_) => {
-            let backend = bucket.chosen().unwrap_or(Backend::Scalar);
-            (Decision { backend, kind: DecisionKind::Historical }, false)
+            let candidate = bucket.chosen().unwrap_or(Candidate::Scalar);
+            (Pick { candidate, kind: DecisionKind::Historical }, false)
         }
     };
     let publish = match bucket.chosen() {
-        Some(backend) => Publish::Cache { backend, sampling: Sampling::First },
+        Some(candidate) => Publish::Cache { candidate, sampling: Sampling::First },
         None => Publish::Keep,
     };
     Outcome {
-        run: Some(decision.backend),
+        run: Some(decision.candidate),
         publish,
         tell: Some(Tell::Decision { decision, has_history }),
         // Only a new decision is worth saving; re-caching one changes nothing.
@@ -190,22 +208,22 @@ fn call(bucket: &mut BucketState, inputs: &CallInputs, policy: &Policy) -> Outco
 
 /// A frozen-mode call that found no cached decision: the bucket's decision, else the
 /// prior, settled for good (never timed, never saved).
-fn frozen_call(bucket: &mut BucketState, prior: Decision, candidates: BackendSet) -> Outcome {
+fn frozen_call(bucket: &mut BucketState, prior: Decision, candidates: CandidateSet) -> Outcome {
     let decision = match bucket.chosen() {
-        Some(backend) => Decision { backend, kind: DecisionKind::Historical },
+        Some(candidate) => Pick { candidate, kind: DecisionKind::Historical },
         None => {
-            let mut d = prior;
-            if !candidates.contains(d.backend) {
+            let mut d = Pick::from(prior);
+            if !candidates.contains(d.candidate) {
                 // `verify` excluded the prior's choice here; Scalar is never excluded.
-                d.backend = Backend::Scalar;
+                d.candidate = Candidate::Scalar;
             }
-            bucket.settle_on(d.backend, d.kind);
+            bucket.settle_on(d.candidate, d.kind);
             d
         }
     };
     Outcome {
-        run: Some(decision.backend),
-        publish: Publish::Cache { backend: decision.backend, sampling: Sampling::First },
+        run: Some(decision.candidate),
+        publish: Publish::Cache { candidate: decision.candidate, sampling: Sampling::First },
         tell: Some(Tell::Decision { decision, has_history: false }),
         dirty: false,
     }
@@ -214,7 +232,7 @@ fn frozen_call(bucket: &mut BucketState, prior: Decision, candidates: BackendSet
 /// A timed call: its sample applied to the bucket's figures, and what that decides.
 fn timed(bucket: &mut BucketState, sample: Sample, policy: &Policy) -> Outcome {
     if !sample.warmup {
-        bucket.drop_borrowed(sample.backend);
+        bucket.drop_borrowed(sample.candidate);
     }
     let stats = &mut bucket.stats;
     match &mut bucket.phase {
@@ -226,11 +244,11 @@ fn timed(bucket: &mut BucketState, sample: Sample, policy: &Policy) -> Outcome {
         Phase::Settled(s) => match settled::timed(stats, s, sample, policy) {
             Timed::Chosen if settled::drifted(stats, s, sample.now_ns, policy) => reexplore(bucket, 0),
             Timed::Alternative { takes_over: true } => {
-                let (from, to) = (s.chosen, sample.backend);
+                let (from, to) = (s.chosen, sample.candidate);
                 bucket.settle_on(to, DecisionKind::Historical);
                 Outcome {
                     run: None,
-                    publish: Publish::Cache { backend: to, sampling: Sampling::Unchanged },
+                    publish: Publish::Cache { candidate: to, sampling: Sampling::Unchanged },
                     tell: Some(Tell::Corrected { from, to }),
                     dirty: true,
                 }
@@ -273,27 +291,27 @@ fn confirmed(bucket: &mut BucketState) -> Outcome {
 /// The GPU failed: it runs nothing any more (see the module docs).
 fn gpu_failed(bucket: &mut BucketState) -> Outcome {
     let outcome = match bucket.chosen() {
-        Some(Backend::Gpu) => reexplore(bucket, WINDOW),
+        Some(Candidate::Gpu) => reexplore(bucket, WINDOW),
         _ => Outcome::NOTHING,
     };
     if let Phase::Exploring(round) = &mut bucket.phase {
-        round.pruned.insert(Backend::Gpu);
+        round.pruned.insert(Candidate::Gpu);
     }
     outcome
 }
 
-/// `verify` compared `backend` with Scalar: one that disagreed is excluded for good.
-fn compared(bucket: &mut BucketState, backend: Backend, size: usize, disagreement: Option<f64>) -> Outcome {
-    bucket.compared.insert(backend);
+/// `verify` compared `candidate` with Scalar: one that disagreed is excluded for good.
+fn compared(bucket: &mut BucketState, candidate: Candidate, size: usize, disagreement: Option<f64>) -> Outcome {
+    bucket.compared.insert(candidate);
     let Some(largest_error) = disagreement else { return Outcome::NOTHING };
-    bucket.excluded[backend] = Some(Exclusion { size, largest_error });
-    let publish = if bucket.chosen() == Some(backend) {
+    bucket.excluded[candidate] = Some(Exclusion { size, largest_error });
+    let publish = if bucket.chosen() == Some(candidate) {
         bucket.restart_round(0);
         Publish::Clear
     } else {
         Publish::Keep
     };
-    Outcome { run: None, publish, tell: Some(Tell::Excluded { backend, largest_error }), dirty: true }
+    Outcome { run: None, publish, tell: Some(Tell::Excluded { candidate, largest_error }), dirty: true }
 }
 
 /// Starts a new exploration round keeping `keep` samples per backend.

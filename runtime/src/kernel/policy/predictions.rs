@@ -4,18 +4,17 @@
 //! candidates of an exploration round and which may prune one.
 
 use super::tuning::Policy;
-use crate::backend::Backend;
-use crate::per_backend::PerBackend;
+use crate::candidate::{Candidate, PerCandidate};
 
 /// Predicted time of each backend for the call being routed, in nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Predictions {
     /// From the nearest bucket where the backend was measured, scaled by the complexity's growth.
-    pub(crate) neighbours: PerBackend<Option<f64>>,
+    pub(crate) neighbours: PerCandidate<Option<f64>>,
     /// How far each neighbour is: the ratio (≥ 1) between its typical size and the call's.
-    pub(crate) reach: PerBackend<f64>,
+    pub(crate) reach: PerCandidate<f64>,
     /// From the cost model, where it has measured figures.
-    pub(crate) model: PerBackend<Option<f64>>,
+    pub(crate) model: PerCandidate<Option<f64>>,
     /// This kernel's own Scalar-to-SIMD time ratio, measured on this machine in the
     /// nearest smaller bucket where both ran, and how far that bucket is (its size
     /// factor, ≥ 1).
@@ -24,7 +23,7 @@ pub(crate) struct Predictions {
 
 impl Predictions {
     /// A neighbouring bucket's measurement of `b` within [`Policy::prune_reach`] (a size factor).
-    fn near(&self, b: Backend, policy: &Policy) -> Option<f64> {
+    fn near(&self, b: Candidate, policy: &Policy) -> Option<f64> {
         self.neighbours[b].filter(|_| self.reach[b] <= policy.prune_reach)
     }
 
@@ -36,14 +35,14 @@ impl Predictions {
     /// this kernel's, where the model's is a matmul probe's and may be far off for
     /// another kernel. From a smaller bucket only: fixed costs weigh more there, so the
     /// ratio is nearer 1 than at this size and errs towards measuring.
-    fn by_ratio(&self, b: Backend, here: &PerBackend<Option<f64>>, policy: &Policy) -> Option<f64> {
+    fn by_ratio(&self, b: Candidate, here: &PerCandidate<Option<f64>>, policy: &Policy) -> Option<f64> {
         let (ratio, reach) = self.scalar_per_simd?;
         if reach > policy.ratio_reach || !(ratio > 0.0 && ratio.is_finite()) {
             return None;
         }
         let (other, factor) = match b {
-            Backend::Scalar => (Backend::Simd, ratio),
-            Backend::Simd => (Backend::Scalar, 1.0 / ratio),
+            Candidate::Scalar => (Candidate::Simd, ratio),
+            Candidate::Simd => (Candidate::Scalar, 1.0 / ratio),
             _ => return None,
         };
         here[other].or_else(|| self.near(other, policy)).map(|ns| ns * factor)
@@ -56,7 +55,7 @@ impl Predictions {
     /// far neighbour would rank the simplest variant first at sizes where it is many
     /// times slower, and the model's absolute figure is no yardstick for a neighbour's
     /// measurement.
-    pub(super) fn for_order(&self, b: Backend, here: &PerBackend<Option<f64>>, policy: &Policy) -> Option<f64> {
+    pub(super) fn for_order(&self, b: Candidate, here: &PerCandidate<Option<f64>>, policy: &Policy) -> Option<f64> {
         self.near(b, policy)
             .or_else(|| self.by_ratio(b, here, policy))
             .or_else(|| self.model[b].filter(|&m| m > 0.0))
@@ -74,16 +73,16 @@ impl Predictions {
     /// a backend it cannot really tell apart. Farther neighbours are not used.
     pub(super) fn for_pruning(
         &self,
-        b: Backend,
-        (anchor, anchor_ns): (Backend, f64),
-        here: &PerBackend<Option<f64>>,
+        b: Candidate,
+        (anchor, anchor_ns): (Candidate, f64),
+        here: &PerCandidate<Option<f64>>,
         policy: &Policy,
     ) -> Option<f64> {
         if let Some(ns) = self.near(b, policy).or_else(|| self.by_ratio(b, here, policy)) {
             return Some(ns);
         }
         let raw = self.model[b]?;
-        let both_cpu = b != Backend::Gpu && anchor != Backend::Gpu;
+        let both_cpu = b != Candidate::Gpu && anchor != Candidate::Gpu;
         match self.model[anchor] {
             Some(anchor_model) if both_cpu && anchor_model > 0.0 && anchor_model.is_finite() => {
                 Some(raw.min(raw * anchor_ns / anchor_model))

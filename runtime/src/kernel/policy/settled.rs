@@ -5,10 +5,9 @@
 
 use super::event::Sample;
 use super::tuning::Policy;
-use crate::backend::Backend;
+use crate::candidate::{Candidate, CandidateSet, PerCandidate};
 use crate::kernel::bucket_state::Settled;
 use crate::kernel::stats::{BackendStats, PACE, WINDOW};
-use crate::per_backend::{BackendSet, PerBackend};
 
 /// What a timed call of a bucket with a decision was.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,8 +24,8 @@ pub(super) enum Timed {
 
 /// Applies a kept sample of a bucket with a decision (the chosen backend's, or a
 /// re-timed alternative's) to its figures and its probe budget.
-pub(super) fn timed(stats: &mut PerBackend<BackendStats>, s: &mut Settled, sample: Sample, policy: &Policy) -> Timed {
-    let Sample { backend, ns, now_ns, interval, .. } = sample;
+pub(super) fn timed(stats: &mut PerCandidate<BackendStats>, s: &mut Settled, sample: Sample, policy: &Policy) -> Timed {
+    let Sample { candidate: backend, ns, now_ns, interval, .. } = sample;
     let chosen = s.chosen;
     s.budget.age(now_ns, policy.budget_half_life_ns);
     // Figures from another run or long ago describe another moment: a fresh sample replaces them.
@@ -86,13 +85,13 @@ fn beats(fast: &BackendStats, slow: &BackendStats, margin: f64) -> bool {
 /// each, in nanoseconds, for a backend never measured here (a GPU that became ready
 /// after the bucket settled); one with neither figures nor a prediction is not re-timed.
 pub(super) fn probe(
-    stats: &PerBackend<BackendStats>,
+    stats: &PerCandidate<BackendStats>,
     s: &mut Settled,
-    candidates: BackendSet,
-    predicted: &PerBackend<Option<f64>>,
+    candidates: CandidateSet,
+    predicted: &PerCandidate<Option<f64>>,
     now_ns: u64,
     policy: &Policy,
-) -> Option<Backend> {
+) -> Option<Candidate> {
     let chosen = s.chosen;
     if std::mem::take(&mut s.budget.last_was_probe) {
         return None;
@@ -126,7 +125,7 @@ pub(super) fn probe(
             // taken under load are wide and high, and the budget counts what the
             // probe really costs once it ran, so the 1% holds over time. Not for the GPU:
             // a GPU call is made only when its figure fits the budget.
-            let optimistic = b != Backend::Gpu && alt.recent_ns.len() >= 2;
+            let optimistic = b != Candidate::Gpu && alt.recent_ns.len() >= 2;
             let low = if optimistic { (estimate - alt.half_width()).max(0.0) } else { estimate };
             let extra = (low - c).max(0.0);
             // One no slower than the chosen backend costs nothing beyond it: no debt stops
@@ -166,7 +165,7 @@ fn from_a_busier_moment(calm: f64, policy: &Policy) -> bool {
 /// samples since the bucket settled; if so the bucket re-explores. Old figures (from
 /// another run, or older than [`Policy::stale_ns`]) are not compared with: [`probe`]
 /// re-times them first.
-pub(super) fn drifted(stats: &PerBackend<BackendStats>, s: &Settled, now_ns: u64, policy: &Policy) -> bool {
+pub(super) fn drifted(stats: &PerCandidate<BackendStats>, s: &Settled, now_ns: u64, policy: &Policy) -> bool {
     if s.base.since(stats, s.chosen) < policy.drift_samples {
         return false;
     }

@@ -2,11 +2,11 @@
 //! with injected timings (see the module docs of `policy` for the rules).
 
 use super::*;
-use crate::backend::OpComplexity;
+use crate::backend::{Backend, OpComplexity};
+use crate::candidate::PerCandidate;
 use crate::cost::Work;
 use crate::kernel::bucket_state::{Phase, ProbeBudget};
 use crate::kernel::spec::KernelSpec;
-use crate::per_backend::PerBackend;
 
 /// What a timed call changed, as the tests read an [`Outcome`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,7 +21,7 @@ enum Change {
 
 thread_local! {
     /// The backends pruned in the round of the last exploring call made by [`explore`].
-    static ROUND_PRUNED: std::cell::Cell<BackendSet> = const { std::cell::Cell::new(BackendSet::EMPTY) };
+    static ROUND_PRUNED: std::cell::Cell<CandidateSet> = const { std::cell::Cell::new(CandidateSet::EMPTY) };
 }
 
 /// Whether `backend` was pruned in the round of the last exploring call, also when
@@ -33,8 +33,8 @@ fn pruned_in_last_round(backend: Backend) -> bool {
 /// A call of an exploring bucket through [`step`]: the decision it was routed by.
 fn explore(
     state: &mut BucketState,
-    candidates: BackendSet,
-    later: BackendSet,
+    candidates: CandidateSet,
+    later: CandidateSet,
     prior: Decision,
     predicted: &Predictions,
     policy: &Policy,
@@ -47,7 +47,7 @@ fn explore(
         ROUND_PRUNED.with(|p| p.set(round.pruned));
     }
     match step(state, Event::Call(&inputs), policy).tell {
-        Some(Tell::Decision { decision, .. }) => decision,
+        Some(Tell::Decision { decision, .. }) => decision.decision(),
         other => panic!("a call reports its decision, not {other:?}"),
     }
 }
@@ -56,7 +56,7 @@ fn explore(
 fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -> Change {
     match step(state, Event::Timed(sample), policy).tell {
         Some(Tell::Reexplore) => Change::Reexplore,
-        Some(Tell::Corrected { to, .. }) => Change::Switched(to),
+        Some(Tell::Corrected { to, .. }) => Change::Switched(to.backend()),
         _ => Change::None,
     }
 }
@@ -65,14 +65,14 @@ fn record(state: &mut BucketState, sample: Sample, policy: &Policy) -> Change {
 /// re-times, or `None` for the chosen backend.
 fn probe(
     state: &mut BucketState,
-    candidates: BackendSet,
-    predicted: PerBackend<Option<f64>>,
+    candidates: CandidateSet,
+    predicted: PerCandidate<Option<f64>>,
     now_ns: u64,
     policy: &Policy,
 ) -> Option<Backend> {
     let chosen = state.chosen();
     let event = Event::SampledCall { candidates, predicted: &predicted, now_ns };
-    step(state, event, policy).run.filter(|&b| Some(b) != chosen)
+    step(state, event, policy).run.filter(|&b| Some(b) != chosen).map(Candidate::backend)
 }
 
 /// The probe budget of a settled bucket.
@@ -84,19 +84,22 @@ fn budget(state: &mut BucketState) -> &mut ProbeBudget {
 }
 
 /// Scalar, SIMD and GPU; Parallel has its own tests.
-const ALL: BackendSet = BackendSet::of(&[Backend::Scalar, Backend::Simd, Backend::Gpu]);
+const ALL: CandidateSet = CandidateSet::of_backends(&[Backend::Scalar, Backend::Simd, Backend::Gpu]);
 /// Every candidate may run now.
-const NOW: BackendSet = BackendSet::EMPTY;
-const SCALAR_SIMD: BackendSet = BackendSet::of(&[Backend::Scalar, Backend::Simd]);
+const NOW: CandidateSet = CandidateSet::EMPTY;
+const SCALAR_SIMD: CandidateSet = CandidateSet::of_backends(&[Backend::Scalar, Backend::Simd]);
 const P: Policy = Policy::DEFAULT;
+/// Calls an exploring Parallel candidate gets in a round: its run's warm-up, then its kept samples.
+const PARALLEL_RUN: u64 = P.samples + P.run_warmup as u64;
 /// Every neighbour at the call's own size.
-const NEAR: PerBackend<f64> = PerBackend::new([1.0; Backend::COUNT]);
+const NEAR: PerCandidate<f64> = PerCandidate::new([1.0; Candidate::COUNT]);
 /// No prediction of any backend.
-const UNKNOWN: PerBackend<Option<f64>> = PerBackend::new([None; Backend::COUNT]);
+const UNKNOWN: PerCandidate<Option<f64>> = PerCandidate::new([None; Candidate::COUNT]);
 const NONE: Predictions = Predictions { neighbours: UNKNOWN, reach: NEAR, model: UNKNOWN, scalar_per_simd: None };
 
-/// The cost model's figures (ns; 0: none).
-const fn model(ns: [f64; Backend::COUNT]) -> PerBackend<Option<f64>> {
+/// The cost model's figures (ns; 0: none), by backend in [`Backend::ALL`] order
+/// (none for the narrower Parallel widths).
+const fn model(ns: [f64; Backend::COUNT]) -> PerCandidate<Option<f64>> {
     let mut out = [None; Backend::COUNT];
     let mut i = 0;
     while i < Backend::COUNT {
@@ -105,12 +108,34 @@ const fn model(ns: [f64; Backend::COUNT]) -> PerBackend<Option<f64>> {
         }
         i += 1;
     }
-    PerBackend::new(out)
+    figures(out)
+}
+
+/// Figures by backend in [`Backend::ALL`] order, none for the narrower Parallel widths.
+const fn figures(by_backend: [Option<f64>; Backend::COUNT]) -> PerCandidate<Option<f64>> {
+    let mut out = [None; Candidate::COUNT];
+    let mut i = 0;
+    while i < Backend::COUNT {
+        out[Candidate::of(Backend::ALL[i]).index()] = by_backend[i];
+        i += 1;
+    }
+    PerCandidate::new(out)
+}
+
+/// Reaches by backend in [`Backend::ALL`] order, infinite for the narrower Parallel widths.
+const fn reaches(by_backend: [f64; Backend::COUNT]) -> PerCandidate<f64> {
+    let mut out = [f64::INFINITY; Candidate::COUNT];
+    let mut i = 0;
+    while i < Backend::COUNT {
+        out[Candidate::of(Backend::ALL[i]).index()] = by_backend[i];
+        i += 1;
+    }
+    PerCandidate::new(out)
 }
 
 /// Records a sample at t = 1 s standing for one call; whether the decision changed.
 fn rec(state: &mut BucketState, backend: Backend, ns: u64, warmup: bool) -> bool {
-    let sample = Sample { backend, ns, now_ns: 1_000_000_000, interval: 1.0, warmup };
+    let sample = Sample { candidate: backend.into(), ns, now_ns: 1_000_000_000, interval: 1.0, warmup };
     record(state, sample, &P) != Change::None
 }
 
@@ -142,8 +167,8 @@ fn explores_prior_first_then_settles_on_fastest() {
         Backend::Parallel => unreachable!("not a candidate here"),
     });
     assert_eq!(calls[0], Backend::Simd);
-    assert_eq!(calls.iter().filter(|&&b| b == Backend::Simd).count(), 3);
-    assert_eq!(s.chosen(), Some(Backend::Simd));
+    assert_eq!(calls.iter().filter(|&&b| b == Backend::Simd).count() as u64, P.samples);
+    assert_eq!(s.chosen_backend(), Some(Backend::Simd));
 }
 
 #[test]
@@ -164,7 +189,7 @@ fn a_candidate_for_later_is_waited_for_not_run_and_not_skipped() {
     }
     assert!(!calls.contains(&Backend::Parallel), "{calls:?}");
     // Once the others are measured, the waiting calls go to the fastest of them.
-    assert!(calls[6..].iter().all(|&b| b == Backend::Simd), "{calls:?}");
+    assert!(calls[2 * P.samples as usize..].iter().all(|&b| b == Backend::Simd), "{calls:?}");
     // It may run now: measured, and it wins.
     let mut settled = None;
     for _ in 0..10 {
@@ -196,8 +221,8 @@ fn far_neighbours_do_not_order_a_bucket_the_model_can() {
     // conv2d 2048²: only 8×8 was measured (256× smaller), where Scalar beat SIMD on
     // fixed costs; the model predicts Scalar at 8× SIMD here.
     let predicted = Predictions {
-        neighbours: PerBackend::new([Some(300.0), Some(500.0), None, None]),
-        reach: PerBackend::new([256.0; Backend::COUNT]),
+        neighbours: figures([Some(300.0), Some(500.0), None, None]),
+        reach: reaches([256.0; Backend::COUNT]),
         model: model([40e6, 5e6, 0.0, 0.0]),
         scalar_per_simd: None,
     };
@@ -212,7 +237,7 @@ fn far_neighbours_do_not_order_a_bucket_the_model_can() {
         calls.push(d.backend);
         rec(&mut s, d.backend, if d.backend == Backend::Simd { 5_000_000 } else { 40_000_000 }, false);
     }
-    assert_eq!(calls, [Backend::Simd; 3], "Scalar was pruned by the model, never called");
+    assert_eq!(calls, [Backend::Simd; P.samples as usize], "Scalar was pruned by the model, never called");
 }
 
 #[test]
@@ -228,8 +253,8 @@ fn a_bucket_waits_for_a_later_candidate_only_so_many_calls() {
         rec(&mut s, d.backend, if d.backend == Backend::Parallel { 100 } else { 200 }, false);
     }
     let first_parallel = calls.iter().position(|&b| b == Backend::Parallel).expect("Parallel measured");
-    assert_eq!(first_parallel, 6 + P.wait_calls as usize, "{calls:?}");
-    assert_eq!(s.chosen(), Some(Backend::Parallel));
+    assert_eq!(first_parallel, 2 * P.samples as usize + P.wait_calls as usize, "{calls:?}");
+    assert_eq!(s.chosen_backend(), Some(Backend::Parallel));
 }
 
 #[test]
@@ -244,7 +269,7 @@ fn prunes_a_candidate_measured_far_slower_after_one_sample() {
     });
     assert_eq!(calls.iter().filter(|&&b| b == Backend::Scalar).count(), 1, "{calls:?}");
     assert!(pruned_in_last_round(Backend::Scalar));
-    assert_eq!(s.chosen(), Some(Backend::Simd));
+    assert_eq!(s.chosen_backend(), Some(Backend::Simd));
 }
 
 #[test]
@@ -272,7 +297,7 @@ fn ties_within_tolerance_go_to_the_cheaper_backend() {
         Backend::Gpu => 101,
         Backend::Parallel => unreachable!("not a candidate here"),
     });
-    assert_eq!(s.chosen(), Some(Backend::Scalar), "3% slower is a tie; Scalar is cheapest to launch");
+    assert_eq!(s.chosen_backend(), Some(Backend::Scalar), "3% slower is a tie; Scalar is cheapest to launch");
 }
 
 #[test]
@@ -290,7 +315,7 @@ fn one_outlier_does_not_trigger_drift_but_sustained_degradation_does() {
         assert!(!rec(&mut s, Backend::Simd, 100, false));
     }
     assert!(!rec(&mut s, Backend::Simd, 10_000, false), "one preempted sample");
-    assert_eq!(s.chosen(), Some(Backend::Simd));
+    assert_eq!(s.chosen_backend(), Some(Backend::Simd));
     let mut changed = false;
     for _ in 0..20 {
         changed |= rec(&mut s, Backend::Simd, 400, false);
@@ -303,7 +328,7 @@ fn one_outlier_does_not_trigger_drift_but_sustained_degradation_does() {
 fn neighbour_measurements_outrank_the_prior() {
     let mut s = BucketState::new(64_000);
     let p = Predictions {
-        neighbours: PerBackend::new([Some(3_200.0), Some(320.0), None, Some(300.0)]),
+        neighbours: figures([Some(3_200.0), Some(320.0), None, Some(300.0)]),
         reach: NEAR,
         model: UNKNOWN,
         scalar_per_simd: None,
@@ -326,7 +351,7 @@ fn a_cost_model_off_in_absolute_terms_does_not_prune_a_cpu_backend() {
     };
     let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
     let two = SCALAR_SIMD;
-    for _ in 0..3 {
+    for _ in 0..P.samples {
         let d = explore(&mut s, two, NOW, scalar_prior, &p, &P);
         assert_eq!(d.backend, Backend::Scalar);
         rec(&mut s, Backend::Scalar, 300, false);
@@ -345,7 +370,7 @@ fn the_relative_model_still_prunes_what_it_can_tell_apart() {
         scalar_per_simd: None,
     };
     let simd_prior = simd_prior();
-    for _ in 0..3 {
+    for _ in 0..P.samples {
         let d = explore(&mut s, SCALAR_SIMD, NOW, simd_prior, &p, &P);
         assert_eq!(d.backend, Backend::Simd);
         rec(&mut s, Backend::Simd, 1_000_000, false);
@@ -387,15 +412,15 @@ fn the_kernel_s_ratio_orders_scalar_after_simd_from_simd_s_near_neighbour() {
     // absolute figure put Scalar at 8.9 ms, below SIMD's 9.2 ms scaled from 1024², so
     // Scalar (40 ms) ran next. By the kernel's ratio (11× at 256²) it is 100 ms away.
     let p = Predictions {
-        neighbours: PerBackend::new([Some(350e6), Some(9.2e6), Some(25e6), None]),
-        reach: PerBackend::new([64.0, 4.0, 4.0, f64::INFINITY]),
+        neighbours: figures([Some(350e6), Some(9.2e6), Some(25e6), None]),
+        reach: reaches([64.0, 4.0, 4.0, f64::INFINITY]),
         model: model([8.9e6, 2.5e6, 1.4e6, f64::INFINITY]),
         scalar_per_simd: Some((11.0, 16.0)),
     };
     let prior = Decision { backend: Backend::Parallel, kind: DecisionKind::CostModel };
-    let every = BackendSet::ALL;
+    let every = CandidateSet::of_backends(&Backend::ALL);
     let mut s = BucketState::new(1 << 22);
-    for _ in 0..P.samples {
+    for _ in 0..PARALLEL_RUN {
         assert_eq!(explore(&mut s, every, NOW, prior, &p, &P).backend, Backend::Parallel);
         rec(&mut s, Backend::Parallel, 5_400_000, false);
     }
@@ -410,7 +435,7 @@ fn the_kernel_s_ratio_orders_scalar_after_simd_from_simd_s_near_neighbour() {
         rec(&mut s, Backend::Simd, 5_500_000, false);
     }
     assert!(pruned_in_last_round(Backend::Scalar) && s.of(Backend::Scalar).is_empty());
-    assert_eq!(s.chosen(), Some(Backend::Simd), "within 5% of Parallel: the simpler");
+    assert_eq!(s.chosen_backend(), Some(Backend::Simd), "within 5% of Parallel: the simpler");
 }
 
 #[test]
@@ -464,6 +489,7 @@ fn prior_vetoes_gpu_without_a_variant_a_device_or_a_case() {
         token_hash: 0,
         loops: &[],
         splits: &[],
+        gpu_loops: &[],
     };
     let w = Work { size: 20_000, flops: 1, bytes: 1 };
     let gpu_fast = |b: Backend| if b == Backend::Gpu { 1.0 } else { 2.0 };
@@ -489,6 +515,7 @@ fn prior_takes_parallel_only_where_the_model_says_it_pays() {
         token_hash: 0,
         loops: &[],
         splits: &[],
+        gpu_loops: &[],
     };
     let w = Work { size: 50_000, flops: 1, bytes: 1 };
     let cpu = CPU;
@@ -509,14 +536,14 @@ fn settled_on(times: [u64; Backend::COUNT]) -> BucketState {
 }
 
 fn sample(backend: Backend, ns: u64, at_s: u64, interval: f64) -> Sample {
-    Sample { backend, ns, now_ns: at_s * 1_000_000_000, interval, warmup: false }
+    Sample { candidate: backend.into(), ns, now_ns: at_s * 1_000_000_000, interval, warmup: false }
 }
 
 /// Runs `calls` sampled calls through `probe` and `record` (that is, [`step`]) with the true times `truth`.
 fn run_settled(s: &mut BucketState, truth: [u64; Backend::COUNT], calls: usize, at_s: u64) -> (usize, Option<Backend>) {
     let mut probes = 0;
     for _ in 0..calls {
-        let chosen = s.chosen().unwrap();
+        let chosen = s.chosen_backend().unwrap();
         let b = probe(s, ALL, UNKNOWN, at_s * 1_000_000_000, &P).unwrap_or(chosen);
         probes += usize::from(b != chosen);
         if let Change::Switched(to) = record(s, sample(b, truth[b.index()], at_s, 16.0), &P) {
@@ -530,11 +557,11 @@ fn run_settled(s: &mut BucketState, truth: [u64; Backend::COUNT], calls: usize, 
 fn a_decision_taken_under_load_is_corrected_by_probes() {
     // Exploration saw Scalar at 160 (busy machine); it really takes 60, SIMD 100.
     let mut s = settled_on([160, 100, 1_000_000, 10_000]);
-    assert_eq!(s.chosen(), Some(Backend::Simd));
+    assert_eq!(s.chosen_backend(), Some(Backend::Simd));
     let (probes, switched) = run_settled(&mut s, [60, 100, 1_000_000, 10_000], 200, 2);
     assert_eq!(switched, Some(Backend::Scalar));
     assert!((3..=10).contains(&probes), "{probes} probes");
-    assert_eq!(s.chosen(), Some(Backend::Scalar));
+    assert_eq!(s.chosen_backend(), Some(Backend::Scalar));
 }
 
 #[test]
@@ -569,9 +596,9 @@ impl Noise {
     }
 }
 
-const CPU: BackendSet = BackendSet::of(&[Backend::Scalar, Backend::Simd, Backend::Parallel]);
+const CPU: CandidateSet = CandidateSet::of_backends(&[Backend::Scalar, Backend::Simd, Backend::Parallel]);
 /// Parallel may run, but only later (a GPU driver is loading).
-const PAR_LATER: BackendSet = BackendSet::of(&[Backend::Parallel]);
+const PAR_LATER: CandidateSet = CandidateSet::of_backends(&[Backend::Parallel]);
 
 /// Runs `calls` timed calls (50 a second from t = 1 s) of a bucket with noisy true times
 /// `truth`: probes and records while settled, explores when re-opened. Returns how many
@@ -580,7 +607,7 @@ fn run_noisy(s: &mut BucketState, truth: [u64; Backend::COUNT], calls: u64, nois
     let (mut probes, mut changes) = (0, Vec::new());
     for k in 0..calls {
         let now_ns = 1_000_000_000 + k * 20_000_000;
-        let b = match s.chosen() {
+        let b = match s.chosen_backend() {
             Some(chosen) => {
                 let b = probe(s, CPU, UNKNOWN, now_ns, &P).unwrap_or(chosen);
                 probes += usize::from(b != chosen);
@@ -588,8 +615,8 @@ fn run_noisy(s: &mut BucketState, truth: [u64; Backend::COUNT], calls: u64, nois
             }
             None => explore(s, CPU, NOW, simd_prior(), &NONE, &P).backend,
         };
-        let interval = if s.chosen().is_some() { 16.0 } else { 1.0 };
-        let sample = Sample { backend: b, ns: noise.time(truth[b.index()]), now_ns, interval, warmup: false };
+        let interval = if s.chosen_backend().is_some() { 16.0 } else { 1.0 };
+        let sample = Sample { candidate: b.into(), ns: noise.time(truth[b.index()]), now_ns, interval, warmup: false };
         let change = record(s, sample, &P);
         if change != Change::None {
             changes.push(change);
@@ -609,11 +636,11 @@ fn settled_among_cpu(parallel: u64) -> BucketState {
 fn equal_backends_do_not_flap_under_noise() {
     // SIMD and Parallel run the same code (below the parallel grain): 100 ns each, noisy.
     let mut s = settled_among_cpu(102);
-    assert_eq!(s.chosen(), Some(Backend::Simd));
+    assert_eq!(s.chosen_backend(), Some(Backend::Simd));
     let (probes, changes) = run_noisy(&mut s, [200, 100, 100, 0], 20_000, &mut Noise(0x5EED));
     assert!(probes >= P.confident as usize, "the alternative was re-timed ({probes} probes)");
     assert_eq!(changes, [], "a tie flapped");
-    assert_eq!(s.chosen(), Some(Backend::Simd));
+    assert_eq!(s.chosen_backend(), Some(Backend::Simd));
 }
 
 #[test]
@@ -623,13 +650,13 @@ fn figures_from_a_busier_moment_are_re_timed_and_a_wrong_settle_corrected() {
     // looked hopeless.
     let mut s = BucketState::new(5000);
     run_to_settle_on(&mut s, CPU, |b| [400, 200, 1_200, 0][b.index()]);
-    assert_eq!(s.chosen(), Some(Backend::Simd));
+    assert_eq!(s.chosen_backend(), Some(Backend::Simd));
     // The load is gone: SIMD takes 100, Parallel 60. Within 200 sampled calls (4 s
     // at 50 a second) the bucket re-times Parallel and moves to it (a switch, or a new
     // round that the fresh figures decide), once.
     let (probes, changes) = run_noisy(&mut s, [200, 100, 60, 0], 200, &mut Noise(0x5EED));
     assert_eq!(changes.len(), 1, "{changes:?} after {probes} probes");
-    assert_eq!(s.chosen(), Some(Backend::Parallel), "{changes:?} after {probes} probes");
+    assert_eq!(s.chosen_backend(), Some(Backend::Parallel), "{changes:?} after {probes} probes");
     let b = budget(&mut s);
     assert!(b.extra_ns <= P.probe_budget * b.calls_ns + 1_000.0, "{b:?}");
     // The same exploration on a machine as busy now as then: nothing changes.
@@ -649,13 +676,13 @@ fn figures_re_timed_during_a_load_are_re_timed_again_once_it_is_gone() {
     let busy = [400, 200, 240, 0];
     run_to_settle_on(&mut s, CPU, |b| busy[b.index()]);
     let (probes, changes) = run_noisy(&mut s, busy, 100, &mut Noise(0xFEED));
-    assert_eq!((changes, s.chosen()), (vec![], Some(Backend::Simd)));
+    assert_eq!((changes, s.chosen_backend()), (vec![], Some(Backend::Simd)));
     assert!(s.of(Backend::Parallel).fresh > 0, "Parallel was re-timed under the load ({probes} probes)");
     // The load is gone: SIMD takes 100, Parallel 60. Within 5 s at 50 sampled calls
     // a second the bucket moves to Parallel, once, within the probe budget.
     let (probes, changes) = run_noisy(&mut s, [200, 100, 60, 0], 250, &mut Noise(0x5EED));
     assert_eq!(changes.len(), 1, "{changes:?} after {probes} probes");
-    assert_eq!(s.chosen(), Some(Backend::Parallel), "{changes:?} after {probes} probes");
+    assert_eq!(s.chosen_backend(), Some(Backend::Parallel), "{changes:?} after {probes} probes");
     let b = budget(&mut s);
     assert!(b.extra_ns <= P.probe_budget * b.calls_ns + 1_000.0, "{b:?}");
 }
@@ -663,7 +690,7 @@ fn figures_re_timed_during_a_load_are_re_timed_again_once_it_is_gone() {
 #[test]
 fn a_tie_settled_on_the_more_complex_backend_moves_to_the_simpler_once() {
     let mut s = settled_among_cpu(95);
-    assert_eq!(s.chosen(), Some(Backend::Parallel));
+    assert_eq!(s.chosen_backend(), Some(Backend::Parallel));
     let (_, changes) = run_noisy(&mut s, [200, 100, 100, 0], 20_000, &mut Noise(0xBEEF));
     assert_eq!(changes, [Change::Switched(Backend::Simd)]);
 }
@@ -672,10 +699,10 @@ fn a_tie_settled_on_the_more_complex_backend_moves_to_the_simpler_once() {
 fn a_clear_improvement_still_switches_under_the_same_noise() {
     // Exploration saw SIMD and Parallel alike; SIMD really takes 130, Parallel 100.
     let mut s = settled_among_cpu(102);
-    assert_eq!(s.chosen(), Some(Backend::Simd));
+    assert_eq!(s.chosen_backend(), Some(Backend::Simd));
     let (_, changes) = run_noisy(&mut s, [200, 130, 100, 0], 250, &mut Noise(0x5EED));
     assert_eq!(changes.first(), Some(&Change::Switched(Backend::Parallel)), "within 5 s at 50 samples/s");
-    assert_eq!(s.chosen(), Some(Backend::Parallel));
+    assert_eq!(s.chosen_backend(), Some(Backend::Parallel));
 }
 
 #[test]
@@ -706,7 +733,7 @@ fn old_figures_are_re_timed() {
 fn figures_that_call_an_alternative_hopeless_are_re_timed_once_stale() {
     // Exploration under load measured Scalar at 1,000 (10× SIMD); it really takes 60.
     let mut s = settled_on([1_000, 100, 1_000_000, 10_000]);
-    assert_eq!(s.chosen(), Some(Backend::Simd));
+    assert_eq!(s.chosen_backend(), Some(Backend::Simd));
     let truth = [60, 100, 1_000_000, 10_000];
     let (probes, switched) = run_settled(&mut s, truth, 500, 2);
     assert_eq!((probes, switched), (0, None), "fresh hopeless figures are not re-timed");
@@ -715,7 +742,7 @@ fn figures_that_call_an_alternative_hopeless_are_re_timed_once_stale() {
     let at = 2 + P.stale_ns / 1_000_000_000 + 1;
     let mut change = Change::None;
     for _ in 0..500 {
-        let chosen = s.chosen().expect("settled until a change");
+        let chosen = s.chosen_backend().expect("settled until a change");
         let b = probe(&mut s, ALL, UNKNOWN, at * 1_000_000_000, &P).unwrap_or(chosen);
         change = record(&mut s, sample(b, truth[b.index()], at, 16.0), &P);
         if change != Change::None {
@@ -724,10 +751,10 @@ fn figures_that_call_an_alternative_hopeless_are_re_timed_once_stale() {
     }
     assert_ne!(change, Change::None, "the stale figures were never re-timed");
     assert_eq!(s.of(Backend::Gpu).fresh, 0, "a stale GPU figure over the budget is still not re-timed");
-    if s.chosen().is_none() {
+    if s.chosen_backend().is_none() {
         run_to_settle(&mut s, simd_prior(), |b| truth[b.index()]);
     }
-    assert_eq!(s.chosen(), Some(Backend::Scalar));
+    assert_eq!(s.chosen_backend(), Some(Backend::Scalar));
 }
 
 #[test]
@@ -736,8 +763,8 @@ fn a_far_neighbour_does_not_prune_a_candidate_never_measured_here() {
     let explore_after_scalar = |reach: f64| {
         let mut s = BucketState::new(1 << 20);
         let p = Predictions {
-            neighbours: PerBackend::new([None, Some(66e6), None, None]),
-            reach: PerBackend::new([1.0, reach, 1.0, 1.0]),
+            neighbours: figures([None, Some(66e6), None, None]),
+            reach: reaches([1.0, reach, 1.0, 1.0]),
             model: UNKNOWN,
             scalar_per_simd: None,
         };
@@ -762,8 +789,8 @@ fn a_cheap_candidate_is_measured_rather_than_pruned_by_a_neighbour() {
     let explore_after_scalar = |predicted: f64| {
         let mut s = BucketState::new(768);
         let p = Predictions {
-            neighbours: PerBackend::new([None, Some(predicted), None, None]),
-            reach: PerBackend::new([1.0, 2.0, 1.0, 1.0]),
+            neighbours: figures([None, Some(predicted), None, None]),
+            reach: reaches([1.0, 2.0, 1.0, 1.0]),
             model: UNKNOWN,
             scalar_per_simd: None,
         };
@@ -792,7 +819,7 @@ fn an_overrun_of_the_budget_is_forgotten_after_a_few_half_lives() {
     // but earlier probes ran long: 10 µs beyond the chosen backend, the budget of 62
     // sampled calls (each standing for 160 calls of 100 ns).
     let mut s = settled_on([120, 100, 1_000_000, 10_000]);
-    assert_eq!(s.chosen(), Some(Backend::Simd));
+    assert_eq!(s.chosen_backend(), Some(Backend::Simd));
     for _ in 0..P.samples {
         record(&mut s, sample(Backend::Simd, 100, 1, 160.0), &P);
     }
@@ -816,7 +843,7 @@ fn an_alternative_no_slower_than_the_chosen_backend_is_re_timed_even_in_debt() {
     // so the debt does not stop it: a router in `add`'s 16,384-element bucket kept
     // Scalar at 8.5 µs for the 10 s after a load with SIMD measured at 3.7 µs.
     let mut s = settled_on([105, 100, 1_000_000, 10_000]);
-    assert_eq!(s.chosen(), Some(Backend::Scalar));
+    assert_eq!(s.chosen_backend(), Some(Backend::Scalar));
     for _ in 0..P.samples {
         record(&mut s, sample(Backend::Scalar, 105, 1, 16.0), &P);
     }
@@ -833,11 +860,11 @@ fn an_unmeasured_backend_is_probed_from_its_prediction() {
         record(&mut s, sample(Backend::Simd, 100, 1, 16.0), &P);
     }
     // The GPU joined after the bucket settled; predicted 90 ns, it is worth a look.
-    let got = (0..4).filter_map(|_| probe(&mut s, ALL, PerBackend::new([None, None, None, Some(90.0)]), 1, &P)).next();
+    let got = (0..4).filter_map(|_| probe(&mut s, ALL, figures([None, None, None, Some(90.0)]), 1, &P)).next();
     assert_eq!(got, Some(Backend::Gpu));
 }
 
-fn run_to_settle_on(s: &mut BucketState, candidates: BackendSet, time: impl Fn(Backend) -> u64) {
+fn run_to_settle_on(s: &mut BucketState, candidates: CandidateSet, time: impl Fn(Backend) -> u64) {
     for _ in 0..100 {
         let d = explore(s, candidates, NOW, simd_prior(), &NONE, &P);
         if d.kind == DecisionKind::Historical {
@@ -861,7 +888,7 @@ fn a_loaded_decision_timed_on_a_busy_machine_stays_when_one_call_matches() {
         changes.push(record(&mut s, sample(Backend::Simd, ns, 1, 1.0), &P));
     }
     assert!(!changes.contains(&Change::Reexplore), "{changes:?}");
-    assert_eq!((s.confirming(), s.chosen()), (None, Some(Backend::Simd)));
+    assert_eq!((s.confirming(), s.chosen_backend()), (None, Some(Backend::Simd)));
 }
 
 #[test]
@@ -892,8 +919,8 @@ fn borrowed(figures: [u64; Backend::COUNT]) -> BucketState {
         st.count = 5;
         st.borrowed = true;
     }
-    s.settle_on(Backend::Simd, DecisionKind::Historical);
-    let contenders = contenders(&s, Backend::Simd, ALL, &P);
+    s.settle_on(Candidate::Simd, DecisionKind::Historical);
+    let contenders = contenders(&s, Candidate::Simd, ALL, &P);
     s.await_confirmation(figures[Backend::Simd.index()] as f64, Some(contenders));
     s
 }
@@ -903,7 +930,7 @@ fn borrowed(figures: [u64; Backend::COUNT]) -> BucketState {
 fn confirm_borrowed(s: &mut BucketState, truth: [u64; Backend::COUNT], calls: usize) -> (Vec<Backend>, Change) {
     let mut timed = Vec::new();
     for _ in 0..calls {
-        let chosen = s.chosen().expect("settled until a change");
+        let chosen = s.chosen_backend().expect("settled until a change");
         let b = probe(s, ALL, UNKNOWN, 1, &P).unwrap_or(chosen);
         timed.push(b);
         let change = record(s, sample(b, truth[b.index()], 1, 1.0), &P);
@@ -920,7 +947,7 @@ fn another_machines_decision_re_explores_where_this_machine_ranks_otherwise() {
     let mut s = borrowed([140, 100, 0, 1_000_000]);
     assert_eq!(
         s.confirming().unwrap().contenders,
-        Some(BackendSet::of(&[Backend::Scalar])),
+        Some(CandidateSet::of_backends(&[Backend::Scalar])),
         "only Scalar is within reach"
     );
     let (timed, change) = confirm_borrowed(&mut s, [60, 100, 0, 1_000_000], 40);
@@ -940,7 +967,7 @@ fn another_machines_decision_is_confirmed_where_this_machine_agrees() {
     let mut s = borrowed([140, 100, 0, 1_000_000]);
     let (timed, change) = confirm_borrowed(&mut s, [150, 100, 0, 1_000_000], 40);
     assert_eq!(change, Change::None, "{timed:?}");
-    assert_eq!((s.confirming(), s.is_borrowed(), s.chosen()), (None, false, Some(Backend::Simd)), "confirmed");
+    assert_eq!((s.confirming(), s.is_borrowed(), s.chosen_backend()), (None, false, Some(Backend::Simd)), "confirmed");
     let scalar = s.of(Backend::Scalar);
     assert!(!scalar.borrowed && scalar.recent_ns.iter().all(|&ns| ns == 150), "{scalar:?}: measured here only");
     assert_eq!(scalar.count, P.samples, "the other machine's count is not carried");
@@ -952,7 +979,7 @@ fn another_machines_decision_is_confirmed_where_this_machine_agrees() {
 fn another_machines_figure_far_off_re_explores_and_its_figures_predict_nothing() {
     // There SIMD took 20; here 100: the same check as a warm start's.
     let mut s = borrowed([1_000, 20, 0, 0]);
-    assert_eq!(s.confirming().unwrap().contenders, Some(BackendSet::EMPTY));
+    assert_eq!(s.confirming().unwrap().contenders, Some(CandidateSet::EMPTY));
     let (timed, change) = confirm_borrowed(&mut s, [1_000, 100, 0, 0], 40);
     assert_eq!((timed.len() as u32, change), (P.confirm_samples, Change::Reexplore));
 }
@@ -960,7 +987,7 @@ fn another_machines_figure_far_off_re_explores_and_its_figures_predict_nothing()
 #[test]
 fn a_contender_that_can_no_longer_run_is_not_waited_for() {
     let mut s = borrowed([140, 100, 0, 110]);
-    assert_eq!(s.confirming().unwrap().contenders, Some(BackendSet::of(&[Backend::Scalar, Backend::Gpu])));
+    assert_eq!(s.confirming().unwrap().contenders, Some(CandidateSet::of_backends(&[Backend::Scalar, Backend::Gpu])));
     let no_gpu = SCALAR_SIMD;
     for _ in 0..20 {
         let b = probe(&mut s, no_gpu, UNKNOWN, 1, &P).unwrap_or(Backend::Simd);
@@ -978,7 +1005,7 @@ fn a_failed_gpu_is_pruned_from_a_round_and_a_decision_on_it_explores_again() {
     assert!(s.is_pruned(Backend::Gpu));
 
     let mut s = settled_on([300, 200, 1_000_000, 100]);
-    assert_eq!(s.chosen(), Some(Backend::Gpu));
+    assert_eq!(s.chosen_backend(), Some(Backend::Gpu));
     let out = step(&mut s, Event::GpuFailed, &P);
     assert_eq!((out.publish, out.tell, out.dirty), (Publish::Clear, Some(Tell::Reexplore), true));
     assert!(s.is_pruned(Backend::Gpu), "the new round does not wait for it");
@@ -986,21 +1013,22 @@ fn a_failed_gpu_is_pruned_from_a_round_and_a_decision_on_it_explores_again() {
 
     let mut s = settled_on([300, 100, 1_000_000, 200]);
     assert_eq!(step(&mut s, Event::GpuFailed, &P), Outcome::NOTHING, "a decision on another backend stands");
-    assert_eq!(s.chosen(), Some(Backend::Simd));
+    assert_eq!(s.chosen_backend(), Some(Backend::Simd));
 }
 
 #[test]
 fn a_variant_that_disagrees_with_scalar_is_excluded_and_a_decision_on_it_explores_again() {
-    let compared = |backend, disagreement| Event::Compared { backend, size: 5000, disagreement };
+    let compared =
+        |backend: Backend, disagreement| Event::Compared { candidate: backend.into(), size: 5000, disagreement };
     let mut s = settled_on([300, 100, 1_000_000, 10_000]);
     assert_eq!(step(&mut s, compared(Backend::Simd, None), &P), Outcome::NOTHING);
     assert!(s.compared.contains(Backend::Simd) && s.excluded[Backend::Simd].is_none());
     let out = step(&mut s, compared(Backend::Gpu, Some(0.5)), &P);
-    assert_eq!(out.tell, Some(Tell::Excluded { backend: Backend::Gpu, largest_error: 0.5 }));
-    assert_eq!((out.publish, s.chosen()), (Publish::Keep, Some(Backend::Simd)), "not the decision: it stands");
+    assert_eq!(out.tell, Some(Tell::Excluded { candidate: Candidate::Gpu, largest_error: 0.5 }));
+    assert_eq!((out.publish, s.chosen_backend()), (Publish::Keep, Some(Backend::Simd)), "not the decision: it stands");
     let out = step(&mut s, compared(Backend::Simd, Some(2.0)), &P);
-    assert_eq!((out.publish, out.dirty, s.chosen()), (Publish::Clear, true, None));
-    assert_eq!(s.allowed(ALL), BackendSet::of(&[Backend::Scalar]), "excluded for good");
+    assert_eq!((out.publish, out.dirty, s.chosen_backend()), (Publish::Clear, true, None));
+    assert_eq!(s.allowed(ALL), CandidateSet::of_backends(&[Backend::Scalar]), "excluded for good");
 }
 
 #[test]
@@ -1009,22 +1037,22 @@ fn frozen_mode_settles_on_the_prior_for_good_and_on_scalar_where_the_prior_is_ex
     let mut s = BucketState::new(5000);
     let out = step(&mut s, frozen(simd_prior(), ALL), &P);
     assert_eq!(
-        (out.run, s.chosen(), s.decided_by()),
-        (Some(Backend::Simd), Some(Backend::Simd), DecisionKind::MoeThreshold)
+        (out.run, s.chosen_backend(), s.decided_by()),
+        (Some(Candidate::Simd), Some(Backend::Simd), DecisionKind::MoeThreshold)
     );
     let gpu = Decision { backend: Backend::Gpu, kind: DecisionKind::MoeThreshold };
-    assert_eq!(step(&mut s, frozen(gpu, ALL), &P).run, Some(Backend::Simd), "settled: the prior asks nothing");
+    assert_eq!(step(&mut s, frozen(gpu, ALL), &P).run, Some(Candidate::Simd), "settled: the prior asks nothing");
     let mut s = BucketState::new(5000);
-    assert_eq!(step(&mut s, frozen(simd_prior(), ALL.without(Backend::Simd)), &P).run, Some(Backend::Scalar));
+    assert_eq!(step(&mut s, frozen(simd_prior(), ALL.without(Backend::Simd)), &P).run, Some(Candidate::Scalar));
 }
 
 #[test]
 fn a_loaded_decision_times_every_call_until_it_is_confirmed() {
     let mut s = settled_on([300, 100, 1_000_000, 10_000]);
-    let first = Publish::Cache { backend: Backend::Simd, sampling: Sampling::First };
+    let first = Publish::Cache { candidate: Candidate::Simd, sampling: Sampling::First };
     assert_eq!(loaded(&s), Some(first));
     s.await_confirmation(100.0, None);
-    let every = Publish::Cache { backend: Backend::Simd, sampling: Sampling::EveryCall };
+    let every = Publish::Cache { candidate: Candidate::Simd, sampling: Sampling::EveryCall };
     assert_eq!(loaded(&s), Some(every));
     let sampled = Event::SampledCall { candidates: ALL, predicted: &UNKNOWN, now_ns: 1 };
     assert_eq!(step(&mut s, sampled, &P).publish, every);
@@ -1032,7 +1060,183 @@ fn a_loaded_decision_times_every_call_until_it_is_confirmed() {
         record(&mut s, sample(Backend::Simd, 100, 1, 1.0), &P);
     }
     assert_eq!(s.confirming(), None);
-    let by_rate = Publish::Cache { backend: Backend::Simd, sampling: Sampling::ByRate };
+    let by_rate = Publish::Cache { candidate: Candidate::Simd, sampling: Sampling::ByRate };
     assert_eq!(step(&mut s, sampled, &P).publish, by_rate);
     assert_eq!(loaded(&BucketState::new(5000)), None, "an exploring bucket publishes nothing");
+}
+
+#[test]
+fn a_run_s_first_call_does_not_decide() {
+    // A 640 × 480 blur: SIMD 47 µs; Parallel 36 µs back to back, but its first call after
+    // SIMD's finds the pool asleep (60 µs). Measured call by call, SIMD would win.
+    let two = CandidateSet::of_backends(&[Backend::Simd, Backend::Parallel]);
+    let mut s = BucketState::new(307_200);
+    let mut calls = Vec::new();
+    let mut previous = None;
+    loop {
+        let d = explore(&mut s, two, NOW, simd_prior(), &NONE, &P);
+        if d.kind == DecisionKind::Historical {
+            break;
+        }
+        let cold = previous != Some(d.backend);
+        let ns = match d.backend {
+            Backend::Parallel if cold => 60_000,
+            Backend::Parallel => 36_000,
+            _ => 47_000,
+        };
+        previous = Some(d.backend);
+        calls.push(d.backend);
+        rec(&mut s, d.backend, ns, false);
+    }
+    let runs = [vec![Backend::Simd; P.samples as usize], vec![Backend::Parallel; PARALLEL_RUN as usize]].concat();
+    assert_eq!(calls, runs, "each candidate in one run of consecutive calls");
+    assert!(!s.of(Backend::Parallel).recent_ns.contains(&60_000), "the run's first call is not kept");
+    assert_eq!(s.chosen_backend(), Some(Backend::Parallel));
+}
+
+#[test]
+fn a_parallel_run_starts_with_a_warm_up_and_a_far_slower_one_still_prunes() {
+    let two = CandidateSet::of_backends(&[Backend::Simd, Backend::Parallel]);
+    let parallel_prior = Decision { backend: Backend::Parallel, kind: DecisionKind::CostModel };
+    let mut s = BucketState::new(5000);
+    assert_eq!(explore(&mut s, two, NOW, parallel_prior, &NONE, &P).backend, Backend::Parallel);
+    rec(&mut s, Backend::Parallel, 100_000, false);
+    assert!(s.of(Backend::Parallel).is_empty(), "the run's first call");
+    assert_eq!(explore(&mut s, two, NOW, parallel_prior, &NONE, &P).backend, Backend::Parallel);
+    rec(&mut s, Backend::Parallel, 100_000, false);
+    assert_eq!(s.of(Backend::Parallel).recent_ns, [100_000], "the run's second call is kept");
+    // A sample of another candidate than the run's (a call routed before it began) is kept.
+    rec(&mut s, Backend::Simd, 90_000, false);
+    assert_eq!(s.of(Backend::Simd).recent_ns, [90_000]);
+    // A SIMD run keeps its first call: no pool to wake.
+    let mut s = BucketState::new(5000);
+    assert_eq!(explore(&mut s, two, NOW, simd_prior(), &NONE, &P).backend, Backend::Simd);
+    rec(&mut s, Backend::Simd, 100_000, false);
+    assert_eq!(s.of(Backend::Simd).recent_ns, [100_000]);
+    // Parallel's own run: its first call, far slower than SIMD's figure, prunes it as a warm-up does.
+    for _ in 1..P.samples {
+        assert_eq!(explore(&mut s, two, NOW, simd_prior(), &NONE, &P).backend, Backend::Simd);
+        rec(&mut s, Backend::Simd, 100_000, false);
+    }
+    assert_eq!(explore(&mut s, two, NOW, simd_prior(), &NONE, &P).backend, Backend::Parallel);
+    rec(&mut s, Backend::Parallel, 5_000_000, false);
+    assert!(s.is_pruned(Backend::Parallel));
+    assert!(s.of(Backend::Parallel).is_empty());
+}
+
+/// Every candidate a pool of 16 threads offers a kernel with a Parallel variant (no GPU).
+const SIXTEEN: CandidateSet = CandidateSet::of(&[
+    Candidate::Scalar,
+    Candidate::Simd,
+    Candidate::ParallelQuarter,
+    Candidate::ParallelHalf,
+    Candidate::Parallel,
+]);
+
+/// Drives a bucket over `candidates` to a decision from `prior`, answering each exploring
+/// call with `time(candidate)` (every call of a run alike); the calls made.
+fn settle_widths(
+    s: &mut BucketState,
+    candidates: CandidateSet,
+    (prior, predicted): (Backend, Predictions),
+    time: impl Fn(Candidate) -> u64,
+) -> Vec<Candidate> {
+    let mut calls = Vec::new();
+    let prior = Decision { backend: prior, kind: DecisionKind::CostModel };
+    for _ in 0..100 {
+        let inputs = CallInputs { candidates, later: NOW, prior, predicted };
+        let out = step(s, Event::Call(&inputs), &P);
+        let Some(Tell::Decision { decision, .. }) = out.tell else { panic!("a call reports its decision") };
+        if decision.kind == DecisionKind::Historical {
+            return calls;
+        }
+        calls.push(decision.candidate);
+        let ns = time(decision.candidate);
+        let sample = Sample { candidate: decision.candidate, ns, now_ns: 1, interval: 1.0, warmup: false };
+        let _ = step(s, Event::Timed(sample), &P);
+    }
+    panic!("never settled: {calls:?}");
+}
+
+#[test]
+fn each_width_of_the_pool_is_a_candidate_and_a_narrower_one_wins_where_it_is_faster() {
+    // Layer norm 512 × 768 on 16 threads: 37 µs of work, where forking to all 16 costs
+    // more than it gains; a quarter of the pool (4 threads) is fastest.
+    let time = |c: Candidate| match c {
+        Candidate::Scalar => 400_000,
+        Candidate::Simd => 60_000,
+        Candidate::ParallelQuarter => 20_000,
+        Candidate::ParallelHalf => 26_000,
+        Candidate::Parallel => 35_000,
+        Candidate::Gpu => unreachable!("not a candidate here"),
+    };
+    let mut s = BucketState::new(393_216);
+    let calls = settle_widths(&mut s, SIXTEEN, (Backend::Parallel, NONE), time);
+    for width in [Candidate::ParallelQuarter, Candidate::ParallelHalf, Candidate::Parallel] {
+        assert_eq!(
+            calls.iter().filter(|&&c| c == width).count() as u64,
+            PARALLEL_RUN,
+            "{width:?} measured in a run: {calls:?}"
+        );
+    }
+    assert_eq!(s.chosen(), Some(Candidate::ParallelQuarter));
+    // Where the whole pool is fastest, it is chosen; widths that tie go to fewer threads.
+    let mut s = BucketState::new(393_216);
+    settle_widths(
+        &mut s,
+        SIXTEEN,
+        (Backend::Parallel, NONE),
+        |c| if c == Candidate::Parallel { 10_000 } else { time(c) },
+    );
+    assert_eq!(s.chosen(), Some(Candidate::Parallel));
+    let mut s = BucketState::new(393_216);
+    settle_widths(&mut s, SIXTEEN, (Backend::Parallel, NONE), |c| {
+        if c.backend() == Backend::Parallel {
+            20_000
+        } else {
+            time(c)
+        }
+    });
+    assert_eq!(s.chosen(), Some(Candidate::ParallelQuarter), "a tie: the fewest threads");
+}
+
+#[test]
+fn a_width_predicted_hopeless_is_pruned_without_a_call() {
+    // 16 threads on a tiny call: the model's fork–join term puts the whole pool at 10×
+    // what a quarter of it costs, once a quarter has been measured.
+    let predicted = Predictions {
+        model: PerCandidate::new([Some(50_000.0), Some(8_000.0), Some(6_000.0), Some(9_000.0), Some(300_000.0), None]),
+        ..NONE
+    };
+    let mut s = BucketState::new(8_192);
+    let time = |c: Candidate| match c {
+        Candidate::ParallelQuarter => 6_000,
+        Candidate::ParallelHalf => 9_000,
+        Candidate::Simd => 8_000,
+        _ => 60_000,
+    };
+    let calls = settle_widths(&mut s, SIXTEEN, (Backend::Simd, predicted), time);
+    assert!(!calls.contains(&Candidate::Parallel), "{calls:?}");
+    assert!(s.of(Candidate::Parallel).is_empty(), "never called");
+    assert!(calls.contains(&Candidate::ParallelQuarter), "{calls:?}");
+}
+
+#[test]
+fn a_parallel_run_between_other_work_keeps_its_first_call() {
+    // The bucket's calls are 10 ms apart (a program calling it between other work): every
+    // call finds the pool as the program leaves it, and the first is as telling as the rest.
+    let two = CandidateSet::of_backends(&[Backend::Simd, Backend::Parallel]);
+    let mut s = BucketState::new(5000);
+    let mut parallel = Vec::new();
+    for k in 1..=6u64 {
+        let d = explore(&mut s, two, NOW, simd_prior(), &NONE, &P);
+        let candidate = Candidate::of(d.backend);
+        if candidate == Candidate::Parallel {
+            parallel.push(k);
+        }
+        let sample = Sample { candidate, ns: 60_000, now_ns: k * 10_000_000, interval: 1.0, warmup: false };
+        let _ = record(&mut s, sample, &P);
+    }
+    assert_eq!(parallel, [4, 5, 6], "SIMD's run, then Parallel's");
+    assert_eq!(s.of(Backend::Parallel).recent_ns, [60_000; 3], "nothing dropped");
 }

@@ -7,6 +7,14 @@
 pub(crate) struct Policy {
     /// Kept samples each candidate needs before a bucket settles.
     pub(crate) samples: u64,
+    /// Timed calls at the start of each run of an exploring Parallel candidate that are its
+    /// warm-up, not kept (`explore::timed`).
+    pub(crate) run_warmup: u32,
+    /// The longest pause (nanoseconds) between a bucket's calls, or the call's own time if
+    /// longer, after which they still come back to back: only then does a run's first call
+    /// follow another candidate's closely enough to find a pool that the other left asleep
+    /// where the later ones do not.
+    pub(crate) run_gap_ns: u64,
     /// A candidate estimated slower than this multiple of the best measured centre is skipped.
     pub(crate) prune_factor: f64,
     /// A neighbouring bucket's measurement prunes a candidate unmeasured here only when
@@ -57,6 +65,8 @@ impl Policy {
     /// The values the router runs with.
     pub(crate) const DEFAULT: Policy = Policy {
         samples: 3,
+        run_warmup: 1,
+        run_gap_ns: 50_000,
         prune_factor: 4.0,
         prune_reach: 4.0,
         ratio_reach: 64.0,

@@ -273,24 +273,9 @@ impl<'e, 'a> Call<'e, 'a> {
         }
         encoder.copy_buffer_to_buffer(buffer(src.buf), src.offset as u64 * 4, buffer(staging), 0, bytes);
         let index = gpu.queue.submit([encoder.finish()]);
-
-        let slice = buffer(staging).slice(..bytes);
-        let (tx, rx) = mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |result| {
-            // The receiver outlives the poll below; a send can only fail after an
-            // earlier error return, when nobody waits for it any more.
-            let _ = tx.send(result);
-        });
-        gpu.device
-            .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
-            .map_err(|e| GpuError::Device(format!("waiting for the submission failed: {e}")))?;
-        match rx.try_recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(GpuError::Device(format!("mapping the result failed: {e}"))),
-            Err(_) => return Err(GpuError::Device("the result was not mapped once its submission finished".into())),
-        }
-        bytemuck::cast_slice_mut::<f32, u8>(out).copy_from_slice(&slice.get_mapped_range());
-        buffer(staging).unmap();
+        map_read(&gpu.device, buffer(staging), bytes, index, |data| {
+            bytemuck::cast_slice_mut::<f32, u8>(out).copy_from_slice(data)
+        })?;
 
         let pool = &mut self.exec.state.pool;
         for (kind, buffer) in self.buffers.drain(..) {
@@ -298,6 +283,34 @@ impl<'e, 'a> Call<'e, 'a> {
         }
         Ok(())
     }
+}
+
+/// Waits for submission `index`, maps the first `bytes` of `staging` and hands them to `read`.
+pub(super) fn map_read(
+    device: &wgpu::Device,
+    staging: &wgpu::Buffer,
+    bytes: u64,
+    index: wgpu::SubmissionIndex,
+    read: impl FnOnce(&[u8]),
+) -> Result<(), GpuError> {
+    let slice = staging.slice(..bytes);
+    let (tx, rx) = mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |result| {
+        // The receiver outlives the poll below; a send can only fail after an
+        // earlier error return, when nobody waits for it any more.
+        let _ = tx.send(result);
+    });
+    device
+        .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
+        .map_err(|e| GpuError::Device(format!("waiting for the submission failed: {e}")))?;
+    match rx.try_recv() {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(GpuError::Device(format!("mapping the result failed: {e}"))),
+        Err(_) => return Err(GpuError::Device("the result was not mapped once its submission finished".into())),
+    }
+    read(&slice.get_mapped_range());
+    staging.unmap();
+    Ok(())
 }
 
 #[cfg(test)]

@@ -85,6 +85,8 @@ pub(super) struct Limits {
     pub(super) max_groups: u32,
     /// Alignment of uniform binding offsets, in bytes.
     pub(super) uniform_align: u64,
+    /// Most storage buffers one shader stage may bind.
+    pub(super) max_storage_buffers: u32,
 }
 
 /// The device and everything kept with it.
@@ -475,6 +477,7 @@ fn create_inner() -> Init {
         max_buffer: l.max_buffer_size,
         max_groups: l.max_compute_workgroups_per_dimension.min(65_535),
         uniform_align: u64::from(l.min_uniform_buffer_offset_alignment),
+        max_storage_buffers: l.max_storage_buffers_per_shader_stage,
     };
     let state = Mutex::new(ExecState { pool: BufferPool::new(limits.max_buffer), pipelines: PipelineCache::new() });
     Init::Ready(Box::new(Gpu { summary, device, queue, limits, state }))

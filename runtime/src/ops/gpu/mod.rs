@@ -97,12 +97,18 @@
 //! (lavapipe's do), so the shaders test the bits. `tests/ops_gpu.rs` checks
 //! every row on the device the tests run on.
 //!
+//! # Plain loops
+//! The GPU variant `#[adaptive_kernel]` generates from a body's plain loops runs
+//! each loop through [`loops`] (not a public API: generated code's), on this
+//! same device, pipeline cache and buffer pool.
+//!
 //! Files: `device.rs` (start-up, adapter, device, health, error scopes),
 //! `startup.rs` (creating it in the background, safely with respect to
 //! exit), `instance.rs` (the compute-only Vulkan instance), `pipelines.rs`
 //! (kernels and their cache), `buffers.rs` (pool), `call.rs` (one submission),
 //! `kernels.rs` (how each op is laid out), `faults.rs` (faults tests inject:
-//! no adapter, a lost device, a failed allocation), `shaders/*.wgsl`.
+//! no adapter, a lost device, a failed allocation), `loops/` (generated
+//! loops), `shaders/*.wgsl`.
 
 use super::out::producing;
 use super::{check, simd};
@@ -123,6 +129,8 @@ mod device;
 mod instance;
 #[cfg(feature = "gpu")]
 mod kernels;
+#[doc(hidden)]
+pub mod loops;
 #[cfg(feature = "gpu")]
 mod pipelines;
 #[cfg(feature = "gpu")]

@@ -7,13 +7,15 @@
 //! call, which costs 0.5–4 ms).
 //!
 //! Shader sources: our own modules (`shaders/*.wgsl`, each prefixed with
-//! `shaders/common.wgsl`) and trueno's `TRANSPOSE_SHADER`, used as is. Our own
+//! `shaders/common.wgsl` and `shaders/math.wgsl`) and trueno's `TRANSPOSE_SHADER`, used as is. Our own
 //! element-wise and reduction kernels replace trueno's because those size
 //! their work by `arrayLength` (wrong for pooled buffers, which are larger
 //! than the data), dispatch in 1-D (at most 65,535 × 256 elements), and use
 //! WGSL `max`/`min`, which may drop NaN. Its `MATMUL_SHADER` has no tile
 //! offset, so a matrix with more than 65,535 tiles along a side could not be
 //! dispatched; ours adds one.
+
+use std::collections::HashMap;
 
 use trueno::backends::gpu::wgpu;
 
@@ -31,11 +33,21 @@ impl Module {
 
     fn source(self) -> &'static str {
         match self {
-            Module::Elementwise => {
-                concat!(include_str!("shaders/common.wgsl"), include_str!("shaders/elementwise.wgsl"))
-            }
-            Module::Reduce => concat!(include_str!("shaders/common.wgsl"), include_str!("shaders/reduce.wgsl")),
-            Module::Matrix => concat!(include_str!("shaders/common.wgsl"), include_str!("shaders/matrix.wgsl")),
+            Module::Elementwise => concat!(
+                include_str!("shaders/common.wgsl"),
+                include_str!("shaders/math.wgsl"),
+                include_str!("shaders/elementwise.wgsl")
+            ),
+            Module::Reduce => concat!(
+                include_str!("shaders/common.wgsl"),
+                include_str!("shaders/math.wgsl"),
+                include_str!("shaders/reduce.wgsl")
+            ),
+            Module::Matrix => concat!(
+                include_str!("shaders/common.wgsl"),
+                include_str!("shaders/math.wgsl"),
+                include_str!("shaders/matrix.wgsl")
+            ),
             Module::Transpose => trueno::backends::gpu::shaders::TRANSPOSE_SHADER,
         }
     }
@@ -127,12 +139,21 @@ pub(super) struct Pipeline {
 pub(super) struct PipelineCache {
     modules: [Option<wgpu::ShaderModule>; Module::COUNT],
     pipelines: [Option<Pipeline>; EntryPoint::COUNT],
+    /// The pipelines of loops `#[adaptive_kernel]` generated (`loops`), by the
+    /// address of the loop's static.
+    generated: HashMap<usize, Pipeline>,
 }
 
 impl PipelineCache {
     /// An empty cache.
     pub(super) fn new() -> Self {
-        PipelineCache { modules: Default::default(), pipelines: Default::default() }
+        PipelineCache { modules: Default::default(), pipelines: Default::default(), generated: HashMap::new() }
+    }
+
+    /// The pipeline of the generated loop whose static is at `key`, made by `create`
+    /// the first time it is asked for.
+    pub(super) fn generated(&mut self, key: usize, create: impl FnOnce() -> Pipeline) -> Pipeline {
+        self.generated.entry(key).or_insert_with(create).clone()
     }
 
     /// The kernel's pipeline, compiling its module and itself if this is the

@@ -63,6 +63,8 @@ use std::sync::{Mutex, PoisonError};
 use super::threads::Team;
 use crate::clock;
 
+pub use super::private::{keep_buffer, merge_private, private_buffer, private_parts, KEEP_BYTES};
+
 /// Chunks per thread: more chunks than threads let work stealing even out a
 /// core that another process is using, the usual state of a shared VM.
 const CHUNKS_PER_THREAD: usize = 4;

@@ -45,6 +45,7 @@ mod elementwise;
 #[doc(hidden)]
 pub mod loops;
 mod matrix;
+mod private;
 mod reduce;
 mod split;
 mod threads;
@@ -56,6 +57,7 @@ pub use elementwise::{
 };
 pub use matrix::{conv2d, conv2d_into, matmul, matmul_into, matvec, matvec_into, transpose, transpose_into};
 pub use reduce::{dot, max, mean, min, norm_l2, sum};
+pub(crate) use threads::{pool_threads, Narrowed};
 pub use threads::{threads, with_threads};
 
 /// The grains, for tests and benches that must size inputs across them.

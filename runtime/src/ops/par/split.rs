@@ -125,7 +125,19 @@ pub(super) fn for_parts<T: Send>(team: &Team, out: &mut [T], per: usize, f: impl
     if team.threads() == 1 {
         out.chunks_mut(per).enumerate().for_each(|(i, part)| f(i, part));
     } else {
-        team.run(|| out.par_chunks_mut(per).enumerate().for_each(|(i, part)| f(i, part)));
+        let least = least_per_job(team, out.len().div_ceil(per.max(1)));
+        team.run(|| out.par_chunks_mut(per).with_min_len(least).enumerate().for_each(|(i, part)| f(i, part)));
+    }
+}
+
+/// The fewest of `count` parts one rayon job takes: 1, or, on a team narrowed to fewer
+/// threads than its pool (a narrower width the router chose), as many as leave no more
+/// jobs than the team's threads.
+fn least_per_job(team: &Team, count: usize) -> usize {
+    if team.is_narrowed() {
+        count.div_ceil(team.threads()).max(1)
+    } else {
+        1
     }
 }
 
@@ -201,7 +213,8 @@ pub(super) fn partials_writing<T: Send, R>(
         if team.threads() == 1 {
             out.chunks_mut(per).zip(p.iter_mut()).enumerate().for_each(each);
         } else {
-            team.run(|| out.par_chunks_mut(per).zip(p.par_iter_mut()).enumerate().for_each(each));
+            let least = least_per_job(team, p.len());
+            team.run(|| out.par_chunks_mut(per).zip(p.par_iter_mut()).with_min_len(least).enumerate().for_each(each));
         }
         combine(p)
     })

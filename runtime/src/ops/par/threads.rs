@@ -26,6 +26,13 @@
 //! it waits. Calls from many ordinary threads at once queue their chunks on
 //! the one pool, whose size bounds the threads that compute.
 //!
+//! # A narrower width
+//! The router may run a Parallel call on half or a quarter of the pool
+//! (`kernel::route`, through [`Narrowed`]): for that call, on the calling
+//! thread, [`threads`] is the narrower count and the fork–join starts that
+//! many workers (the pool itself is not rebuilt; its other threads stay idle
+//! or serve other callers). [`pool_threads`] is the pool's own count.
+//!
 //! # Without threads
 //! On WebAssembly, which runs one thread, [`threads`] is 1: every par op runs
 //! the SIMD op on the calling thread and the router never offers the Parallel
@@ -34,7 +41,7 @@
 //! The variable itself is read and checked in [`crate::config`], with the
 //! others.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::{Arc, OnceLock};
 
 use rayon::{ThreadPool, ThreadPoolBuilder};
@@ -59,6 +66,37 @@ fn build_pool(threads: usize, name: &'static str) -> ThreadPool {
 thread_local! {
     /// The pool of the innermost [`with_threads`] scope on this thread.
     static SCOPED: RefCell<Option<Arc<ThreadPool>>> = const { RefCell::new(None) };
+    /// The narrower width in force on this thread ([`Narrowed`]); 0: none.
+    static NARROWED: Cell<usize> = const { Cell::new(0) };
+}
+
+/// While alive, par calls made on this thread compute on at most a given number of
+/// threads (a narrower width of the pool, chosen by the router); dropping it restores
+/// what was in force before, also when the call panics.
+#[must_use = "the width holds while the guard is alive"]
+pub(crate) struct Narrowed {
+    previous: usize,
+}
+
+impl Narrowed {
+    /// Par calls on this thread compute on at most `threads` threads (at least 1) until the guard drops.
+    pub(crate) fn to(threads: usize) -> Narrowed {
+        let threads = threads.max(1);
+        let previous = NARROWED.with(|n| n.replace(if n.get() == 0 { threads } else { n.get().min(threads) }));
+        Narrowed { previous }
+    }
+}
+
+impl Drop for Narrowed {
+    fn drop(&mut self) {
+        NARROWED.with(|n| n.set(self.previous));
+    }
+}
+
+/// The threads of the pool a par call made here would use, before any narrower width
+/// the router put in force: 1 on a rayon worker or without threads.
+pub(crate) fn pool_threads() -> usize {
+    Team::pool_here().1
 }
 
 /// Runs `f` with every par call made on this thread (not on threads `f`
@@ -112,11 +150,20 @@ enum Pooled {
 }
 
 impl Team {
-    /// The team for a call made on this thread now.
+    /// The team for a call made on this thread now: its pool, narrowed where the router
+    /// put a narrower width in force ([`Narrowed`]).
     pub(super) fn here() -> Team {
+        let (pool, threads) = Team::pool_here();
+        let narrowed = NARROWED.with(Cell::get);
+        let threads = if narrowed == 0 { threads } else { threads.min(narrowed) };
+        Team { pool, threads }
+    }
+
+    /// The pool a call made on this thread now would use, and its size.
+    fn pool_here() -> (Option<Pooled>, usize) {
         // Without threads (WebAssembly) every par op is its SIMD op on the calling thread.
         if !crate::platform::THREADS || rayon::current_thread_index().is_some() {
-            return Team { pool: None, threads: 1 };
+            return (None, 1);
         }
         let pooled = match SCOPED.with(|s| s.borrow().clone()) {
             Some(scoped) => Some(Pooled::Scoped(scoped)),
@@ -128,7 +175,12 @@ impl Team {
             // Outside any pool this is the global pool's size (building it if needed).
             None => rayon::current_num_threads(),
         };
-        Team { pool: pooled, threads }
+        (pooled, threads)
+    }
+
+    /// Whether it computes on fewer threads than its pool has (a narrower width).
+    pub(super) fn is_narrowed(&self) -> bool {
+        self.threads < Team::pool_here().1
     }
 
     /// How many threads this team computes on (at least 1).

@@ -1,0 +1,148 @@
+//! The GPU variant of a plain-loop body: each top-level loop whose iterations
+//! the split's analysis proves independent (`crate::split::analyse_loops`, the
+//! one analysis every rewrite reads) becomes a compute shader with one
+//! invocation per iteration, and the loop runs on the device; every other loop,
+//! and everything around the loops, runs on the host as written.
+//!
+//! # Types: a checked subset with its own inference
+//! A proc macro sees tokens, not types. CubeCL's `#[cube]` answers that by
+//! emitting Rust that builds the kernel through typed builders at run time, so
+//! rustc checks the types; but then a body whose types the builders do not
+//! expect (a `u8`, a user's `Meters`, an `f64` in one corner) is a compile
+//! error, and the worst defect this macro can have is generated code that does
+//! not compile for a valid body. So the macro infers, over a subset it checks
+//! itself (`ty.rs`, `lower.rs`): declared types of parameters and `let`s,
+//! literal suffixes, `vec![v; n]`, and rustc's rule that primitive operators,
+//! assignments and these methods take operands of one type. The WGSL is
+//! written at compile time; the generated Rust only hands values over, through
+//! probes that compile for any type (`ops::gpu::loops::probe` in the runtime).
+//! Where the inference had to guess (a `let` without a declared type, a
+//! constant from outside), the probes check the real type at run time, and a
+//! wrong guess runs the loop on the host. A construct outside the subset, or a
+//! type the inference cannot place, leaves the loop on the host with a reason
+//! word, reported in `KernelSpec::gpu_loops`; never a compile error.
+//!
+//! # The subset
+//! * Loops: the split's (`iter_mut`/`zip`/`enumerate`, `chunks(_exact)(_mut)`,
+//!   ranges writing at `[i]`, `[i*W+c]`, `[i*w+j]`, row `i`), with the reductions
+//!   they carry (`+=`, `-=`, `*=`, `max`, `min` of `f32`; `+=` of integers), as
+//!   per-workgroup partials combined on the host in workgroup order.
+//! * Values: `f32`, `i32`, `u32`, `usize` (as `u32`, checked), `bool`; the body's
+//!   locals, captured scalars and constants (uniforms, evaluated on the host),
+//!   elements of captured slices (read by computed index, written at the
+//!   iteration's own slot), `.len()`, sub-slices `&a[lo..hi]`, rows.
+//! * Statements: `let` (also of tuples), `let mut`, assignments and compound
+//!   assignments, `if`/`else` (also as values), blocks, inner `for` over ranges
+//!   and over captured slices or their sub-slices (`iter`, `iter_mut`, `copied`,
+//!   `zip`, `enumerate`) or the rows of a captured slice (`chunks`,
+//!   `chunks_exact`), `while`, `loop`, `break`/`continue` of inner loops,
+//!   `continue` of the loop itself.
+//! * Operators: arithmetic, comparisons, `&&`/`||`, bit operations, `as` between
+//!   the types above; `f32::INFINITY`/`MAX`/`MIN`/`EPSILON` and other constants by
+//!   path; the methods `sqrt`, `abs`, `exp`, `ln`, `sin`, `cos`, `tanh`, `powi`,
+//!   `powf`, `min`, `max`, `clamp`, `mul_add`, `floor`, `ceil`, `round`, `recip`,
+//!   `is_nan`, `is_finite`, `is_infinite` (also as `f32::sqrt(x)`).
+//!
+//! The words for what is left out: `f64` (an `f64` value), `call` (a function
+//! or method outside the list), `type` (a type it cannot place), `value` (an
+//! array, tuple, struct, field or reference it cannot hold), `size` (a 64-bit
+//! integer, or a constant beyond `u32`), `syntax` (another construct: `match`,
+//! a closure, float `%`, …), `macro`, `label`, and the split's own words for a
+//! loop whose iterations are not independent; `exact` and `gpu` for kernels that
+//! opted out.
+//!
+//! # Precision contract
+//! What the device computes differs from Scalar within these bounds (the
+//! `roundings` a loop reports widen `verify`'s tolerance by its constructs'):
+//! `+ − ×` are IEEE-rounded, but `a·b + c` may be fused (WGSL allows the
+//! contraction) and subnormals may flush to zero; `/` and `recip` within 2.5 ULP;
+//! `sqrt` within WGSL's bound (inherited from `inverseSqrt`); `exp` and `tanh`
+//! range-reduced, within a few ULP over all of `f32`; `ln`, `sin` and `cos`
+//! after Cephes, within a few ULP (`sin`/`cos` of an argument beyond 8192 run on
+//! the host); `powf` within 3 + 2·|y·ln x| ULP, its special cases exact; `powi`
+//! multiplies in the order LLVM's does (exact); `mul_add` may round its product;
+//! `min`, `max`, `clamp`, `abs`, `floor`, `ceil`, `round` and the casts are
+//! exact (Rust's NaN, saturation and rounding rules), but for an integer above
+//! 2²⁴ cast to `f32`, which WGSL may round either way; integer `+ − ×` wrap as in
+//! a release build; reductions are regrouped (per workgroup, then on the host).
+//! What would panic in Rust (an index out of bounds, an integer division by
+//! zero, `clamp` with min > max) or what the device cannot compute as the host
+//! does (a `usize` beyond `u32`) makes the loop run on the host instead, before
+//! any result is copied back. An `exact` kernel has no generated GPU variant.
+//!
+//! `serial` forbids CPU threads, not the GPU (whose run forks none): a `serial`
+//! kernel's loops still run on the device.
+//!
+//! Files: `ty.rs` (types and their inference), `outer.rs` (what names from
+//! outside the loop hold), `ir.rs`, `lower.rs` (the body's loops and
+//! statements read into the IR), `expr.rs` (its expressions),
+//! `wgsl.rs` (the IR printed as WGSL), `emit.rs` (the Rust around it).
+
+mod emit;
+mod expr;
+mod ir;
+mod lower;
+mod outer;
+mod ty;
+mod wgsl;
+
+use proc_macro2::Span;
+use syn::{Block, Expr, Signature, Stmt};
+
+use crate::split::{Independent, TopLoop};
+
+/// What the GPU variant does with one top-level loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct GpuReport {
+    /// The line of its `for`.
+    pub line: u32,
+    /// What it walks (the split's words).
+    pub idiom: String,
+    /// Why it stays on the host, in a word; empty when it runs on the GPU.
+    pub reason: &'static str,
+    /// Roundings its constructs may add over Scalar's (see the precision contract).
+    pub roundings: u32,
+}
+
+/// `block` (a body of signature `sig`, whose top-level loops are `loops`) with each
+/// loop that can run on the GPU replaced by its GPU run, and a report per loop.
+/// `opt_out`: the word for why no loop does (`exact`, `gpu`).
+pub(crate) fn gpu_loops(
+    block: &Block,
+    sig: &Signature,
+    loops: &[TopLoop],
+    opt_out: Option<&'static str>,
+) -> (Block, Vec<GpuReport>) {
+    let mut out = block.clone();
+    let mut reports = Vec::new();
+    for l in loops {
+        let verdict = match (opt_out, &l.verdict) {
+            (Some(word), _) => Err(word),
+            (None, Err(word)) => Err(*word),
+            (None, Ok(found)) => translate(block, sig, l, found),
+        };
+        let (reason, roundings) = match verdict {
+            Ok((replacement, roundings)) => {
+                out.stmts[l.stmt] = Stmt::Expr(replacement, Some(syn::Token![;](Span::call_site())));
+                ("", roundings)
+            }
+            Err(word) => (word, 0),
+        };
+        reports.push(GpuReport { line: l.line, idiom: l.idiom.clone(), reason, roundings });
+    }
+    (out, reports)
+}
+
+/// The GPU run of the independent loop `l` of `block`, and its roundings.
+fn translate(block: &Block, sig: &Signature, l: &TopLoop, found: &Independent) -> Result<(Expr, u32), &'static str> {
+    let Stmt::Expr(Expr::ForLoop(f), _) = &block.stmts[l.stmt] else { unreachable!("a top-level loop is a `for`") };
+    let outer = outer::Outer::new(sig, &block.stmts[..l.stmt], &l.scope);
+    let facts = &found.facts;
+    let mut lowered = lower::lower(f, &found.space, &facts.targets, &facts.carried, &outer)?;
+    let shader = wgsl::print(&mut lowered)?;
+    let replacement = emit::gpu_loop(f, &found.space, &found.facts.targets, &lowered, &shader, l.line);
+    Ok((replacement, lowered.roundings))
+}
+
+#[cfg(test)]
+mod tests;

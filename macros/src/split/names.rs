@@ -1,0 +1,113 @@
+//! What the loop analysis (`body.rs`) asks of tokens and expressions apart from
+//! the walk itself: the names an expression or a macro's tokens read, whether
+//! an expression is pure, the methods that only read a slice-like.
+
+use proc_macro2::{Ident, TokenStream, TokenTree};
+use syn::visit::Visit;
+use syn::Expr;
+
+/// The name an item binds in a block's scope.
+pub(super) fn item_name(item: &syn::Item) -> Option<String> {
+    match item {
+        syn::Item::Fn(f) => Some(f.sig.ident.to_string()),
+        syn::Item::Const(c) => Some(c.ident.to_string()),
+        syn::Item::Static(s) => Some(s.ident.to_string()),
+        _ => None,
+    }
+}
+
+/// The methods of a slice-like that only read it.
+pub(super) const READ_ONLY: [&str; 16] = [
+    "len",
+    "is_empty",
+    "iter",
+    "get",
+    "first",
+    "last",
+    "chunks",
+    "chunks_exact",
+    "windows",
+    "contains",
+    "starts_with",
+    "ends_with",
+    "to_vec",
+    "split_at",
+    "split_first",
+    "split_last",
+];
+
+/// The names `e` reads as variables (not its field names).
+pub(super) fn path_names(e: &Expr) -> Vec<String> {
+    struct Names(Vec<String>);
+    impl<'ast> Visit<'ast> for Names {
+        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+            if let Some(i) = p.path.get_ident() {
+                self.0.push(i.to_string());
+            }
+        }
+    }
+    let mut names = Names(Vec::new());
+    names.visit_expr(e);
+    names.0
+}
+
+/// An expression with no effect: names, fields, integer literals, arithmetic, casts and `len()`.
+pub(super) fn pure(e: &Expr) -> bool {
+    match e {
+        Expr::Path(p) => p.qself.is_none() && p.path.get_ident().is_some(),
+        Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(_), .. }) => true,
+        Expr::Field(f) => pure(&f.base),
+        Expr::Paren(p) => pure(&p.expr),
+        Expr::Group(g) => pure(&g.expr),
+        Expr::Cast(c) => pure(&c.expr),
+        Expr::Binary(b) => {
+            use syn::BinOp::{Add, Div, Mul, Rem, Sub};
+            matches!(b.op, Add(_) | Sub(_) | Mul(_) | Div(_) | Rem(_)) && pure(&b.left) && pure(&b.right)
+        }
+        Expr::MethodCall(m) => m.method == "len" && m.args.is_empty() && pure(&m.receiver),
+        _ => false,
+    }
+}
+
+/// Every identifier in `tokens`, also inside groups.
+pub(super) fn idents(tokens: TokenStream) -> Vec<Ident> {
+    let mut out = Vec::new();
+    for tt in tokens {
+        match tt {
+            TokenTree::Ident(i) => out.push(i),
+            TokenTree::Group(g) => out.extend(idents(g.stream())),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The names a format string captures inline (`"{x}"`, `"{x:.3}"`), in any string literal of
+/// `tokens`, spanned at the literal (where the capture resolves them).
+pub(super) fn format_names(tokens: TokenStream) -> Vec<Ident> {
+    let mut out = Vec::new();
+    for tt in tokens {
+        match tt {
+            TokenTree::Literal(l) => {
+                let span = l.span();
+                let Ok(syn::Lit::Str(s)) = syn::parse2::<syn::Lit>(TokenTree::Literal(l).into()) else { continue };
+                let text = s.value();
+                let mut rest = text.as_str();
+                while let Some(open) = rest.find('{') {
+                    rest = &rest[open + 1..];
+                    if rest.starts_with('{') {
+                        rest = &rest[1..];
+                        continue;
+                    }
+                    let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                    if name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') {
+                        out.push(Ident::new(&name, span));
+                    }
+                }
+            }
+            TokenTree::Group(g) => out.extend(format_names(g.stream())),
+            _ => {}
+        }
+    }
+    out
+}

@@ -1,0 +1,207 @@
+//! Scatter updates: a loop whose iterations update slots of a slice chosen by
+//! data (`bins[idx] += 1`, `sums[label * d + j] += x[j]`, `best[k] =
+//! best[k].max(v)`) is split with a private copy of the slice per chunk
+//! (OpenMP's `reduction(+: bins[:n])`), merged into the slice in chunk order
+//! after the loop (`adaptive_kernel::__private::split::merge_private`).
+//!
+//! An update is one of
+//!
+//! * `s[e] += v`, `s[e] -= v` on integers or floats (a float's regrouped sum
+//!   is within the tolerance contract; never under `exact`);
+//! * `s[e] |= v`, `s[e] &= v`, `s[e] ^= v` on integers or `bool`s;
+//! * `s[e] = s[e].max(v)`, `s[e] = s[e].min(v)` (or `f32::max(s[e], v)`, …)
+//!   on floats of a known width or integers of a known type,
+//!
+//! where `s` is a slice-like from outside the loop whose element type its
+//! declaration says, the same operator at every update of `s`, and `s`
+//! otherwise named only as `s.len()` (the copy is as long). A chunk's copy
+//! starts at the operator's identity (`0`, `-0.0`, `!0`, `NAN`, `u32::MIN`,
+//! …); a subtraction is accumulated as a sum of what is subtracted and
+//! subtracted once at the merge, so an unsigned copy never goes below zero
+//! where the slot would not.
+//!
+//! Each chunk's loop is the loop as written with `s` renamed to its copy
+//! ([`Rename`]): every other part of the body is unchanged, and the slot an
+//! update picks, its bounds check included, is the one the loop as written
+//! picks.
+
+use proc_macro2::{Ident, TokenStream};
+use quote::quote;
+use syn::visit_mut::VisitMut;
+use syn::{BinOp, Expr};
+
+use super::scope::Element;
+use crate::reduce::{plain_ident, Width};
+use crate::tokens::{normalised, strip};
+
+/// How a scatter statement updates its slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Update {
+    Add,
+    Sub,
+    Or,
+    And,
+    Xor,
+    Max,
+    Min,
+}
+
+/// A slice the loop updates at slots chosen by data.
+pub(crate) struct Scatter {
+    pub(super) name: Ident,
+    pub(super) update: Update,
+    pub(super) element: Element,
+}
+
+/// The parts of an update statement: the slice, the operator, the index and the value.
+pub(super) struct Parts<'a> {
+    pub slice: Ident,
+    pub update: Update,
+    pub index: &'a Expr,
+    pub value: &'a Expr,
+}
+
+/// `e` as an update of a slot of a slice named plainly, if it is one (see the module docs).
+pub(super) fn update(e: &Expr) -> Option<Parts<'_>> {
+    match e {
+        Expr::Binary(b) => {
+            let update = match b.op {
+                BinOp::AddAssign(_) => Update::Add,
+                BinOp::SubAssign(_) => Update::Sub,
+                BinOp::BitOrAssign(_) => Update::Or,
+                BinOp::BitAndAssign(_) => Update::And,
+                BinOp::BitXorAssign(_) => Update::Xor,
+                _ => return None,
+            };
+            let (slice, index) = slot(&b.left)?;
+            Some(Parts { slice, update, index, value: &b.right })
+        }
+        Expr::Assign(a) => {
+            let (slice, index) = slot(&a.left)?;
+            let same = |e: &Expr| slot(e).is_some_and(|(s, i)| s == slice && normalised(i) == normalised(index));
+            let extremum = |name: &str| match name {
+                "max" => Some(Update::Max),
+                "min" => Some(Update::Min),
+                _ => None,
+            };
+            match strip(&a.right) {
+                // `s[e] = s[e].max(v)`
+                Expr::MethodCall(m) if m.args.len() == 1 && m.turbofish.is_none() && same(&m.receiver) => {
+                    let update = extremum(&m.method.to_string())?;
+                    Some(Parts { slice, update, index, value: &m.args[0] })
+                }
+                // `s[e] = f32::max(s[e], v)`
+                Expr::Call(c) if c.args.len() == 2 && same(&c.args[0]) => {
+                    let Expr::Path(p) = &*c.func else { return None };
+                    if p.qself.is_some() || p.path.segments.len() != 2 {
+                        return None;
+                    }
+                    let update = extremum(&p.path.segments[1].ident.to_string())?;
+                    Some(Parts { slice, update, index, value: &c.args[1] })
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `s[e]` with `s` a plain name.
+fn slot(e: &Expr) -> Option<(Ident, &Expr)> {
+    match strip(e) {
+        Expr::Index(i) => Some((plain_ident(&i.expr)?, &i.index)),
+        _ => None,
+    }
+}
+
+impl Scatter {
+    /// Whether `update` applies to elements of `element`; `exact`: the kernel keeps float
+    /// operations in their order. `Err` holds the word for why not.
+    pub(super) fn check(update: Update, element: Element, exact: bool) -> Result<(), &'static str> {
+        match (update, element) {
+            (_, Element::Float(_)) if exact => Err("exact"),
+            (Update::Add | Update::Sub, Element::Int(_) | Element::Float(_)) => Ok(()),
+            (Update::Or | Update::And | Update::Xor, Element::Int(_) | Element::Bool) => Ok(()),
+            (Update::Max | Update::Min, Element::Float(w)) if w != Width::Any => Ok(()),
+            (Update::Max | Update::Min, Element::Int(Some(_))) => Ok(()),
+            _ => Err("type"),
+        }
+    }
+
+    /// The identity a chunk's copy starts from.
+    pub(super) fn identity(&self) -> TokenStream {
+        let text = match (self.update, self.element) {
+            (Update::Add | Update::Sub, Element::Float(w)) => format!("-0.0{}", w.name().unwrap_or("")),
+            (Update::Add | Update::Sub | Update::Or | Update::Xor, Element::Int(_)) => "0".into(),
+            (Update::Or | Update::Xor, _) => "false".into(),
+            (Update::And, Element::Int(_)) => "!0".into(),
+            (Update::And, _) => "true".into(),
+            (Update::Max | Update::Min, Element::Float(w)) => format!("{}::NAN", w.name().unwrap_or("f32")),
+            (Update::Max, Element::Int(t)) => format!("{}::MIN", t.unwrap_or("i32")),
+            (Update::Min, Element::Int(t)) => format!("{}::MAX", t.unwrap_or("i32")),
+            (Update::Add | Update::Sub | Update::Max | Update::Min, Element::Bool) => {
+                unreachable!("refused by `check`")
+            }
+        };
+        text.parse().expect("a literal or a path")
+    }
+
+    /// `|slot, copy| ..`: how a copy's element is merged into the slice's, a closure over
+    /// `&mut T` and `&T`. Spelled as paths: a module with `#![no_implicit_prelude]`.
+    pub(super) fn merge(&self) -> TokenStream {
+        let (s, c) = (quote!(__adaptive_slot), quote!(__adaptive_copy));
+        let body = match (self.update, self.element) {
+            (Update::Add, _) => quote!(*#s += *#c),
+            (Update::Sub, _) => quote!(*#s -= *#c),
+            (Update::Or, _) => quote!(*#s |= *#c),
+            (Update::And, _) => quote!(*#s &= *#c),
+            (Update::Xor, _) => quote!(*#s ^= *#c),
+            (Update::Max | Update::Min, Element::Float(w)) => {
+                let ty = Ident::new(w.name().unwrap_or("f32"), proc_macro2::Span::call_site());
+                let m = if self.update == Update::Max { quote!(max) } else { quote!(min) };
+                quote!(*#s = #ty::#m(*#s, *#c))
+            }
+            (Update::Max, _) => quote!(*#s = ::core::cmp::Ord::max(*#s, *#c)),
+            (_, _) => quote!(*#s = ::core::cmp::Ord::min(*#s, *#c)),
+        };
+        quote!(|#s, #c| #body)
+    }
+
+    /// The element type's name, where known: what a chunk's copy is declared as.
+    pub(super) fn element_type(&self) -> Option<Ident> {
+        let name = match self.element {
+            Element::Float(w) => w.name()?,
+            Element::Int(t) => t?,
+            Element::Bool => "bool",
+        };
+        Some(Ident::new(name, proc_macro2::Span::call_site()))
+    }
+}
+
+/// Renames a scatter slice to its chunk's copy in a chunk's loop, and turns its
+/// subtractions into sums of what is subtracted (the merge subtracts them).
+pub(super) struct Rename<'a> {
+    pub from: &'a Ident,
+    pub to: &'a Ident,
+}
+
+impl VisitMut for Rename<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Binary(b) = e {
+            let ours = slot(&b.left).is_some_and(|(s, _)| s == *self.from);
+            if let (true, BinOp::SubAssign(t)) = (ours, b.op) {
+                b.op = BinOp::AddAssign(syn::Token![+=](t.spans[0]));
+            }
+        }
+        if plain_ident(e).is_some_and(|n| n == *self.from) && matches!(e, Expr::Path(_)) {
+            let to = self.to;
+            *e = syn::parse_quote!(#to);
+            return;
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {
+        // A nested item names no local.
+    }
+}
