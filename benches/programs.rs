@@ -37,10 +37,11 @@
 //! ≥ 0.9× hand for the others; every whole run ≥ 0.98× plain. The histogram,
 //! split with private copies since: ≥ 0.5× hand.
 //!
-//! Run (about 4 minutes here; record figures only under the exclusive lock):
+//! Run (about 4 minutes here; record figures only with no other build or
+//! bench running on the machine):
 //!
 //! ```sh
-//! flock -x /work/quiet.lock cargo bench --bench programs
+//! cargo bench --bench programs
 //! ```
 //!
 //! `cargo bench --bench programs -- --quick` runs the smallest size of each
