@@ -37,11 +37,12 @@ pub(crate) fn time<R>(f: impl FnOnce() -> R) -> u64 {
     ns
 }
 
-/// Times one call of a variant, or of the routed wrapper; `ops` kernels have every
-/// variant, `par` kernels a Parallel one but no GPU one, the others only Scalar and SIMD.
+/// Times one call of a variant, or of the routed wrapper; `all` kernels have every
+/// variant (the `ops` kernels, and `saxpy`, whose loop is split and runs as a generated
+/// shader), `par` kernels a Parallel one but no GPU one, the others only Scalar and SIMD.
 /// [`check_arms`] holds each kernel's arms to the variants it has.
 macro_rules! run {
-    ($how:expr, $k:ident($($arg:expr),*), ops) => {
+    ($how:expr, $k:ident($($arg:expr),*), all) => {
         match $how {
             How::Scalar => time(|| $k::scalar($($arg),*)),
             How::Simd => time(|| $k::simd($($arg),*)),
@@ -111,26 +112,26 @@ pub(crate) fn check_arms(pairs: &mut [Pair]) {
 pub(crate) fn call(p: &mut Pair, how: How) -> u64 {
     let n = p.n;
     match (&mut p.data, p.k) {
-        (Data::Saxpy { x, y }, _) => run!(how, saxpy(1e-3, x, y), par),
+        (Data::Saxpy { x, y }, _) => run!(how, saxpy(1e-3, x, y), all),
         (Data::Two { t: Some((ta, tb)), .. }, K::Add) if how == How::Trueno => time(|| ta.add(tb).expect("add")),
         (Data::Two { t: Some((ta, tb)), .. }, K::Dot) if how == How::Trueno => time(|| ta.dot(tb).expect("dot")),
-        (Data::Two { a, b, .. }, K::Add) => run!(how, add(a, b), ops),
-        (Data::Two { a, b, .. }, _) => run!(how, dot(a, b), ops),
+        (Data::Two { a, b, .. }, K::Add) => run!(how, add(a, b), all),
+        (Data::Two { a, b, .. }, _) => run!(how, dot(a, b), all),
         (Data::One { t: Some(t), .. }, k) if how == How::Trueno => match k {
             K::Sum => time(|| t.sum().expect("sum")),
             K::Softmax => time(|| t.softmax().expect("softmax")),
             _ => time(|| t.sin().expect("sin")),
         },
-        (Data::One { x, .. }, K::Sum) => run!(how, sum(x), ops),
-        (Data::One { x, .. }, K::Softmax) => run!(how, softmax(x), ops),
+        (Data::One { x, .. }, K::Sum) => run!(how, sum(x), all),
+        (Data::One { x, .. }, K::Softmax) => run!(how, softmax(x), all),
         (Data::One { x, .. }, K::Sine) => run!(how, sine(x)),
         (Data::One { x, .. }, _) => run!(how, poly(x), par),
         (Data::Mat { t: Some((ta, tb)), .. }, K::Matmul) if how == How::Trueno => {
             time(|| ta.matmul(tb).expect("matmul"))
         }
         (Data::Mat { t: Some((ta, tb)), .. }, _) if how == How::Trueno => time(|| ta.convolve2d(tb).expect("conv2d")),
-        (Data::Mat { a, b, .. }, K::Matmul) => run!(how, matmul(a, b, n), ops),
-        (Data::Mat { a, b, .. }, _) => run!(how, conv2d(a, b, n), ops),
+        (Data::Mat { a, b, .. }, K::Matmul) => run!(how, matmul(a, b, n), all),
+        (Data::Mat { a, b, .. }, _) => run!(how, conv2d(a, b, n), all),
     }
 }
 
