@@ -88,8 +88,8 @@ use syn::{BinOp, Block, Expr, ExprForLoop, ExprIndex, Lit, Pat, Stmt};
 
 use super::emit::{helper, hidden, Lanes};
 use super::recognise::{continue_guard, forbidden, plain_ident, source, Source};
-use super::types::{pat_names, Env, Int, Ty};
-use crate::tokens::mentions;
+use super::types::{let_names, Env, Int, Ty};
+use crate::tokens::{mentions, strip};
 
 /// The idiom element-wise loops are reported under.
 pub(crate) const IDIOM: &str = "for range =";
@@ -177,19 +177,11 @@ fn is_candidate(f: &ExprForLoop) -> bool {
     }
     let mut find = Find::default();
     find.visit_block(&f.body);
-    matches!(unparen(&f.expr), Expr::Range(_)) && find.store && !find.nested
-}
-
-fn unparen(e: &Expr) -> &Expr {
-    match e {
-        Expr::Paren(p) => unparen(&p.expr),
-        Expr::Group(g) => unparen(&g.expr),
-        e => e,
-    }
+    matches!(strip(&f.expr), Expr::Range(_)) && find.store && !find.nested
 }
 
 fn is_element(place: &Expr) -> bool {
-    matches!(unparen(place), Expr::Index(_))
+    matches!(strip(place), Expr::Index(_))
 }
 
 fn is_compound(op: &BinOp) -> bool {
@@ -210,7 +202,7 @@ fn plan(f: &ExprForLoop, env: &Env, vector_math: bool) -> Result<Plan, &'static 
     if let Some(reason) = borrows_mutably(&f.body) {
         return Err(reason);
     }
-    let lets = let_names(&f.body);
+    let lets = let_names(&f.body.stmts);
     let written = written(&f.body)?;
     // A written slice of integers or of a generic `T`: said before the range, whose bounds
     // (`0..out.len()`) are then unknown too.
@@ -258,28 +250,13 @@ fn borrows_mutably(body: &Block) -> Option<&'static str> {
     find.0.then_some("effect")
 }
 
-/// Every name a `let` of the body binds, in any of its blocks: taken as the body's own
-/// everywhere in it (conservative where a nested `let` shadows a name only for a while).
-fn let_names(body: &Block) -> Vec<String> {
-    struct Lets(Vec<String>);
-    impl<'ast> Visit<'ast> for Lets {
-        fn visit_local(&mut self, l: &'ast syn::Local) {
-            self.0.extend(pat_names(&l.pat));
-            syn::visit::visit_local(self, l);
-        }
-    }
-    let mut lets = Lets(Vec::new());
-    lets.visit_block(body);
-    lets.0
-}
-
 /// The slices the body stores into, each with the index it stores at (as tokens); `overlap`
 /// when one is stored into at two different indices.
 fn written(body: &Block) -> Result<Vec<(String, String)>, &'static str> {
     struct Stores(Vec<(String, String)>, bool);
     impl Stores {
         fn place(&mut self, place: &Expr) {
-            let Expr::Index(ix) = unparen(place) else { return };
+            let Expr::Index(ix) = strip(place) else { return };
             let Some(slice) = plain_ident(&ix.expr) else { return };
             let (slice, at) = (slice.to_string(), ix.index.to_token_stream().to_string());
             match self.0.iter().find(|(s, _)| *s == slice) {

@@ -92,8 +92,8 @@ use syn::{BinOp, Block, Expr, ExprForLoop, Pat, RangeLimits, Stmt};
 use super::emit::hidden;
 use super::jam::{holds_loop, suffix_problem};
 use super::recognise::{continue_guard, plain_ident, source, Source};
-use super::types::{pat_names, Env, Int, Ty, Width};
-use crate::tokens::mentions;
+use super::types::{let_names, pat_names, Env, Int, Ty, Width};
+use crate::tokens::{mentions, strip};
 
 /// The idiom loops taken this way are reported under.
 pub(crate) const IDIOM: &str = "for range items";
@@ -307,14 +307,6 @@ fn plain_pat(pat: &Pat) -> Option<Ident> {
     }
 }
 
-fn strip(e: &Expr) -> &Expr {
-    match e {
-        Expr::Paren(p) => strip(&p.expr),
-        Expr::Group(g) => strip(&g.expr),
-        e => e,
-    }
-}
-
 fn tokens(e: &Expr) -> String {
     strip(e).to_token_stream().to_string()
 }
@@ -373,20 +365,6 @@ fn row(pat: &Pat, init: &Expr, index: &Ident, env: &Env) -> Option<(Row, Expr)> 
             .is_some_and(|w| w != *index && matches!(env.lookup(&w.to_string()), Some((Ty::Int(Int::Usize), _)))),
     };
     (invariant && tokens(&w1) == tokens(&w2)).then(|| (Row { name: name.to_string(), width }, w1))
-}
-
-/// Every name a `let` of `stmts` binds, anywhere in them.
-fn let_names(stmts: &[Stmt]) -> Vec<String> {
-    struct Lets(Vec<String>);
-    impl<'ast> Visit<'ast> for Lets {
-        fn visit_local(&mut self, l: &'ast syn::Local) {
-            self.0.extend(pat_names(&l.pat));
-            syn::visit::visit_local(self, l);
-        }
-    }
-    let mut lets = Lets(Vec::new());
-    stmts.iter().for_each(|s| lets.visit_stmt(s));
-    lets.0
 }
 
 /// Whether a pattern anywhere in `stmt` binds one of `names`.

@@ -26,6 +26,7 @@ use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, Lit, UnOp};
 
 use super::types::{Env, Ty, Width};
+use crate::tokens::strip;
 
 /// The replaced functions: the method's name (also the runtime's), and its arguments after
 /// the receiver.
@@ -103,7 +104,7 @@ impl Replace {
                     self.visit_expr_mut(a);
                 }
                 // Without parentheses of its own: an argument needs none (and rustc would warn).
-                let receiver = unparen(&m.receiver);
+                let receiver = strip(&m.receiver);
                 let first = match (deref, receiver) {
                     (false, receiver) => receiver.to_token_stream(),
                     (true, Expr::Path(_)) => quote!(*#receiver),
@@ -145,14 +146,6 @@ impl Replace {
             "powf" => constant(a, &self.env) && (float || self.env.ty(a) == Ty::Unknown),
             _ => matches!(self.env.ty(a), Ty::Float(Width::F32)),
         }
-    }
-}
-
-fn unparen(e: &Expr) -> &Expr {
-    match e {
-        Expr::Paren(p) => unparen(&p.expr),
-        Expr::Group(g) => unparen(&g.expr),
-        e => e,
     }
 }
 

@@ -35,8 +35,8 @@ use quote::ToTokens;
 use syn::visit::Visit;
 use syn::{BinOp, Block, Expr, ExprForLoop, ExprMethodCall, Pat, Stmt, UnOp};
 
-use super::types::{pat_names, Env, Int, Ty, Value, Width};
-use crate::tokens::mentions;
+use super::types::{let_names, pat_names, Env, Int, Ty, Value, Width};
+use crate::tokens::{mentions, strip};
 
 /// How an accumulator combines its terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -273,15 +273,6 @@ pub(crate) fn keep(e: &Expr) -> Option<(Ident, Fold, &Expr)> {
     };
     let same = strip(&a.right).to_token_stream().to_string() == strip(term).to_token_stream().to_string();
     (same && !mentions(term.to_token_stream(), &[acc.to_string()])).then_some((acc, fold, term))
-}
-
-/// `e` without the parentheses and invisible groups around it.
-fn strip(e: &Expr) -> &Expr {
-    match e {
-        Expr::Paren(p) => strip(&p.expr),
-        Expr::Group(g) => strip(&g.expr),
-        e => e,
-    }
 }
 
 /// The accumulators a loop body updates, in order of first update, with the
@@ -649,7 +640,7 @@ pub(crate) fn analyse_loop(f: &ExprForLoop, env: &Env) -> Verdict {
     accumulations(&f.body.stmts, &mut found);
     // A compare-and-keep of a name the body declares (`let mut v = ..; if v < lo { v = lo; }`)
     // is a clamp, not a reduction.
-    let lets = let_names(&f.body);
+    let lets = let_names(&f.body.stmts);
     found.retain(|(acc, fold)| {
         matches!(fold, Fold::Op(_)) || !lets.contains(&acc.to_string()) || env.lookup(&acc.to_string()).is_some()
     });
@@ -1008,7 +999,7 @@ fn written_slices(body: &Block, index: &Ident, pat: &Pat, env: &Env) -> Result<V
         return Ok(written);
     }
     let mut locals = pat_names(pat);
-    locals.extend(let_names(body));
+    locals.extend(let_names(&body.stmts));
     for slice in &written {
         if locals.contains(slice) {
             return Err("shadow");
@@ -1041,20 +1032,6 @@ fn written_slices(body: &Block, index: &Ident, pat: &Pat, env: &Env) -> Result<V
         return Err("overlap");
     }
     Ok(written)
-}
-
-/// Every name a `let` of `body` binds, in any of its blocks.
-fn let_names(body: &Block) -> Vec<String> {
-    struct Lets(Vec<String>);
-    impl<'ast> Visit<'ast> for Lets {
-        fn visit_local(&mut self, l: &'ast syn::Local) {
-            self.0.extend(pat_names(&l.pat));
-            syn::visit::visit_local(self, l);
-        }
-    }
-    let mut lets = Lets(Vec::new());
-    lets.visit_block(body);
-    lets.0
 }
 
 /// The reads `x[i]`, `x[base + i]`, `x[i + base]` of a loop's body over `index` (bound by
@@ -1100,7 +1077,7 @@ fn hoists(body: &Block, index: &Ident, pat: &Pat, env: &Env) -> Vec<(Hoist, Vec<
             }
         }
     }
-    let lets = let_names(body);
+    let lets = let_names(&body.stmts);
     // A `let` that rebinds the index (`let i = n - 1 - i;`): `x[i]` may not be the element at the
     // loop's index, and the replacement is by tokens, so nothing is read in chunks.
     if lets.iter().any(|l| *index == l.as_str()) {

@@ -783,6 +783,21 @@ fn literal(lit: &Lit) -> Ty {
     }
 }
 
+/// Every name a `let` of `stmts` binds, in any of their blocks: taken as bound
+/// everywhere in them (conservative where a nested `let` shadows a name only for a while).
+pub(crate) fn let_names(stmts: &[syn::Stmt]) -> Vec<String> {
+    struct Lets(Vec<String>);
+    impl<'ast> Visit<'ast> for Lets {
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            self.0.extend(pat_names(&l.pat));
+            syn::visit::visit_local(self, l);
+        }
+    }
+    let mut lets = Lets(Vec::new());
+    stmts.iter().for_each(|s| lets.visit_stmt(s));
+    lets.0
+}
+
 /// Every identifier a pattern may bind (also constants and unit structs it
 /// only matches: making those unknown too is conservative).
 pub(crate) fn pat_names(pat: &Pat) -> Vec<String> {
