@@ -640,7 +640,7 @@ mod tests {
     //! Which element-wise loops are rewritten and which are left alone, one case per shape and
     //! per reason. That the rewritten code computes what Scalar computes, bit for bit, and
     //! panics where it panics, is `tests/elementwise_lanes.rs`; that user-shaped code compiles
-    //! warning-free, `tests/ui/pass/elementwise_lanes.rs`.
+    //! warning-free, `ui-tests/tests/ui/pass/elementwise_lanes.rs`.
 
     use super::super::reassociate;
     use proc_macro2::TokenStream;

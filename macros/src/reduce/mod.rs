@@ -353,7 +353,7 @@ mod tests {
     //! What is rewritten and what is left alone: one case per idiom and per
     //! reason. That the rewritten code computes the same (within the tolerance)
     //! is `tests/reductions.rs`; that each left-alone shape compiles warning-free
-    //! is `tests/ui/pass/reductions_left_alone.rs`.
+    //! is `ui-tests/tests/ui/pass/reductions_left_alone.rs`.
 
     use super::*;
     use quote::{quote, ToTokens};

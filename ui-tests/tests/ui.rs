@@ -4,7 +4,8 @@
 //! numerical code written as people write it, without reading the macro
 //! (`numpy_style`, `image_rows`, `physics`, `loops_left_alone`: issue #23).
 //!
-//! Regenerate the `.stderr` files with `TRYBUILD=overwrite cargo test --test ui`
+//! Regenerate the `.stderr` files with
+//! `TRYBUILD=overwrite cargo test -p adaptive-kernel-ui-tests`
 //! and review each by eye: the caret must sit under the offending token.
 
 #[test]
