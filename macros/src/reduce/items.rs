@@ -250,7 +250,7 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Option<(TokenStream, ExprFo
     }
     // The statements after the loops: item by item, writing nothing the loops read.
     let per_item: Vec<String> = varying.iter().chain(&row_names).cloned().collect();
-    if suffix_problem(prefix, middle, suffix, &per_item).is_some() {
+    if suffix_problem(prefix, middle, suffix, &per_item, &item_env).is_some() {
         return None;
     }
     if super::recognise::forbidden(&Block { brace_token: Default::default(), stmts: suffix.to_vec() }).is_some() {

@@ -50,7 +50,9 @@
 //! range that does not depend on the item, with accumulators the prefix
 //! declares, and any statements after it (the suffix) that do not write
 //! anything the prefixes or reductions read (`carried` otherwise: an argmin's
-//! running best, a store into the item's own slot are fine), with no loop,
+//! running best, a store into the item's own slot are fine; a method call
+//! counts as a write to its receiver, except `len()` and `is_empty()` of a
+//! name known to be a slice), with no loop,
 //! `break`, `continue`, `return`, `?`, macro or struct literal in the suffix.
 //! The reduction's body may not hold a `continue` guard (it would skip all the
 //! items' elements at once: such a loop is not taken, and not reported).
@@ -178,7 +180,7 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
     if mentions_any(&j_start, &per_item) || mentions_any(&j_end, &per_item) {
         return Verdict::LeftAlone("source");
     }
-    if let Some(reason) = suffix_problem(prefix, inner, suffix, &per_item) {
+    if let Some(reason) = suffix_problem(prefix, inner, suffix, &per_item, &item_env) {
         return Verdict::LeftAlone(reason);
     }
 
@@ -282,18 +284,31 @@ fn mentions_any(e: &Expr, names: &[String]) -> bool {
 }
 
 /// Why the suffix may not run after the next items' prefixes and reductions, if so: it
-/// writes a name they read (`carried`), or holds what the renaming cannot follow.
+/// writes a name they read (`carried`), or holds what the renaming cannot follow. `env`
+/// holds the names in scope at the reduction.
 pub(super) fn suffix_problem(
     prefix: &[Stmt],
     inner: &ExprForLoop,
     suffix: &[Stmt],
     per_item: &[String],
+    env: &Env,
 ) -> Option<&'static str> {
-    struct Writes {
+    struct Writes<'e> {
         names: Vec<String>,
         structs: bool,
+        env: &'e Env,
     }
-    impl Writes {
+    impl Writes<'_> {
+        /// `s.len()` or `s.is_empty()` of a name known to be a slice: it reads `s`, whatever
+        /// the slice's mutability.
+        fn reads_a_length(&self, m: &syn::ExprMethodCall) -> bool {
+            (m.method == "len" || m.method == "is_empty")
+                && m.args.is_empty()
+                && m.turbofish.is_none()
+                && plain_ident(&m.receiver)
+                    .is_some_and(|name| matches!(self.env.lookup(&name.to_string()), Some((Ty::Slice { .. }, _))))
+        }
+
         fn root(&mut self, e: &Expr) {
             match e {
                 Expr::Index(i) => self.root(&i.expr),
@@ -302,6 +317,8 @@ pub(super) fn suffix_problem(
                 Expr::Group(g) => self.root(&g.expr),
                 Expr::Unary(u) => self.root(&u.expr),
                 Expr::Reference(r) => self.root(&r.expr),
+                // A length is a number, not a place (`f(p.len())`).
+                Expr::MethodCall(m) if self.reads_a_length(m) => {}
                 Expr::MethodCall(m) => self.root(&m.receiver),
                 e => {
                     if let Some(name) = plain_ident(e) {
@@ -311,12 +328,13 @@ pub(super) fn suffix_problem(
             }
         }
     }
-    impl<'ast> Visit<'ast> for Writes {
+    impl<'ast> Visit<'ast> for Writes<'_> {
         fn visit_expr(&mut self, e: &'ast Expr) {
             match e {
                 Expr::Assign(a) => self.root(&a.left),
                 Expr::Binary(b) if is_compound(&b.op) => self.root(&b.left),
                 Expr::Reference(r) if r.mutability.is_some() => self.root(&r.expr),
+                Expr::MethodCall(m) if self.reads_a_length(m) => {}
                 // A method may take `&mut self`; an argument may be a `&mut` passed on.
                 Expr::MethodCall(m) => self.root(&m.receiver),
                 Expr::Call(c) => c.args.iter().for_each(|a| self.root(a)),
@@ -326,7 +344,7 @@ pub(super) fn suffix_problem(
             syn::visit::visit_expr(self, e);
         }
     }
-    let mut writes = Writes { names: Vec::new(), structs: false };
+    let mut writes = Writes { names: Vec::new(), structs: false, env };
     for stmt in suffix {
         writes.visit_stmt(stmt);
     }

@@ -1370,6 +1370,34 @@ mod tests {
     }
 
     #[test]
+    fn a_slice_s_length_in_the_suffix_is_a_read() {
+        let dist = quote!(for j in 0..d {
+            let t = p[j] - q[j];
+            dist += t * t;
+        });
+        // `len` and `is_empty` of a shared slice, and of the `&mut` slice the suffix stores into.
+        for suffix in [
+            quote!(out[c] = dist / p.len() as f32;),
+            quote!(if !cent.is_empty() {
+                out[c] = dist * out.len() as f32;
+            }),
+            // A length passed to a function is a number, not a place the function could write.
+            quote!(out[c] = scale(dist, p.len());),
+        ] {
+            let body = quote!(let q = &cent[c * d..(c + 1) * d]; let mut dist = 0.0f32; #dist #suffix);
+            let (reports, text) = all(items(body));
+            assert_eq!(reports.first(), Some(&yes("for range jam")), "{text}");
+        }
+        // Any other method of a slice the items read may write it, and so may a `len` that is
+        // not a slice's (`d` is a `usize` here: its `len` could only come from a user's trait).
+        for suffix in [quote!(cent.reverse(); out[c] = dist;), quote!(out[c] = dist + d.len() as f32;)] {
+            let body = quote!(let q = &cent[c * d..(c + 1) * d]; let mut dist = cent[c]; #dist #suffix);
+            let (reports, text) = all(items(body));
+            assert_eq!(reports.first().map(|r| r.2), Some("carried"), "{text}");
+        }
+    }
+
+    #[test]
     fn jams_with_an_argmax_a_store_and_several_accumulators() {
         let body = quote!(
             let q = &cent[c * d..(c + 1) * d];

@@ -2,7 +2,8 @@
 //! k-means assignment (the nearest centroid: an argmin), a retrieval by
 //! cosine similarity (an argmax, two accumulators per item), a matrix–vector
 //! product (a store into each row's own slot), distances to every centroid
-//! with a running total, item counts that leave a remainder (13 centroids, 3
+//! with a running total, mean distances (a slice's length read after the
+//! sum), item counts that leave a remainder (13 centroids, 3
 //! rows), `f64` rows, and loops the SIMD variant must leave as they are (an
 //! item whose result the next one reads). Every variant compiles
 //! warning-free; selections equal `main`'s own loops where no two candidates
@@ -87,6 +88,22 @@ fn distances(p: &[f32], rows: &[f32], out: &mut [f32]) -> f32 {
     total
 }
 
+/// Each row's mean squared distance to `p`: a slice's length read after the reduction.
+#[adaptive_kernel(complexity = "High", size = rows.len())]
+fn mean_distances(p: &[f32], rows: &[f32], out: &mut [f32]) {
+    let d = p.len();
+    for r in 0..out.len() {
+        let row = &rows[r * d..(r + 1) * d];
+        let mut s = 0.0f32;
+        for j in 0..d {
+            s += (p[j] - row[j]) * (p[j] - row[j]);
+        }
+        if !p.is_empty() {
+            out[r] = s / p.len() as f32;
+        }
+    }
+}
+
 /// Each row's dot with the previous row's result added: an item reads what the one before wrote.
 #[adaptive_kernel(complexity = "High", size = a.len())]
 fn chained(a: &[f32], x: &[f32], y: &mut [f32]) {
@@ -156,6 +173,13 @@ fn main() {
         }
         assert!((total - want.iter().sum::<f32>()).abs() <= 1e-3 * total.abs());
     }
+    for f in [mean_distances, mean_distances::scalar, mean_distances::simd, mean_distances::parallel] {
+        let mut out = vec![0.0; 21];
+        f(&p, &rows_f, &mut out);
+        for (g, w) in out.iter().zip(&want) {
+            assert!((g - w / 33.0).abs() <= 1e-4 * (w / 33.0).abs().max(1.0));
+        }
+    }
 
     let a = values(9 * 40, 17);
     let x = values(40, 19);
@@ -177,7 +201,13 @@ fn main() {
         }
     }
     let jam = |loops: &[adaptive_kernel::kernel::LoopRewrite]| loops.iter().find(|l| l.idiom == "for range jam").copied();
-    for spec in [assign::KERNEL.spec(), most_similar::KERNEL.spec(), matvec::KERNEL.spec(), distances::KERNEL.spec()] {
+    for spec in [
+        assign::KERNEL.spec(),
+        most_similar::KERNEL.spec(),
+        matvec::KERNEL.spec(),
+        distances::KERNEL.spec(),
+        mean_distances::KERNEL.spec(),
+    ] {
         assert!(jam(spec.loops).is_some_and(|l| l.rewritten()), "{}", spec.name);
     }
     assert_eq!(jam(chained::KERNEL.spec().loops).map(|l| l.reason), Some("carried"));
