@@ -12,6 +12,11 @@
 //! - `reductions_kmeans`: the assignment step of k-means as usually written
 //!   (rows as sub-slices, the distance loop nested in loops that branch and
 //!   store), 4,096 points, 16 centroids, 4 to 100 dimensions (issue #23);
+//! - `reductions_rows`: a short reduction inside a loop over 4,096 rows of 16
+//!   to 100 values, the SIMD variant (which jams the rows: several at a time)
+//!   against the same kernel with its row loop labelled (one row at a time,
+//!   the reduction still in lanes): a mean squared distance in `f32` and
+//!   `f64`, and a cosine similarity (two accumulators);
 //! - `reductions_nbody`: the force loop of an n-body step as usually written
 //!   (tuple lets, three accumulators, `sqrt` and a division per pair), 256
 //!   and 2,048 bodies (issue #23).
@@ -319,6 +324,58 @@ index_kernels!(fold_blend, fold_blend_as_written, |i, x, y| {
     y[i] = v * 2.0 - y[i];
 });
 
+/// A short reduction inside a loop over items, twice: as a kernel (`$jammed`, whose SIMD variant
+/// takes several rows at a time) and with the loop over rows labelled (`$one_by_one`, which the
+/// jam leaves alone: one row at a time, its reduction still in lanes). `$body` is the row loop's
+/// body, over `p` (of `d` values), the row `q` and `out[r]`.
+macro_rules! row_kernels {
+    ($jammed:ident, $one_by_one:ident, $t:ty, |$p:ident, $d:ident, $q:ident, $r:ident, $out:ident| { $($body:tt)* }) => {
+        #[adaptive_kernel(complexity = "High", size = rows.len())]
+        fn $jammed($p: &[$t], rows: &[$t], $out: &mut [$t]) {
+            let $d = $p.len();
+            for $r in 0..$out.len() {
+                let $q = &rows[$r * $d..($r + 1) * $d];
+                $($body)*
+            }
+        }
+
+        #[adaptive_kernel(complexity = "High", size = rows.len())]
+        #[allow(unused_labels)]
+        fn $one_by_one($p: &[$t], rows: &[$t], $out: &mut [$t]) {
+            let $d = $p.len();
+            'rows: for $r in 0..$out.len() {
+                let $q = &rows[$r * $d..($r + 1) * $d];
+                $($body)*
+            }
+        }
+    };
+}
+
+// The mean squared distance to each row: one accumulator, `f32` and `f64`.
+row_kernels!(distances, distances_one_by_one, f32, |p, d, q, r, out| {
+    let mut s = 0.0f32;
+    for j in 0..d {
+        s += (p[j] - q[j]) * (p[j] - q[j]);
+    }
+    out[r] = s / d as f32;
+});
+row_kernels!(distances_f64, distances_f64_one_by_one, f64, |p, d, q, r, out| {
+    let mut s = 0.0f64;
+    for j in 0..d {
+        s += (p[j] - q[j]) * (p[j] - q[j]);
+    }
+    out[r] = s / d as f64;
+});
+// The cosine similarity to each row: two accumulators.
+row_kernels!(cosines, cosines_one_by_one, f32, |p, d, q, r, out| {
+    let (mut dot, mut norm) = (0.0f32, 0.0f32);
+    for j in 0..d {
+        dot += p[j] * q[j];
+        norm += q[j] * q[j];
+    }
+    out[r] = dot / norm.sqrt();
+});
+
 /// `n` pseudo-random values in [−1, 1).
 fn data(n: usize, seed: u32) -> Vec<f32> {
     Xorshift::new(seed).uniform(n, -1.0, 1.0)
@@ -393,6 +450,75 @@ fn bench_kmeans(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("hand", &label), |bench| {
             bench.iter(|| kmeans_hand::simd(black_box(&pts), &cent, &mut assign, n, k, d))
         });
+    }
+    g.finish();
+}
+
+fn bench_rows(c: &mut Criterion) {
+    // What the two columns compare: the jam, and the same loop left one row at a time.
+    let jam = |loops: &[adaptive_kernel::kernel::LoopRewrite]| {
+        loops.iter().find(|l| l.idiom == "for range jam").map(|l| (l.rewritten(), l.reason))
+    };
+    for (jammed, one_by_one) in [
+        (distances::KERNEL.spec(), distances_one_by_one::KERNEL.spec()),
+        (distances_f64::KERNEL.spec(), distances_f64_one_by_one::KERNEL.spec()),
+        (cosines::KERNEL.spec(), cosines_one_by_one::KERNEL.spec()),
+    ] {
+        assert_eq!(jam(jammed.loops), Some((true, "")), "{} is not jammed", jammed.name);
+        assert_eq!(jam(one_by_one.loops), Some((false, "label")), "{} is jammed", one_by_one.name);
+    }
+    // And each computes what the other's Scalar variant does (routed calls: whatever variant the
+    // router picks), within a few roundings of a sum of 100.
+    type Rows<T> = fn(&[T], &[T], &mut [T]);
+    let (p, rows) = (data(100, 17), data(37 * 100, 18));
+    let f32_pairs: [(Rows<f32>, Rows<f32>); 4] = [
+        (distances, distances_one_by_one::scalar),
+        (distances_one_by_one, distances::scalar),
+        (cosines, cosines_one_by_one::scalar),
+        (cosines_one_by_one, cosines::scalar),
+    ];
+    for (routed, scalar) in f32_pairs {
+        let (mut got, mut want) = (vec![0.0; 37], vec![0.0; 37]);
+        routed(&p, &rows, &mut got);
+        scalar(&p, &rows, &mut want);
+        assert!(got.iter().zip(&want).all(|(g, w)| (g - w).abs() <= 1e-4 * w.abs().max(1.0)), "{got:?} {want:?}");
+    }
+    let (p64, rows64): (Vec<f64>, Vec<f64>) =
+        (p.iter().map(|&v| f64::from(v)).collect(), rows.iter().map(|&v| f64::from(v)).collect());
+    let f64_pairs: [(Rows<f64>, Rows<f64>); 2] =
+        [(distances_f64, distances_f64_one_by_one::scalar), (distances_f64_one_by_one, distances_f64::scalar)];
+    for (routed, scalar) in f64_pairs {
+        let (mut got, mut want) = (vec![0.0; 37], vec![0.0; 37]);
+        routed(&p64, &rows64, &mut got);
+        scalar(&p64, &rows64, &mut want);
+        assert!(got.iter().zip(&want).all(|(g, w)| (g - w).abs() <= 1e-12 * w.abs().max(1.0)), "{got:?} {want:?}");
+    }
+
+    let mut g = settings(c, "reductions_rows");
+    let n = 4096;
+    for d in [16, 48, 64, 100] {
+        let (p, rows) = (data(d, 15), data(n * d, 16));
+        let (p64, rows64): (Vec<f64>, Vec<f64>) =
+            (p.iter().map(|&v| f64::from(v)).collect(), rows.iter().map(|&v| f64::from(v)).collect());
+        let (mut out, mut out64) = (vec![0.0; n], vec![0.0; n]);
+        g.throughput(Throughput::Elements((n * d) as u64));
+        let label = format!("d{d}");
+        let f32_kernels: [(&str, Rows<f32>); 4] = [
+            ("distances", distances::simd),
+            ("distances_one_by_one", distances_one_by_one::simd),
+            ("cosines", cosines::simd),
+            ("cosines_one_by_one", cosines_one_by_one::simd),
+        ];
+        for (name, f) in f32_kernels {
+            g.bench_function(BenchmarkId::new(name, &label), |bench| bench.iter(|| f(black_box(&p), &rows, &mut out)));
+        }
+        let f64_kernels: [(&str, Rows<f64>); 2] =
+            [("distances_f64", distances_f64::simd), ("distances_f64_one_by_one", distances_f64_one_by_one::simd)];
+        for (name, f) in f64_kernels {
+            g.bench_function(BenchmarkId::new(name, &label), |bench| {
+                bench.iter(|| f(black_box(&p64), &rows64, &mut out64))
+            });
+        }
     }
     g.finish();
 }
@@ -492,5 +618,15 @@ fn routed(_: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench_dot, bench_matvec, bench_chain, bench_kmeans, bench_nbody, bench_elementwise, routed);
+criterion_group!(
+    benches,
+    bench_dot,
+    bench_matvec,
+    bench_chain,
+    bench_kmeans,
+    bench_rows,
+    bench_nbody,
+    bench_elementwise,
+    routed
+);
 criterion_main!(benches);

@@ -60,15 +60,16 @@ pub(super) fn helper(name: &str) -> TokenStream {
 /// narrow level takes them. A fold of 32 lanes costs about as much as 64 elements in 8-lane
 /// chunks, so a short reduction (a k-means distance over 16 to 100 dimensions) runs faster
 /// in the narrow lanes alone (figures: BENCHMARKS.md, issue 23).
-const WIDE_AFTER_CHUNKS: usize = 4;
+pub(super) const WIDE_AFTER_CHUNKS: usize = 4;
 
 /// The rewritten `for` loop: a block expression of type `()`.
 ///
 /// Two levels of chunks before the verbatim tail: the plan's lanes (32 for `f32`, 16 for
 /// `f64`) while at least [`WIDE_AFTER_CHUNKS`] such chunks remain, then the plan's narrow
-/// lanes (a quarter as many; an eighth for a jam, see `jam.rs`); each level folds its lanes
-/// into the accumulators (all at once with `sum_all` when the plan says so). A loop shorter
-/// than one narrow chunk costs one comparison more than the loop as written.
+/// lanes (a quarter as many); each level folds its lanes into the accumulators (all at once
+/// with `sum_all` when the plan says so). A plan whose two levels are as wide (a jam's, see
+/// `jam.rs`) gets the one level. A loop shorter than one narrow chunk costs one comparison
+/// more than the loop as written.
 ///
 /// The chunk loop's condition is `end.saturating_sub(k) >= LANES` in both forms, though over
 /// a slice `end - k` cannot underflow: with a computable trip count LLVM's loop vectoriser
@@ -145,6 +146,10 @@ pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
         let (wide, narrow) = (plan.lanes, plan.narrow);
         let wide_after = Literal::usize_unsuffixed(wide * WIDE_AFTER_CHUNKS);
         let narrow_lit = Literal::usize_unsuffixed(narrow);
+        if wide == narrow {
+            let narrow = level(narrow, checked, item);
+            return quote!(if #end.saturating_sub(#k) >= #narrow_lit #narrow);
+        }
         let (wide, narrow) = (level(wide, checked, item), level(narrow, checked, item));
         quote!(
             if #end.saturating_sub(#k) >= #narrow_lit {

@@ -58,10 +58,11 @@
 //! items' elements at once: such a loop is not taken, and not reported).
 //! Reported under the idiom `for range jam`.
 //!
-//! The jammed part runs only where the reduction is shorter than [`SHORT`]
-//! elements (its range is the same for every item, so it is measured once):
-//! a long reduction streams its rows from memory, and its items run one by
-//! one, as before.
+//! The jammed part runs only where the reduction is short (its range is the
+//! same for every item, so it is measured once): below the length at which
+//! the loop as rewritten for one item takes its wide lanes (128 `f32`, 64
+//! `f64`), divided by the number of accumulators. A longer reduction runs
+//! well one item at a time, and its items run one by one, as before.
 //!
 //! A panic in an item's prefix or reduction (an out-of-range row) now comes
 //! before the suffixes of up to `U − 1` earlier items have run: the kernel
@@ -74,7 +75,7 @@ use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, ExprForLoop, Pat, Stmt};
 
-use super::emit::{hidden, rewritten_loop};
+use super::emit::{hidden, rewritten_loop, WIDE_AFTER_CHUNKS};
 use super::recognise::{analyse_loop, continue_guard, forbidden, plain_ident, source, Source, Verdict as Reduction};
 use super::types::{pat_names, Env, Int, Ty};
 
@@ -92,9 +93,6 @@ pub(crate) enum Verdict {
     /// left, for the walk to rewrite its reduction as usual.
     Jam { jammed: TokenStream, rest: ExprForLoop },
 }
-
-/// The longest reduction (elements, at run time) taken several items at a time.
-const SHORT: usize = 128;
 
 /// How many items at a time, by the number of accumulators of the reduction: enough
 /// accumulators to share each element's load widely, few enough to stay in registers.
@@ -217,15 +215,20 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
         Ok(l) => l,
         Err(_) => return Verdict::LeftAlone("effect"),
     };
+    // Only short reductions (a distance over tens of coordinates) gain: their folds and reloads
+    // are what the jam shares. From the length at which one item's loop takes its wide lanes
+    // (4 chunks of 32 `f32` or 16 `f64`), one item at a time runs as fast or faster, and two
+    // accumulators per item halve that length (BENCHMARKS.md, "Jammed reductions"; a matrix–
+    // vector product's rows of hundreds, 8 streams at once, measured 0.83× at 288 × 4,000).
+    let short = plan.lanes * WIDE_AFTER_CHUNKS / plan.accs.len();
     let combined = match analyse_loop(&jammed_loop, &jam_env) {
         Reduction::Rewrite { mut plan, .. } => {
-            // Each item's lanes one 512-bit vector in the wide level (16 `f32`, 8 `f64`: with 32,
-            // 8 items' accumulators and chunks spill, and a transformer's matrix–vector products
-            // ran at 0.75 of the rows one by one), and a quarter of a 256-bit vector in the narrow
-            // one (4 `f32`: with 8-lane chunks a jammed k-means distance measured 0.19–0.25 of its
-            // twin, with 4-lane ones 0.41–0.46; BENCHMARKS.md).
-            plan.lanes /= 2;
-            plan.narrow = plan.lanes / 4;
+            // Each item's lanes a quarter of a 256-bit vector (4 `f32`, 2 `f64`), in one level:
+            // with 8-lane chunks a jammed k-means distance measured 0.19–0.25 of its twin, with
+            // 4-lane ones 0.41–0.46; a wide level of 16 `f32` lanes per item, from 64 elements,
+            // ran at 0.80–0.96 of the items one by one, the 4 lanes alone at 1.3–1.5×.
+            plan.narrow = plan.lanes / 8;
+            plan.lanes = plan.narrow;
             plan.fold_together = true;
             rewritten_loop(&plan)
         }
@@ -239,11 +242,7 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
     });
     let end_var = hidden("__adaptive_cend");
     let count = proc_macro2::Literal::usize_unsuffixed(items);
-    // Only short reductions (a distance over tens of coordinates) gain: their folds and reloads
-    // are what the jam shares. A long one (a matrix–vector product's rows of hundreds) streams
-    // its rows from memory, and 8 streams at once measured slower than one at a time (0.83×
-    // at 288 × 4,000; BENCHMARKS.md): those items run one by one, as written.
-    let (short, length) = (Literal::usize_unsuffixed(SHORT), hidden("__adaptive_length"));
+    let (short, length) = (Literal::usize_unsuffixed(short), hidden("__adaptive_length"));
     let jammed = quote!(
         let mut #first: usize = #start;
         let #end_var: usize = #end;

@@ -807,8 +807,11 @@ mod tests {
         assert!(body.contains("chunk :: < _ , 32 > (& q [..] , 0 , __adaptive_k)"), "{body}");
         assert_eq!(body.matches("chunk :: < _ , 4 > (& p [..] , 0 , __adaptive_k)").count(), 1, "{body}");
         assert!(body.contains("chunk :: < _ , 4 > (& __adaptive_q_7 [..] , 0 , __adaptive_k)"), "{body}");
-        // Their lanes folded together.
-        assert_eq!(body.matches("reduce :: sum_all (").count(), 2, "{body}");
+        // Their lanes folded together, in the jam's one level (no 16-lane level before it).
+        assert_eq!(body.matches("reduce :: sum_all (").count(), 1, "{body}");
+        assert!(!body.contains("chunk :: < _ , 16 >"), "{body}");
+        // Jammed while the distance is shorter than one centroid's wide lanes take.
+        assert!(body.contains("if __adaptive_length < 128 {"), "{body}");
         // The keep runs item by item, in order, with each item's index.
         let keeps: Vec<usize> = (0..8).map(|u| body.find(&format!("bi = __adaptive_c_{u} ;")).unwrap()).collect();
         assert!(keeps.windows(2).all(|w| w[0] < w[1]), "{body}");
@@ -1370,6 +1373,27 @@ mod tests {
     }
 
     #[test]
+    fn an_f64_distance_is_jammed_below_its_wide_lanes() {
+        let (reports, text) = all(quote!(
+            fn k(p: &[f64], rows: &[f64], out: &mut [f64], d: usize) {
+                for r in 0..out.len() {
+                    let q = &rows[r * d..(r + 1) * d];
+                    let mut s = 0.0f64;
+                    for j in 0..d {
+                        s += (p[j] - q[j]) * (p[j] - q[j]);
+                    }
+                    out[r] = s;
+                }
+            }
+        ));
+        assert_eq!(reports.first(), Some(&yes("for range jam")), "{text}");
+        // One item's loop goes 16 lanes wide from 64 elements: the jam runs below, 2 lanes an item.
+        assert!(text.contains("if __adaptive_length < 64 {"), "{text}");
+        assert!(text.contains("chunk :: < _ , 2 > (& p [..] , 0 , __adaptive_k)"), "{text}");
+        assert!(!text.contains("chunk :: < _ , 8 >"), "{text}");
+    }
+
+    #[test]
     fn a_slice_s_length_in_the_suffix_is_a_read() {
         let dist = quote!(for j in 0..d {
             let t = p[j] - q[j];
@@ -1416,8 +1440,10 @@ mod tests {
         );
         let (reports, text) = all(items(body));
         assert_eq!(reports, [yes("for range jam"), yes("for range +=")], "{text}");
-        // Two accumulators: four items at a time; each suffix keeps its own names.
+        // Two accumulators: four items at a time; each suffix keeps its own names; jammed below
+        // half the length one accumulator would be.
         assert!(text.contains("__adaptive_norm_3") && !text.contains("__adaptive_norm_4"), "{text}");
+        assert!(text.contains("if __adaptive_length < 64 {"), "{text}");
         assert!(
             text.contains(
                 "{ let score = __adaptive_dot_3 / __adaptive_norm_3 . sqrt () ; out [__adaptive_c_3] = score ;"
