@@ -454,6 +454,45 @@ fn bench_kmeans(c: &mut Criterion) {
     g.finish();
 }
 
+/// A kernel of `row_kernels!`: `(p, rows, out)`.
+type Rows<T> = fn(&[T], &[T], &mut [T]);
+
+/// `v` in `f64`.
+fn widen(v: &[f32]) -> Vec<f64> {
+    v.iter().map(|&x| f64::from(x)).collect()
+}
+
+/// Asserts that each pair's first kernel computes what its second does over `rows`, within `tol`
+/// relative to the larger of the result and 1.
+fn assert_agree<T: Copy + Default + Into<f64> + std::fmt::Debug>(
+    pairs: &[(Rows<T>, Rows<T>)],
+    p: &[T],
+    rows: &[T],
+    tol: f64,
+) {
+    for (got_by, want_by) in pairs {
+        let (mut got, mut want) = (vec![T::default(); rows.len() / p.len()], vec![T::default(); rows.len() / p.len()]);
+        got_by(p, rows, &mut got);
+        want_by(p, rows, &mut want);
+        let close = |g: T, w: T| (g.into() - w.into()).abs() <= tol * w.into().abs().max(1.0);
+        assert!(got.iter().zip(&want).all(|(&g, &w)| close(g, w)), "{got:?} {want:?}");
+    }
+}
+
+/// Measures each of `kernels` on `p` and `rows` under `name/label`.
+fn bench_kernels<T: Copy + Default>(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    label: &str,
+    kernels: &[(&str, Rows<T>)],
+    p: &[T],
+    rows: &[T],
+) {
+    let mut out = vec![T::default(); rows.len() / p.len()];
+    for &(name, f) in kernels {
+        g.bench_function(BenchmarkId::new(name, label), |bench| bench.iter(|| f(black_box(p), rows, &mut out)));
+    }
+}
+
 fn bench_rows(c: &mut Criterion) {
     // What the two columns compare: the jam, and the same loop left one row at a time.
     let jam = |loops: &[adaptive_kernel::kernel::LoopRewrite]| {
@@ -469,7 +508,6 @@ fn bench_rows(c: &mut Criterion) {
     }
     // And each computes what the other's Scalar variant does (routed calls: whatever variant the
     // router picks), within a few roundings of a sum of 100.
-    type Rows<T> = fn(&[T], &[T], &mut [T]);
     let (p, rows) = (data(100, 17), data(37 * 100, 18));
     let f32_pairs: [(Rows<f32>, Rows<f32>); 4] = [
         (distances, distances_one_by_one::scalar),
@@ -477,30 +515,15 @@ fn bench_rows(c: &mut Criterion) {
         (cosines, cosines_one_by_one::scalar),
         (cosines_one_by_one, cosines::scalar),
     ];
-    for (routed, scalar) in f32_pairs {
-        let (mut got, mut want) = (vec![0.0; 37], vec![0.0; 37]);
-        routed(&p, &rows, &mut got);
-        scalar(&p, &rows, &mut want);
-        assert!(got.iter().zip(&want).all(|(g, w)| (g - w).abs() <= 1e-4 * w.abs().max(1.0)), "{got:?} {want:?}");
-    }
-    let (p64, rows64): (Vec<f64>, Vec<f64>) =
-        (p.iter().map(|&v| f64::from(v)).collect(), rows.iter().map(|&v| f64::from(v)).collect());
+    assert_agree(&f32_pairs, &p, &rows, 1e-4);
     let f64_pairs: [(Rows<f64>, Rows<f64>); 2] =
         [(distances_f64, distances_f64_one_by_one::scalar), (distances_f64_one_by_one, distances_f64::scalar)];
-    for (routed, scalar) in f64_pairs {
-        let (mut got, mut want) = (vec![0.0; 37], vec![0.0; 37]);
-        routed(&p64, &rows64, &mut got);
-        scalar(&p64, &rows64, &mut want);
-        assert!(got.iter().zip(&want).all(|(g, w)| (g - w).abs() <= 1e-12 * w.abs().max(1.0)), "{got:?} {want:?}");
-    }
+    assert_agree(&f64_pairs, &widen(&p), &widen(&rows), 1e-12);
 
     let mut g = settings(c, "reductions_rows");
     let n = 4096;
     for d in [16, 48, 64, 100] {
         let (p, rows) = (data(d, 15), data(n * d, 16));
-        let (p64, rows64): (Vec<f64>, Vec<f64>) =
-            (p.iter().map(|&v| f64::from(v)).collect(), rows.iter().map(|&v| f64::from(v)).collect());
-        let (mut out, mut out64) = (vec![0.0; n], vec![0.0; n]);
         g.throughput(Throughput::Elements((n * d) as u64));
         let label = format!("d{d}");
         let f32_kernels: [(&str, Rows<f32>); 4] = [
@@ -509,16 +532,10 @@ fn bench_rows(c: &mut Criterion) {
             ("cosines", cosines::simd),
             ("cosines_one_by_one", cosines_one_by_one::simd),
         ];
-        for (name, f) in f32_kernels {
-            g.bench_function(BenchmarkId::new(name, &label), |bench| bench.iter(|| f(black_box(&p), &rows, &mut out)));
-        }
+        bench_kernels(&mut g, &label, &f32_kernels, &p, &rows);
         let f64_kernels: [(&str, Rows<f64>); 2] =
             [("distances_f64", distances_f64::simd), ("distances_f64_one_by_one", distances_f64_one_by_one::simd)];
-        for (name, f) in f64_kernels {
-            g.bench_function(BenchmarkId::new(name, &label), |bench| {
-                bench.iter(|| f(black_box(&p64), &rows64, &mut out64))
-            });
-        }
+        bench_kernels(&mut g, &label, &f64_kernels, &widen(&p), &widen(&rows));
     }
     g.finish();
 }
