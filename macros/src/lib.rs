@@ -75,6 +75,8 @@ mod attrs;
 mod enclosing;
 mod errors;
 mod expand;
+#[cfg(test)]
+mod golden;
 mod hash;
 mod in_impl;
 mod kernel_def;

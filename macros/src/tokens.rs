@@ -3,7 +3,7 @@
 //! accumulator) share one walk; and expressions compared by their tokens
 //! (`(w)` and `w` are the same width).
 
-use proc_macro2::{TokenStream, TokenTree};
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::Expr;
 
@@ -28,4 +28,14 @@ pub(crate) fn mentions<S: AsRef<str>>(tokens: TokenStream, names: &[S]) -> bool 
         TokenTree::Group(g) => mentions(g.stream(), names),
         _ => false,
     })
+}
+
+/// The opening and closing text of a group's delimiter (nothing for an invisible group).
+pub(crate) fn delimiters(d: Delimiter) -> (&'static str, &'static str) {
+    match d {
+        Delimiter::Parenthesis => ("(", ")"),
+        Delimiter::Brace => ("{", "}"),
+        Delimiter::Bracket => ("[", "]"),
+        Delimiter::None => ("", ""),
+    }
 }
