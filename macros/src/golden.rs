@@ -256,24 +256,51 @@ impl<'ast> Visit<'ast> for Kernels {
     }
 }
 
-/// The golden text of one source file: each kernel's expansion under a header naming it
-/// and its line; `None` when the file holds no kernel.
-fn golden_text(src: &str) -> Option<String> {
+/// The kernels of the workspace's sources, with their file's path relative to the workspace.
+fn workspace_kernels() -> Vec<(PathBuf, Vec<Kernel>)> {
+    let root = workspace();
+    let mut sources = Vec::new();
+    for folder in SOURCES {
+        rust_files(&root.join(folder), &mut sources);
+    }
+    assert!(sources.len() > 50, "the workspace's sources are where this test looks: {}", root.display());
+    sources
+        .into_iter()
+        .map(|source| {
+            let text = std::fs::read_to_string(&source).expect("a readable source file");
+            let relative = source.strip_prefix(&root).expect("under the workspace").to_path_buf();
+            (relative, kernels_of(&text))
+        })
+        .collect()
+}
+
+/// Every kernel of a source file's text.
+fn kernels_of(src: &str) -> Vec<Kernel> {
     let file = syn::parse_file(src).expect("a source file of the workspace parses");
     let mut kernels = Kernels::default();
     kernels.visit_file(&file);
-    if kernels.found.is_empty() {
+    kernels.found
+}
+
+/// The expansion of one kernel, where it sits.
+fn expand(k: &Kernel) -> TokenStream {
+    enclosing::assume(k.enclosing, || {
+        crate::expand::adaptive_kernel(k.args.clone(), k.func.to_token_stream())
+            .unwrap_or_else(syn::Error::into_compile_error)
+    })
+}
+
+/// The golden text of one source file: each kernel's expansion under a header naming it
+/// and its line; `None` when the file holds no kernel.
+fn golden_text(kernels: &[Kernel]) -> Option<String> {
+    if kernels.is_empty() {
         return None;
     }
     let mut out = String::new();
-    for k in kernels.found {
+    for k in kernels {
         let line = k.func.sig.ident.span().start().line;
-        let expansion = enclosing::assume(k.enclosing, || {
-            crate::expand::adaptive_kernel(k.args.clone(), k.func.to_token_stream())
-                .unwrap_or_else(syn::Error::into_compile_error)
-        });
         let _ = writeln!(out, "==== {} (line {line}): #[adaptive_kernel({})]", k.func.sig.ident, k.args);
-        out.push_str(&normalised(expansion, true));
+        out.push_str(&normalised(expand(k), true));
     }
     Some(out)
 }
@@ -304,23 +331,15 @@ fn golden_name(relative: &Path) -> String {
 
 #[test]
 fn every_kernel_expands_as_its_golden_file_says() {
-    let root = workspace();
-    let dir = root.join("macros/golden");
+    let dir = workspace().join("macros/golden");
     let bless = std::env::var_os("AK_BLESS").is_some_and(|v| v == "1");
-    let mut sources = Vec::new();
-    for folder in SOURCES {
-        rust_files(&root.join(folder), &mut sources);
-    }
-    assert!(sources.len() > 50, "the workspace's sources are where this test looks: {}", root.display());
     let mut expected_files = Vec::new();
     let mut stale = Vec::new();
     let mut kernels = 0;
-    for source in &sources {
-        let relative = source.strip_prefix(&root).expect("under the workspace");
-        let text = std::fs::read_to_string(source).expect("a readable source file");
-        let Some(golden) = golden_text(&text) else { continue };
-        kernels += golden.matches("\n==== ").count() + 1;
-        let name = golden_name(relative);
+    for (relative, found) in workspace_kernels() {
+        kernels += found.len();
+        let Some(golden) = golden_text(&found) else { continue };
+        let name = golden_name(&relative);
         let path = dir.join(&name);
         expected_files.push(name);
         if bless {
@@ -404,10 +423,8 @@ fn the_walk_finds_kernels_wherever_they_sit() {
             };
         }
     "#;
-    let mut kernels = Kernels::default();
-    kernels.visit_file(&syn::parse_file(src).unwrap());
-    let found: Vec<(String, Enclosing)> =
-        kernels.found.iter().map(|k| (k.func.sig.ident.to_string(), k.enclosing)).collect();
+    let kernels = kernels_of(src);
+    let found: Vec<(String, Enclosing)> = kernels.iter().map(|k| (k.func.sig.ident.to_string(), k.enclosing)).collect();
     let (free, assoc, unknown) = (Enclosing::Free, Enclosing::Associated, Enclosing::Unknown);
     let expected = [
         ("free", free),
@@ -418,10 +435,38 @@ fn the_walk_finds_kernels_wherever_they_sit() {
         ("in_impl", assoc),
     ];
     assert_eq!(found, expected.map(|(n, e)| (n.to_string(), e)));
-    assert!(kernels.found.iter().all(|k| !k.func.attrs.iter().any(|a| a.path().is_ident("adaptive_kernel"))));
+    assert!(kernels.iter().all(|k| !k.func.attrs.iter().any(|a| a.path().is_ident("adaptive_kernel"))));
     // An associated function's expansion keeps its variants inside it: no `mod` beside it.
-    let text = golden_text(src).unwrap();
+    let text = golden_text(&kernels).unwrap();
     let assoc = &text[text.find("==== assoc").unwrap()..text.find("==== default").unwrap()];
     assert!(!assoc.contains("mod assoc"), "{assoc}");
     assert!(text.contains("mod free"), "{text}");
+}
+
+/// The macro's own time per kernel (BENCHMARKS.md, "Build time"): every kernel of the
+/// workspace expanded, round after round; the median round's time divided by the kernels.
+/// `cargo test -p adaptive-kernel-macros --release --lib -- --ignored --nocapture expansion_time`
+#[test]
+#[ignore = "a measurement: run it alone, in release"]
+fn expansion_time() {
+    let kernels: Vec<Kernel> = workspace_kernels().into_iter().flat_map(|(_, k)| k).collect();
+    let rounds = 15;
+    let mut times: Vec<f64> = (0..rounds)
+        .map(|_| {
+            let start = std::time::Instant::now();
+            for k in &kernels {
+                std::hint::black_box(expand(k));
+            }
+            start.elapsed().as_secs_f64()
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    let per_kernel = |t: f64| t / kernels.len() as f64 * 1e6;
+    println!(
+        "expansion_time: {} kernels, {rounds} rounds; per kernel: median {:.1} µs (fastest round {:.1} µs, slowest {:.1} µs)",
+        kernels.len(),
+        per_kernel(times[rounds / 2]),
+        per_kernel(times[0]),
+        per_kernel(times[rounds - 1])
+    );
 }
