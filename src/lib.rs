@@ -99,6 +99,10 @@
 /// ```
 pub use adaptive_kernel_macros::adaptive_kernel;
 
+// The reason words the attribute writes into a kernel's spec are exactly the runtime's
+// `LoopReason`s: checked here, at compile time, variant for variant.
+adaptive_kernel_macros::__loop_reasons!(adaptive_kernel_runtime::LoopReason);
+
 // What users name daily; everything else is in the modules below.
 pub use adaptive_kernel_runtime::{
     flush, init_logging, kernel_named, kernels, with_backend, Backend, Kernel, KernelTable, OpComplexity,
@@ -131,11 +135,11 @@ pub mod guide;
 pub mod kernel {
     //! A kernel's handle and vocabulary: what `k::KERNEL` is ([`Kernel`]), how a call is
     //! routed ([`Route`]), what the attribute compiled ([`KernelSpec`], [`LoopRewrite`],
-    //! [`LoopSplit`], [`LoopGpu`]), size buckets ([`bucket_of`]), and which SIMD instruction set runs
-    //! ([`simd_level`]).
+    //! [`LoopSplit`], [`LoopGpu`], and why a loop was left alone: [`LoopReason`]), size buckets
+    //! ([`bucket_of`]), and which SIMD instruction set runs ([`simd_level`]).
     pub use adaptive_kernel_runtime::{
         bucket_of, bucket_range, kernel_named, kernels, loop_reason, set_span_threshold, simd_level, with_backend,
-        Backend, Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, LoopGpu, LoopRewrite, LoopSplit,
+        Backend, Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, LoopGpu, LoopReason, LoopRewrite, LoopSplit,
         OpComplexity, ParseEnumError, Route, SimdLevel, Work, BUCKETS, LOOP_REASONS,
     };
 }
@@ -199,6 +203,8 @@ pub use adaptive_kernel_runtime::{
 /// change in any release.
 #[doc(hidden)]
 pub mod __private {
+    /// The check that the runtime's reason words are the macro's (used at this crate's root).
+    pub use adaptive_kernel_macros::__loop_reasons as loop_reasons;
     pub use adaptive_kernel_runtime::__median as median;
     /// The `#[target_feature]` clones and their run-time pick, for the SIMD variant.
     pub use adaptive_kernel_runtime::__simd_clones as simd_clones;
@@ -207,8 +213,8 @@ pub mod __private {
     pub use adaptive_kernel_runtime::compare::verify_input;
     pub use adaptive_kernel_runtime::ops::{gpu as ops_gpu, par as ops_par, scalar as ops_scalar, simd as ops_simd};
     pub use adaptive_kernel_runtime::{
-        run_verified, simd_level, simd_run, Backend, Kernel, KernelFamily, KernelSpec, LoopGpu, LoopRewrite, LoopSplit,
-        OpComplexity, Route, SimdLevel, Work,
+        run_verified, simd_level, simd_run, Backend, Kernel, KernelFamily, KernelSpec, LoopGpu, LoopReason,
+        LoopRewrite, LoopSplit, OpComplexity, Route, SimdLevel, Work,
     };
 
     /// Lanes and chunked reads for the SIMD variant's reassociated reductions.

@@ -11,6 +11,7 @@ use crate::args::Args;
 use crate::attrs::Attrs;
 use crate::errors::Errors;
 use crate::hash::token_hash;
+use crate::reason::Reason;
 use crate::reduce::{self, LoopReport};
 use crate::relocate::relocate;
 use crate::shader::{self, GpuReport};
@@ -144,8 +145,8 @@ impl KernelDef {
         // A hand-written SIMD variant: the body is not the SIMD variant's, and stays as written
         // (the Parallel one, if it is the body, too); its reductions are reported left alone.
         let opt_out = match (parsed_args.exact, &parsed_args.simd) {
-            (true, _) => Some("exact"),
-            (false, Some(_)) => Some("simd"),
+            (true, _) => Some(Reason::Exact),
+            (false, Some(_)) => Some(Reason::Simd),
             (false, None) => None,
         };
         let (simd_body, simd_loops) = reduce::reassociate(&relocated.block, &relocated.sig, opt_out);
@@ -158,15 +159,15 @@ impl KernelDef {
         let top_loops = split::analyse_loops(&relocated.block, &relocated.sig, parsed_args.exact);
         let (split_body, splits) = split::split_analysed(&relocated.block, &top_loops, split_opt_out);
         let gpu_opt_out = match (parsed_args.exact, &parsed_args.gpu) {
-            (true, _) => Some("exact"),
-            (false, Some(_)) => Some("gpu"),
+            (true, _) => Some(Reason::Exact),
+            (false, Some(_)) => Some(Reason::Gpu),
             (false, None) => None,
         };
         let (gpu_body, gpu_loops) = shader::gpu_loops(&relocated.block, &relocated.sig, &top_loops, gpu_opt_out);
         let token_hash = token_hash([&args, &func.sig.to_token_stream(), &func.block.to_token_stream()]);
-        let any_gpu_loop = gpu_loops.iter().any(|l| l.reason.is_empty());
+        let any_gpu_loop = gpu_loops.iter().any(|l| l.reason.is_none());
         let has_gpu = parsed_args.gpu.is_some() || ops_use.is_some() || any_gpu_loop;
-        let any_split = splits.iter().any(|s| s.reason.is_empty());
+        let any_split = splits.iter().any(|s| s.reason.is_none());
         // `serial`: the kernel stays on the calling thread, so no Parallel variant, whatever the
         // body calls (`ops::` would bind to `ops::par`, which forks); `parallel = path` beside it
         // is an error (`Args::parse`).

@@ -69,6 +69,7 @@
 //! | `wrapper` | the routed function |
 //! | `in_impl` | a method or associated function: the routed function with its variants inside it |
 //! | `verify` | which kernels `verify` applies to, from the signature, and its errors |
+//! | `reason` | the reason words every analysis answers with, and the facade's check that the runtime lists the same |
 
 mod args;
 mod attrs;
@@ -80,6 +81,7 @@ mod golden;
 mod hash;
 mod in_impl;
 mod kernel_def;
+mod reason;
 mod reduce;
 mod relocate;
 mod shader;
@@ -140,4 +142,15 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn adaptive_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::adaptive_kernel(args.into(), item.into()).unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
+/// The facade's compile-time check that the runtime's `LoopReason`, at the path given,
+/// lists exactly the reason words this macro writes (`crate::reason`). Not a public API.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __loop_reasons(path: TokenStream) -> TokenStream {
+    match syn::parse::<syn::Path>(path) {
+        Ok(path) => reason::check(&path).into(),
+        Err(e) => e.into_compile_error().into(),
+    }
 }

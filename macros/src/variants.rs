@@ -33,6 +33,7 @@ use syn::spanned::Spanned;
 use syn::{Block, ExprPath, FnArg, Ident, Pat, Signature};
 
 use crate::kernel_def::KernelDef;
+use crate::reason::word;
 use crate::relocate::relocate;
 
 /// Prints `mod k`.
@@ -166,7 +167,7 @@ pub(crate) fn spec(k: &KernelDef, name: TokenStream) -> TokenStream {
     };
     let loops = k.loops.iter().map(|l| {
         let r = &l.report;
-        let (line, idiom, reason) = (proc_macro2::Literal::u32_unsuffixed(r.line), &r.idiom, r.reason);
+        let (line, idiom, reason) = (proc_macro2::Literal::u32_unsuffixed(r.line), &r.idiom, word(r.reason));
         let mut variants = Vec::new();
         variants.extend(r.rewritten.then(|| backend("Simd")));
         variants.extend(l.parallel.then(|| backend("Parallel")));
@@ -178,11 +179,11 @@ pub(crate) fn spec(k: &KernelDef, name: TokenStream) -> TokenStream {
         }
     });
     let splits = k.splits.iter().map(|s| {
-        let (line, idiom, reason) = (proc_macro2::Literal::u32_unsuffixed(s.line), &s.idiom, s.reason);
+        let (line, idiom, reason) = (proc_macro2::Literal::u32_unsuffixed(s.line), &s.idiom, word(s.reason));
         quote!(::adaptive_kernel::__private::LoopSplit { line: #line, idiom: #idiom, reason: #reason, })
     });
     let gpu_loops = k.gpu_loops.iter().map(|g| {
-        let (line, idiom, reason) = (proc_macro2::Literal::u32_unsuffixed(g.line), &g.idiom, g.reason);
+        let (line, idiom, reason) = (proc_macro2::Literal::u32_unsuffixed(g.line), &g.idiom, word(g.reason));
         let roundings = proc_macro2::Literal::u32_unsuffixed(g.roundings);
         quote!(::adaptive_kernel::__private::LoopGpu { line: #line, idiom: #idiom, reason: #reason, roundings: #roundings, })
     });

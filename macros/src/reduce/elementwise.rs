@@ -89,6 +89,7 @@ use syn::{BinOp, Block, Expr, ExprForLoop, ExprIndex, Lit, Pat, Stmt};
 use super::emit::{helper, hidden, Lanes};
 use super::recognise::{continue_guard, forbidden, plain_ident, source, Source};
 use super::types::{let_names, Env, Int, Ty};
+use crate::reason::Reason;
 use crate::tokens::{mentions, strip};
 
 /// The idiom element-wise loops are reported under.
@@ -113,7 +114,7 @@ pub(crate) enum Verdict {
     /// Not an element-wise index loop: not reported.
     NotElementWise,
     /// An element-wise loop left as written, and why in a word.
-    LeftAlone(&'static str),
+    LeftAlone(Reason),
     Rewrite(Box<Plan>),
 }
 
@@ -192,9 +193,9 @@ fn is_compound(op: &BinOp) -> bool {
 }
 
 /// Checks an element-wise loop and plans its rewrite, or says why not.
-fn plan(f: &ExprForLoop, env: &Env, vector_math: bool) -> Result<Plan, &'static str> {
+fn plan(f: &ExprForLoop, env: &Env, vector_math: bool) -> Result<Plan, Reason> {
     if f.label.is_some() {
-        return Err("label");
+        return Err(Reason::Label);
     }
     if let Some(reason) = forbidden(&f.body) {
         return Err(reason);
@@ -208,17 +209,17 @@ fn plan(f: &ExprForLoop, env: &Env, vector_math: bool) -> Result<Plan, &'static 
     // (`0..out.len()`) are then unknown too.
     let float_slice = |name: &String| matches!(env.lookup(name), Some((Ty::Slice { shared: false, .. }, _)));
     if written.iter().any(|(name, _)| !lets.contains(name) && !float_slice(name)) {
-        return Err("type");
+        return Err(Reason::Type);
     }
-    let Some(Source::Range { start, end }) = source(&f.expr, env, true) else { return Err("source") };
+    let Some(Source::Range { start, end }) = source(&f.expr, env, true) else { return Err(Reason::Source) };
     let index = match &*f.pat {
         Pat::Ident(p) if p.attrs.is_empty() && p.by_ref.is_none() && p.mutability.is_none() && p.subpat.is_none() => {
             p.ident.clone()
         }
-        _ => return Err("source"),
+        _ => return Err(Reason::Source),
     };
     if lets.iter().any(|l| index == l) {
-        return Err("shadow");
+        return Err(Reason::Shadow);
     }
     let mut check = Check { index: index.clone(), env: env.clone(), lets, written, chunks: Vec::new() };
     check.env.push();
@@ -233,7 +234,7 @@ fn plan(f: &ExprForLoop, env: &Env, vector_math: bool) -> Result<Plan, &'static 
 
 /// `&mut` anywhere in the body, or a method that may take it (`split_at_mut`): a chunk holds
 /// a borrow of each slice it reads across the lanes, so the body may borrow nothing mutably.
-fn borrows_mutably(body: &Block) -> Option<&'static str> {
+fn borrows_mutably(body: &Block) -> Option<Reason> {
     struct Find(bool);
     impl<'ast> Visit<'ast> for Find {
         fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
@@ -247,12 +248,12 @@ fn borrows_mutably(body: &Block) -> Option<&'static str> {
     }
     let mut find = Find(false);
     find.visit_block(body);
-    find.0.then_some("effect")
+    find.0.then_some(Reason::Effect)
 }
 
 /// The slices the body stores into, each with the index it stores at (as tokens); `overlap`
 /// when one is stored into at two different indices.
-fn written(body: &Block) -> Result<Vec<(String, String)>, &'static str> {
+fn written(body: &Block) -> Result<Vec<(String, String)>, Reason> {
     struct Stores(Vec<(String, String)>, bool);
     impl Stores {
         fn place(&mut self, place: &Expr) {
@@ -280,7 +281,7 @@ fn written(body: &Block) -> Result<Vec<(String, String)>, &'static str> {
     let mut stores = Stores(Vec::new(), false);
     stores.visit_block(body);
     if stores.1 {
-        return Err("overlap");
+        return Err(Reason::Overlap);
     }
     Ok(stores.0)
 }
@@ -297,7 +298,7 @@ struct Check {
 }
 
 impl Check {
-    fn stmts(&mut self, stmts: &[Stmt], top: bool) -> Result<(), &'static str> {
+    fn stmts(&mut self, stmts: &[Stmt], top: bool) -> Result<(), Reason> {
         for stmt in stmts {
             if let Some(cond) = continue_guard(stmt).filter(|_| top) {
                 self.condition(cond)?;
@@ -305,22 +306,24 @@ impl Check {
             }
             match stmt {
                 Stmt::Local(local) => {
-                    let Some(init) = local.init.as_ref().filter(|i| i.diverge.is_none()) else { return Err("effect") };
+                    let Some(init) = local.init.as_ref().filter(|i| i.diverge.is_none()) else {
+                        return Err(Reason::Effect);
+                    };
                     if !self.env.value(&init.expr).known() {
-                        return Err("effect");
+                        return Err(Reason::Effect);
                     }
                     self.reads(&init.expr)?;
                     self.env.bind_let(local);
                 }
                 Stmt::Expr(e, _) => self.statement(e)?,
-                Stmt::Item(_) => return Err("effect"),
-                Stmt::Macro(_) => return Err("macro"),
+                Stmt::Item(_) => return Err(Reason::Effect),
+                Stmt::Macro(_) => return Err(Reason::Macro),
             }
         }
         Ok(())
     }
 
-    fn statement(&mut self, e: &Expr) -> Result<(), &'static str> {
+    fn statement(&mut self, e: &Expr) -> Result<(), Reason> {
         match e {
             Expr::Assign(a) if a.attrs.is_empty() => {
                 self.value(&a.right)?;
@@ -332,13 +335,13 @@ impl Check {
             }
             Expr::If(i) => self.branches(i),
             Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => self.block(&b.block),
-            _ => Err("effect"),
+            _ => Err(Reason::Effect),
         }
     }
 
-    fn branches(&mut self, i: &syn::ExprIf) -> Result<(), &'static str> {
+    fn branches(&mut self, i: &syn::ExprIf) -> Result<(), Reason> {
         if !i.attrs.is_empty() {
-            return Err("effect");
+            return Err(Reason::Effect);
         }
         self.condition(&i.cond)?;
         self.block(&i.then_branch)?;
@@ -346,56 +349,56 @@ impl Check {
             None => Ok(()),
             Some(Expr::If(i)) => self.branches(i),
             Some(Expr::Block(b)) if b.attrs.is_empty() && b.label.is_none() => self.block(&b.block),
-            Some(_) => Err("effect"),
+            Some(_) => Err(Reason::Effect),
         }
     }
 
-    fn block(&mut self, block: &Block) -> Result<(), &'static str> {
+    fn block(&mut self, block: &Block) -> Result<(), Reason> {
         self.env.push();
         let checked = self.stmts(&block.stmts, false);
         self.env.pop();
         checked
     }
 
-    fn condition(&mut self, e: &Expr) -> Result<(), &'static str> {
+    fn condition(&mut self, e: &Expr) -> Result<(), Reason> {
         if self.env.ty(e) != Ty::Bool {
-            return Err("effect");
+            return Err(Reason::Effect);
         }
         self.reads(e)
     }
 
     /// A stored value: pure, its reads checked.
-    fn value(&mut self, e: &Expr) -> Result<(), &'static str> {
+    fn value(&mut self, e: &Expr) -> Result<(), Reason> {
         if self.env.ty(e) == Ty::Unknown {
-            return Err("effect");
+            return Err(Reason::Effect);
         }
         self.reads(e)
     }
 
     /// The place a statement stores into: an element of a float slice from outside, or a
     /// name the body declared.
-    fn store(&mut self, place: &Expr) -> Result<(), &'static str> {
+    fn store(&mut self, place: &Expr) -> Result<(), Reason> {
         match place {
             Expr::Paren(p) => self.store(&p.expr),
             Expr::Index(ix) if ix.attrs.is_empty() => {
-                let Some(slice) = plain_ident(&ix.expr) else { return Err("source") };
+                let Some(slice) = plain_ident(&ix.expr) else { return Err(Reason::Source) };
                 match self.env.lookup(&slice.to_string()) {
                     Some((Ty::Slice { shared: false, .. }, _)) => self.access(ix),
-                    _ => Err("type"),
+                    _ => Err(Reason::Type),
                 }
             }
             place => match plain_ident(place) {
                 Some(name) if self.lets.iter().any(|l| name == l) => Ok(()),
-                _ => Err("effect"),
+                _ => Err(Reason::Effect),
             },
         }
     }
 
     /// Every element access in a pure expression.
-    fn reads(&mut self, e: &Expr) -> Result<(), &'static str> {
+    fn reads(&mut self, e: &Expr) -> Result<(), Reason> {
         struct Reads<'c> {
             check: &'c mut Check,
-            found: Result<(), &'static str>,
+            found: Result<(), Reason>,
         }
         impl<'ast> Visit<'ast> for Reads<'_> {
             fn visit_expr_index(&mut self, ix: &'ast ExprIndex) {
@@ -412,32 +415,32 @@ impl Check {
 
     /// One element access `x[at]`: a chunk's element when `at` moves with the loop, as
     /// written when it does not (and `x` is not written).
-    fn access(&mut self, ix: &ExprIndex) -> Result<(), &'static str> {
+    fn access(&mut self, ix: &ExprIndex) -> Result<(), Reason> {
         let at = &*ix.index;
         let at_text = at.to_token_stream().to_string();
         let mut moving_names = self.lets.clone();
         moving_names.push(self.index.to_string());
         let moves = mentions(at.to_token_stream(), &moving_names);
         let Some(slice) = plain_ident(&ix.expr) else {
-            return if moves { Err("source") } else { Ok(()) };
+            return if moves { Err(Reason::Source) } else { Ok(()) };
         };
         let name = slice.to_string();
         let written = self.written.iter().find(|(s, _)| *s == name).map(|(_, at)| at.clone());
         match &written {
             Some(stored_at) if *stored_at != at_text || !mentions(at.to_token_stream(), &[self.index.to_string()]) => {
-                return Err("overlap")
+                return Err(Reason::Overlap)
             }
             None if !moves => return Ok(()),
             _ => {}
         }
         if self.lets.contains(&name) {
-            return Err("shadow");
+            return Err(Reason::Shadow);
         }
         if self.offset(at) != Some(true) {
-            return Err("source");
+            return Err(Reason::Source);
         }
         if !matches!(self.env.lookup(&name), Some((Ty::Slice { .. }, _))) {
-            return Err("type");
+            return Err(Reason::Type);
         }
         let key = ix.to_token_stream().to_string();
         match self.chunks.iter_mut().find(|c| c.slice == name && c.at.to_token_stream().to_string() == at_text) {
@@ -500,7 +503,7 @@ impl Check {
 
     /// A written slice is named only as `out[at]`: anything else (`out.len()`, `&out`) would
     /// use it while its chunk holds it mutably (`overlap`).
-    fn used_only_as_elements(&self, body: &Block) -> Result<(), &'static str> {
+    fn used_only_as_elements(&self, body: &Block) -> Result<(), Reason> {
         struct Uses<'a> {
             written: &'a [(String, String)],
             other: bool,
@@ -522,7 +525,7 @@ impl Check {
         let mut uses = Uses { written: &self.written, other: false };
         uses.visit_block(body);
         if uses.other {
-            return Err("overlap");
+            return Err(Reason::Overlap);
         }
         Ok(())
     }
@@ -643,14 +646,18 @@ mod tests {
     //! warning-free, `ui-tests/tests/ui/pass/elementwise_lanes.rs`.
 
     use super::super::reassociate;
+    use crate::reason::{word, Reason};
     use proc_macro2::TokenStream;
     use quote::{quote, ToTokens};
 
     /// The reports of `f`'s body as (idiom, rewritten, reason), and the rewritten body.
-    fn all(f: TokenStream, opt_out: Option<&'static str>) -> (Vec<(String, bool, &'static str)>, String) {
+    fn all(f: TokenStream, opt_out: Option<Reason>) -> (Vec<(String, bool, &'static str)>, String) {
         let f: syn::ItemFn = syn::parse2(f).unwrap();
         let (block, reports) = reassociate(&f.block, &f.sig, opt_out);
-        (reports.into_iter().map(|r| (r.idiom, r.rewritten, r.reason)).collect(), block.into_token_stream().to_string())
+        (
+            reports.into_iter().map(|r| (r.idiom, r.rewritten, word(r.reason))).collect(),
+            block.into_token_stream().to_string(),
+        )
     }
 
     fn yes() -> Vec<(String, bool, &'static str)> {
@@ -965,9 +972,9 @@ mod tests {
     #[test]
     fn opt_outs() {
         // `exact` keeps every float operation's order, which the rewrite does too.
-        let (reports, _) = all(range_loop(quote!(out[i] = a[i] * s;)), Some("exact"));
+        let (reports, _) = all(range_loop(quote!(out[i] = a[i] * s;)), Some(Reason::Exact));
         assert_eq!(reports, yes());
-        let (reports, body) = all(range_loop(quote!(out[i] = a[i] * s;)), Some("simd"));
+        let (reports, body) = all(range_loop(quote!(out[i] = a[i] * s;)), Some(Reason::Simd));
         assert_eq!(reports, [(super::IDIOM.to_string(), false, "simd")], "{body}");
         assert!(!body.contains("__adaptive"), "{body}");
     }
@@ -990,9 +997,9 @@ mod tests {
         ))
         .unwrap();
         let (split, splits) = crate::split::split_loops(&f.block, &f.sig, false, None);
-        assert!(splits.iter().all(|s| s.reason.is_empty()), "{splits:?}");
+        assert!(splits.iter().all(|s| s.reason.is_none()), "{splits:?}");
         let (body, reports) = reassociate(&split, &f.sig, None);
-        let reports: Vec<_> = reports.into_iter().map(|r| (r.idiom, r.rewritten, r.reason)).collect();
+        let reports: Vec<_> = reports.into_iter().map(|r| (r.idiom, r.rewritten, word(r.reason))).collect();
         assert_eq!(reports, [yes(), yes()].concat(), "{}", body.into_token_stream());
     }
 

@@ -78,6 +78,7 @@ use syn::{Block, Expr, ExprForLoop, Pat, Stmt};
 use super::emit::{hidden, rewritten_loop, WIDE_AFTER_CHUNKS};
 use super::recognise::{analyse_loop, continue_guard, forbidden, plain_ident, source, Source, Verdict as Reduction};
 use super::types::{pat_names, Env, Int, Ty};
+use crate::reason::Reason;
 
 /// The idiom jammed loops are reported under.
 pub(crate) const IDIOM: &str = "for range jam";
@@ -87,7 +88,7 @@ pub(crate) enum Verdict {
     /// Not a loop around one reduction: not reported.
     NotAJam,
     /// A loop around a reduction that cannot be jammed, and why in a word.
-    LeftAlone(&'static str),
+    LeftAlone(Reason),
     /// The jammed loop: its first part takes `U` items at a time (a block of its own, which
     /// the rest of the walk does not enter); `rest` is the loop as written over the items
     /// left, for the walk to rewrite its reduction as usual.
@@ -154,13 +155,13 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
     let Some(items) = items_for(plan.accs.len()) else { return Verdict::NotAJam };
     // A reduction to jam: from here on, every reason is reported.
     if f.label.is_some() {
-        return Verdict::LeftAlone("label");
+        return Verdict::LeftAlone(Reason::Label);
     }
     if let Some(reason) = forbidden(&f.body) {
         return Verdict::LeftAlone(reason);
     }
     if !pure_prefix {
-        return Verdict::LeftAlone("effect");
+        return Verdict::LeftAlone(Reason::Effect);
     }
     // Per item: the index and every name the prefix binds.
     let mut per_item = vec![index.to_string()];
@@ -170,13 +171,13 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
         }
     }
     if plan.accs.iter().any(|a| !per_item.contains(&a.ident.to_string())) {
-        return Verdict::LeftAlone("carried");
+        return Verdict::LeftAlone(Reason::Carried);
     }
     let Some(Source::Range { start: j_start, end: j_end }) = source(&inner.expr, &item_env, true) else {
         return Verdict::NotAJam;
     };
     if mentions_any(&j_start, &per_item) || mentions_any(&j_end, &per_item) {
-        return Verdict::LeftAlone("source");
+        return Verdict::LeftAlone(Reason::Source);
     }
     if let Some(reason) = suffix_problem(prefix, inner, suffix, &per_item, &item_env) {
         return Verdict::LeftAlone(reason);
@@ -213,7 +214,7 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
     let (pat, range) = (&inner.pat, &inner.expr);
     let jammed_loop: ExprForLoop = match syn::parse2(quote!(for #pat in #range { #(#copies)* })) {
         Ok(l) => l,
-        Err(_) => return Verdict::LeftAlone("effect"),
+        Err(_) => return Verdict::LeftAlone(Reason::Effect),
     };
     // Only short reductions (a distance over tens of coordinates) gain: their folds and reloads
     // are what the jam shares. From the length at which one item's loop takes its wide lanes
@@ -233,7 +234,7 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
             rewritten_loop(&plan)
         }
         Reduction::LeftAlone { reason, .. } => return Verdict::LeftAlone(reason),
-        Reduction::NotAReduction | Reduction::InPlace { .. } => return Verdict::LeftAlone("effect"),
+        Reduction::NotAReduction | Reduction::InPlace { .. } => return Verdict::LeftAlone(Reason::Effect),
     };
     let suffixes = renamed.iter().map(|names| {
         let mut block = Block { brace_token: Default::default(), stmts: suffix.to_vec() };
@@ -291,7 +292,7 @@ pub(super) fn suffix_problem(
     suffix: &[Stmt],
     per_item: &[String],
     env: &Env,
-) -> Option<&'static str> {
+) -> Option<Reason> {
     struct Writes<'e> {
         names: Vec<String>,
         structs: bool,
@@ -348,11 +349,11 @@ pub(super) fn suffix_problem(
         writes.visit_stmt(stmt);
     }
     if writes.structs {
-        return Some("effect");
+        return Some(Reason::Effect);
     }
     let read: TokenStream = prefix.iter().map(ToTokens::to_token_stream).chain([inner.to_token_stream()]).collect();
     let carried: Vec<&String> = writes.names.iter().filter(|n| !per_item.contains(n)).collect();
-    crate::tokens::mentions(read, &carried).then_some("carried")
+    crate::tokens::mentions(read, &carried).then_some(Reason::Carried)
 }
 
 pub(super) fn is_compound(op: &syn::BinOp) -> bool {

@@ -32,6 +32,7 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, FnArg, ReturnType, Signature, Stmt};
 
+use crate::reason::Reason;
 use recognise::Verdict;
 // What the `split` analysis reuses: the type inference, and the accumulation statements.
 pub(crate) use recognise::{accumulation, plain_ident, Op};
@@ -45,8 +46,8 @@ pub(crate) struct LoopReport {
     /// Its shape: `for range +=`, `zip.sum()`, `iter.fold(max)`, …
     pub idiom: String,
     pub rewritten: bool,
-    /// Why it was left as written, in a word; empty when rewritten.
-    pub reason: &'static str,
+    /// Why it was left as written; `None` when rewritten.
+    pub reason: Option<Reason>,
     /// The libm functions whose calls it computes with the runtime's formulas, in lanes.
     pub math: Vec<&'static str>,
 }
@@ -58,7 +59,7 @@ pub(crate) struct LoopReport {
 /// own), no reduction is rewritten and each that would have been is reported
 /// left alone for that reason; element-wise loops are left alone for `simd`
 /// only (`exact` keeps the order of float operations, which they keep too).
-pub(crate) fn reassociate(block: &Block, sig: &Signature, opt_out: Option<&'static str>) -> (Block, Vec<LoopReport>) {
+pub(crate) fn reassociate(block: &Block, sig: &Signature, opt_out: Option<Reason>) -> (Block, Vec<LoopReport>) {
     let mut walker = Walker { env: Env::default(), opt_out, reports: Vec::new(), ret: None };
     walker.env.push();
     for input in &sig.inputs {
@@ -92,7 +93,7 @@ pub(crate) fn reassociate(block: &Block, sig: &Signature, opt_out: Option<&'stat
 struct Walker {
     env: Env,
     /// Why nothing is rewritten, if so (see [`reassociate`]).
-    opt_out: Option<&'static str>,
+    opt_out: Option<Reason>,
     reports: Vec<LoopReport>,
     /// The function's float return width, for `return expr`; `None` inside closures.
     ret: Option<Width>,
@@ -134,20 +135,19 @@ impl Walker {
         }
     }
 
-    fn report(&mut self, span: Span, idiom: String, rewritten: bool, reason: &'static str) {
-        self.report_math(span, idiom, rewritten, reason, Vec::new());
+    /// A reduction (or element-wise loop) left as written, and why.
+    fn left(&mut self, span: Span, idiom: String, reason: Reason) {
+        self.push(span, idiom, Some(reason), Vec::new());
     }
 
-    fn report_math(
-        &mut self,
-        span: Span,
-        idiom: String,
-        rewritten: bool,
-        reason: &'static str,
-        math: Vec<&'static str>,
-    ) {
+    /// A reduction (or element-wise loop) rewritten, with the libm functions it computes in lanes.
+    fn rewritten(&mut self, span: Span, idiom: String, math: Vec<&'static str>) {
+        self.push(span, idiom, None, math);
+    }
+
+    fn push(&mut self, span: Span, idiom: String, reason: Option<Reason>, math: Vec<&'static str>) {
         let line = u32::try_from(span.start().line).unwrap_or(u32::MAX);
-        self.reports.push(LoopReport { line, idiom, rewritten, reason, math });
+        self.reports.push(LoopReport { line, idiom, rewritten: reason.is_none(), reason, math });
     }
 
     /// Rewrites `e` when it is a reducing iterator chain whose result type is
@@ -157,17 +157,17 @@ impl Walker {
         let acc = proc_macro2::Ident::new("__adaptive_acc", Span::mixed_site());
         match (recognise::analyse_call(m, &self.env, expected, &acc), self.opt_out) {
             (Verdict::Rewrite { idiom, plan, init: Some(init) }, None) => {
-                self.report_math(m.method.span(), idiom, true, "", plan.math.clone());
+                self.rewritten(m.method.span(), idiom, plan.math.clone());
                 *e = emit::rewritten_expr(&plan, &init);
             }
             // An iterator chain's verdict always carries its hidden accumulator.
             (Verdict::Rewrite { init: None, .. }, None) => syn::visit_mut::visit_expr_mut(self, e),
             (Verdict::Rewrite { idiom, .. }, Some(why)) => {
-                self.report(m.method.span(), idiom, false, why);
+                self.left(m.method.span(), idiom, why);
                 syn::visit_mut::visit_expr_mut(self, e);
             }
             (Verdict::LeftAlone { idiom, reason }, _) => {
-                self.report(m.method.span(), idiom, false, reason);
+                self.left(m.method.span(), idiom, reason);
                 syn::visit_mut::visit_expr_mut(self, e);
             }
             (Verdict::NotAReduction | Verdict::InPlace { .. }, _) => syn::visit_mut::visit_expr_mut(self, e),
@@ -179,17 +179,17 @@ impl Walker {
         let Expr::ForLoop(f) = e else { return };
         match (recognise::analyse_loop(f, &self.env), self.opt_out) {
             (Verdict::Rewrite { idiom, plan, .. }, None) => {
-                self.report_math(f.for_token.span, idiom, true, "", plan.math.clone());
+                self.rewritten(f.for_token.span, idiom, plan.math.clone());
                 *e = emit::rewritten_loop(&plan);
                 return;
             }
             (Verdict::InPlace { idiom, body, math }, None) => {
-                self.report_math(f.for_token.span, idiom, true, "", math);
+                self.rewritten(f.for_token.span, idiom, math);
                 f.body = body;
                 return;
             }
             (Verdict::Rewrite { idiom, .. } | Verdict::InPlace { idiom, .. }, Some(why)) => {
-                self.report(f.for_token.span, idiom, false, why)
+                self.left(f.for_token.span, idiom, why)
             }
             // An accumulation after a reduction in the loop (`total += dist`) is no obstacle to a jam.
             (Verdict::LeftAlone { idiom, reason }, _) => {
@@ -202,7 +202,7 @@ impl Walker {
                         let span = f.for_token.span;
                         return self.jam(e, span, jam::IDIOM, jammed, rest);
                     }
-                    _ => self.report(f.for_token.span, idiom, false, reason),
+                    _ => self.left(f.for_token.span, idiom, reason),
                 }
             }
             (Verdict::NotAReduction, _) => {
@@ -210,14 +210,17 @@ impl Walker {
                 // `exact` keeps the order of float operations, which the element-wise rewrite keeps
                 // too; but libm's calls too, so no vector math there.
                 let vector_math = self.opt_out.is_none();
-                match (elementwise::analyse(f, &self.env, vector_math), self.opt_out.filter(|why| *why != "exact")) {
+                match (
+                    elementwise::analyse(f, &self.env, vector_math),
+                    self.opt_out.filter(|why| *why != Reason::Exact),
+                ) {
                     (elementwise::Verdict::Rewrite(plan), None) => {
-                        self.report_math(f.for_token.span, idiom, true, "", plan.math.clone());
+                        self.rewritten(f.for_token.span, idiom, plan.math.clone());
                         *e = elementwise::rewritten(&plan);
                         return;
                     }
-                    (elementwise::Verdict::Rewrite(_), Some(why)) => self.report(f.for_token.span, idiom, false, why),
-                    (elementwise::Verdict::LeftAlone(reason), _) => self.report(f.for_token.span, idiom, false, reason),
+                    (elementwise::Verdict::Rewrite(_), Some(why)) => self.left(f.for_token.span, idiom, why),
+                    (elementwise::Verdict::LeftAlone(reason), _) => self.left(f.for_token.span, idiom, reason),
                     (elementwise::Verdict::NotElementWise, _) => {
                         if let (Some((jammed, rest)), None) = (items::analyse(f, &self.env), self.opt_out) {
                             let span = f.for_token.span;
@@ -229,8 +232,8 @@ impl Walker {
                                 let span = f.for_token.span;
                                 return self.jam(e, span, jam::IDIOM, jammed, rest);
                             }
-                            (jam::Verdict::Jam { .. }, Some(why)) => self.report(f.for_token.span, idiom, false, why),
-                            (jam::Verdict::LeftAlone(reason), _) => self.report(f.for_token.span, idiom, false, reason),
+                            (jam::Verdict::Jam { .. }, Some(why)) => self.left(f.for_token.span, idiom, why),
+                            (jam::Verdict::LeftAlone(reason), _) => self.left(f.for_token.span, idiom, reason),
                             (jam::Verdict::NotAJam, _) => {}
                         }
                     }
@@ -244,7 +247,7 @@ impl Walker {
     /// in lanes of `items`), and walks the loop over the items left, whose loops are rewritten
     /// and reported as usual.
     fn jam(&mut self, e: &mut Expr, span: Span, idiom: &str, jammed: TokenStream, mut rest: syn::ExprForLoop) {
-        self.report(span, idiom.to_string(), true, "");
+        self.rewritten(span, idiom.to_string(), Vec::new());
         self.env.push();
         for name in ["__adaptive_c", "__adaptive_cend", "__adaptive_i", "__adaptive_iend"] {
             self.env.bind(name.to_string(), Ty::Int(Int::Usize), false);
@@ -360,7 +363,7 @@ mod tests {
 
     fn rewrite(f: TokenStream, enabled: bool) -> (String, Vec<LoopReport>) {
         let f: syn::ItemFn = syn::parse2(f).unwrap();
-        let (block, reports) = reassociate(&f.block, &f.sig, (!enabled).then_some("exact"));
+        let (block, reports) = reassociate(&f.block, &f.sig, (!enabled).then_some(Reason::Exact));
         (block.into_token_stream().to_string(), reports)
     }
 
@@ -369,7 +372,7 @@ mod tests {
         let (body, reports) = rewrite(f, true);
         assert_eq!(reports.len(), 1, "{reports:?}");
         let r = &reports[0];
-        ((r.idiom.clone(), r.rewritten, r.reason), body)
+        ((r.idiom.clone(), r.rewritten, crate::reason::word(r.reason)), body)
     }
 
     fn rewritten(f: TokenStream, idiom: &str) -> String {
@@ -768,7 +771,7 @@ mod tests {
     /// The reports of `f`'s body as (idiom, rewritten, reason), and the rewritten body.
     fn all(f: TokenStream) -> (Vec<(String, bool, &'static str)>, String) {
         let (body, reports) = rewrite(f, true);
-        (reports.into_iter().map(|r| (r.idiom, r.rewritten, r.reason)).collect(), body)
+        (reports.into_iter().map(|r| (r.idiom, r.rewritten, crate::reason::word(r.reason))).collect(), body)
     }
 
     fn yes(idiom: &str) -> (String, bool, &'static str) {
@@ -1453,8 +1456,9 @@ mod tests {
         // Under `exact`: nothing jammed, said once per loop.
         let f: syn::ItemFn =
             syn::parse2(items(quote!(let mut s = 0.0f32; for j in 0..d { s += p[j]; } out[c] = s;))).unwrap();
-        let (_, reports) = reassociate(&f.block, &f.sig, Some("exact"));
-        let why: Vec<(&str, bool, &str)> = reports.iter().map(|r| (r.idiom.as_str(), r.rewritten, r.reason)).collect();
+        let (_, reports) = reassociate(&f.block, &f.sig, Some(Reason::Exact));
+        let why: Vec<(&str, bool, &str)> =
+            reports.iter().map(|r| (r.idiom.as_str(), r.rewritten, crate::reason::word(r.reason))).collect();
         assert_eq!(why, [("for range jam", false, "exact"), ("for range +=", false, "exact")]);
     }
 
@@ -1561,7 +1565,8 @@ mod tests {
         let (body, reports) = rewrite(f.clone(), false);
         let original: syn::ItemFn = syn::parse2(f).unwrap();
         assert_eq!(body, original.block.into_token_stream().to_string());
-        let why: Vec<(&str, bool, &str)> = reports.iter().map(|r| (r.idiom.as_str(), r.rewritten, r.reason)).collect();
+        let why: Vec<(&str, bool, &str)> =
+            reports.iter().map(|r| (r.idiom.as_str(), r.rewritten, crate::reason::word(r.reason))).collect();
         assert_eq!(why, [("for iter +=", false, "exact"), ("iter.sum()", false, "exact")]);
     }
 

@@ -36,6 +36,7 @@ use syn::visit::Visit;
 use syn::{BinOp, Block, Expr, ExprForLoop, ExprMethodCall, Pat, Stmt, UnOp};
 
 use super::types::{let_names, pat_names, Env, Int, Ty, Value, Width};
+use crate::reason::Reason;
 use crate::tokens::{mentions, strip};
 
 /// How an accumulator combines its terms.
@@ -169,7 +170,7 @@ pub(crate) enum Verdict {
     /// No accumulation in sight: not a reduction, not reported.
     NotAReduction,
     /// A reduction left as written: its idiom and why, in a word.
-    LeftAlone { idiom: String, reason: &'static str },
+    LeftAlone { idiom: String, reason: Reason },
     /// A reduction to rewrite as `plan` says; `init`: the hidden accumulator of an iterator chain.
     Rewrite { idiom: String, plan: Box<Plan>, init: Option<Init> },
     /// An element-wise loop over `iter_mut()` items (no accumulator) whose body calls libm
@@ -315,9 +316,9 @@ fn accumulations(stmts: &[Stmt], out: &mut Vec<(Ident, Fold)>) {
 /// The first construct that rules a body out, as the word reported. An unlabelled
 /// `break` or `continue` inside a nested loop is that loop's own (the nested loop rules
 /// the body out anyway, as an `effect`).
-pub(super) fn forbidden(block: &Block) -> Option<&'static str> {
+pub(super) fn forbidden(block: &Block) -> Option<Reason> {
     struct Find {
-        found: Option<&'static str>,
+        found: Option<Reason>,
         /// How many loops of the body enclose the expression visited.
         nested: usize,
     }
@@ -328,13 +329,13 @@ pub(super) fn forbidden(block: &Block) -> Option<&'static str> {
             }
             let ours = |label: &Option<syn::Lifetime>| label.is_some() || self.nested == 0;
             self.found = match e {
-                Expr::Break(b) if ours(&b.label) => Some("break"),
-                Expr::Continue(c) if ours(&c.label) => Some("continue"),
-                Expr::Return(_) => Some("return"),
-                Expr::Try(_) => Some("try"),
-                Expr::Await(_) => Some("await"),
-                Expr::Yield(_) => Some("yield"),
-                Expr::Macro(_) => Some("macro"),
+                Expr::Break(b) if ours(&b.label) => Some(Reason::Break),
+                Expr::Continue(c) if ours(&c.label) => Some(Reason::Continue),
+                Expr::Return(_) => Some(Reason::Return),
+                Expr::Try(_) => Some(Reason::Try),
+                Expr::Await(_) => Some(Reason::Await),
+                Expr::Yield(_) => Some(Reason::Yield),
+                Expr::Macro(_) => Some(Reason::Macro),
                 _ => None,
             };
             let is_loop = matches!(e, Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_));
@@ -343,10 +344,10 @@ pub(super) fn forbidden(block: &Block) -> Option<&'static str> {
             self.nested -= usize::from(is_loop);
         }
         fn visit_stmt_macro(&mut self, _: &'ast syn::StmtMacro) {
-            self.found = self.found.or(Some("macro"));
+            self.found = self.found.or(Some(Reason::Macro));
         }
         fn visit_label(&mut self, _: &'ast syn::Label) {
-            self.found = self.found.or(Some("label"));
+            self.found = self.found.or(Some(Reason::Label));
         }
     }
     let mut find = Find { found: None, nested: 0 };
@@ -540,53 +541,53 @@ impl Check<'_> {
         mentions(e.to_token_stream(), &self.names)
     }
 
-    fn stmts(&mut self, stmts: &[Stmt], guards: bool) -> Result<(), &'static str> {
+    fn stmts(&mut self, stmts: &[Stmt], guards: bool) -> Result<(), Reason> {
         for stmt in stmts {
             if let Some(cond) = continue_guard(stmt).filter(|_| guards) {
                 if self.reads(cond) {
-                    return Err("reads");
+                    return Err(Reason::Reads);
                 }
                 if self.env.ty(cond) != Ty::Bool {
-                    return Err("effect");
+                    return Err(Reason::Effect);
                 }
                 continue;
             }
             match stmt {
                 Stmt::Local(local) => {
-                    let Some(init) = &local.init else { return Err("effect") };
+                    let Some(init) = &local.init else { return Err(Reason::Effect) };
                     if init.diverge.is_some() {
-                        return Err("effect");
+                        return Err(Reason::Effect);
                     }
                     if self.reads(&init.expr) {
-                        return Err("reads");
+                        return Err(Reason::Reads);
                     }
                     if pat_names(&local.pat).iter().any(|n| self.names.contains(n)) {
-                        return Err("shadow");
+                        return Err(Reason::Shadow);
                     }
                     if !self.env.value(&init.expr).known() {
-                        return Err("effect");
+                        return Err(Reason::Effect);
                     }
                     self.env.bind_let(local);
                 }
                 Stmt::Expr(e, _) => self.expr(e)?,
-                Stmt::Item(_) => return Err("effect"),
-                Stmt::Macro(_) => return Err("macro"),
+                Stmt::Item(_) => return Err(Reason::Effect),
+                Stmt::Macro(_) => return Err(Reason::Macro),
             }
         }
         Ok(())
     }
 
-    fn expr(&mut self, e: &Expr) -> Result<(), &'static str> {
+    fn expr(&mut self, e: &Expr) -> Result<(), Reason> {
         if let Some((acc, fold, term)) = keep(e) {
             return self.term(acc, fold, term);
         }
         match e {
             Expr::If(i) => {
                 if self.reads(&i.cond) {
-                    return Err("reads");
+                    return Err(Reason::Reads);
                 }
                 if self.env.ty(&i.cond) != Ty::Bool {
-                    return Err("effect");
+                    return Err(Reason::Effect);
                 }
                 self.block(&i.then_branch)?;
                 match i.else_branch.as_ref().map(|(_, e)| &**e) {
@@ -602,31 +603,31 @@ impl Check<'_> {
                 match store(e) {
                     Some((place, term)) if self.stores.allow(place) => {
                         if self.reads(term) {
-                            return Err("reads");
+                            return Err(Reason::Reads);
                         }
-                        self.env.ty(term).float_width().map(|_| ()).ok_or("type")
+                        self.env.ty(term).float_width().map(|_| ()).ok_or(Reason::Type)
                     }
-                    _ => Err("effect"),
+                    _ => Err(Reason::Effect),
                 }
             }
         }
     }
 
     /// One accumulation of `term` into `acc` by `fold`.
-    fn term(&mut self, acc: Ident, fold: Fold, term: &Expr) -> Result<(), &'static str> {
+    fn term(&mut self, acc: Ident, fold: Fold, term: &Expr) -> Result<(), Reason> {
         if self.reads(term) {
-            return Err("reads");
+            return Err(Reason::Reads);
         }
-        let width = self.env.ty(term).float_width().ok_or("type");
-        let Some(entry) = self.accs.iter_mut().find(|(a, ..)| *a == acc) else { return Err("effect") };
+        let width = self.env.ty(term).float_width().ok_or(Reason::Type);
+        let Some(entry) = self.accs.iter_mut().find(|(a, ..)| *a == acc) else { return Err(Reason::Effect) };
         if entry.1 != fold {
-            return Err("mixed");
+            return Err(Reason::Mixed);
         }
-        entry.2 = entry.2.unify(width?).ok_or("type")?;
+        entry.2 = entry.2.unify(width?).ok_or(Reason::Type)?;
         Ok(())
     }
 
-    fn block(&mut self, block: &Block) -> Result<(), &'static str> {
+    fn block(&mut self, block: &Block) -> Result<(), Reason> {
         self.env.push();
         let checked = self.stmts(&block.stmts, false);
         self.env.pop();
@@ -649,23 +650,23 @@ pub(crate) fn analyse_loop(f: &ExprForLoop, env: &Env) -> Verdict {
     let idiom = format!("for {} {}", source.as_ref().map_or("?", Source::word), first.word());
     let left = |reason| Verdict::LeftAlone { idiom: idiom.clone(), reason };
     if f.label.is_some() {
-        return left("label");
+        return left(Reason::Label);
     }
     if let Some(reason) = forbidden(&f.body) {
         return left(reason);
     }
-    let Some(source) = source else { return left("source") };
+    let Some(source) = source else { return left(Reason::Source) };
     let mut accs: Vec<(Ident, Fold, Width)> = Vec::new();
     for (ident, fold) in found {
         if let Some(seen) = accs.iter().find(|(a, ..)| *a == ident) {
             if seen.1 != fold {
-                return left("mixed");
+                return left(Reason::Mixed);
             }
             continue;
         }
         match env.lookup(&ident.to_string()) {
             Some((Ty::Float(width), true)) => accs.push((ident, fold, width)),
-            _ => return left("type"),
+            _ => return left(Reason::Type),
         }
     }
     match plan(source, f.pat.as_ref().clone(), f.body.clone(), accs, env) {
@@ -689,7 +690,7 @@ fn in_place(f: &ExprForLoop, env: &Env) -> Verdict {
     let idiom = format!("for {} =", source.word());
     let left = |reason| Verdict::LeftAlone { idiom: idiom.clone(), reason };
     if f.label.is_some() {
-        return left("label");
+        return left(Reason::Label);
     }
     if let Some(reason) = forbidden(&f.body) {
         return left(reason);
@@ -765,16 +766,16 @@ pub(crate) fn analyse_call(m: &ExprMethodCall, env: &Env, expected: Option<Width
         _ => format!("{word}.{method}()"),
     };
     let left = |reason| Verdict::LeftAlone { idiom: idiom.clone(), reason };
-    let Some(source) = source else { return left("source") };
+    let Some(source) = source else { return left(Reason::Source) };
     // The element pattern and the value the chain reduces, before any `fold` closure.
     let item = Ident::new("__adaptive_x", proc_macro2::Span::mixed_site());
     let (pat, value): (Pat, Expr) = match map {
         None => (syn::parse_quote!(#item), syn::parse_quote!(#item)),
         Some(Expr::Closure(c)) => match closure(c, 1) {
             Some((mut params, body)) => (params.remove(0), body),
-            None => return left("effect"),
+            None => return left(Reason::Effect),
         },
-        Some(_) => return left("effect"),
+        Some(_) => return left(Reason::Effect),
     };
     let planned = match method.as_str() {
         "sum" | "product" => {
@@ -788,7 +789,7 @@ pub(crate) fn analyse_call(m: &ExprMethodCall, env: &Env, expected: Option<Width
                 },
                 None => expected,
             };
-            let Some(width) = width.filter(|w| *w != Width::Any) else { return left("type") };
+            let Some(width) = width.filter(|w| *w != Width::Any) else { return left(Reason::Type) };
             let (op, init, body): (Op, Init, Block) = if method == "sum" {
                 (Op::Sum, Init::Sum(width), syn::parse_quote!({ #acc += #value; }))
             } else {
@@ -798,16 +799,16 @@ pub(crate) fn analyse_call(m: &ExprMethodCall, env: &Env, expected: Option<Width
         }
         _ => {
             let init = &m.args[0];
-            let Some(init_width) = env.ty(init).float_width() else { return left("type") };
+            let Some(init_width) = env.ty(init).float_width() else { return left(Reason::Type) };
             // The update of the hidden accumulator: a closure's element pattern is bound to `value`
             // first (`let x = value; acc += t(x);`), a path (`f32::max`) takes `value` itself.
             let (op, width, body): (Op, Width, Block) = match &m.args[1] {
                 Expr::Closure(c) => {
                     let Some((params, body)) = closure(c, 2).filter(|(_, b)| !matches!(b, Expr::Block(_))) else {
-                        return left("effect");
+                        return left(Reason::Effect);
                     };
-                    let Some(a) = pat_ident(&params[0]) else { return left("effect") };
-                    let Some((op, term)) = fold_body(&body, &a) else { return left("op") };
+                    let Some(a) = pat_ident(&params[0]) else { return left(Reason::Effect) };
+                    let Some((op, term)) = fold_body(&body, &a) else { return left(Reason::Op) };
                     let (element, update) = (&params[1], update(acc, op, term));
                     (op, Width::Any, syn::parse_quote!({ let #element = #value; #update; }))
                 }
@@ -816,10 +817,10 @@ pub(crate) fn analyse_call(m: &ExprMethodCall, env: &Env, expected: Option<Width
                         let update = update(acc, op, &value);
                         (op, width, syn::parse_quote!({ #update; }))
                     }
-                    None => return left("op"),
+                    None => return left(Reason::Op),
                 },
             };
-            let Some(width) = init_width.unify(width) else { return left("type") };
+            let Some(width) = init_width.unify(width) else { return left(Reason::Type) };
             plan(source, pat, body, vec![(acc.clone(), Fold::Op(op), width)], env)
                 .map(|p| (p, Init::Fold(Box::new(init.clone()), width)))
         }
@@ -935,13 +936,13 @@ fn plan(
     mut body: Block,
     mut accs: Vec<(Ident, Fold, Width)>,
     env: &Env,
-) -> Result<Plan, &'static str> {
+) -> Result<Plan, Reason> {
     if matches!(source, Source::Range { .. }) && !matches!(&pat, Pat::Wild(_)) && pat_ident(&pat).is_none() {
-        return Err("source");
+        return Err(Reason::Source);
     }
     let names: Vec<String> = accs.iter().map(|(i, ..)| i.to_string()).collect();
     if pat_names(&pat).iter().any(|n| names.contains(n)) {
-        return Err("shadow");
+        return Err(Reason::Shadow);
     }
     let stores = match (&source, pat_ident(&pat)) {
         (Source::Range { .. }, Some(index)) => {
@@ -955,7 +956,7 @@ fn plan(
     let mut check = Check { env: start.clone(), accs: &mut accs, names, stores: &stores };
     check.stmts(&body.stmts, true)?;
     if accs.iter().any(|(_, fold, w)| matches!(fold, Fold::Op(Op::Max | Op::Min)) && *w == Width::Any) {
-        return Err("type");
+        return Err(Reason::Type);
     }
     let math = super::math::replace(&mut body, &start);
     let mut hoists = match index_ident(&pat, &source) {
@@ -973,7 +974,7 @@ fn plan(
 /// The slices a range loop's body over `index` stores into: each a mutable float slice from
 /// outside the loop, named only as `x[index]` in the body (`overlap` otherwise: a store at
 /// another index, or another use, would reach elements of other iterations).
-fn written_slices(body: &Block, index: &Ident, pat: &Pat, env: &Env) -> Result<Vec<String>, &'static str> {
+fn written_slices(body: &Block, index: &Ident, pat: &Pat, env: &Env) -> Result<Vec<String>, Reason> {
     struct Places(Vec<String>);
     impl<'ast> Visit<'ast> for Places {
         fn visit_expr(&mut self, e: &'ast Expr) {
@@ -1002,10 +1003,10 @@ fn written_slices(body: &Block, index: &Ident, pat: &Pat, env: &Env) -> Result<V
     locals.extend(let_names(&body.stmts));
     for slice in &written {
         if locals.contains(slice) {
-            return Err("shadow");
+            return Err(Reason::Shadow);
         }
         if !matches!(env.lookup(slice), Some((Ty::Slice { shared: false, .. }, _))) {
-            return Err("type");
+            return Err(Reason::Type);
         }
     }
     // Every mention of a written slice is `x[index]`.
@@ -1029,7 +1030,7 @@ fn written_slices(body: &Block, index: &Ident, pat: &Pat, env: &Env) -> Result<V
     let mut uses = Uses { written: &written, index, other: false };
     uses.visit_block(body);
     if uses.other {
-        return Err("overlap");
+        return Err(Reason::Overlap);
     }
     Ok(written)
 }

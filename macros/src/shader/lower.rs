@@ -13,11 +13,12 @@ use syn::{BinOp, Expr, ExprForLoop, Lit, Pat, RangeLimits, Stmt, UnOp};
 use super::ir::{Acc, AccOp, Arg, ArgSource, Bin, Binding, Func, Place, Un, Var, View, ViewId, E, S};
 use super::outer::{Held, Outer};
 use super::ty::{Class, Tv, Ty, Types};
+use crate::reason::Reason;
 use crate::reduce::{self, plain_ident};
 use crate::split::{Carried, Chain, Kind, Space, Stream, Target, Value};
 
 /// Why a loop stays on the host, in a word.
-pub(super) type R<T> = Result<T, &'static str>;
+pub(super) type R<T> = Result<T, Reason>;
 
 /// A loop body, lowered.
 #[derive(Default)]
@@ -124,7 +125,7 @@ pub(super) fn lower(
     for c in carried {
         let class = match c.value {
             Value::Float(reduce::Width::F32) => Class::Known(Ty::F32),
-            Value::Float(reduce::Width::F64) => return Err("f64"),
+            Value::Float(reduce::Width::F64) => return Err(Reason::F64),
             Value::Float(reduce::Width::Any) => Class::Float,
             Value::Int => Class::Int,
         };
@@ -155,7 +156,7 @@ pub(super) fn lower(
                 l.bind(p.ident.to_string(), Local::Val(index));
             }
             Pat::Wild(_) => {}
-            _ => return Err("value"),
+            _ => return Err(Reason::Value),
         },
         Space::Chain(chain) => {
             let mut widths = 0;
@@ -203,7 +204,7 @@ impl Lower<'_> {
     pub(super) fn binding(&mut self, name: &Ident, held: Held) -> R<ViewId> {
         let elem = match held {
             Held::Slice(elem) => elem?,
-            Held::Scalar(_) => return Err("value"),
+            Held::Scalar(_) => return Err(Reason::Value),
             Held::Opaque(word) => return Err(word),
         };
         if let Some(b) = self.out.bindings.iter().position(|b| b.name == *name) {
@@ -254,7 +255,7 @@ impl Lower<'_> {
     }
 
     fn stream_item(&mut self, s: &Stream, widths: &mut usize) -> R<Item> {
-        let (held, _) = self.outer.get(&s.slice.to_string()).ok_or("type")?;
+        let (held, _) = self.outer.get(&s.slice.to_string()).ok_or(Reason::Type)?;
         let view = self.binding(&s.slice, held)?;
         if s.mutable {
             let b = self.out.views[view].binding;
@@ -263,7 +264,7 @@ impl Lower<'_> {
         Ok(match &s.rows {
             Some(rows) => {
                 if !pure(&rows.width) {
-                    return Err("syntax");
+                    return Err(Reason::Syntax);
                 }
                 let k = *widths;
                 *widths += 1;
@@ -308,11 +309,11 @@ impl Lower<'_> {
                         out.push(S::Row { view: row, parent: *parent, unit: E::Local(at), width, exact: *exact });
                         self.bind(name, Local::View(row));
                     }
-                    Item::Pair(..) => return Err("value"),
+                    Item::Pair(..) => return Err(Reason::Value),
                 }
                 Ok(())
             }
-            _ => Err("value"),
+            _ => Err(Reason::Value),
         }
     }
 
@@ -342,13 +343,13 @@ impl Lower<'_> {
         match s {
             Stmt::Local(local) => self.local(local, out),
             Stmt::Expr(e, _) => self.expr_stmt(e, out),
-            Stmt::Item(_) => Err("syntax"),
-            Stmt::Macro(_) => Err("macro"),
+            Stmt::Item(_) => Err(Reason::Syntax),
+            Stmt::Macro(_) => Err(Reason::Macro),
         }
     }
 
     fn local(&mut self, local: &syn::Local, out: &mut Vec<S>) -> R<()> {
-        let Some(init) = local.init.as_ref().filter(|i| i.diverge.is_none()) else { return Err("syntax") };
+        let Some(init) = local.init.as_ref().filter(|i| i.diverge.is_none()) else { return Err(Reason::Syntax) };
         match (&local.pat, &*init.expr) {
             (Pat::Tuple(pats), Expr::Tuple(values)) if pats.elems.len() == values.elems.len() => {
                 // Every value first, then every name: `let (a, b) = (b, a)` swaps.
@@ -397,11 +398,11 @@ impl Lower<'_> {
                     }
                     Val::View(view) if declared.is_none() => self.bind(name, Local::View(view)),
                     Val::Elem(view, at) if declared.is_none() => self.bind(name, Local::Elem(view, at)),
-                    _ => return Err("value"),
+                    _ => return Err(Reason::Value),
                 }
                 Ok(())
             }
-            _ => Err("value"),
+            _ => Err(Reason::Value),
         }
     }
 
@@ -450,7 +451,7 @@ impl Lower<'_> {
             Expr::ForLoop(f) => self.for_loop(f, out),
             Expr::While(w) => {
                 if w.label.is_some() {
-                    return Err("label");
+                    return Err(Reason::Label);
                 }
                 self.no_prelude += 1;
                 let cond = self.bool_of(&w.cond);
@@ -467,7 +468,7 @@ impl Lower<'_> {
             }
             Expr::Loop(l) => {
                 if l.label.is_some() {
-                    return Err("label");
+                    return Err(Reason::Label);
                 }
                 self.depth += 1;
                 let body = self.stmts(&l.body.stmts);
@@ -482,13 +483,13 @@ impl Lower<'_> {
             }
             Expr::Break(b) => {
                 if b.label.is_some() {
-                    return Err("label");
+                    return Err(Reason::Label);
                 }
                 if b.expr.is_some() {
-                    return Err("syntax");
+                    return Err(Reason::Syntax);
                 }
                 if self.depth == 0 {
-                    return Err("break");
+                    return Err(Reason::Break);
                 }
                 out.push(S::Break);
                 Ok(())
@@ -496,7 +497,7 @@ impl Lower<'_> {
             Expr::Continue(c) => {
                 let own = c.label.as_ref().is_some_and(|l| Some(l.ident.to_string()) == self.label);
                 if c.label.is_some() && !(own && self.depth == 0) {
-                    return Err("label");
+                    return Err(Reason::Label);
                 }
                 if self.depth == 0 {
                     self.out.wrapped = true;
@@ -506,7 +507,7 @@ impl Lower<'_> {
                 }
                 Ok(())
             }
-            Expr::Macro(_) => Err("macro"),
+            Expr::Macro(_) => Err(Reason::Macro),
             e => {
                 let val = self.value(e)?;
                 self.flush(out);
@@ -533,7 +534,7 @@ impl Lower<'_> {
                     branch.push(s?);
                     branch
                 }
-                _ => return Err("syntax"),
+                _ => return Err(Reason::Syntax),
             },
         };
         Ok(S::If(cond, then, els))
@@ -542,7 +543,7 @@ impl Lower<'_> {
     /// An inner `for`: over a range, or over slices (their items, zipped and enumerated).
     fn for_loop(&mut self, f: &ExprForLoop, out: &mut Vec<S>) -> R<()> {
         if f.label.is_some() {
-            return Err("label");
+            return Err(Reason::Label);
         }
         self.scopes.push(Vec::new());
         let result = self.for_loop_scoped(f, out);
@@ -554,7 +555,7 @@ impl Lower<'_> {
         let mut head = Vec::new();
         let (counter, end, inclusive) = match &*f.expr {
             Expr::Range(r) => {
-                let (Some(start), Some(end)) = (&r.start, &r.end) else { return Err("syntax") };
+                let (Some(start), Some(end)) = (&r.start, &r.end) else { return Err(Reason::Syntax) };
                 let (start, stv) = self.scalar(start)?;
                 let (end, etv) = self.scalar(end)?;
                 self.unify(stv, etv)?;
@@ -569,7 +570,7 @@ impl Lower<'_> {
                         self.bind(p.ident.to_string(), Local::Val(j));
                     }
                     Pat::Wild(_) => {}
-                    _ => return Err("value"),
+                    _ => return Err(Reason::Value),
                 }
                 (c, e, matches!(r.limits, RangeLimits::Closed(_)))
             }
@@ -579,7 +580,7 @@ impl Lower<'_> {
                 let mut counts = Vec::new();
                 walks(&item, usize_tv, &mut counts);
                 let count =
-                    counts.into_iter().reduce(|a, b| E::Call(Func::Min, vec![a, b], usize_tv)).ok_or("syntax")?;
+                    counts.into_iter().reduce(|a, b| E::Call(Func::Min, vec![a, b], usize_tv)).ok_or(Reason::Syntax)?;
                 let (c, e) = (self.var_of(usize_tv), self.var_of(usize_tv));
                 self.flush(out);
                 out.push(S::Decl(c, Some(E::Int(0, usize_tv))));
@@ -624,14 +625,14 @@ impl Lower<'_> {
                 }
                 ("copied" | "cloned", 0) => match self.items(&m.receiver, false)? {
                     Item::Value(v) => Ok(Item::Value(v)),
-                    _ => Err("call"),
+                    _ => Err(Reason::Call),
                 },
                 ("iter", 0) => Ok(Item::Value(self.view_of(&m.receiver)?)),
                 // Rows of a whole captured slice read in an inner loop, `w` evaluated once.
                 ("chunks" | "chunks_exact", 1) if self.no_prelude == 0 => {
                     let parent = self.view_of(&m.receiver)?;
                     if self.out.views[parent].base.is_some() {
-                        return Err("call");
+                        return Err(Reason::Call);
                     }
                     let (width, tv) = self.scalar(&m.args[0])?;
                     self.require(tv, Ty::Usize)?;
@@ -644,14 +645,14 @@ impl Lower<'_> {
                     self.written(view)?;
                     Ok(Item::Mut(view))
                 }
-                _ => Err("call"),
+                _ => Err(Reason::Call),
             },
             Expr::Reference(r) if into_iter => {
                 let view = match &*r.expr {
                     // `&x[a..b]`: a sub-slice.
                     Expr::Index(i) if matches!(&*i.index, Expr::Range(_)) => match self.reference(r)? {
                         Val::View(v) => v,
-                        _ => return Err("call"),
+                        _ => return Err(Reason::Call),
                     },
                     inner => self.view_of(inner)?,
                 };
@@ -677,7 +678,7 @@ impl Lower<'_> {
                     Ok(Item::Value(view))
                 }
             }
-            _ => Err("call"),
+            _ => Err(Reason::Call),
         }
     }
 
@@ -688,7 +689,7 @@ impl Lower<'_> {
         let b = self.out.views[view].binding;
         let name = self.out.bindings[b].name.to_string();
         if !self.writable.contains(&name) {
-            return Err("writes");
+            return Err(Reason::Writes);
         }
         self.out.bindings[b].written = true;
         Ok(())
@@ -697,7 +698,7 @@ impl Lower<'_> {
     pub(super) fn view_of(&mut self, e: &Expr) -> R<ViewId> {
         match self.value(e)? {
             Val::View(v) => Ok(v),
-            _ => Err("call"),
+            _ => Err(Reason::Call),
         }
     }
 
@@ -713,12 +714,12 @@ impl Lower<'_> {
             Expr::Paren(p) => self.place(&p.expr),
             Expr::Group(g) => self.place(&g.expr),
             Expr::Path(_) => {
-                let name = plain_ident(e).ok_or("syntax")?;
+                let name = plain_ident(e).ok_or(Reason::Syntax)?;
                 match self.lookup(&name.to_string()) {
                     Some(Local::Val(v)) => Ok((Place::Local(v), self.out.vars[v])),
-                    Some(Local::Acc(_)) => Err("reads"),
-                    Some(_) => Err("value"),
-                    None => Err("writes"),
+                    Some(Local::Acc(_)) => Err(Reason::Reads),
+                    Some(_) => Err(Reason::Value),
+                    None => Err(Reason::Writes),
                 }
             }
             Expr::Index(i) => {
@@ -735,9 +736,9 @@ impl Lower<'_> {
                     let etv = self.elem_tv(view);
                     Ok((Place::Elem(view, E::Local(at)), etv))
                 }
-                _ => Err("value"),
+                _ => Err(Reason::Value),
             },
-            _ => Err("syntax"),
+            _ => Err(Reason::Syntax),
         }
     }
 }

@@ -89,6 +89,7 @@ mod wgsl;
 use proc_macro2::Span;
 use syn::{Block, Expr, Signature, Stmt};
 
+use crate::reason::Reason;
 use crate::split::{Independent, TopLoop};
 
 /// What the GPU variant does with one top-level loop.
@@ -98,8 +99,8 @@ pub(crate) struct GpuReport {
     pub line: u32,
     /// What it walks (the split's words).
     pub idiom: String,
-    /// Why it stays on the host, in a word; empty when it runs on the GPU.
-    pub reason: &'static str,
+    /// Why it stays on the host; `None` when it runs on the GPU.
+    pub reason: Option<Reason>,
     /// Roundings its constructs may add over Scalar's (see the precision contract).
     pub roundings: u32,
 }
@@ -111,7 +112,7 @@ pub(crate) fn gpu_loops(
     block: &Block,
     sig: &Signature,
     loops: &[TopLoop],
-    opt_out: Option<&'static str>,
+    opt_out: Option<Reason>,
 ) -> (Block, Vec<GpuReport>) {
     let mut out = block.clone();
     let mut reports = Vec::new();
@@ -124,9 +125,9 @@ pub(crate) fn gpu_loops(
         let (reason, roundings) = match verdict {
             Ok((replacement, roundings)) => {
                 out.stmts[l.stmt] = Stmt::Expr(replacement, Some(syn::Token![;](Span::call_site())));
-                ("", roundings)
+                (None, roundings)
             }
-            Err(word) => (word, 0),
+            Err(word) => (Some(word), 0),
         };
         reports.push(GpuReport { line: l.line, idiom: l.idiom.clone(), reason, roundings });
     }
@@ -134,7 +135,7 @@ pub(crate) fn gpu_loops(
 }
 
 /// The GPU run of the independent loop `l` of `block`, and its roundings.
-fn translate(block: &Block, sig: &Signature, l: &TopLoop, found: &Independent) -> Result<(Expr, u32), &'static str> {
+fn translate(block: &Block, sig: &Signature, l: &TopLoop, found: &Independent) -> Result<(Expr, u32), Reason> {
     let Stmt::Expr(Expr::ForLoop(f), _) = &block.stmts[l.stmt] else { unreachable!("a top-level loop is a `for`") };
     let outer = outer::Outer::new(sig, &block.stmts[..l.stmt], &l.scope);
     let facts = &found.facts;

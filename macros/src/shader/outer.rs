@@ -14,6 +14,7 @@ use syn::{Expr, FnArg, Pat, Signature, Stmt, Type};
 
 use super::ir::Elem;
 use super::ty::{Class, Ty};
+use crate::reason::Reason;
 use crate::reduce::{self, Int, Width};
 use crate::split::{Kind, Scope};
 
@@ -21,11 +22,11 @@ use crate::split::{Kind, Scope};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Held {
     /// A slice-like of this element type (or the word for why a shader cannot hold it).
-    Slice(Result<Elem, &'static str>),
+    Slice(Result<Elem, Reason>),
     /// A scalar, as far as it is known.
     Scalar(Class),
     /// Nothing a shader holds: a `&mut` of another type, or a type declared and not numeric.
-    Opaque(&'static str),
+    Opaque(Reason),
 }
 
 /// The names in scope before one loop, with what they hold.
@@ -109,8 +110,8 @@ impl<'a> Outer<'a> {
         let binding = self.scope.get(name)?;
         let held = match (self.declared.get(name), binding.kind) {
             (Some(h), _) => *h,
-            (None, Kind::MutSlice | Kind::Slice { .. }) => Held::Slice(Err("type")),
-            (None, Kind::MutRef) => Held::Opaque("value"),
+            (None, Kind::MutSlice | Kind::Slice { .. }) => Held::Slice(Err(Reason::Type)),
+            (None, Kind::MutRef) => Held::Opaque(Reason::Value),
             (None, Kind::Other) => Held::Scalar(self.scalar_class(name, binding.usize)),
         };
         Some((held, binding.kind))
@@ -143,15 +144,15 @@ fn held_by_type(ty: &Type) -> Held {
             elem if slice_element(elem).is_some() => Held::Slice(elem_of_type(slice_element(elem).expect("checked"))),
             elem => match Ty::of_type(elem) {
                 Ok(t) if r.mutability.is_none() => Held::Scalar(Class::Known(t)),
-                Ok(_) => Held::Opaque("value"),
-                Err(word) => Held::Opaque(if word == "type" { "value" } else { word }),
+                Ok(_) => Held::Opaque(Reason::Value),
+                Err(word) => Held::Opaque(if word == Reason::Type { Reason::Value } else { word }),
             },
         },
         ty => match slice_element(ty) {
             Some(elem) => Held::Slice(elem_of_type(elem)),
             None => match Ty::of_type(ty) {
                 Ok(t) => Held::Scalar(Class::Known(t)),
-                Err(word) => Held::Opaque(if word == "type" { "value" } else { word }),
+                Err(word) => Held::Opaque(if word == Reason::Type { Reason::Value } else { word }),
             },
         },
     }
@@ -179,32 +180,32 @@ fn slice_element(ty: &Type) -> Option<&Type> {
 }
 
 /// A slice element type a shader holds.
-pub(super) fn elem_of_type(ty: &Type) -> Result<Elem, &'static str> {
+pub(super) fn elem_of_type(ty: &Type) -> Result<Elem, Reason> {
     match Ty::of_type(ty)? {
         Ty::F32 => Ok(Elem::F32),
         Ty::I32 => Ok(Elem::I32),
         Ty::U32 => Ok(Elem::U32),
         Ty::Usize => Ok(Elem::Usize),
-        Ty::Bool => Err("type"),
+        Ty::Bool => Err(Reason::Type),
     }
 }
 
 /// The element type of `vec![value; n]`: a literal's suffix, else Rust's fallback
 /// where the literal meets nothing (checked at run time if the body says otherwise).
-fn elem_of_literal(value: &Expr) -> Result<Elem, &'static str> {
-    let Expr::Lit(l) = value else { return Err("type") };
+fn elem_of_literal(value: &Expr) -> Result<Elem, Reason> {
+    let Expr::Lit(l) = value else { return Err(Reason::Type) };
     let suffix = match &l.lit {
         syn::Lit::Float(f) if f.suffix().is_empty() => return Ok(Elem::F32),
         syn::Lit::Int(i) if i.suffix().is_empty() => return Ok(Elem::I32),
         syn::Lit::Float(f) => f.suffix().to_string(),
         syn::Lit::Int(i) => i.suffix().to_string(),
-        _ => return Err("type"),
+        _ => return Err(Reason::Type),
     };
     match Ty::of_name(&suffix)? {
         Some(Ty::F32) => Ok(Elem::F32),
         Some(Ty::I32) => Ok(Elem::I32),
         Some(Ty::U32) => Ok(Elem::U32),
         Some(Ty::Usize) => Ok(Elem::Usize),
-        _ => Err("type"),
+        _ => Err(Reason::Type),
     }
 }

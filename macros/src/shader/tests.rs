@@ -14,7 +14,7 @@ fn gpu(f: TokenStream) -> (Vec<&'static str>, String) {
     let f: syn::ItemFn = syn::parse2(f).unwrap();
     let loops = crate::split::analyse_loops(&f.block, &f.sig, false);
     let (body, reports) = gpu_loops(&f.block, &f.sig, &loops, None);
-    let words = reports.iter().map(|r| if r.reason.is_empty() { "gpu" } else { r.reason }).collect();
+    let words = reports.iter().map(|r| r.reason.map_or("gpu", Reason::word)).collect();
     (words, body.into_token_stream().to_string())
 }
 
@@ -212,9 +212,9 @@ fn opted_out_and_unsafe_kernels_say_why() {
     })))
     .unwrap();
     let loops = crate::split::analyse_loops(&f.block, &f.sig, false);
-    for word in ["exact", "gpu"] {
-        let (_, reports) = gpu_loops(&f.block, &f.sig, &loops, Some(word));
-        assert_eq!(reports[0].reason, word);
+    for why in [Reason::Exact, Reason::Gpu] {
+        let (_, reports) = gpu_loops(&f.block, &f.sig, &loops, Some(why));
+        assert_eq!(reports[0].reason, Some(why));
     }
     let unsafe_fn = quote!(
         unsafe fn k(out: &mut [f32]) {

@@ -15,6 +15,7 @@ use std::fmt::Write;
 use super::ir::{AccOp, Bin, Elem, Func, Place, Un, View, ViewId, E, S};
 use super::lower::{Lowered, R};
 use super::ty::Ty;
+use crate::reason::Reason;
 
 /// The printed shader and the types the runtime checks the captured values against.
 pub(super) struct Shader {
@@ -34,7 +35,7 @@ pub(super) fn print(l: &mut Lowered) -> R<Shader> {
     for a in &l.accs {
         let ty = l.types.resolve(a.tv)?;
         if ty == Ty::Bool || (ty != Ty::F32 && a.op != AccOp::Sum) {
-            return Err("type");
+            return Err(Reason::Type);
         }
         reductions.push((a.op, ty));
     }
@@ -136,7 +137,7 @@ fn combine(op: AccOp, ty: Ty, a: &str, b: &str) -> String {
 
 /// An `f32` literal: the value rustc makes of `digits`, exactly.
 fn float(digits: &str) -> R<String> {
-    let v: f32 = digits.parse().map_err(|_| "type")?;
+    let v: f32 = digits.parse().map_err(|_| Reason::Type)?;
     if v.is_finite() && v == v.trunc() && v.abs() < 16_777_216.0 && !(v == 0.0 && v.is_sign_negative()) {
         Ok(format!("{v:.1}f"))
     } else {
@@ -181,11 +182,11 @@ fn binary(op: Bin, ty: Ty, l: &str, r: &str) -> R<String> {
         (Ty::I32 | Ty::U32, Bin::Add | Bin::Sub | Bin::Mul) => plain(),
         (Ty::I32 | Ty::U32 | Ty::Usize, Bin::BitAnd | Bin::BitOr | Bin::BitXor) => plain(),
         (Ty::I32 | Ty::U32, Bin::Shl | Bin::Shr) => format!("({l} {sym} (u32({r}) & 31u))"),
-        (Ty::Usize, Bin::Shl | Bin::Shr) => return Err("size"),
+        (Ty::Usize, Bin::Shl | Bin::Shr) => return Err(Reason::Size),
         (Ty::Bool, Bin::And | Bin::Or | Bin::BitAnd | Bin::BitOr) => plain(),
         (Ty::Bool, Bin::BitXor) => format!("({l} != {r})"),
         // `%` of floats (Rust's is exact, WGSL's is not), and what Rust does not compile.
-        _ => return Err("syntax"),
+        _ => return Err(Reason::Syntax),
     })
 }
 
@@ -235,15 +236,15 @@ impl Printer<'_> {
         Ok(match e {
             E::Float(digits, tv) => match self.ty(*tv)? {
                 Ty::F32 => float(digits)?,
-                _ => return Err("type"),
+                _ => return Err(Reason::Type),
             },
             E::Int(v, tv) => match self.ty(*tv)? {
                 Ty::I32 if *v <= i32::MAX as u128 => format!("{v}i"),
                 // `-2147483648i32`: the negation wraps to itself.
                 Ty::I32 if *v == 1 << 31 => "bitcast<i32>(0x80000000u)".into(),
                 Ty::U32 | Ty::Usize if *v <= u128::from(u32::MAX) => format!("{v}u"),
-                Ty::I32 | Ty::U32 | Ty::Usize => return Err("size"),
-                _ => return Err("type"),
+                Ty::I32 | Ty::U32 | Ty::Usize => return Err(Reason::Size),
+                _ => return Err(Reason::Type),
             },
             E::Bool(b) => b.to_string(),
             E::Local(v) => format!("v{v}"),
@@ -254,7 +255,7 @@ impl Printer<'_> {
             E::Unary(Un::Neg, e, _) => format!("(-{})", self.expr(e)?),
             E::Unary(Un::Not, e, tv) => match self.ty(*tv)? {
                 Ty::Bool => format!("(!{})", self.expr(e)?),
-                Ty::F32 => return Err("type"),
+                Ty::F32 => return Err(Reason::Type),
                 _ => format!("(~{})", self.expr(e)?),
             },
             E::Binary(op, l, r, tv) => {
@@ -277,7 +278,7 @@ impl Printer<'_> {
                     (Ty::U32 | Ty::Usize, Ty::I32) => format!("bitcast<i32>({e})"),
                     (Ty::Bool, Ty::I32) => format!("i32({e})"),
                     (Ty::Bool, Ty::U32 | Ty::Usize) => format!("u32({e})"),
-                    _ => return Err("type"),
+                    _ => return Err(Reason::Type),
                 }
             }
             E::Call(f, args, tv) => {
@@ -399,7 +400,7 @@ impl Printer<'_> {
                 let one = match self.ty(self.l.vars[*v])? {
                     Ty::I32 => "1i",
                     Ty::U32 | Ty::Usize => "1u",
-                    _ => return Err("type"),
+                    _ => return Err(Reason::Type),
                 };
                 self.line(&format!("v{v} = v{v} + {one};"));
             }

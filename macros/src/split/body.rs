@@ -49,6 +49,7 @@ use super::names::{format_names, idents, item_name, path_names, pure, READ_ONLY}
 use super::offset::{self, Inner};
 use super::scatter::{self, Scatter, Update};
 use super::scope::{Kind, Scope};
+use crate::reason::Reason;
 use crate::reduce::{accumulation, pat_names, plain_ident, Op, Ty, Width};
 use crate::tokens::{normalised, strip};
 
@@ -152,7 +153,7 @@ pub(super) struct Loop<'a> {
 
 /// Checks `body` as the body of `the_loop`; `Err` holds the word for why its
 /// iterations cannot be proved independent.
-pub(super) fn check(body: &Block, the_loop: &Loop, scope: &Scope) -> Result<Facts, &'static str> {
+pub(super) fn check(body: &Block, the_loop: &Loop, scope: &Scope) -> Result<Facts, Reason> {
     let mut c = Checker {
         scope,
         the_loop,
@@ -188,7 +189,7 @@ struct Checker<'a> {
     loops: usize,
     /// Closures and `async` blocks around the current point.
     closures: usize,
-    reason: Option<&'static str>,
+    reason: Option<Reason>,
     /// `(accumulator, operator, subtracts)` for each accumulation statement.
     accumulations: Vec<(Ident, Op, bool)>,
     /// Names from outside bound `mut` and read (not through an accumulation).
@@ -205,7 +206,7 @@ struct Checker<'a> {
 }
 
 impl Checker<'_> {
-    fn fail(&mut self, reason: &'static str) {
+    fn fail(&mut self, reason: Reason) {
         self.reason.get_or_insert(reason);
     }
 
@@ -321,7 +322,7 @@ impl Checker<'_> {
                         }
                         Some(_) => {
                             self.mentions.entry(name).or_insert(n);
-                            self.fail("writes");
+                            self.fail(Reason::Writes);
                         }
                         None => {}
                     }
@@ -352,7 +353,7 @@ impl Checker<'_> {
             self.read_mut.insert(name.clone());
         }
         if self.the_loop.streams.contains(&name) {
-            self.fail("overlap");
+            self.fail(Reason::Overlap);
         }
         if b.kind == Kind::MutSlice {
             self.accesses.entry(name).or_default().push(Use::Other);
@@ -449,7 +450,7 @@ impl Checker<'_> {
             }
         }
         if crate::std_macros::known(&mac.path) != Some(crate::std_macros::Known::Reads) {
-            return self.fail("macro");
+            return self.fail(Reason::Macro);
         }
         // A write, or a target named at its own row, inside a macro cannot be followed.
         let names = idents(mac.tokens.clone());
@@ -457,7 +458,7 @@ impl Checker<'_> {
             .iter()
             .any(|n| self.outer(&n.to_string()).is_some_and(|b| matches!(b.kind, Kind::MutSlice | Kind::MutRef)))
         {
-            return self.fail("macro");
+            return self.fail(Reason::Macro);
         }
         let args = if mac.path.is_ident("vec") {
             mac.parse_body_with(|input: syn::parse::ParseStream| {
@@ -484,11 +485,11 @@ impl Checker<'_> {
                     self.read(&n);
                 }
             }
-            Err(_) => self.fail("macro"),
+            Err(_) => self.fail(Reason::Macro),
         }
     }
 
-    fn finish(mut self) -> Result<Facts, &'static str> {
+    fn finish(mut self) -> Result<Facts, Reason> {
         if let Some(reason) = self.reason {
             return Err(reason);
         }
@@ -500,7 +501,7 @@ impl Checker<'_> {
                 subtracted.insert(acc.to_string());
             }
             match carried.iter().find(|c| c.ident == acc) {
-                Some(seen) if seen.op != op => return Err("mixed"),
+                Some(seen) if seen.op != op => return Err(Reason::Mixed),
                 Some(_) => {}
                 None => carried.push(Carried { ident: acc, op, value: Value::Int }),
             }
@@ -509,20 +510,20 @@ impl Checker<'_> {
             c.value = match self.scope.env.lookup(&c.ident.to_string()) {
                 Some((Ty::Float(w), true)) => {
                     if self.the_loop.exact {
-                        return Err("exact");
+                        return Err(Reason::Exact);
                     }
                     if matches!(c.op, Op::Max | Op::Min) && w == Width::Any {
-                        return Err("type");
+                        return Err(Reason::Type);
                     }
                     Value::Float(w)
                 }
                 // An integer sum is exact in any order; a difference of unsigned partials is not.
                 Some((Ty::Int(_), true)) if c.op == Op::Sum && !subtracted.contains(&c.ident.to_string()) => Value::Int,
-                _ => return Err("type"),
+                _ => return Err(Reason::Type),
             };
         }
         if carried.iter().any(|c| self.read_mut.contains(&c.ident.to_string())) {
-            return Err("reads");
+            return Err(Reason::Reads);
         }
         // Targets: written, and named only at their own item or row, at one stride. Scatters:
         // updated by one operator at slots chosen by data, and otherwise only measured.
@@ -537,7 +538,7 @@ impl Checker<'_> {
             if let (Some(first), true) = (rows.first(), rows.len() == uses.len()) {
                 let key = first.stride.key();
                 if rows.iter().any(|a| a.stride.key() != key) {
-                    return Err("overlap");
+                    return Err(Reason::Overlap);
                 }
                 if let Stride::Expr(w) = &first.stride {
                     self.strides.extend(path_names(w));
@@ -547,11 +548,11 @@ impl Checker<'_> {
                 continue;
             }
             let measured = uses.iter().all(|u| matches!(u, Use::Scatter(_) | Use::Len));
-            let Some(&update) = updates.first().filter(|_| measured) else { return Err("overlap") };
+            let Some(&update) = updates.first().filter(|_| measured) else { return Err(Reason::Overlap) };
             if updates.iter().any(|&u| u != update) {
-                return Err("mixed");
+                return Err(Reason::Mixed);
             }
-            let element = self.scope.element(name).ok_or("type")?;
+            let element = self.scope.element(name).ok_or(Reason::Type)?;
             Scatter::check(update, element, self.the_loop.exact)?;
             scatters.push(Scatter { name: ident.clone(), update, element });
         }
@@ -566,11 +567,11 @@ impl Checker<'_> {
             .chain(self.strides.iter().cloned());
         for name in protected {
             if self.bound.contains(&name) {
-                return Err("shadow");
+                return Err(Reason::Shadow);
             }
         }
         if targets.is_empty() && carried.is_empty() && scatters.is_empty() && self.the_loop.streams.is_empty() {
-            return Err("nothing");
+            return Err(Reason::Nothing);
         }
         let shared = self
             .mentions
@@ -615,7 +616,7 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                     // A `&mut` (or a slice a chunk writes) used whole may be reborrowed or moved.
                     Some(b) if matches!(b.kind, Kind::MutRef | Kind::MutSlice) => {
                         self.read(&n);
-                        self.fail("writes");
+                        self.fail(Reason::Writes);
                     }
                     Some(_) => self.read(&n),
                     None => {}
@@ -639,7 +640,7 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                 Some((n, b)) if b.kind == Kind::MutSlice => {
                     self.mentions.entry(n.to_string()).or_insert_with(|| n.clone());
                     if self.the_loop.streams.contains(&n.to_string()) {
-                        self.fail("overlap");
+                        self.fail(Reason::Overlap);
                     }
                     let row = self.row(&i.index);
                     self.accesses.entry(n.to_string()).or_default().push(Use::of(row));
@@ -680,7 +681,7 @@ impl<'ast> Visit<'ast> for Checker<'_> {
             Expr::Break(b) => {
                 let inside = b.label.as_ref().is_some_and(|l| self.labels.contains(&l.ident.to_string()));
                 if (b.label.is_none() && self.loops == 0 && self.closures == 0) || (b.label.is_some() && !inside) {
-                    return self.fail("break");
+                    return self.fail(Reason::Break);
                 }
                 syn::visit::visit_expr_break(self, b);
             }
@@ -689,15 +690,15 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                     let own = self.the_loop.label.is_some_and(|s| s.ident == l.ident);
                     // A top-level loop's body can name no other label; kept in case that changes.
                     if !own && !self.labels.contains(&l.ident.to_string()) {
-                        self.fail("label");
+                        self.fail(Reason::Label);
                     }
                 }
             }
-            Expr::Return(_) if self.closures == 0 => self.fail("return"),
-            Expr::Try(_) if self.closures == 0 => self.fail("try"),
-            Expr::Await(_) | Expr::Async(_) => self.fail("await"),
-            Expr::Yield(_) => self.fail("yield"),
-            Expr::Unsafe(_) => self.fail("unsafe"),
+            Expr::Return(_) if self.closures == 0 => self.fail(Reason::Return),
+            Expr::Try(_) if self.closures == 0 => self.fail(Reason::Try),
+            Expr::Await(_) | Expr::Async(_) => self.fail(Reason::Await),
+            Expr::Yield(_) => self.fail(Reason::Yield),
+            Expr::Unsafe(_) => self.fail(Reason::Unsafe),
             Expr::Macro(m) => self.mac(&m.mac),
             Expr::Closure(cl) => {
                 let (loops, labels) = (self.loops, std::mem::take(&mut self.labels));

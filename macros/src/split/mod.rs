@@ -35,6 +35,7 @@ mod shape;
 use proc_macro2::Span;
 use syn::{Block, Expr, ExprForLoop, Pat, Signature, Stmt};
 
+use crate::reason::Reason;
 use body::Loop;
 pub(crate) use body::{Carried, Facts, Stride, Target, Value};
 pub(crate) use scope::{Kind, Scope};
@@ -47,8 +48,8 @@ pub(crate) struct SplitReport {
     pub line: u32,
     /// What it walks: `for range`, `for iter_mut.zip`, `for chunks_mut.enumerate`, …
     pub idiom: String,
-    /// Why it was not split, in a word; empty when it was.
-    pub reason: &'static str,
+    /// Why it was not split; `None` when it was.
+    pub reason: Option<Reason>,
 }
 
 /// Why no loop of a kernel is split, whatever its body.
@@ -61,10 +62,10 @@ pub(crate) enum OptOut {
 }
 
 impl OptOut {
-    pub(crate) fn word(self) -> &'static str {
+    pub(crate) fn reason(self) -> Reason {
         match self {
-            OptOut::Serial => "serial",
-            OptOut::Parallel => "parallel",
+            OptOut::Serial => Reason::Serial,
+            OptOut::Parallel => Reason::Parallel,
         }
     }
 }
@@ -83,7 +84,7 @@ pub(crate) struct TopLoop {
     /// Its iteration space and body facts when its iterations are independent, or the
     /// word for why not. No opt-out (`serial`, `parallel = path`) is applied here: that
     /// is each rewrite's own business.
-    pub verdict: Result<Independent, &'static str>,
+    pub verdict: Result<Independent, Reason>,
     /// The names in scope before it.
     pub scope: Scope,
 }
@@ -108,7 +109,7 @@ pub(crate) fn analyse_loops(block: &Block, sig: &Signature, exact: bool) -> Vec<
                 let line = u32::try_from(f.for_token.span.start().line).unwrap_or(u32::MAX);
                 let verdict = if sig.unsafety.is_some() {
                     // An `unsafe fn`'s body may do without an `unsafe` block what a chunk must not.
-                    Err("unsafe")
+                    Err(Reason::Unsafe)
                 } else {
                     analyse(f, &scope, exact).map(|(space, facts)| Independent { space, facts })
                 };
@@ -142,7 +143,7 @@ pub(crate) fn split_analysed(block: &Block, loops: &[TopLoop], opt_out: Option<O
     for l in loops {
         let (line, idiom) = (l.line, l.idiom.clone());
         let verdict = match (opt_out, &l.verdict) {
-            (Some(o), _) => Err(o.word()),
+            (Some(o), _) => Err(o.reason()),
             (None, Err(reason)) => Err(*reason),
             (None, Ok(found)) => Ok(found),
         };
@@ -153,17 +154,17 @@ pub(crate) fn split_analysed(block: &Block, loops: &[TopLoop], opt_out: Option<O
                 };
                 let split = emit::split_loop(f, space, facts, &l.scope);
                 out.stmts[l.stmt] = Stmt::Expr(split, Some(syn::Token![;](Span::call_site())));
-                reports.push(SplitReport { line, idiom, reason: "" });
+                reports.push(SplitReport { line, idiom, reason: None });
             }
-            Err(reason) => reports.push(SplitReport { line, idiom, reason }),
+            Err(reason) => reports.push(SplitReport { line, idiom, reason: Some(reason) }),
         }
     }
     (out, reports)
 }
 
 /// The iteration space and the body's facts of a loop that can be split, or the word for why not.
-fn analyse(f: &ExprForLoop, scope: &Scope, exact: bool) -> Result<(Space, Facts), &'static str> {
-    let space = Space::of(&f.expr, scope).ok_or("source")?;
+fn analyse(f: &ExprForLoop, scope: &Scope, exact: bool) -> Result<(Space, Facts), Reason> {
+    let space = Space::of(&f.expr, scope).ok_or(Reason::Source)?;
     let pattern = crate::reduce::pat_names(&f.pat);
     let label = f.label.as_ref().map(|l| &l.name);
     match &space {
@@ -171,14 +172,14 @@ fn analyse(f: &ExprForLoop, scope: &Scope, exact: bool) -> Result<(Space, Facts)
             let index = match &*f.pat {
                 Pat::Ident(p) if p.by_ref.is_none() && p.mutability.is_none() && p.subpat.is_none() => Some(&p.ident),
                 Pat::Wild(_) => None,
-                _ => return Err("source"),
+                _ => return Err(Reason::Source),
             };
             let the_loop = Loop { index, label, streams: Vec::new(), pattern, exact };
             let facts = body::check(&f.body, &the_loop, scope)?;
             // The index must be a `usize`, as the chunks' bounds are: said by a bound, or by a
             // write through it (a slice index is a `usize`).
             if !(scope.is_usize(start) || scope.is_usize(end) || !facts.targets.is_empty()) {
-                return Err("source");
+                return Err(Reason::Source);
             }
             Ok((space, facts))
         }
@@ -189,7 +190,7 @@ fn analyse(f: &ExprForLoop, scope: &Scope, exact: bool) -> Result<(Space, Facts)
             distinct.sort();
             distinct.dedup();
             if distinct.len() != streams.len() {
-                return Err("overlap");
+                return Err(Reason::Overlap);
             }
             let the_loop = Loop { index: None, label, streams, pattern, exact };
             let facts = body::check(&f.body, &the_loop, scope)?;

@@ -31,6 +31,7 @@ use syn::visit_mut::VisitMut;
 use syn::{BinOp, Expr};
 
 use super::scope::Element;
+use crate::reason::Reason;
 use crate::reduce::{plain_ident, Width};
 use crate::tokens::{normalised, strip};
 
@@ -117,14 +118,14 @@ fn slot(e: &Expr) -> Option<(Ident, &Expr)> {
 impl Scatter {
     /// Whether `update` applies to elements of `element`; `exact`: the kernel keeps float
     /// operations in their order. `Err` holds the word for why not.
-    pub(super) fn check(update: Update, element: Element, exact: bool) -> Result<(), &'static str> {
+    pub(super) fn check(update: Update, element: Element, exact: bool) -> Result<(), Reason> {
         match (update, element) {
-            (_, Element::Float(_)) if exact => Err("exact"),
+            (_, Element::Float(_)) if exact => Err(Reason::Exact),
             (Update::Add | Update::Sub, Element::Int(_) | Element::Float(_)) => Ok(()),
             (Update::Or | Update::And | Update::Xor, Element::Int(_) | Element::Bool) => Ok(()),
             (Update::Max | Update::Min, Element::Float(w)) if w != Width::Any => Ok(()),
             (Update::Max | Update::Min, Element::Int(Some(_))) => Ok(()),
-            _ => Err("type"),
+            _ => Err(Reason::Type),
         }
     }
 

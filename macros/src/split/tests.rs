@@ -12,7 +12,7 @@ use super::*;
 fn split(f: TokenStream) -> (Vec<&'static str>, String) {
     let f: syn::ItemFn = syn::parse2(f).unwrap();
     let (body, reports) = split_loops(&f.block, &f.sig, false, None);
-    let words = reports.iter().map(|r| if r.reason.is_empty() { "split" } else { r.reason }).collect();
+    let words = reports.iter().map(|r| r.reason.map_or("split", Reason::word)).collect();
     (words, body.into_token_stream().to_string())
 }
 
@@ -292,7 +292,7 @@ fn opt_outs_split_nothing() {
     .unwrap();
     for (opt, word) in [(OptOut::Serial, "serial"), (OptOut::Parallel, "parallel")] {
         let (body, reports) = split_loops(&f.block, &f.sig, false, Some(opt));
-        assert_eq!(reports[0].reason, word);
+        assert_eq!(crate::reason::word(reports[0].reason), word);
         assert_eq!(body.to_token_stream().to_string(), f.block.to_token_stream().to_string());
     }
     let carried = kernel(quote!(for i in 0..n {
@@ -300,13 +300,17 @@ fn opt_outs_split_nothing() {
         s += a[i];
     }));
     let f: syn::ItemFn = syn::parse2(carried).unwrap();
-    assert_eq!(split_loops(&f.block, &f.sig, true, None).1[0].reason, "exact", "a float reduction is reassociated");
+    assert_eq!(
+        split_loops(&f.block, &f.sig, true, None).1[0].reason,
+        Some(Reason::Exact),
+        "a float reduction is reassociated"
+    );
     let counted = kernel(quote!(for i in 0..n {
         out[i] = a[i];
         count += 1;
     }));
     let f: syn::ItemFn = syn::parse2(counted).unwrap();
-    assert_eq!(split_loops(&f.block, &f.sig, true, None).1[0].reason, "", "an integer sum is exact");
+    assert_eq!(split_loops(&f.block, &f.sig, true, None).1[0].reason, None, "an integer sum is exact");
 }
 
 #[test]
@@ -577,7 +581,7 @@ fn scatter_updates_the_split_cannot_prove_say_why() {
         out[*l] += *v;
     })))
     .unwrap();
-    assert_eq!(split_loops(&exact.block, &exact.sig, true, None).1[0].reason, "exact");
+    assert_eq!(split_loops(&exact.block, &exact.sig, true, None).1[0].reason, Some(Reason::Exact));
 }
 
 #[test]

@@ -40,6 +40,7 @@ mod loops;
 pub(crate) mod otlp;
 mod overrides;
 mod policy;
+mod reason;
 mod registry;
 mod report;
 mod route;
@@ -52,8 +53,9 @@ mod verify;
 
 pub use crossover::{crossovers, Crossover, TIE_BAND};
 pub use family::KernelFamily;
-pub use loops::{loop_reason, GpuLine, LoopLine, LoopSummary, MathCalls, SplitLine, LOOP_REASONS};
+pub use loops::{GpuLine, LoopLine, LoopSummary, MathCalls, SplitLine};
 pub use overrides::with_backend;
+pub use reason::{loop_reason, LoopReason, LOOP_REASONS};
 pub use registry::{kernel_named, kernels};
 pub use report::{backend_columns, backend_label, BackendReport, BucketReport, KernelTable};
 pub use route::Route;
