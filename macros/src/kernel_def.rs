@@ -156,7 +156,7 @@ impl KernelDef {
             (None, false) => None,
         };
         // One analysis of the top-level loops, read by the split and by the GPU variant's shader.
-        let top_loops = split::analyse_loops(&relocated.block, &relocated.sig, parsed_args.exact);
+        let top_loops = crate::body::analyse_loops(&relocated.block, &relocated.sig, parsed_args.exact);
         let (split_body, splits) = split::split_analysed(&relocated.block, &top_loops, split_opt_out);
         let gpu_opt_out = match (parsed_args.exact, &parsed_args.gpu) {
             (true, _) => Some(Reason::Exact),
@@ -262,5 +262,31 @@ mod tests {
             let ops = 3;
             ops + 1
         })));
+    }
+
+    #[test]
+    fn loops_inside_a_split_loops_chunks_are_rewritten_too() {
+        // The Parallel variant's body: the split, then the SIMD variant's rewrite over it.
+        let item: Item = syn::parse2(quote!(
+            fn k(src: &[f32], dst: &mut [f32], w: usize, s: f32) {
+                for (y, out) in dst.chunks_exact_mut(w).enumerate() {
+                    let row = &src[y * w..(y + 1) * w];
+                    for x in 1..w - 1 {
+                        out[x] = (row[x - 1] + row[x + 1]) * s;
+                    }
+                }
+                for i in 0..src.len() {
+                    dst[i] = src[i] * s;
+                }
+            }
+        ))
+        .unwrap();
+        let k = KernelDef::new(quote!(complexity = "Low"), &item).unwrap();
+        assert!(k.splits.iter().all(|s| s.reason.is_none()));
+        let lanes: Vec<(&str, bool, bool)> =
+            k.loops.iter().map(|l| (l.report.idiom.as_str(), l.report.rewritten, l.parallel)).collect();
+        assert_eq!(lanes, [("for range =", true, true), ("for range =", true, true)]);
+        let parallel = k.parallel_body.unwrap().into_token_stream().to_string();
+        assert!(parallel.matches("chunk_mut :: < _ , 64 >").count() == 2, "{parallel}");
     }
 }

@@ -62,8 +62,9 @@
 //! | `hash` | `token_hash`: FNV-1a over a layout-independent rendering of the tokens |
 //! | `attrs` | which user attribute goes on which generated item |
 //! | `relocate` | module-relative paths moved to where the variants live |
+//! | `body` | the model of the body every rewrite reads: types of names, what loops walk, what they read and write, reductions, index ranges, and each top-level loop analysed once |
 //! | `reduce` | the SIMD body's float reductions reassociated into independent lanes, its bounds-checked element-wise index loops taken in chunks, and what was done to each |
-//! | `split` | the Parallel body: top-level loops with independent iterations split across threads, and why not where not; the one analysis of top-level loops every rewrite reads |
+//! | `split` | the Parallel body: top-level loops with independent iterations split across threads, and why not where not |
 //! | `shader` | the GPU body: those loops as WGSL compute shaders, one invocation per iteration (a checked subset with its own type inference, types confirmed at run time), and why not where not |
 //! | `variants` | `mod k`: the variants and `KERNEL` (a `ToTokens` printer, one method per piece) |
 //! | `wrapper` | the routed function |
@@ -73,6 +74,7 @@
 
 mod args;
 mod attrs;
+mod body;
 mod enclosing;
 mod errors;
 mod expand;

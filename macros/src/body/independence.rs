@@ -8,7 +8,7 @@
 //!
 //! * write a target only at its own item or row, in a range loop over `i`:
 //!   `out[i]`, `out[i * w..(i + 1) * w]`, or `out[i * w + OFFSET]` with an
-//!   offset proved to lie in `0..w` (`offset.rs`: a literal below the width,
+//!   offset proved to lie in `0..w` (`interval.rs`: a literal below the width,
 //!   `w - k` with `k ≥ 1`, `j` from an enclosing `for j in 1..w - 1` of the
 //!   body, their sums and differences; the border writes of a stencil), at
 //!   one width per target; it may read those places too, and nothing else of
@@ -17,7 +17,7 @@
 //! * update slots of a slice from outside chosen by data (`bins[idx] += 1`,
 //!   `best[k] = best[k].max(v)`), by one operator, and name that slice
 //!   otherwise only as `bins.len()`: each chunk updates a private copy
-//!   (`scatter.rs`);
+//!   (`reduction.rs`; the split's private copies: `crate::split`);
 //! * update an accumulator declared `mut` before the loop only by
 //!   accumulation statements (`acc += t`, `acc -= t`, `acc *= t`,
 //!   `acc = acc.max(t)`, `acc = f32::min(acc, t)`, and `count += t` for an
@@ -45,12 +45,12 @@ use syn::punctuated::Punctuated;
 use syn::visit::Visit;
 use syn::{BinOp, Block, Expr, Pat, Stmt, Token};
 
-use super::names::{format_names, idents, item_name, path_names, pure, READ_ONLY};
-use super::offset::{self, Inner};
-use super::scatter::{self, Scatter, Update};
+use super::interval::{self as offset, Inner};
+use super::reduction::{self as scatter, accumulation, Op, Scatter, Update};
 use super::scope::{Kind, Scope};
+use super::syntax::{format_names, idents, item_name, path_names, plain_ident, pure, READ_ONLY};
+use super::types::{pat_names, Ty, Width};
 use crate::reason::Reason;
-use crate::reduce::{accumulation, pat_names, plain_ident, Op, Ty, Width};
 use crate::tokens::{normalised, strip};
 
 /// How many elements of a target one unit of the loop owns.
@@ -78,7 +78,7 @@ impl Stride {
 pub(crate) struct Target {
     pub name: Ident,
     pub stride: Stride,
-    /// The least row width at which every access stays in its row (`offset.rs`): 0 for
+    /// The least row width at which every access stays in its row (`interval.rs`): 0 for
     /// every width; above 0 only for a [`Stride::Expr`] (a literal width is checked here).
     /// The split form runs only when the width is at least this; a narrower row runs the
     /// loop as written.
@@ -90,7 +90,7 @@ pub(crate) struct Target {
 enum Use {
     /// At the index's own item or row.
     Row(Access),
-    /// A scatter update of a slot chosen by data (`scatter.rs`).
+    /// A scatter update of a slot chosen by data (`reduction.rs`).
     Scatter(Update),
     /// `len()` or `is_empty()`.
     Len,
@@ -133,12 +133,12 @@ pub(crate) struct Facts {
     pub carried: Vec<Carried>,
     /// Every name from outside the loop that the body names, but the targets and scatters.
     pub shared: Vec<Ident>,
-    /// The slices updated at slots chosen by data: a private copy per chunk (`scatter.rs`).
+    /// The slices updated at slots chosen by data (`reduction.rs`): the split gives each chunk a private copy.
     pub scatters: Vec<Scatter>,
 }
 
 /// The loop being checked.
-pub(super) struct Loop<'a> {
+pub(crate) struct Loop<'a> {
     /// A range loop's index.
     pub index: Option<&'a Ident>,
     /// The loop's label, if any: `continue 'label` stays valid in a chunk.
@@ -153,7 +153,7 @@ pub(super) struct Loop<'a> {
 
 /// Checks `body` as the body of `the_loop`; `Err` holds the word for why its
 /// iterations cannot be proved independent.
-pub(super) fn check(body: &Block, the_loop: &Loop, scope: &Scope) -> Result<Facts, Reason> {
+pub(crate) fn check(body: &Block, the_loop: &Loop, scope: &Scope) -> Result<Facts, Reason> {
     let mut c = Checker {
         scope,
         the_loop,
@@ -303,7 +303,7 @@ impl Checker<'_> {
                     let name = n.to_string();
                     match self.outer(&name) {
                         Some(b) if method.is_some() && matches!(b.kind, Kind::Slice { .. }) => self.read(&n),
-                        // A length a chunk's private copy has too (`scatter.rs`).
+                        // A length a chunk's private copy has too (the split's scatter).
                         Some(b)
                             if b.kind == Kind::MutSlice && method.is_some_and(|m| m == "len" || m == "is_empty") =>
                         {
@@ -360,7 +360,7 @@ impl Checker<'_> {
         }
     }
 
-    /// Records `e` if it is a scatter update of a slice from outside (`scatter.rs`) that is
+    /// Records `e` if it is a scatter update of a slice from outside (`reduction.rs`) that is
     /// not at the index's own item or row; whether it was.
     fn scatter(&mut self, e: &Expr) -> bool {
         let Some(update) = scatter::update(e) else { return false };
@@ -429,7 +429,7 @@ impl Checker<'_> {
                 }
                 whole(width(&w)?)
             }
-            // `i * w + OFFSET`, `OFFSET` within the row (`offset.rs`).
+            // `i * w + OFFSET`, `OFFSET` within the row (`interval.rs`).
             e => {
                 let proved = offset::row_index(e, &is_i, &|n| self.inner_range(n))?;
                 match width(&proved.width)? {

@@ -23,7 +23,7 @@
 //! or for no large width (`a < 0`): then the index is not the row's. The
 //! least width is the proof's premise ([`RowIndex::min_width`]): a literal
 //! width is checked here, an expression's at run time, where a narrower row
-//! runs the loop as written (`emit.rs`).
+//! runs the loop as written (the split's and the GPU's emitters).
 
 use syn::{BinOp, Expr};
 
@@ -63,7 +63,7 @@ impl Interval {
 
 /// The bounds of an inner loop's variable, `for j in START..END`, as written.
 #[derive(Clone, Debug)]
-pub(super) struct Inner {
+pub(crate) struct Inner {
     /// `START`, when an integer literal: the least value; else 0.
     pub start: u64,
     pub end: Expr,
@@ -71,7 +71,7 @@ pub(super) struct Inner {
 
 /// An index proved to stay in the index's own row.
 #[derive(Clone, Debug)]
-pub(super) struct RowIndex {
+pub(crate) struct RowIndex {
     /// The row width, as written in the row product.
     pub width: Expr,
     /// The least width for which the proof holds (0: every width).
@@ -82,7 +82,7 @@ pub(super) struct RowIndex {
 /// [`RowIndex::min_width`] on, or `None`. `is_i`: whether an expression is the
 /// loop's index; `range_of`: the bounds of an inner loop's variable, by name,
 /// as the access sees it.
-pub(super) fn row_index(
+pub(crate) fn row_index(
     index: &Expr,
     is_i: &dyn Fn(&Expr) -> bool,
     range_of: &dyn Fn(&str) -> Option<Inner>,
@@ -139,7 +139,7 @@ fn row_width(index: &Expr, is_i: &dyn Fn(&Expr) -> bool) -> Option<Expr> {
 }
 
 /// `w` of `i * w` or `w * i`, where `is_i` says which expression is the index.
-pub(super) fn product(e: &Expr, is_i: &dyn Fn(&Expr) -> bool) -> Option<Expr> {
+pub(crate) fn product(e: &Expr, is_i: &dyn Fn(&Expr) -> bool) -> Option<Expr> {
     let Expr::Binary(b) = strip(e) else { return None };
     if !matches!(b.op, BinOp::Mul(_)) {
         return None;

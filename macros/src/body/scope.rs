@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use syn::{Expr, FnArg, Pat, Signature, Type};
 
-use crate::reduce::{Env, Int, Ty, Width};
+use super::types::{Env, Int, Ty, Width};
 
 /// What a name from outside the loop is, as far as splitting it goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,7 +43,7 @@ pub(crate) struct Binding {
 
 /// The primitive type of a slice-like's elements, where its declaration says it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Element {
+pub(crate) enum Element {
     Float(Width),
     /// An integer type by name (`u32`), or `None` for an unsuffixed literal's (inferred).
     Int(Option<&'static str>),
@@ -63,7 +63,7 @@ pub(crate) struct Scope {
 
 impl Scope {
     /// The parameters of `sig`.
-    pub(super) fn of(sig: &Signature) -> Scope {
+    pub(crate) fn of(sig: &Signature) -> Scope {
         let mut scope = Scope { names: HashMap::new(), elements: HashMap::new(), env: Env::default() };
         scope.env.push();
         for input in &sig.inputs {
@@ -90,12 +90,12 @@ impl Scope {
     }
 
     /// The element type of the slice-like `name`, if known.
-    pub(super) fn element(&self, name: &str) -> Option<Element> {
+    pub(crate) fn element(&self, name: &str) -> Option<Element> {
         self.elements.get(name).copied()
     }
 
     /// Adds what a top-level `let` binds.
-    pub(super) fn bind_local(&mut self, local: &syn::Local) {
+    pub(crate) fn bind_local(&mut self, local: &syn::Local) {
         // What the kind below needs is read before the names are rebound.
         let pat = &local.pat;
         let before = match pat {
@@ -105,7 +105,7 @@ impl Scope {
             }
             _ => None,
         };
-        for name in crate::reduce::pat_names(pat) {
+        for name in super::types::pat_names(pat) {
             self.elements.remove(&name);
         }
         self.env.bind_let(local);
@@ -211,11 +211,11 @@ impl Scope {
                 }
             }
             Expr::MethodCall(m) if m.method == "to_vec" && m.args.is_empty() => {
-                self.element(&crate::reduce::plain_ident(&m.receiver)?.to_string())
+                self.element(&super::syntax::plain_ident(&m.receiver)?.to_string())
             }
             Expr::Reference(r) => match &*r.expr {
                 Expr::Index(i) if matches!(&*i.index, Expr::Range(_)) => {
-                    self.element(&crate::reduce::plain_ident(&i.expr)?.to_string())
+                    self.element(&super::syntax::plain_ident(&i.expr)?.to_string())
                 }
                 _ => None,
             },
@@ -224,8 +224,8 @@ impl Scope {
     }
 
     /// Whether `e` names a slice-like in scope.
-    pub(super) fn is_slice(&self, e: &Expr) -> bool {
-        crate::reduce::plain_ident(e)
+    pub(crate) fn is_slice(&self, e: &Expr) -> bool {
+        super::syntax::plain_ident(e)
             .and_then(|i| self.get(&i.to_string()))
             .is_some_and(|b| matches!(b.kind, Kind::MutSlice | Kind::Slice { .. }))
     }
@@ -241,7 +241,7 @@ impl Scope {
         match e {
             Expr::Paren(p) => self.is_usize(&p.expr),
             Expr::Group(g) => self.is_usize(&g.expr),
-            Expr::Path(_) => crate::reduce::plain_ident(e)
+            Expr::Path(_) => super::syntax::plain_ident(e)
                 .and_then(|i| self.get(&i.to_string()))
                 .is_some_and(|b| b.usize && !b.mutable),
             Expr::MethodCall(m) if m.method == "len" && m.args.is_empty() => self.is_slice(&m.receiver),

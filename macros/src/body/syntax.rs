@@ -1,4 +1,4 @@
-//! What the loop analysis (`body.rs`) asks of tokens and expressions apart from
+//! What the loop analysis (`independence.rs`) asks of tokens and expressions apart from
 //! the walk itself: the names an expression or a macro's tokens read, whether
 //! an expression is pure, the methods that only read a slice-like.
 
@@ -7,7 +7,7 @@ use syn::visit::Visit;
 use syn::Expr;
 
 /// The name an item binds in a block's scope.
-pub(super) fn item_name(item: &syn::Item) -> Option<String> {
+pub(crate) fn item_name(item: &syn::Item) -> Option<String> {
     match item {
         syn::Item::Fn(f) => Some(f.sig.ident.to_string()),
         syn::Item::Const(c) => Some(c.ident.to_string()),
@@ -17,7 +17,7 @@ pub(super) fn item_name(item: &syn::Item) -> Option<String> {
 }
 
 /// The methods of a slice-like that only read it.
-pub(super) const READ_ONLY: [&str; 16] = [
+pub(crate) const READ_ONLY: [&str; 16] = [
     "len",
     "is_empty",
     "iter",
@@ -37,7 +37,7 @@ pub(super) const READ_ONLY: [&str; 16] = [
 ];
 
 /// The names `e` reads as variables (not its field names).
-pub(super) fn path_names(e: &Expr) -> Vec<String> {
+pub(crate) fn path_names(e: &Expr) -> Vec<String> {
     struct Names(Vec<String>);
     impl<'ast> Visit<'ast> for Names {
         fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
@@ -52,7 +52,7 @@ pub(super) fn path_names(e: &Expr) -> Vec<String> {
 }
 
 /// An expression with no effect: names, fields, integer literals, arithmetic, casts and `len()`.
-pub(super) fn pure(e: &Expr) -> bool {
+pub(crate) fn pure(e: &Expr) -> bool {
     match e {
         Expr::Path(p) => p.qself.is_none() && p.path.get_ident().is_some(),
         Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(_), .. }) => true,
@@ -70,7 +70,7 @@ pub(super) fn pure(e: &Expr) -> bool {
 }
 
 /// Every identifier in `tokens`, also inside groups.
-pub(super) fn idents(tokens: TokenStream) -> Vec<Ident> {
+pub(crate) fn idents(tokens: TokenStream) -> Vec<Ident> {
     let mut out = Vec::new();
     for tt in tokens {
         match tt {
@@ -84,7 +84,7 @@ pub(super) fn idents(tokens: TokenStream) -> Vec<Ident> {
 
 /// The names a format string captures inline (`"{x}"`, `"{x:.3}"`), in any string literal of
 /// `tokens`, spanned at the literal (where the capture resolves them).
-pub(super) fn format_names(tokens: TokenStream) -> Vec<Ident> {
+pub(crate) fn format_names(tokens: TokenStream) -> Vec<Ident> {
     let mut out = Vec::new();
     for tt in tokens {
         match tt {
@@ -110,4 +110,14 @@ pub(super) fn format_names(tokens: TokenStream) -> Vec<Ident> {
         }
     }
     out
+}
+
+/// `x` as an expression: a path of one identifier.
+pub(crate) fn plain_ident(e: &Expr) -> Option<Ident> {
+    match e {
+        Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => p.path.get_ident().cloned(),
+        Expr::Paren(p) => plain_ident(&p.expr),
+        Expr::Group(g) => plain_ident(&g.expr),
+        _ => None,
+    }
 }

@@ -1,9 +1,10 @@
-//! What a top-level `for` loop walks, and how one chunk of it is walked.
+//! What a top-level `for` loop walks (the split's and the GPU's chunk forms of it are
+//! theirs: `crate::split`, `crate::shader`).
 //!
 //! * [`Space::Range`]: `for i in start..end` over `usize`. A chunk walks
 //!   `lo..hi`; the body's writes into a target (`out[i]`, `out[i * w + j]`,
 //!   `out[i * w..(i + 1) * w]`) go to the chunk's part of it, rebased (see
-//!   `body.rs`).
+//!   `independence.rs`).
 //! * [`Space::Chain`]: an iterator over slice-likes, items or rows, zipped and
 //!   enumerated: `out.iter_mut()`, `&mut out`, `out.chunks_mut(w)`,
 //!   `out.chunks_exact_mut(w)`, `a.iter()`, `a.iter().copied()`, `&a`, `a`,
@@ -16,12 +17,12 @@
 //! split (its unit count is the minimum), and every sub-slice it takes is then
 //! in bounds.
 
-use proc_macro2::{Ident, Span, TokenStream};
+use proc_macro2::{Ident, TokenStream};
 use quote::{quote, ToTokens};
 use syn::{Expr, ExprMethodCall};
 
 use super::scope::{Kind, Scope};
-use crate::reduce::plain_ident;
+use super::syntax::plain_ident;
 
 /// The iteration space of a loop the split can cut into chunks.
 pub(crate) enum Space {
@@ -61,7 +62,7 @@ pub(crate) struct Rows {
 
 impl Space {
     /// The space of `for _ in expr`, or `None` when the split cannot cut it.
-    pub(super) fn of(expr: &Expr, scope: &Scope) -> Option<Space> {
+    pub(crate) fn of(expr: &Expr, scope: &Scope) -> Option<Space> {
         match expr {
             Expr::Paren(p) => Space::of(&p.expr, scope),
             Expr::Group(g) => Space::of(&g.expr, scope),
@@ -74,7 +75,7 @@ impl Space {
     }
 
     /// The word for the loop in reports: `for range`, `for iter_mut.zip`, `for chunks_mut.enumerate`, …
-    pub(super) fn idiom(expr: &Expr) -> String {
+    pub(crate) fn idiom(expr: &Expr) -> String {
         let mut words = Vec::new();
         let mut e = expr;
         loop {
@@ -140,33 +141,6 @@ impl Chain {
             Chain::Enumerate(c) => c.streams(),
         }
     }
-
-    /// The chain over one chunk starting at unit `lo`: each stream's part or sub-slice and
-    /// row width variable, by position. `zip` is spelled as a path: a module with
-    /// `#![no_implicit_prelude]` has no `Iterator` in scope for a generated method call.
-    pub(super) fn over_chunk(&self, lo: &Ident, vars: &mut dyn Iterator<Item = StreamVars>) -> TokenStream {
-        match self {
-            Chain::Leaf(s) => s.over_chunk(vars.next().expect("one set of variables per stream")),
-            Chain::Zip(a, b) => {
-                let a = a.over_chunk(lo, vars);
-                let b = b.over_chunk(lo, vars);
-                quote!(::core::iter::Iterator::zip(#a, #b))
-            }
-            Chain::Enumerate(c) => {
-                let c = c.over_chunk(lo, vars);
-                quote!(::core::iter::Iterator::zip((#lo..), #c))
-            }
-        }
-    }
-}
-
-/// The generated names one stream's chunk form uses.
-pub(super) struct StreamVars {
-    /// The target's part in this chunk, for a written stream; the sub-slice of this
-    /// chunk (bound by [`Stream::sub_slice`]), for a read one.
-    pub part: Ident,
-    /// The row width, evaluated once, for rows.
-    pub width: Option<Ident>,
 }
 
 impl Stream {
@@ -234,46 +208,6 @@ impl Stream {
             (None, _) => quote!(#slice.len()),
             (Some(Rows { exact: false, .. }), Some(w)) => quote!(#slice.len().div_ceil(#w)),
             (Some(Rows { exact: true, .. }), Some(w)) => quote!(#slice.len() / #w),
-            (Some(_), None) => unreachable!("rows have a width variable"),
-        }
-    }
-
-    /// The sub-slice of a read stream that chunk `[lo, hi)` walks: `&x[lo..hi]`, or its rows
-    /// `&x[lo * w..min(hi * w, x.len())]` (whole rows only: `&x[lo * w..hi * w]`). Bound to a
-    /// name in the chunk, it is a slice the `reduce` rewrite knows.
-    pub(super) fn sub_slice(&self, lo: &Ident, hi: &Ident, width: Option<&Ident>) -> TokenStream {
-        let slice = &self.slice;
-        match (&self.rows, width) {
-            (None, _) => quote!(&#slice[#lo..#hi]),
-            (Some(Rows { exact: true, .. }), Some(w)) => quote!(&#slice[#lo * #w..#hi * #w]),
-            (Some(Rows { exact: false, .. }), Some(w)) => {
-                quote!(&#slice[#lo * #w..::core::cmp::min(#hi * #w, #slice.len())])
-            }
-            (Some(_), None) => unreachable!("rows have a width variable"),
-        }
-    }
-
-    /// The stream over one chunk, from its part or sub-slice.
-    fn over_chunk(&self, vars: StreamVars) -> TokenStream {
-        let part = &vars.part;
-        let adapter = self.adapter.as_ref().map(|a| quote!(.#a()));
-        let rows = |mutable: bool, exact: bool| {
-            let name = match (mutable, exact) {
-                (true, true) => "chunks_exact_mut",
-                (true, false) => "chunks_mut",
-                (false, true) => "chunks_exact",
-                (false, false) => "chunks",
-            };
-            Ident::new(name, Span::call_site())
-        };
-        match (&self.rows, &vars.width) {
-            (None, _) if self.mutable => quote!(#part.iter_mut()),
-            (None, _) if self.method => quote!(#part.iter() #adapter),
-            (None, _) => quote!(#part),
-            (Some(r), Some(w)) => {
-                let method = rows(self.mutable, r.exact);
-                quote!(#part.#method(#w))
-            }
             (Some(_), None) => unreachable!("rows have a width variable"),
         }
     }

@@ -87,8 +87,8 @@ use syn::visit_mut::VisitMut;
 use syn::{BinOp, Block, Expr, ExprForLoop, ExprIndex, Lit, Pat, Stmt};
 
 use super::emit::{helper, hidden, Lanes};
-use super::recognise::{continue_guard, forbidden, plain_ident, source, Source};
-use super::types::{let_names, Env, Int, Ty};
+use super::recognise::{continue_guard, forbidden, source, Source};
+use crate::body::{let_names, plain_ident, Env, Int, Ty};
 use crate::reason::Reason;
 use crate::tokens::{mentions, strip};
 
@@ -977,30 +977,6 @@ mod tests {
         let (reports, body) = all(range_loop(quote!(out[i] = a[i] * s;)), Some(Reason::Simd));
         assert_eq!(reports, [(super::IDIOM.to_string(), false, "simd")], "{body}");
         assert!(!body.contains("__adaptive"), "{body}");
-    }
-
-    #[test]
-    fn loops_inside_a_split_loops_chunks_are_rewritten_too() {
-        // The Parallel variant's body: the split, then this rewrite over it.
-        let f: syn::ItemFn = syn::parse2(quote!(
-            fn k(src: &[f32], dst: &mut [f32], w: usize, s: f32) {
-                for (y, out) in dst.chunks_exact_mut(w).enumerate() {
-                    let row = &src[y * w..(y + 1) * w];
-                    for x in 1..w - 1 {
-                        out[x] = (row[x - 1] + row[x + 1]) * s;
-                    }
-                }
-                for i in 0..src.len() {
-                    dst[i] = src[i] * s;
-                }
-            }
-        ))
-        .unwrap();
-        let (split, splits) = crate::split::split_loops(&f.block, &f.sig, false, None);
-        assert!(splits.iter().all(|s| s.reason.is_none()), "{splits:?}");
-        let (body, reports) = reassociate(&split, &f.sig, None);
-        let reports: Vec<_> = reports.into_iter().map(|r| (r.idiom, r.rewritten, word(r.reason))).collect();
-        assert_eq!(reports, [yes(), yes()].concat(), "{}", body.into_token_stream());
     }
 
     #[test]

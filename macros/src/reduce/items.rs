@@ -91,8 +91,8 @@ use syn::{BinOp, Block, Expr, ExprForLoop, Pat, RangeLimits, Stmt};
 
 use super::emit::hidden;
 use super::jam::{holds_loop, suffix_problem};
-use super::recognise::{continue_guard, plain_ident, source, Source};
-use super::types::{let_names, pat_names, Env, Int, Ty, Width};
+use super::recognise::{continue_guard, source, Source};
+use crate::body::{let_names, pat_names, plain_ident, Env, Int, Ty, Width};
 use crate::tokens::{mentions, strip};
 
 /// The idiom loops taken this way are reported under.

@@ -76,8 +76,8 @@ use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, ExprForLoop, Pat, Stmt};
 
 use super::emit::{hidden, rewritten_loop, WIDE_AFTER_CHUNKS};
-use super::recognise::{analyse_loop, continue_guard, forbidden, plain_ident, source, Source, Verdict as Reduction};
-use super::types::{pat_names, Env, Int, Ty};
+use super::recognise::{analyse_loop, continue_guard, forbidden, source, Source, Verdict as Reduction};
+use crate::body::{pat_names, plain_ident, Env, Int, Ty};
 use crate::reason::Reason;
 
 /// The idiom jammed loops are reported under.

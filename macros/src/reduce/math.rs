@@ -25,7 +25,7 @@ use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, Lit, UnOp};
 
-use super::types::{Env, Ty, Width};
+use crate::body::{Env, Ty, Width};
 use crate::tokens::strip;
 
 /// The replaced functions: the method's name (also the runtime's), and its arguments after

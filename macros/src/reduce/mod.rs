@@ -26,17 +26,14 @@ mod items;
 mod jam;
 mod math;
 mod recognise;
-pub(crate) mod types;
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, FnArg, ReturnType, Signature, Stmt};
 
+use crate::body::{Env, Int, Ty, Width};
 use crate::reason::Reason;
 use recognise::Verdict;
-// What the `split` analysis reuses: the type inference, and the accumulation statements.
-pub(crate) use recognise::{accumulation, plain_ident, Op};
-pub(crate) use types::{pat_names, Env, Int, Ty, Width};
 
 /// What happened to one reduction-shaped loop or iterator chain of a body.
 #[derive(Clone, Debug, PartialEq, Eq)]

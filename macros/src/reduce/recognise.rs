@@ -35,57 +35,11 @@ use quote::ToTokens;
 use syn::visit::Visit;
 use syn::{BinOp, Block, Expr, ExprForLoop, ExprMethodCall, Pat, Stmt, UnOp};
 
-use super::types::{let_names, pat_names, Env, Int, Ty, Value, Width};
+use crate::body::{
+    accumulation, extremum_of, keep, let_names, pat_names, plain_ident, Env, Fold, Int, Op, Ty, TyValue as Value, Width,
+};
 use crate::reason::Reason;
 use crate::tokens::{mentions, strip};
-
-/// How an accumulator combines its terms.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Op {
-    /// `+=` and `-=` (`x - t` is `x + (-t)`, exactly).
-    Sum,
-    /// `*=`.
-    Product,
-    /// `f32::max`: NaN-ignoring, so associative and commutative on values.
-    Max,
-    /// `f32::min`, likewise.
-    Min,
-}
-
-impl Op {
-    pub(crate) fn word(self) -> &'static str {
-        match self {
-            Op::Sum => "+=",
-            Op::Product => "*=",
-            Op::Max => "max",
-            Op::Min => "min",
-        }
-    }
-}
-
-/// How an accumulator of a rewritten reduction combines its terms: an operator
-/// statement ([`Op`], which the `split` analysis shares), or a compare-and-keep.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Fold {
-    Op(Op),
-    /// `if t > acc { acc = t; }` (see [`keep`]): the greater value, the first of equal
-    /// ones; a NaN term never wins and a NaN accumulator stays NaN. Associative and
-    /// commutative on values, and idempotent, so each lane may start from the
-    /// accumulator itself; two orders differ at most in the sign of a zero.
-    KeepGreater,
-    /// `if t < acc { acc = t; }`, likewise.
-    KeepLess,
-}
-
-impl Fold {
-    pub(crate) fn word(self) -> &'static str {
-        match self {
-            Fold::Op(op) => op.word(),
-            Fold::KeepGreater => "keep max",
-            Fold::KeepLess => "keep min",
-        }
-    }
-}
 
 /// One accumulator of a rewritten reduction.
 pub(crate) struct Acc {
@@ -187,93 +141,6 @@ pub(crate) enum Init {
     Product(Width),
     /// `.fold(init, ..)`: the user's `init`, typed when the width is known.
     Fold(Box<Expr>, Width),
-}
-
-/// An accumulation statement: `acc += t`, `acc -= t`, `acc *= t`, `acc = acc.max(t)`,
-/// `acc = t.max(acc)`, `acc = f32::max(acc, t)` (and `min`). Returns the accumulator, its
-/// operator and the term.
-pub(crate) fn accumulation(e: &Expr) -> Option<(Ident, Op, &Expr)> {
-    match e {
-        Expr::Binary(b) => {
-            let op = match b.op {
-                BinOp::AddAssign(_) | BinOp::SubAssign(_) => Op::Sum,
-                BinOp::MulAssign(_) => Op::Product,
-                _ => return None,
-            };
-            Some((plain_ident(&b.left)?, op, &b.right))
-        }
-        Expr::Assign(a) => {
-            let acc = plain_ident(&a.left)?;
-            let (op, term) = extremum_of(&a.right, &acc)?;
-            Some((acc, op, term))
-        }
-        _ => None,
-    }
-}
-
-/// `acc.max(t)`, `t.max(acc)`, `f32::max(acc, t)`, `f32::max(t, acc)` (and `min`): the operator and `t`.
-fn extremum_of<'e>(e: &'e Expr, acc: &Ident) -> Option<(Op, &'e Expr)> {
-    let is_acc = |e: &Expr| plain_ident(e).is_some_and(|i| i == *acc);
-    let op_of = |name: &Ident| match name.to_string().as_str() {
-        "max" => Some(Op::Max),
-        "min" => Some(Op::Min),
-        _ => None,
-    };
-    let (op, a, b) = match e {
-        Expr::MethodCall(m) if m.turbofish.is_none() && m.args.len() == 1 => {
-            (op_of(&m.method)?, &*m.receiver, &m.args[0])
-        }
-        Expr::Call(c) if c.args.len() == 2 => {
-            let Expr::Path(p) = &*c.func else { return None };
-            let segments: Vec<&Ident> = p.path.segments.iter().map(|s| &s.ident).collect();
-            match (p.qself.is_none(), segments.as_slice()) {
-                (true, [ty, name]) if *ty == "f32" || *ty == "f64" => (op_of(name)?, &c.args[0], &c.args[1]),
-                _ => return None,
-            }
-        }
-        _ => return None,
-    };
-    match (is_acc(a), is_acc(b)) {
-        (true, false) => Some((op, b)),
-        (false, true) => Some((op, a)),
-        _ => None,
-    }
-}
-
-/// `x` as an expression: a path of one identifier.
-pub(crate) fn plain_ident(e: &Expr) -> Option<Ident> {
-    match e {
-        Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => p.path.get_ident().cloned(),
-        Expr::Paren(p) => plain_ident(&p.expr),
-        Expr::Group(g) => plain_ident(&g.expr),
-        _ => None,
-    }
-}
-
-/// A compare-and-keep statement: `if t > acc { acc = t; }`, `if acc < t { acc = t; }`
-/// (`>=`, `<=` too) keep the greater, `if t < acc { acc = t; }` the lesser, where the
-/// assigned `t` is the compared one, token for token. Returns the accumulator, which it
-/// keeps, and `t`.
-pub(crate) fn keep(e: &Expr) -> Option<(Ident, Fold, &Expr)> {
-    let Expr::If(i) = e else { return None };
-    if !i.attrs.is_empty() || i.else_branch.is_some() {
-        return None;
-    }
-    let [Stmt::Expr(Expr::Assign(a), _)] = i.then_branch.stmts.as_slice() else { return None };
-    let acc = plain_ident(&a.left)?;
-    let Expr::Binary(c) = strip(&i.cond) else { return None };
-    let is_acc = |e: &Expr| plain_ident(e).is_some_and(|x| x == acc);
-    let greater = matches!(c.op, BinOp::Gt(_) | BinOp::Ge(_));
-    let less = matches!(c.op, BinOp::Lt(_) | BinOp::Le(_));
-    let (fold, term) = match (is_acc(&c.left), is_acc(&c.right)) {
-        (false, true) if greater => (Fold::KeepGreater, &*c.left),
-        (false, true) if less => (Fold::KeepLess, &*c.left),
-        (true, false) if less => (Fold::KeepGreater, &*c.right),
-        (true, false) if greater => (Fold::KeepLess, &*c.right),
-        _ => return None,
-    };
-    let same = strip(&a.right).to_token_stream().to_string() == strip(term).to_token_stream().to_string();
-    (same && !mentions(term.to_token_stream(), &[acc.to_string()])).then_some((acc, fold, term))
 }
 
 /// The accumulators a loop body updates, in order of first update, with the

@@ -36,7 +36,7 @@ use super::ir::{AccOp, ArgSource};
 use super::lower::Lowered;
 use super::ty::Ty;
 use super::wgsl::Shader;
-use crate::split::{Space, Stride, Target};
+use crate::body::{Space, Stride, Target};
 
 fn hidden(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
@@ -82,7 +82,7 @@ pub(super) fn gpu_loop(
 
     let mut prelude = TokenStream::new();
     // Where a target's offsets were proved to stay in their row only from a least row width
-    // on (the split's `offset.rs`), that width is checked first: a narrower row runs as written.
+    // on (`crate::body::interval`), that width is checked first: a narrower row runs as written.
     let mut premises: Vec<TokenStream> = Vec::new();
     let mut fallback = f.clone();
     let units = match space {

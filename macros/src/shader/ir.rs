@@ -82,7 +82,7 @@ pub(super) enum AccOp {
     Min,
 }
 
-/// A reduction the loop carries (see `crate::split`): each invocation's partial,
+/// A reduction the loop carries (see `crate::body::independence`): each invocation's partial,
 /// combined per workgroup, then on the host.
 #[derive(Clone, Debug)]
 pub(super) struct Acc {

@@ -13,9 +13,8 @@ use syn::{BinOp, Expr, ExprForLoop, Lit, Pat, RangeLimits, Stmt, UnOp};
 use super::ir::{Acc, AccOp, Arg, ArgSource, Bin, Binding, Func, Place, Un, Var, View, ViewId, E, S};
 use super::outer::{Held, Outer};
 use super::ty::{Class, Tv, Ty, Types};
+use crate::body::{self, plain_ident, Carried, Chain, Kind, Space, Stream, Target, Value};
 use crate::reason::Reason;
-use crate::reduce::{self, plain_ident};
-use crate::split::{Carried, Chain, Kind, Space, Stream, Target, Value};
 
 /// Why a loop stays on the host, in a word.
 pub(super) type R<T> = Result<T, Reason>;
@@ -124,16 +123,16 @@ pub(super) fn lower(
     };
     for c in carried {
         let class = match c.value {
-            Value::Float(reduce::Width::F32) => Class::Known(Ty::F32),
-            Value::Float(reduce::Width::F64) => return Err(Reason::F64),
-            Value::Float(reduce::Width::Any) => Class::Float,
+            Value::Float(body::Width::F32) => Class::Known(Ty::F32),
+            Value::Float(body::Width::F64) => return Err(Reason::F64),
+            Value::Float(body::Width::Any) => Class::Float,
             Value::Int => Class::Int,
         };
         let op = match c.op {
-            reduce::Op::Sum => AccOp::Sum,
-            reduce::Op::Product => AccOp::Product,
-            reduce::Op::Max => AccOp::Max,
-            reduce::Op::Min => AccOp::Min,
+            body::Op::Sum => AccOp::Sum,
+            body::Op::Product => AccOp::Product,
+            body::Op::Max => AccOp::Max,
+            body::Op::Min => AccOp::Min,
         };
         let tv = l.out.types.fresh(class);
         // What the accumulator's declaration says (`let mut n = 0usize;`).
@@ -407,7 +406,7 @@ impl Lower<'_> {
     }
 
     fn expr_stmt(&mut self, e: &Expr, out: &mut Vec<S>) -> R<()> {
-        if let Some((acc, _, term)) = reduce::accumulation(e) {
+        if let Some((acc, _, term)) = body::accumulation(e) {
             if let Some(Local::Acc(k)) = self.lookup(&acc.to_string()) {
                 let (value, tv) = self.scalar(term)?;
                 let acc_tv = self.out.accs[k].tv;

@@ -1,5 +1,5 @@
 //! The GPU variant of a plain-loop body: each top-level loop whose iterations
-//! the split's analysis proves independent (`crate::split::analyse_loops`, the
+//! the body model proves independent (`crate::body::analyse_loops`, the
 //! one analysis every rewrite reads) becomes a compute shader with one
 //! invocation per iteration, and the loop runs on the device; every other loop,
 //! and everything around the loops, runs on the host as written.
@@ -89,8 +89,8 @@ mod wgsl;
 use proc_macro2::Span;
 use syn::{Block, Expr, Signature, Stmt};
 
+use crate::body::{Independent, TopLoop};
 use crate::reason::Reason;
-use crate::split::{Independent, TopLoop};
 
 /// What the GPU variant does with one top-level loop.
 #[derive(Clone, Debug, PartialEq, Eq)]

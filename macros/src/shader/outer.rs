@@ -2,7 +2,7 @@
 //! the split's [`Scope`] says what each is (a slice written or only read, a
 //! `&mut`, anything else); this adds the types a shader needs, from declared
 //! types (parameters, `let x: T`), `vec![v; n]` and sub-slices of known slices,
-//! and the reduction analysis' inference of scalar `let`s ([`crate::reduce::Env`]).
+//! and the reduction analysis' inference of scalar `let`s ([`crate::body::Env`]).
 //!
 //! These are guesses where nothing is declared (`let k = 3;`, `vec![0.0; n]`):
 //! the generated code checks every captured value's real type at run time
@@ -14,9 +14,8 @@ use syn::{Expr, FnArg, Pat, Signature, Stmt, Type};
 
 use super::ir::Elem;
 use super::ty::{Class, Ty};
+use crate::body::{self, Int, Kind, Scope, Width};
 use crate::reason::Reason;
-use crate::reduce::{self, Int, Width};
-use crate::split::{Kind, Scope};
 
 /// What a captured name holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,7 +62,7 @@ impl<'a> Outer<'a> {
                     };
                 }
                 pat => {
-                    for name in reduce::pat_names(pat) {
+                    for name in body::pat_names(pat) {
                         outer.declared.remove(&name);
                     }
                 }
@@ -97,7 +96,7 @@ impl<'a> Outer<'a> {
 
     /// What `e`, a name of a known slice, holds.
     fn slice_of(&self, e: &Expr) -> Option<Held> {
-        let name = reduce::plain_ident(e)?.to_string();
+        let name = body::plain_ident(e)?.to_string();
         match self.declared.get(&name) {
             Some(h @ Held::Slice(_)) => Some(*h),
             _ => None,
@@ -123,11 +122,11 @@ impl<'a> Outer<'a> {
             return Class::Known(Ty::Usize);
         }
         match self.scope.env.lookup(name).map(|(ty, _)| ty) {
-            Some(reduce::Ty::Float(Width::F32)) => Class::Known(Ty::F32),
-            Some(reduce::Ty::Float(Width::Any)) => Class::Float,
-            Some(reduce::Ty::Int(Int::Usize)) => Class::Known(Ty::Usize),
-            Some(reduce::Ty::Int(_)) => Class::Int,
-            Some(reduce::Ty::Bool) => Class::Known(Ty::Bool),
+            Some(body::Ty::Float(Width::F32)) => Class::Known(Ty::F32),
+            Some(body::Ty::Float(Width::Any)) => Class::Float,
+            Some(body::Ty::Int(Int::Usize)) => Class::Known(Ty::Usize),
+            Some(body::Ty::Int(_)) => Class::Int,
+            Some(body::Ty::Bool) => Class::Known(Ty::Bool),
             // An f64 is refused where it is used; anything else is placed by its uses.
             _ => Class::Any,
         }

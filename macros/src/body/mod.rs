@@ -1,0 +1,32 @@
+//! The model of a kernel's body: what the three rewrites (`crate::reduce` for the
+//! SIMD variant, `crate::split` for the Parallel one, `crate::shader` for the GPU)
+//! know about the user's code, answered once, in one vocabulary, and read by each.
+//! The rewrites are emitters over this model: none of them imports another.
+//!
+//! | file | concept |
+//! | --- | --- |
+//! | `types` | what a type is (declared or inferred), the scoped name table and the typer |
+//! | `walk` | what a `for` walks |
+//! | `reduction` | reductions and scatter updates as statements write them |
+//! | `interval` | the index-range facts: which indices stay in the loop index's own row |
+//! | `independence` | whether a loop's iterations are independent, and what it writes and carries |
+//! | `scope` | the names a top-level loop sees from outside it |
+//! | `loops` | each top-level loop of a body, analysed once |
+//! | `syntax` | questions about expressions and tokens that every analysis asks |
+
+mod independence;
+mod interval;
+mod loops;
+mod reduction;
+mod scope;
+mod syntax;
+mod types;
+mod walk;
+
+pub(crate) use independence::{Carried, Facts, Stride, Target, Value};
+pub(crate) use loops::{analyse_loops, Independent, TopLoop};
+pub(crate) use reduction::{accumulation, extremum_of, keep, slot, Fold, Op, Scatter, Update};
+pub(crate) use scope::{Element, Kind, Scope};
+pub(crate) use syntax::plain_ident;
+pub(crate) use types::{let_names, pat_names, Env, Int, Ty, Value as TyValue, Width};
+pub(crate) use walk::{Chain, Rows, Space, Stream};
