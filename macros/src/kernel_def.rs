@@ -163,7 +163,7 @@ impl KernelDef {
             (false, Some(_)) => Some(Reason::Gpu),
             (false, None) => None,
         };
-        let (gpu_body, gpu_loops) = shader::gpu_loops(&relocated.block, &relocated.sig, &top_loops, gpu_opt_out);
+        let (gpu_body, gpu_loops) = shader::gpu_loops(&relocated.block, &top_loops, gpu_opt_out);
         let token_hash = token_hash([&args, &func.sig.to_token_stream(), &func.block.to_token_stream()]);
         let any_gpu_loop = gpu_loops.iter().any(|l| l.reason.is_none());
         let has_gpu = parsed_args.gpu.is_some() || ops_use.is_some() || any_gpu_loop;

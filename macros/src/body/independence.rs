@@ -46,10 +46,12 @@ use syn::visit::Visit;
 use syn::{BinOp, Block, Expr, Pat, Stmt, Token};
 
 use super::interval::{self as offset, Inner};
+use super::names::pat_names;
+use super::names::Env;
 use super::reduction::{self as scatter, accumulation, Op, Scatter, Update};
-use super::scope::{Kind, Scope};
+use super::scope::{Kind, Outer};
 use super::syntax::{format_names, idents, item_name, path_names, plain_ident, pure, READ_ONLY};
-use super::types::{pat_names, Ty, Width};
+use super::types::{Elem, Ty, Width};
 use crate::reason::Reason;
 use crate::tokens::{normalised, strip};
 
@@ -153,7 +155,7 @@ pub(crate) struct Loop<'a> {
 
 /// Checks `body` as the body of `the_loop`; `Err` holds the word for why its
 /// iterations cannot be proved independent.
-pub(crate) fn check(body: &Block, the_loop: &Loop, scope: &Scope) -> Result<Facts, Reason> {
+pub(crate) fn check(body: &Block, the_loop: &Loop, scope: &Env) -> Result<Facts, Reason> {
     let mut c = Checker {
         scope,
         the_loop,
@@ -176,7 +178,7 @@ pub(crate) fn check(body: &Block, the_loop: &Loop, scope: &Scope) -> Result<Fact
 
 /// Walks a body in order, knowing which names are its own.
 struct Checker<'a> {
-    scope: &'a Scope,
+    scope: &'a Env,
     the_loop: &'a Loop<'a>,
     /// Names bound inside the body, innermost scope last; an inner `for j in a..b` tags `j`
     /// with its bounds when they name nothing the body binds.
@@ -212,11 +214,11 @@ impl Checker<'_> {
 
     /// The name `n` as this point of the body sees it: from outside the loop (with what
     /// the scope knows), or `None` for the body's own.
-    fn outer(&self, n: &str) -> Option<super::scope::Binding> {
+    fn outer(&self, n: &str) -> Option<Outer> {
         if self.locals.iter().flatten().any(|(l, _)| l == n) {
             return None;
         }
-        self.scope.get(n)
+        self.scope.outer(n)
     }
 
     /// The bounds an inner `for n in START..END` of the body gives `n`, if the innermost `n`
@@ -341,7 +343,7 @@ impl Checker<'_> {
 
     /// Whether `name` holds a float, an integer or a `bool`, whose methods take it by value.
     fn primitive(&self, name: &str) -> bool {
-        matches!(self.scope.env.lookup(name), Some((Ty::Float(_) | Ty::Int(_) | Ty::Bool, _)))
+        matches!(self.scope.lookup(name), Some((Ty::Float(_) | Ty::Int(_) | Ty::Bool, _)))
     }
 
     /// A name read.
@@ -507,7 +509,7 @@ impl Checker<'_> {
             }
         }
         for c in &mut carried {
-            c.value = match self.scope.env.lookup(&c.ident.to_string()) {
+            c.value = match self.scope.lookup(&c.ident.to_string()) {
                 Some((Ty::Float(w), true)) => {
                     if self.the_loop.exact {
                         return Err(Reason::Exact);
@@ -552,7 +554,7 @@ impl Checker<'_> {
             if updates.iter().any(|&u| u != update) {
                 return Err(Reason::Mixed);
             }
-            let element = self.scope.element(name).ok_or(Reason::Type)?;
+            let element = self.scope.element(name).unwrap_or(Elem::Other);
             Scatter::check(update, element, self.the_loop.exact)?;
             scatters.push(Scatter { name: ident.clone(), update, element });
         }

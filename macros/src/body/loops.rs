@@ -8,7 +8,7 @@
 use syn::{Block, Expr, ExprForLoop, Pat, Signature, Stmt};
 
 use super::independence::{self, Facts, Loop};
-use super::scope::Scope;
+use super::names::Env;
 use super::walk::Space;
 use crate::reason::Reason;
 
@@ -28,7 +28,7 @@ pub(crate) struct TopLoop {
     /// is each rewrite's own business.
     pub verdict: Result<Independent, Reason>,
     /// The names in scope before it.
-    pub scope: Scope,
+    pub scope: Env,
 }
 
 /// A loop whose iterations are proved independent.
@@ -41,11 +41,11 @@ pub(crate) struct Independent {
 /// `exact`: the kernel keeps its float reductions as written, so a loop carrying
 /// one does not have independent iterations for any rewrite.
 pub(crate) fn analyse_loops(block: &Block, sig: &Signature, exact: bool) -> Vec<TopLoop> {
-    let mut scope = Scope::of(sig);
+    let mut scope = Env::of_signature(sig);
     let mut loops = Vec::new();
     for (stmt, s) in block.stmts.iter().enumerate() {
         match s {
-            Stmt::Local(local) => scope.bind_local(local),
+            Stmt::Local(local) => scope.bind_let(local),
             Stmt::Expr(Expr::ForLoop(f), _) => {
                 let idiom = Space::idiom(&f.expr);
                 let line = u32::try_from(f.for_token.span.start().line).unwrap_or(u32::MAX);
@@ -64,9 +64,9 @@ pub(crate) fn analyse_loops(block: &Block, sig: &Signature, exact: bool) -> Vec<
 }
 
 /// The iteration space and the body's facts of a loop that can be split, or the word for why not.
-fn analyse(f: &ExprForLoop, scope: &Scope, exact: bool) -> Result<(Space, Facts), Reason> {
+fn analyse(f: &ExprForLoop, scope: &Env, exact: bool) -> Result<(Space, Facts), Reason> {
     let space = Space::of(&f.expr, scope).ok_or(Reason::Source)?;
-    let pattern = super::types::pat_names(&f.pat);
+    let pattern = super::names::pat_names(&f.pat);
     let label = f.label.as_ref().map(|l| &l.name);
     match &space {
         Space::Range { start, end } => {

@@ -5,7 +5,9 @@
 //!
 //! | file | concept |
 //! | --- | --- |
-//! | `types` | what a type is (declared or inferred), the scoped name table and the typer |
+//! | `types` | what a type is: the vocabulary, and the one reading of a declared type |
+//! | `names` | the scoped name table |
+//! | `typer` | the types of expressions (one typer), and so what a `let` holds |
 //! | `walk` | what a `for` walks |
 //! | `reduction` | reductions and scatter updates as statements write them |
 //! | `interval` | the index-range facts: which indices stay in the loop index's own row |
@@ -17,16 +19,21 @@
 mod independence;
 mod interval;
 mod loops;
+mod names;
 mod reduction;
 mod scope;
 mod syntax;
+mod typer;
 mod types;
 mod walk;
 
 pub(crate) use independence::{Carried, Facts, Stride, Target, Value};
 pub(crate) use loops::{analyse_loops, Independent, TopLoop};
+#[cfg(test)]
+pub(crate) use names::declared;
+pub(crate) use names::{let_names, pat_names, Env};
 pub(crate) use reduction::{accumulation, extremum_of, keep, slot, Fold, Op, Scatter, Update};
-pub(crate) use scope::{Element, Kind, Scope};
+pub(crate) use scope::Kind;
 pub(crate) use syntax::plain_ident;
-pub(crate) use types::{let_names, pat_names, Env, Int, Ty, Value as TyValue, Width};
+pub(crate) use types::{Access, Elem, Int, IntTy, Prim, Ty, Value as TyValue, Width};
 pub(crate) use walk::{Chain, Rows, Space, Stream};

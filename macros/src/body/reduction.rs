@@ -8,9 +8,8 @@ use proc_macro2::Ident;
 use quote::ToTokens;
 use syn::{BinOp, Expr, Stmt};
 
-use super::scope::Element;
 use super::syntax::plain_ident;
-use super::types::Width;
+use super::types::{Elem, Int, Width};
 use crate::reason::Reason;
 use crate::tokens::{mentions, normalised, strip};
 
@@ -155,7 +154,7 @@ pub(crate) enum Update {
 pub(crate) struct Scatter {
     pub(crate) name: Ident,
     pub(crate) update: Update,
-    pub(crate) element: Element,
+    pub(crate) element: Elem,
 }
 
 /// The parts of an update statement: the slice, the operator, the index and the value.
@@ -222,13 +221,13 @@ pub(crate) fn slot(e: &Expr) -> Option<(Ident, &Expr)> {
 impl Scatter {
     /// Whether `update` applies to elements of `element`; `exact`: the kernel keeps float
     /// operations in their order. `Err` holds the word for why not.
-    pub(crate) fn check(update: Update, element: Element, exact: bool) -> Result<(), Reason> {
+    pub(crate) fn check(update: Update, element: Elem, exact: bool) -> Result<(), Reason> {
         match (update, element) {
-            (_, Element::Float(_)) if exact => Err(Reason::Exact),
-            (Update::Add | Update::Sub, Element::Int(_) | Element::Float(_)) => Ok(()),
-            (Update::Or | Update::And | Update::Xor, Element::Int(_) | Element::Bool) => Ok(()),
-            (Update::Max | Update::Min, Element::Float(w)) if w != Width::Any => Ok(()),
-            (Update::Max | Update::Min, Element::Int(Some(_))) => Ok(()),
+            (_, Elem::Float(_)) if exact => Err(Reason::Exact),
+            (Update::Add | Update::Sub, Elem::Int(_) | Elem::Float(_)) => Ok(()),
+            (Update::Or | Update::And | Update::Xor, Elem::Int(_) | Elem::Bool) => Ok(()),
+            (Update::Max | Update::Min, Elem::Float(w)) if w != Width::Any => Ok(()),
+            (Update::Max | Update::Min, Elem::Int(Int::Usize | Int::Other(_))) => Ok(()),
             _ => Err(Reason::Type),
         }
     }

@@ -21,7 +21,8 @@ use proc_macro2::{Ident, TokenStream};
 use quote::{quote, ToTokens};
 use syn::{Expr, ExprMethodCall};
 
-use super::scope::{Kind, Scope};
+use super::names::Env;
+use super::scope::Kind;
 use super::syntax::plain_ident;
 
 /// The iteration space of a loop the split can cut into chunks.
@@ -62,7 +63,7 @@ pub(crate) struct Rows {
 
 impl Space {
     /// The space of `for _ in expr`, or `None` when the split cannot cut it.
-    pub(crate) fn of(expr: &Expr, scope: &Scope) -> Option<Space> {
+    pub(crate) fn of(expr: &Expr, scope: &Env) -> Option<Space> {
         match expr {
             Expr::Paren(p) => Space::of(&p.expr, scope),
             Expr::Group(g) => Space::of(&g.expr, scope),
@@ -112,7 +113,7 @@ impl Space {
 impl Chain {
     /// `e` as a chain; `into_iter`: `e` is a `for` source or a `zip` argument, where a
     /// slice-like itself (`x`, `&x`, `&mut x`) iterates.
-    fn of(e: &Expr, scope: &Scope, into_iter: bool) -> Option<Chain> {
+    fn of(e: &Expr, scope: &Env, into_iter: bool) -> Option<Chain> {
         match e {
             Expr::Paren(p) => Chain::of(&p.expr, scope, into_iter),
             Expr::MethodCall(m) if m.turbofish.is_none() => match (m.method.to_string().as_str(), m.args.len()) {
@@ -145,7 +146,7 @@ impl Chain {
 
 impl Stream {
     /// `x.iter_mut()`, `x.iter()`, `x.iter().copied()`, `x.chunks(w)`, `x.chunks_exact_mut(w)`, …
-    fn of_method(m: &ExprMethodCall, scope: &Scope) -> Option<Stream> {
+    fn of_method(m: &ExprMethodCall, scope: &Env) -> Option<Stream> {
         let method = m.method.to_string();
         if matches!(method.as_str(), "copied" | "cloned") && m.args.is_empty() {
             let Expr::MethodCall(inner) = &*m.receiver else { return None };
@@ -157,7 +158,7 @@ impl Stream {
             return Some(s);
         }
         let slice = plain_ident(&m.receiver)?;
-        let kind = scope.get(&slice.to_string())?.kind;
+        let kind = scope.outer(&slice.to_string())?.kind;
         let (mutable, rows) = match (method.as_str(), m.args.len()) {
             ("iter", 0) => (false, None),
             ("iter_mut", 0) => (true, None),
@@ -181,13 +182,13 @@ impl Stream {
     }
 
     /// `x`, `&x` or `&mut x` iterated as it is.
-    fn of_value(e: &Expr, scope: &Scope) -> Option<Stream> {
+    fn of_value(e: &Expr, scope: &Env) -> Option<Stream> {
         let (inner, reference) = match e {
             Expr::Reference(r) => (&*r.expr, Some(r.mutability.is_some())),
             e => (e, None),
         };
         let slice = plain_ident(inner)?;
-        let kind = scope.get(&slice.to_string())?.kind;
+        let kind = scope.outer(&slice.to_string())?.kind;
         let mutable = match (kind, reference) {
             // `&mut x` of an owned or `&mut` slice-like; `&x` of any slice-like.
             (Kind::MutSlice, Some(true)) => true,
@@ -195,7 +196,7 @@ impl Stream {
             // `x` itself: a `&[T]`/`&Vec<T>` yields `&T`; a `&mut [T]` parameter yields `&mut T`
             // (an owned one would yield `T`, which no sub-slice can).
             (Kind::Slice { by_ref: true }, None) => false,
-            (Kind::MutSlice, None) if !scope.get(&slice.to_string())?.mutable => true,
+            (Kind::MutSlice, None) if !scope.outer(&slice.to_string())?.mutable => true,
             _ => return None,
         };
         Some(Stream { slice, mutable, rows: None, adapter: None, method: false })
@@ -219,13 +220,21 @@ impl ToTokens for Rows {
     }
 }
 
+/// `Iterator::zip` by path (`::core::iter::Iterator::zip`, `std::iter::Iterator::zip`): `a.zip(b)`
+/// as a split loop's chunk spells it.
+pub(crate) fn is_iterator_zip(f: &Expr) -> bool {
+    let Expr::Path(p) = f else { return false };
+    let names: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    p.qself.is_none() && names.ends_with(&["Iterator".to_string(), "zip".to_string()])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use syn::parse_quote;
 
-    fn scope() -> Scope {
-        Scope::of(&parse_quote!(fn k(out: &mut [f32], a: &[f32], v: Vec<f32>, w: usize, m: &mut Vec<f32>)))
+    fn scope() -> Env {
+        Env::of_signature(&parse_quote!(fn k(out: &mut [f32], a: &[f32], v: Vec<f32>, w: usize, m: &mut Vec<f32>)))
     }
 
     fn words(e: Expr) -> Option<Vec<(String, bool, bool)>> {

@@ -88,7 +88,7 @@ use syn::{BinOp, Block, Expr, ExprForLoop, ExprIndex, Lit, Pat, Stmt};
 
 use super::emit::{helper, hidden, Lanes};
 use super::recognise::{continue_guard, forbidden, source, Source};
-use crate::body::{let_names, plain_ident, Env, Int, Ty};
+use crate::body::{let_names, plain_ident, Access, Env, Int, Ty};
 use crate::reason::Reason;
 use crate::tokens::{mentions, strip};
 
@@ -207,7 +207,9 @@ fn plan(f: &ExprForLoop, env: &Env, vector_math: bool) -> Result<Plan, Reason> {
     let written = written(&f.body)?;
     // A written slice of integers or of a generic `T`: said before the range, whose bounds
     // (`0..out.len()`) are then unknown too.
-    let float_slice = |name: &String| matches!(env.lookup(name), Some((Ty::Slice { shared: false, .. }, _)));
+    let float_slice = |name: &String| {
+        env.lookup(name).and_then(|(ty, _)| ty.float_slice()).is_some_and(|(_, access)| access != Access::Shared)
+    };
     if written.iter().any(|(name, _)| !lets.contains(name) && !float_slice(name)) {
         return Err(Reason::Type);
     }
@@ -369,7 +371,7 @@ impl Check {
 
     /// A stored value: pure, its reads checked.
     fn value(&mut self, e: &Expr) -> Result<(), Reason> {
-        if self.env.ty(e) == Ty::Unknown {
+        if !self.env.ty(e).is_known() {
             return Err(Reason::Effect);
         }
         self.reads(e)
@@ -382,8 +384,8 @@ impl Check {
             Expr::Paren(p) => self.store(&p.expr),
             Expr::Index(ix) if ix.attrs.is_empty() => {
                 let Some(slice) = plain_ident(&ix.expr) else { return Err(Reason::Source) };
-                match self.env.lookup(&slice.to_string()) {
-                    Some((Ty::Slice { shared: false, .. }, _)) => self.access(ix),
+                match self.env.lookup(&slice.to_string()).and_then(|(ty, _)| ty.float_slice()) {
+                    Some((_, Access::Mut | Access::Owned)) => self.access(ix),
                     _ => Err(Reason::Type),
                 }
             }
@@ -924,6 +926,33 @@ mod tests {
                 }
             ),
             "type",
+        );
+    }
+
+    #[test]
+    fn integer_elements_are_read_in_lanes() {
+        // Disagreement resolved: an element of an integer slice (`counts[k]` of a `vec![0u32; n]`,
+        // `labels[i]` of a `&[usize]`) was of no known type to this rewrite, though the split and
+        // the GPU variant knew it; its value is known now, so it is read in lanes like a float's.
+        let body = rewritten(quote!(
+            fn means(totals: &[f32], means: &mut [f32]) {
+                let counts = vec![0u32; 256];
+                for k in 0..means.len() {
+                    means[k] = if counts[k] > 0 { totals[k] / counts[k] as f32 } else { 0.0 };
+                }
+            }
+        ));
+        assert!(body.contains("chunk :: < _ , 64 > (& counts [..] , __adaptive_b"), "{body}");
+        // A gather (`x[idx[i]]`) is no longer an effect but an index that does not move with the loop's.
+        left(
+            quote!(
+                fn gather(x: &[f32], idx: &[usize], out: &mut [f32]) {
+                    for i in 0..out.len() {
+                        out[i] = x[idx[i]];
+                    }
+                }
+            ),
+            "source",
         );
     }
 

@@ -92,7 +92,7 @@ use syn::{BinOp, Block, Expr, ExprForLoop, Pat, RangeLimits, Stmt};
 use super::emit::hidden;
 use super::jam::{holds_loop, suffix_problem};
 use super::recognise::{continue_guard, source, Source};
-use crate::body::{let_names, pat_names, plain_ident, Env, Int, Ty, Width};
+use crate::body::{let_names, pat_names, plain_ident, Access, Elem, Env, Int, Ty, Width};
 use crate::tokens::{mentions, strip};
 
 /// The idiom loops taken this way are reported under.
@@ -331,7 +331,7 @@ fn row(pat: &Pat, init: &Expr, index: &Ident, env: &Env) -> Option<(Row, Expr)> 
     let Expr::Index(ix) = strip(&r.expr) else { return None };
     let slice = plain_ident(&ix.expr)?;
     let width = match env.lookup(&slice.to_string()) {
-        Some((Ty::Slice { width, shared: true }, _)) if width != Width::Any => width,
+        Some((Ty::Slice { elem: Elem::Float(width), access: Access::Shared }, _)) if width != Width::Any => width,
         _ => return None,
     };
     let Expr::Range(range) = strip(&ix.index) else { return None };
@@ -455,7 +455,7 @@ fn lane_expr(e: &Expr, env: &mut Env, lanes: &[String], rows: &[String], j: Opti
         Expr::Assign(a) if a.attrs.is_empty() => assignment(&a.left, &a.right, env, lanes, rows, j),
         Expr::Binary(b) if b.attrs.is_empty() && super::jam::is_compound(&b.op) => {
             // `x op= t` is pure where `x op t` is.
-            assignment(&b.left, &b.right, env, lanes, rows, j) && env.ty(&b.left) != Ty::Unknown
+            assignment(&b.left, &b.right, env, lanes, rows, j) && env.ty(&b.left).is_known()
         }
         _ => false,
     }
@@ -463,7 +463,7 @@ fn lane_expr(e: &Expr, env: &mut Env, lanes: &[String], rows: &[String], j: Opti
 
 fn assignment(place: &Expr, value: &Expr, env: &Env, lanes: &[String], rows: &[String], j: Option<&Ident>) -> bool {
     let target = plain_ident(place).is_some_and(|p| lanes.iter().any(|l| p == l));
-    target && env.ty(value) != Ty::Unknown && rows_read_at(value, rows, j)
+    target && env.ty(value).is_known() && rows_read_at(value, rows, j)
 }
 
 /// Whether `e` names rows only as `p[j]`.

@@ -1549,6 +1549,40 @@ mod tests {
     }
 
     #[test]
+    fn the_length_of_any_slice_is_a_usize() {
+        // Disagreement resolved: `a.len()` of a slice of integers was of no known type to this
+        // rewrite (a `for ? +=` left for its `source`), though the split took it for a `usize`.
+        // The range is known now, and what is left is the accumulator's type.
+        left(
+            quote!(
+                fn k(a: &[i32]) -> i32 {
+                    let mut s = 0i32;
+                    for i in 0..a.len() {
+                        s += a[i];
+                    }
+                    s
+                }
+            ),
+            "for range +=",
+            "type",
+        );
+        // And a name bound to a cast (`let n = len as usize;`) is a `usize` whatever it casts.
+        rewritten(
+            quote!(
+                fn k(x: &[f32], m: &Meta) -> f32 {
+                    let n = m.len as usize;
+                    let mut s = 0.0f32;
+                    for i in 0..n {
+                        s += x[i];
+                    }
+                    s
+                }
+            ),
+            "for range +=",
+        );
+    }
+
+    #[test]
     fn exact_rewrites_nothing_and_says_so() {
         let f = quote!(
             fn k(x: &[f32]) -> f32 {

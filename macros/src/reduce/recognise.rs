@@ -36,7 +36,8 @@ use syn::visit::Visit;
 use syn::{BinOp, Block, Expr, ExprForLoop, ExprMethodCall, Pat, Stmt, UnOp};
 
 use crate::body::{
-    accumulation, extremum_of, keep, let_names, pat_names, plain_ident, Env, Fold, Int, Op, Ty, TyValue as Value, Width,
+    accumulation, extremum_of, keep, let_names, pat_names, plain_ident, Access, Env, Fold, Int, Op, Ty,
+    TyValue as Value, Width,
 };
 use crate::reason::Reason;
 use crate::tokens::{mentions, strip};
@@ -256,7 +257,9 @@ pub(super) fn source(e: &Expr, env: &Env, into_iter: bool) -> Option<Source> {
             let (start, end) = (r.start.as_deref()?, r.end.as_deref()?);
             match (env.ty(start), env.ty(end)) {
                 (Ty::Int(a), Ty::Int(b))
-                    if (a == Int::Usize || b == Int::Usize) && a != Int::Other && b != Int::Other =>
+                    if (a == Int::Usize || b == Int::Usize)
+                        && !matches!(a, Int::Other(_))
+                        && !matches!(b, Int::Other(_)) =>
                 {
                     Some(Source::Range { start: Box::new(start.clone()), end: Box::new(end.clone()) })
                 }
@@ -288,10 +291,8 @@ pub(super) fn source(e: &Expr, env: &Env, into_iter: bool) -> Option<Source> {
 fn slice_iter(e: &Expr, env: &Env, into_iter: bool) -> Option<SliceItem> {
     let slice = |e: &Expr| -> Option<(Ident, Width, bool)> {
         let ident = plain_ident(e)?;
-        match env.lookup(&ident.to_string())?.0 {
-            Ty::Slice { width, shared } => Some((ident, width, shared)),
-            _ => None,
-        }
+        let (width, access) = env.lookup(&ident.to_string())?.0.float_slice()?;
+        Some((ident, width, access == Access::Shared))
     };
     match e {
         Expr::Paren(p) => slice_iter(&p.expr, env, into_iter),
@@ -872,7 +873,7 @@ fn written_slices(body: &Block, index: &Ident, pat: &Pat, env: &Env) -> Result<V
         if locals.contains(slice) {
             return Err(Reason::Shadow);
         }
-        if !matches!(env.lookup(slice), Some((Ty::Slice { shared: false, .. }, _))) {
+        if !env.lookup(slice).and_then(|(ty, _)| ty.float_slice()).is_some_and(|(_, access)| access != Access::Shared) {
             return Err(Reason::Type);
         }
     }

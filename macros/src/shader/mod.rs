@@ -87,7 +87,7 @@ mod ty;
 mod wgsl;
 
 use proc_macro2::Span;
-use syn::{Block, Expr, Signature, Stmt};
+use syn::{Block, Expr, Stmt};
 
 use crate::body::{Independent, TopLoop};
 use crate::reason::Reason;
@@ -105,22 +105,17 @@ pub(crate) struct GpuReport {
     pub roundings: u32,
 }
 
-/// `block` (a body of signature `sig`, whose top-level loops are `loops`) with each
+/// `block` (a body whose top-level loops are `loops`) with each
 /// loop that can run on the GPU replaced by its GPU run, and a report per loop.
 /// `opt_out`: the word for why no loop does (`exact`, `gpu`).
-pub(crate) fn gpu_loops(
-    block: &Block,
-    sig: &Signature,
-    loops: &[TopLoop],
-    opt_out: Option<Reason>,
-) -> (Block, Vec<GpuReport>) {
+pub(crate) fn gpu_loops(block: &Block, loops: &[TopLoop], opt_out: Option<Reason>) -> (Block, Vec<GpuReport>) {
     let mut out = block.clone();
     let mut reports = Vec::new();
     for l in loops {
         let verdict = match (opt_out, &l.verdict) {
             (Some(word), _) => Err(word),
             (None, Err(word)) => Err(*word),
-            (None, Ok(found)) => translate(block, sig, l, found),
+            (None, Ok(found)) => translate(block, l, found),
         };
         let (reason, roundings) = match verdict {
             Ok((replacement, roundings)) => {
@@ -135,9 +130,9 @@ pub(crate) fn gpu_loops(
 }
 
 /// The GPU run of the independent loop `l` of `block`, and its roundings.
-fn translate(block: &Block, sig: &Signature, l: &TopLoop, found: &Independent) -> Result<(Expr, u32), Reason> {
+fn translate(block: &Block, l: &TopLoop, found: &Independent) -> Result<(Expr, u32), Reason> {
     let Stmt::Expr(Expr::ForLoop(f), _) = &block.stmts[l.stmt] else { unreachable!("a top-level loop is a `for`") };
-    let outer = outer::Outer::new(sig, &block.stmts[..l.stmt], &l.scope);
+    let outer = outer::Outer::new(&l.scope);
     let facts = &found.facts;
     let mut lowered = lower::lower(f, &found.space, &facts.targets, &facts.carried, &outer)?;
     let shader = wgsl::print(&mut lowered)?;

@@ -7,6 +7,7 @@
 //! primitive types; at the end an open float is Rust's fallback `f64` (refused),
 //! an open integer Rust's fallback `i32`, and anything still open is refused.
 
+use crate::body::{self, Int, IntTy, Prim, Width};
 use crate::reason::Reason;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -37,31 +38,38 @@ impl Ty {
         matches!(self, Ty::I32 | Ty::U32 | Ty::Usize)
     }
 
-    /// The type a name like `f32` names: `Ok(None)` for a name that is no primitive
-    /// number, the reason word for one a shader cannot hold.
-    pub(super) fn of_name(name: &str) -> Result<Option<Ty>, Reason> {
-        match name {
-            "f32" => Ok(Some(Ty::F32)),
-            "i32" => Ok(Some(Ty::I32)),
-            "u32" => Ok(Some(Ty::U32)),
-            "usize" => Ok(Some(Ty::Usize)),
-            "bool" => Ok(Some(Ty::Bool)),
-            "f64" => Err(Reason::F64),
-            "u64" | "i64" | "isize" | "u128" | "i128" => Err(Reason::Size),
-            "u8" | "u16" | "i8" | "i16" | "char" => Err(Reason::Type),
-            _ => Ok(None),
+    /// The type a shader holds for the primitive `prim`, or the word for why it holds none.
+    pub(super) fn of_prim(prim: Prim) -> Result<Ty, Reason> {
+        match prim {
+            Prim::Float(Width::F32) => Ok(Ty::F32),
+            Prim::Float(_) => Err(Reason::F64),
+            Prim::Int(IntTy::I32) => Ok(Ty::I32),
+            Prim::Int(IntTy::U32) => Ok(Ty::U32),
+            Prim::Int(IntTy::Usize) => Ok(Ty::Usize),
+            Prim::Int(IntTy::U64 | IntTy::I64 | IntTy::Isize | IntTy::U128 | IntTy::I128) => Err(Reason::Size),
+            Prim::Int(IntTy::U8 | IntTy::U16 | IntTy::I8 | IntTy::I16) => Err(Reason::Type),
+            Prim::Bool => Ok(Ty::Bool),
         }
     }
 
-    /// The type `ty` declares, if it is one a shader holds.
+    /// The type a name like `f32` names: `Ok(None)` for a name that is no primitive
+    /// number, the reason word for one a shader cannot hold.
+    pub(super) fn of_name(name: &str) -> Result<Option<Ty>, Reason> {
+        match Prim::of_name(name) {
+            Some(prim) => Ty::of_prim(prim).map(Some),
+            // A `char` is a primitive a shader cannot hold.
+            None if name == "char" => Err(Reason::Type),
+            None => Ok(None),
+        }
+    }
+
+    /// The type `ty` declares (the model's reading of it), if it is one a shader holds.
     pub(super) fn of_type(ty: &syn::Type) -> Result<Ty, Reason> {
-        match ty {
-            syn::Type::Paren(p) => Ty::of_type(&p.elem),
-            syn::Type::Group(g) => Ty::of_type(&g.elem),
-            syn::Type::Path(p) if p.qself.is_none() => match p.path.get_ident() {
-                Some(name) => Ty::of_name(&name.to_string())?.ok_or(Reason::Type),
-                None => Err(Reason::Type),
-            },
+        match body::Ty::of_type(ty) {
+            body::Ty::Float(w) => Ty::of_prim(Prim::Float(w)),
+            body::Ty::Int(Int::Usize) => Ty::of_prim(Prim::Int(IntTy::Usize)),
+            body::Ty::Int(Int::Other(t)) => Ty::of_prim(Prim::Int(t)),
+            body::Ty::Bool => Ty::of_prim(Prim::Bool),
             _ => Err(Reason::Type),
         }
     }

@@ -51,7 +51,7 @@ use syn::{Expr, ExprForLoop};
 
 use super::chunk::StreamVars;
 use super::scatter::Rename;
-use crate::body::{plain_ident, Carried, Facts, Op, Scope, Space, Stride, Ty, Value, Width};
+use crate::body::{plain_ident, Carried, Elem, Env, Facts, Op, Space, Stride, Ty, Value, Width};
 
 fn hidden(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
@@ -62,7 +62,7 @@ fn private(path: TokenStream) -> TokenStream {
 }
 
 /// `f` split as `space` and `facts` allow: a block expression of type `()`.
-pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &Scope) -> Expr {
+pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &Env) -> Expr {
     let (lo, hi) = (hidden("__adaptive_lo"), hidden("__adaptive_hi"));
     let bounds = hidden("__adaptive_bounds");
     let split = private(quote!(split));
@@ -200,8 +200,8 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &
     // A part of a float slice says its type, so that the `reduce` rewrite knows what it walks.
     let take_parts = parts.iter().zip(&targets).enumerate().map(|(k, (p, (slice, _)))| {
         let field = syn::Index::from(k + 1);
-        match scope.env.lookup(&slice.to_string()) {
-            Some((Ty::Slice { width, .. }, _)) if width.name().is_some() => {
+        match scope.lookup(&slice.to_string()) {
+            Some((Ty::Slice { elem: Elem::Float(width), .. }, _)) if width.name().is_some() => {
                 let ty = Ident::new(width.name().expect("checked in the guard"), Span::call_site());
                 quote!(let #p: &mut [#ty] = #job.#field;)
             }

@@ -30,21 +30,21 @@ use quote::quote;
 use syn::visit_mut::VisitMut;
 use syn::{BinOp, Expr};
 
-use crate::body::{plain_ident, slot, Element, Scatter, Update};
+use crate::body::{plain_ident, slot, Elem, Scatter, Update};
 
 impl Scatter {
     /// The identity a chunk's copy starts from.
     pub(super) fn identity(&self) -> TokenStream {
         let text = match (self.update, self.element) {
-            (Update::Add | Update::Sub, Element::Float(w)) => format!("-0.0{}", w.name().unwrap_or("")),
-            (Update::Add | Update::Sub | Update::Or | Update::Xor, Element::Int(_)) => "0".into(),
+            (Update::Add | Update::Sub, Elem::Float(w)) => format!("-0.0{}", w.name().unwrap_or("")),
+            (Update::Add | Update::Sub | Update::Or | Update::Xor, Elem::Int(_)) => "0".into(),
             (Update::Or | Update::Xor, _) => "false".into(),
-            (Update::And, Element::Int(_)) => "!0".into(),
+            (Update::And, Elem::Int(_)) => "!0".into(),
             (Update::And, _) => "true".into(),
-            (Update::Max | Update::Min, Element::Float(w)) => format!("{}::NAN", w.name().unwrap_or("f32")),
-            (Update::Max, Element::Int(t)) => format!("{}::MIN", t.unwrap_or("i32")),
-            (Update::Min, Element::Int(t)) => format!("{}::MAX", t.unwrap_or("i32")),
-            (Update::Add | Update::Sub | Update::Max | Update::Min, Element::Bool) => {
+            (Update::Max | Update::Min, Elem::Float(w)) => format!("{}::NAN", w.name().unwrap_or("f32")),
+            (Update::Max, Elem::Int(t)) => format!("{}::MIN", t.name().unwrap_or("i32")),
+            (Update::Min, Elem::Int(t)) => format!("{}::MAX", t.name().unwrap_or("i32")),
+            (Update::Add | Update::Sub | Update::Max | Update::Min, Elem::Bool) | (_, Elem::Other) => {
                 unreachable!("refused by `check`")
             }
         };
@@ -61,7 +61,7 @@ impl Scatter {
             (Update::Or, _) => quote!(*#s |= *#c),
             (Update::And, _) => quote!(*#s &= *#c),
             (Update::Xor, _) => quote!(*#s ^= *#c),
-            (Update::Max | Update::Min, Element::Float(w)) => {
+            (Update::Max | Update::Min, Elem::Float(w)) => {
                 let ty = Ident::new(w.name().unwrap_or("f32"), proc_macro2::Span::call_site());
                 let m = if self.update == Update::Max { quote!(max) } else { quote!(min) };
                 quote!(*#s = #ty::#m(*#s, *#c))
@@ -74,12 +74,7 @@ impl Scatter {
 
     /// The element type's name, where known: what a chunk's copy is declared as.
     pub(super) fn element_type(&self) -> Option<Ident> {
-        let name = match self.element {
-            Element::Float(w) => w.name()?,
-            Element::Int(t) => t?,
-            Element::Bool => "bool",
-        };
-        Some(Ident::new(name, proc_macro2::Span::call_site()))
+        Some(Ident::new(self.element.name()?, proc_macro2::Span::call_site()))
     }
 }
 

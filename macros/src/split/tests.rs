@@ -604,3 +604,21 @@ fn a_chunk_updates_its_copy_and_the_copies_are_merged_after_the_loop() {
     assert!(body.contains("__adaptive_x0 [* l] = __adaptive_x0 [* l] . max (7)"), "{body}");
     assert!(!body.contains("bins [* l]"), "every update goes to the copy: {body}");
 }
+
+#[test]
+fn a_mut_reference_bound_by_a_let_is_not_shared_with_the_chunks() {
+    // Disagreement resolved: `let r = log;` of a `&mut` parameter, or `let r = &mut v;`, was
+    // "anything else" to the split, which took `r.push(..)` for a read and split the loop: its
+    // chunks, `Fn` closures, could not have borrowed `r` mutably (generated code that did not
+    // compile). The typer knows `r` is a `&mut`; the loop stays on one thread.
+    for bind in [quote!(let r = log;), quote!(let r = &mut *log;), quote!(let mut v = Vec::new(); let r = &mut v;)] {
+        let f = quote!(fn k(a: &[f32], out: &mut [f32], log: &mut Vec<f32>) {
+            #bind
+            for i in 0..a.len() {
+                out[i] = a[i];
+                r.push(a[i]);
+            }
+        });
+        assert_eq!(words(f), ["writes"]);
+    }
+}
