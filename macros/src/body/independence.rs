@@ -45,12 +45,13 @@ use syn::punctuated::Punctuated;
 use syn::visit::Visit;
 use syn::{BinOp, Block, Expr, Pat, Stmt, Token};
 
+use super::access::{is_compound, method_writes};
 use super::interval::{self as offset, Inner};
 use super::names::pat_names;
-use super::names::Env;
+use super::names::{Env, Scopes};
 use super::reduction::{self as scatter, accumulation, Op, Scatter, Update};
 use super::scope::{Kind, Outer};
-use super::syntax::{format_names, idents, item_name, path_names, plain_ident, pure, READ_ONLY};
+use super::syntax::{format_names, idents, item_name, path_names, plain_ident, pure};
 use super::types::{Elem, Ty, Width};
 use crate::reason::Reason;
 use crate::tokens::{normalised, strip};
@@ -159,7 +160,7 @@ pub(crate) fn check(body: &Block, the_loop: &Loop, scope: &Env) -> Result<Facts,
     let mut c = Checker {
         scope,
         the_loop,
-        locals: vec![the_loop.pattern.iter().map(|n| (n.clone(), None)).collect()],
+        locals: Scopes::default(),
         bound: BTreeSet::new(),
         labels: Vec::new(),
         loops: 0,
@@ -172,6 +173,9 @@ pub(crate) fn check(body: &Block, the_loop: &Loop, scope: &Env) -> Result<Facts,
         accesses: BTreeMap::new(),
         strides: Vec::new(),
     };
+    for n in &the_loop.pattern {
+        c.locals.bind(n.clone(), None);
+    }
     c.visit_block_stmts(&body.stmts);
     c.finish()
 }
@@ -182,7 +186,7 @@ struct Checker<'a> {
     the_loop: &'a Loop<'a>,
     /// Names bound inside the body, innermost scope last; an inner `for j in a..b` tags `j`
     /// with its bounds when they name nothing the body binds.
-    locals: Vec<Vec<(String, Option<Inner>)>>,
+    locals: Scopes<Option<Inner>>,
     /// Every name the body binds anywhere (the loop's pattern aside).
     bound: BTreeSet<String>,
     /// Labels defined inside the body.
@@ -215,7 +219,7 @@ impl Checker<'_> {
     /// The name `n` as this point of the body sees it: from outside the loop (with what
     /// the scope knows), or `None` for the body's own.
     fn outer(&self, n: &str) -> Option<Outer> {
-        if self.locals.iter().flatten().any(|(l, _)| l == n) {
+        if self.locals.lookup(n).is_some() {
             return None;
         }
         self.scope.outer(n)
@@ -224,8 +228,7 @@ impl Checker<'_> {
     /// The bounds an inner `for n in START..END` of the body gives `n`, if the innermost `n`
     /// in scope is that.
     fn inner_range(&self, n: &str) -> Option<Inner> {
-        // Scopes in order, each in order of binding: the last `n` is the one in scope.
-        self.locals.iter().flatten().rev().find(|(l, _)| l == n).and_then(|(_, range)| range.clone())
+        self.locals.lookup(n).cloned().flatten()
     }
 
     fn bind(&mut self, pat: &Pat) {
@@ -236,11 +239,11 @@ impl Checker<'_> {
 
     fn bind_name(&mut self, n: String, range: Option<Inner>) {
         self.bound.insert(n.clone());
-        self.locals.last_mut().expect("a scope").push((n, range));
+        self.locals.bind(n, range);
     }
 
     fn scoped(&mut self, f: impl FnOnce(&mut Self)) {
-        self.locals.push(Vec::new());
+        self.locals.push();
         f(self);
         self.locals.pop();
     }
@@ -304,7 +307,6 @@ impl Checker<'_> {
                 Some(n) => {
                     let name = n.to_string();
                     match self.outer(&name) {
-                        Some(b) if method.is_some() && matches!(b.kind, Kind::Slice { .. }) => self.read(&n),
                         // A length a chunk's private copy has too (the split's scatter).
                         Some(b)
                             if b.kind == Kind::MutSlice && method.is_some_and(|m| m == "len" || m == "is_empty") =>
@@ -312,13 +314,9 @@ impl Checker<'_> {
                             self.mentions.entry(name.clone()).or_insert(n);
                             self.accesses.entry(name).or_default().push(Use::Len);
                         }
-                        Some(b)
-                            if b.kind == Kind::MutSlice && method.is_some_and(|m| READ_ONLY.iter().any(|r| m == r)) =>
-                        {
-                            self.read(&n)
-                        }
-                        Some(b)
-                            if method.is_some() && b.kind == Kind::Other && (!b.mutable || self.primitive(&name)) =>
+                        // A method that cannot write what the name holds (`access.rs`).
+                        Some(_)
+                            if method.is_some_and(|m| !method_writes(self.scope.binding(&name), &m.to_string())) =>
                         {
                             self.read(&n)
                         }
@@ -339,11 +337,6 @@ impl Checker<'_> {
     fn mut_ref(&self, e: &Expr) -> Option<Ident> {
         let n = plain_ident(strip(e))?;
         self.outer(&n.to_string()).filter(|b| matches!(b.kind, Kind::MutRef | Kind::MutSlice)).map(|_| n)
-    }
-
-    /// Whether `name` holds a float, an integer or a `bool`, whose methods take it by value.
-    fn primitive(&self, name: &str) -> bool {
-        matches!(self.scope.lookup(name), Some((Ty::Float(_) | Ty::Int(_) | Ty::Bool, _)))
     }
 
     /// A name read.
@@ -655,21 +648,7 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                 self.write(&a.left, None);
                 self.visit_expr(&a.right);
             }
-            Expr::Binary(b)
-                if matches!(
-                    b.op,
-                    BinOp::AddAssign(_)
-                        | BinOp::SubAssign(_)
-                        | BinOp::MulAssign(_)
-                        | BinOp::DivAssign(_)
-                        | BinOp::RemAssign(_)
-                        | BinOp::BitXorAssign(_)
-                        | BinOp::BitAndAssign(_)
-                        | BinOp::BitOrAssign(_)
-                        | BinOp::ShlAssign(_)
-                        | BinOp::ShrAssign(_)
-                ) =>
-            {
+            Expr::Binary(b) if is_compound(&b.op) => {
                 self.write(&b.left, None);
                 self.visit_expr(&b.right);
             }

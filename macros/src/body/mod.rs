@@ -9,6 +9,7 @@
 //! | `names` | the scoped name table |
 //! | `typer` | the types of expressions (one typer), and so what a `let` holds |
 //! | `walk` | what a `for` walks |
+//! | `access` | what counts as a write: the one classifier of the places an expression writes |
 //! | `reduction` | reductions and scatter updates as statements write them |
 //! | `interval` | the index-range facts: which indices stay in the loop index's own row |
 //! | `independence` | whether a loop's iterations are independent, and what it writes and carries |
@@ -16,6 +17,7 @@
 //! | `loops` | each top-level loop of a body, analysed once |
 //! | `syntax` | questions about expressions and tokens that every analysis asks |
 
+mod access;
 mod independence;
 mod interval;
 mod loops;
@@ -27,6 +29,7 @@ mod typer;
 mod types;
 mod walk;
 
+pub(crate) use access::{is_compound, method_writes, root, whole_use_writes, Write};
 pub(crate) use independence::{Carried, Facts, Stride, Target, Value};
 pub(crate) use loops::{analyse_loops, Independent, TopLoop};
 #[cfg(test)]

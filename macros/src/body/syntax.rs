@@ -1,6 +1,6 @@
-//! What the loop analysis (`independence.rs`) asks of tokens and expressions apart from
-//! the walk itself: the names an expression or a macro's tokens read, whether
-//! an expression is pure, the methods that only read a slice-like.
+//! What the analyses ask of tokens and expressions apart from their walks: the
+//! names an expression or a macro's tokens read, whether an expression is pure,
+//! the one identifier an expression names.
 
 use proc_macro2::{Ident, TokenStream, TokenTree};
 use syn::visit::Visit;
@@ -15,26 +15,6 @@ pub(crate) fn item_name(item: &syn::Item) -> Option<String> {
         _ => None,
     }
 }
-
-/// The methods of a slice-like that only read it.
-pub(crate) const READ_ONLY: [&str; 16] = [
-    "len",
-    "is_empty",
-    "iter",
-    "get",
-    "first",
-    "last",
-    "chunks",
-    "chunks_exact",
-    "windows",
-    "contains",
-    "starts_with",
-    "ends_with",
-    "to_vec",
-    "split_at",
-    "split_first",
-    "split_last",
-];
 
 /// The names `e` reads as variables (not its field names).
 pub(crate) fn path_names(e: &Expr) -> Vec<String> {

@@ -88,7 +88,7 @@ use syn::{BinOp, Block, Expr, ExprForLoop, ExprIndex, Lit, Pat, Stmt};
 
 use super::emit::{helper, hidden, Lanes};
 use super::recognise::{continue_guard, forbidden, source, Source};
-use crate::body::{let_names, plain_ident, Access, Env, Int, Ty};
+use crate::body::{is_compound, let_names, plain_ident, Access, Env, Int, Ty, Write};
 use crate::reason::Reason;
 use crate::tokens::{mentions, strip};
 
@@ -185,13 +185,6 @@ fn is_element(place: &Expr) -> bool {
     matches!(strip(place), Expr::Index(_))
 }
 
-fn is_compound(op: &BinOp) -> bool {
-    matches!(
-        op,
-        BinOp::AddAssign(_) | BinOp::SubAssign(_) | BinOp::MulAssign(_) | BinOp::DivAssign(_) | BinOp::RemAssign(_)
-    )
-}
-
 /// Checks an element-wise loop and plans its rewrite, or says why not.
 fn plan(f: &ExprForLoop, env: &Env, vector_math: bool) -> Result<Plan, Reason> {
     if f.label.is_some() {
@@ -269,15 +262,11 @@ fn written(body: &Block) -> Result<Vec<(String, String)>, Reason> {
         }
     }
     impl<'ast> Visit<'ast> for Stores {
-        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
-            self.place(&a.left);
-            syn::visit::visit_expr_assign(self, a);
-        }
-        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-            if is_compound(&b.op) {
-                self.place(&b.left);
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            if let Some((place, _)) = Write::of(e).and_then(Write::store) {
+                self.place(place);
             }
-            syn::visit::visit_expr_binary(self, b);
+            syn::visit::visit_expr(self, e);
         }
     }
     let mut stores = Stores(Vec::new(), false);
@@ -922,6 +911,24 @@ mod tests {
                 fn k(a: &[u8], out: &mut [u8]) {
                     for i in 0..out.len() {
                         out[i] = a[i] / 2;
+                    }
+                }
+            ),
+            "type",
+        );
+    }
+
+    #[test]
+    fn every_compound_assignment_stores() {
+        // Disagreement resolved: this rewrite knew five compound assignments (`+=` … `%=`), the
+        // reductions' stores four; a loop storing with `^=` was not element-wise at all here and
+        // went unreported. Every one of the ten stores (`crate::body::access`), so the loop is
+        // reported, left for its integer elements.
+        left(
+            quote!(
+                fn k(a: &[u32], out: &mut [u32]) {
+                    for i in 0..out.len() {
+                        out[i] ^= a[i];
                     }
                 }
             ),

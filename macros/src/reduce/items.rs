@@ -92,7 +92,7 @@ use syn::{BinOp, Block, Expr, ExprForLoop, Pat, RangeLimits, Stmt};
 use super::emit::hidden;
 use super::jam::{holds_loop, suffix_problem};
 use super::recognise::{continue_guard, source, Source};
-use crate::body::{let_names, pat_names, plain_ident, Access, Elem, Env, Int, Ty, Width};
+use crate::body::{is_compound, let_names, pat_names, plain_ident, Access, Elem, Env, Int, Ty, Width, Write};
 use crate::tokens::{mentions, strip};
 
 /// The idiom loops taken this way are reported under.
@@ -386,11 +386,7 @@ fn assigned_names(a: &[Stmt], b: &[Stmt]) -> Vec<String> {
     struct Assigned(Vec<String>);
     impl<'ast> Visit<'ast> for Assigned {
         fn visit_expr(&mut self, e: &'ast Expr) {
-            let place = match e {
-                Expr::Assign(a) => Some(&*a.left),
-                Expr::Binary(b) if super::jam::is_compound(&b.op) => Some(&*b.left),
-                _ => None,
-            };
+            let place = Write::of(e).and_then(Write::store).map(|(place, _)| place);
             if let Some(name) = place.and_then(plain_ident) {
                 self.0.push(name.to_string());
             }
@@ -453,7 +449,7 @@ fn lane_expr(e: &Expr, env: &mut Env, lanes: &[String], rows: &[String], j: Opti
             lane_stmts(&b.block.stmts, env, lanes, rows, j, false)
         }
         Expr::Assign(a) if a.attrs.is_empty() => assignment(&a.left, &a.right, env, lanes, rows, j),
-        Expr::Binary(b) if b.attrs.is_empty() && super::jam::is_compound(&b.op) => {
+        Expr::Binary(b) if b.attrs.is_empty() && is_compound(&b.op) => {
             // `x op= t` is pure where `x op t` is.
             assignment(&b.left, &b.right, env, lanes, rows, j) && env.ty(&b.left).is_known()
         }

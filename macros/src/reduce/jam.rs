@@ -77,7 +77,7 @@ use syn::{Block, Expr, ExprForLoop, Pat, Stmt};
 
 use super::emit::{hidden, rewritten_loop, WIDE_AFTER_CHUNKS};
 use super::recognise::{analyse_loop, continue_guard, forbidden, source, Source, Verdict as Reduction};
-use crate::body::{pat_names, plain_ident, Env, Int, Ty};
+use crate::body::{method_writes, pat_names, plain_ident, root, whole_use_writes, Env, Int, Ty, Write};
 use crate::reason::Reason;
 
 /// The idiom jammed loops are reported under.
@@ -298,46 +298,26 @@ pub(super) fn suffix_problem(
         structs: bool,
         env: &'e Env,
     }
-    impl Writes<'_> {
-        /// `s.len()` or `s.is_empty()` of a name known to be a slice: it reads `s`, whatever
-        /// the slice's mutability.
-        fn reads_a_length(&self, m: &syn::ExprMethodCall) -> bool {
-            (m.method == "len" || m.method == "is_empty")
-                && m.args.is_empty()
-                && m.turbofish.is_none()
-                && plain_ident(&m.receiver)
-                    .is_some_and(|name| matches!(self.env.lookup(&name.to_string()), Some((Ty::Slice { .. }, _))))
-        }
-
-        fn root(&mut self, e: &Expr) {
-            match e {
-                Expr::Index(i) => self.root(&i.expr),
-                Expr::Field(f) => self.root(&f.base),
-                Expr::Paren(p) => self.root(&p.expr),
-                Expr::Group(g) => self.root(&g.expr),
-                Expr::Unary(u) => self.root(&u.expr),
-                Expr::Reference(r) => self.root(&r.expr),
-                // A length is a number, not a place (`f(p.len())`).
-                Expr::MethodCall(m) if self.reads_a_length(m) => {}
-                Expr::MethodCall(m) => self.root(&m.receiver),
-                e => {
-                    if let Some(name) = plain_ident(e) {
-                        self.names.push(name.to_string());
-                    }
-                }
-            }
-        }
-    }
     impl<'ast> Visit<'ast> for Writes<'_> {
         fn visit_expr(&mut self, e: &'ast Expr) {
+            // What the statement writes, by the one rule of what counts as a write.
+            let written = match Write::of(e) {
+                Some(Write::Method { receiver, method }) => {
+                    root(receiver).filter(|r| method_writes(self.env.binding(&r.to_string()), &method.to_string()))
+                }
+                Some(w) => root(w.place()),
+                None => None,
+            };
+            self.names.extend(written.map(|n| n.to_string()));
             match e {
-                Expr::Assign(a) => self.root(&a.left),
-                Expr::Binary(b) if is_compound(&b.op) => self.root(&b.left),
-                Expr::Reference(r) if r.mutability.is_some() => self.root(&r.expr),
-                Expr::MethodCall(m) if self.reads_a_length(m) => {}
-                // A method may take `&mut self`; an argument may be a `&mut` passed on.
-                Expr::MethodCall(m) => self.root(&m.receiver),
-                Expr::Call(c) => c.args.iter().for_each(|a| self.root(a)),
+                // An argument that holds a `&mut` may be written through by the callee.
+                Expr::Call(c) => {
+                    for a in &c.args {
+                        let whole = plain_ident(a)
+                            .filter(|n| self.env.binding(&n.to_string()).is_none_or(|b| whole_use_writes(b.ty)));
+                        self.names.extend(whole.map(|n| n.to_string()));
+                    }
+                }
                 Expr::Struct(_) => self.structs = true,
                 _ => {}
             }
@@ -354,23 +334,6 @@ pub(super) fn suffix_problem(
     let read: TokenStream = prefix.iter().map(ToTokens::to_token_stream).chain([inner.to_token_stream()]).collect();
     let carried: Vec<&String> = writes.names.iter().filter(|n| !per_item.contains(n)).collect();
     crate::tokens::mentions(read, &carried).then_some(Reason::Carried)
-}
-
-pub(super) fn is_compound(op: &syn::BinOp) -> bool {
-    use syn::BinOp::*;
-    matches!(
-        op,
-        AddAssign(_)
-            | SubAssign(_)
-            | MulAssign(_)
-            | DivAssign(_)
-            | RemAssign(_)
-            | BitXorAssign(_)
-            | BitAndAssign(_)
-            | BitOrAssign(_)
-            | ShlAssign(_)
-            | ShrAssign(_)
-    )
 }
 
 /// Renames the names of one item (`names`: written name → its hidden name) wherever they

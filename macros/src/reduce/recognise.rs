@@ -37,7 +37,7 @@ use syn::{BinOp, Block, Expr, ExprForLoop, ExprMethodCall, Pat, Stmt, UnOp};
 
 use crate::body::{
     accumulation, extremum_of, keep, let_names, pat_names, plain_ident, Access, Env, Fold, Int, Op, Ty,
-    TyValue as Value, Width,
+    TyValue as Value, Width, Write,
 };
 use crate::reason::Reason;
 use crate::tokens::{mentions, strip};
@@ -376,21 +376,17 @@ impl Stores {
     }
 }
 
-/// `place = t`, `place += t`, `place -= t`, `place *= t`, `place /= t`: the place and `t`.
+/// `place = t` or `place op= t` (any compound assignment: `crate::body::Write`): the place and `t`.
 fn store(e: &Expr) -> Option<(&Expr, &Expr)> {
-    match e {
-        Expr::Assign(a) if a.attrs.is_empty() => Some((&a.left, &a.right)),
-        Expr::Binary(b)
-            if b.attrs.is_empty()
-                && matches!(
-                    b.op,
-                    BinOp::AddAssign(_) | BinOp::SubAssign(_) | BinOp::MulAssign(_) | BinOp::DivAssign(_)
-                ) =>
-        {
-            Some((&b.left, &b.right))
-        }
-        _ => None,
+    let attrs = match e {
+        Expr::Assign(a) => &a.attrs,
+        Expr::Binary(b) => &b.attrs,
+        _ => return None,
+    };
+    if !attrs.is_empty() {
+        return None;
     }
+    Write::of(e)?.store()
 }
 
 /// The walk of a reduction's body: only pure `let`s, pure `if`s, accumulations of pure

@@ -44,7 +44,9 @@ impl Scatter {
             (Update::Max | Update::Min, Elem::Float(w)) => format!("{}::NAN", w.name().unwrap_or("f32")),
             (Update::Max, Elem::Int(t)) => format!("{}::MIN", t.name().unwrap_or("i32")),
             (Update::Min, Elem::Int(t)) => format!("{}::MAX", t.name().unwrap_or("i32")),
-            (Update::Add | Update::Sub | Update::Max | Update::Min, Elem::Bool) | (_, Elem::Other) => {
+            (Update::Add | Update::Sub | Update::Max | Update::Min, Elem::Bool)
+            | (Update::Mul, _)
+            | (_, Elem::Other) => {
                 unreachable!("refused by `check`")
             }
         };
