@@ -39,4 +39,4 @@ pub(crate) use reduction::{accumulation, extremum_of, keep, slot, Fold, Op, Scat
 pub(crate) use scope::Kind;
 pub(crate) use syntax::plain_ident;
 pub(crate) use types::{Access, Elem, Int, IntTy, Prim, Ty, Value as TyValue, Width};
-pub(crate) use walk::{Chain, Rows, Space, Stream};
+pub(crate) use walk::{Chain, How, Rows, Space, Stream, Walk};

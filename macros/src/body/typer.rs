@@ -39,7 +39,7 @@ use syn::{BinOp, Expr, Lit, UnOp};
 
 use super::names::Env;
 use super::types::{Access, Elem, Int, IntTy, Prim, Ty, Value, Width};
-use super::walk::is_iterator_zip;
+use super::walk::{How, Walk};
 
 /// Inherent float methods without arguments (beyond the receiver).
 const FLOAT_METHODS: [&str; 29] = [
@@ -126,7 +126,7 @@ impl Env {
     /// `enumerate` and `zip` of those (tuples), and `rev`, `skip`, `take`, `step_by` of
     /// those. `None` when `e` is not known to be a std iterable at all.
     pub(crate) fn item(&self, e: &Expr) -> Option<Value> {
-        Typer { env: self, pure: false }.item(e)
+        Typer { env: self, pure: false }.item(&Walk::of(e, true))
     }
 
     /// Whether `e` names a constant or a static the body cannot have bound: a path whose
@@ -353,74 +353,53 @@ impl Typer<'_> {
         }
     }
 
-    fn item(&self, e: &Expr) -> Option<Value> {
-        let usize_arg = |m: &syn::ExprMethodCall| {
-            m.args.len() == 1 && matches!(self.ty(&m.args[0]), Ty::Int(Int::Usize | Int::Lit))
-        };
-        match e {
-            Expr::Paren(p) => self.item(&p.expr),
-            Expr::Group(g) => self.item(&g.expr),
-            Expr::Range(r) => match (&r.start, &r.end) {
-                (Some(start), Some(end)) => match (self.ty(start), self.ty(end)) {
-                    (Ty::Int(a), Ty::Int(b)) => a.unify(b).map(|k| Value::One(Ty::Int(k))),
-                    _ => None,
-                },
-                // `lo..`, as a split loop's chunk counts an enumeration from its first index.
-                (Some(start), None) => match self.ty(start) {
-                    Ty::Int(k) => Some(Value::One(Ty::Int(k))),
-                    _ => None,
-                },
+    fn item(&self, walk: &Walk) -> Option<Value> {
+        let usize_arg = |arg: Option<&Expr>| arg.is_some_and(|a| matches!(self.ty(a), Ty::Int(Int::Usize | Int::Lit)));
+        match walk {
+            Walk::Range { start: Some(start), end: Some(end), .. } => match (self.ty(start), self.ty(end)) {
+                (Ty::Int(a), Ty::Int(b)) => a.unify(b).map(|k| Value::One(Ty::Int(k))),
                 _ => None,
             },
-            // `::core::iter::Iterator::zip(a, b)`: `a.zip(b)` spelled as a path (a split loop's chunk).
-            Expr::Call(c) if c.args.len() == 2 && is_iterator_zip(&c.func) => {
-                let inner = self.item(&c.args[0])?;
-                let other = self.item(&c.args[1]).unwrap_or(Value::One(Ty::Unknown));
+            // `lo..`, as a split loop's chunk counts an enumeration from its first index.
+            Walk::Range { start: Some(start), end: None, .. } => match self.ty(start) {
+                Ty::Int(k) => Some(Value::One(Ty::Int(k))),
+                _ => None,
+            },
+            Walk::Range { .. } | Walk::Other => None,
+            Walk::Zip(a, b) => {
+                let inner = self.item(a)?;
+                let other = self.item(b).unwrap_or(Value::One(Ty::Unknown));
                 Some(Value::Tuple(vec![inner, other]))
             }
-            Expr::Reference(r) if r.mutability.is_none() => match self.place(&r.expr) {
-                Ty::Slice { elem, .. } => Some(Value::One(elem_ref(elem))),
-                _ => None,
+            Walk::Enumerate(a) => Some(Value::Tuple(vec![Value::One(Ty::Int(Int::Usize)), self.item(a)?])),
+            Walk::Copied(a, _) => match self.item(a)? {
+                Value::One(Ty::FloatRef(w)) => Some(Value::One(Ty::Float(w))),
+                Value::One(Ty::PrimRef { prim, mutable: false }) => Some(Value::One(prim.ty())),
+                _ => Some(Value::One(Ty::Unknown)),
             },
-            Expr::MethodCall(m) if m.turbofish.is_none() => {
-                let method = m.method.to_string();
-                if let Ty::Slice { elem, .. } = self.place(&m.receiver) {
-                    let row = |access| Some(Value::One(Ty::Slice { elem, access }));
-                    return match method.as_str() {
-                        "iter" if m.args.is_empty() => Some(Value::One(elem_ref(elem))),
-                        "iter_mut" if m.args.is_empty() => Some(Value::One(Ty::Unknown)),
-                        "chunks" | "chunks_exact" | "windows" | "rchunks" | "rchunks_exact" if usize_arg(m) => {
-                            row(Access::Shared)
-                        }
-                        "chunks_mut" | "chunks_exact_mut" | "rchunks_mut" | "rchunks_exact_mut" if usize_arg(m) => {
-                            row(Access::Mut)
-                        }
-                        _ => None,
-                    };
-                }
-                let inner = self.item(&m.receiver)?;
-                match method.as_str() {
-                    "enumerate" if m.args.is_empty() => {
-                        Some(Value::Tuple(vec![Value::One(Ty::Int(Int::Usize)), inner]))
-                    }
-                    "zip" if m.args.len() == 1 => {
-                        let other = self.item(&m.args[0]).unwrap_or(Value::One(Ty::Unknown));
-                        Some(Value::Tuple(vec![inner, other]))
-                    }
-                    "copied" | "cloned" if m.args.is_empty() => match inner {
-                        Value::One(Ty::FloatRef(w)) => Some(Value::One(Ty::Float(w))),
-                        Value::One(Ty::PrimRef { prim, mutable: false }) => Some(Value::One(prim.ty())),
-                        _ => Some(Value::One(Ty::Unknown)),
-                    },
-                    "rev" if m.args.is_empty() => Some(inner),
-                    "skip" | "take" | "step_by" if usize_arg(m) => Some(inner),
-                    _ => None,
+            Walk::Adapted { inner, method, arg } => {
+                let keeps = *method == "rev" || usize_arg(*arg);
+                if keeps {
+                    self.item(inner)
+                } else {
+                    None
                 }
             }
-            e => match self.ty(e) {
-                Ty::Slice { elem, access: Access::Shared } => Some(Value::One(elem_ref(elem))),
-                _ => None,
-            },
+            Walk::Items { of, how } => {
+                let Ty::Slice { elem, access } = self.place(of) else { return None };
+                match how {
+                    How::Iter | How::Whole(Some(false)) => Some(Value::One(elem_ref(elem))),
+                    How::IterMut => Some(Value::One(Ty::Unknown)),
+                    How::Rows { width, mutable, .. } if usize_arg(Some(width)) => {
+                        let access = if *mutable { Access::Mut } else { Access::Shared };
+                        Some(Value::One(Ty::Slice { elem, access }))
+                    }
+                    How::Whole(None) if access == Access::Shared && self.ty(of).is_known() => {
+                        Some(Value::One(elem_ref(elem)))
+                    }
+                    How::Rows { .. } | How::Whole(_) => None,
+                }
+            }
         }
     }
 

@@ -19,11 +19,94 @@
 
 use proc_macro2::{Ident, TokenStream};
 use quote::{quote, ToTokens};
-use syn::{Expr, ExprMethodCall};
+use syn::Expr;
 
 use super::names::Env;
 use super::scope::Kind;
 use super::syntax::plain_ident;
+
+/// What a `for` walks, as written: the one grammar of loop sources. Each reader takes the
+/// shapes it can compute with: the typer types the items ([`Env::item`]), the SIMD variant
+/// takes ranges and one or two slices in chunks, the split cuts ranges and chains of slices
+/// ([`Space`]), the GPU lowers a chain to one invocation's items.
+///
+/// To teach the model a new iterator source (`x.rows()` of an ndarray), add its shape here:
+/// every reader then sees it, and says what it makes of it.
+pub(crate) enum Walk<'a> {
+    /// `start..end`, `start..`, `..end`, `start..=end`.
+    Range { start: Option<&'a Expr>, end: Option<&'a Expr>, closed: bool },
+    /// `a.zip(b)`, also spelled `Iterator::zip(a, b)`.
+    Zip(Box<Walk<'a>>, Box<Walk<'a>>),
+    /// `a.enumerate()`.
+    Enumerate(Box<Walk<'a>>),
+    /// `a.copied()`, `a.cloned()`.
+    Copied(Box<Walk<'a>>, &'a Ident),
+    /// `a.rev()`, `a.skip(n)`, `a.take(n)`, `a.step_by(n)`.
+    Adapted { inner: Box<Walk<'a>>, method: &'a Ident, arg: Option<&'a Expr> },
+    /// The items of a slice-like `of`.
+    Items { of: &'a Expr, how: How<'a> },
+    /// Anything else: a user's iterator, a call.
+    Other,
+}
+
+/// How a [`Walk::Items`] walks its slice-like.
+pub(crate) enum How<'a> {
+    /// `x.iter()`.
+    Iter,
+    /// `x.iter_mut()`.
+    IterMut,
+    /// `x.chunks(w)`, `chunks_exact`, `windows`, `rchunks`, `rchunks_exact`, and the `_mut` ones.
+    Rows { method: &'a Ident, width: &'a Expr, mutable: bool },
+    /// `x` itself, `&x` (`Some(false)`) or `&mut x` (`Some(true)`), where a `for` or a `zip`
+    /// walks what it is given.
+    Whole(Option<bool>),
+}
+
+impl<'a> Walk<'a> {
+    /// `e` as a `for` source or a `zip` argument (`into_iter`: a slice-like walked as it is, `x`,
+    /// `&x`, `&mut x`, is one), or as a method's receiver (an iterator is needed).
+    pub(crate) fn of(e: &'a Expr, into_iter: bool) -> Walk<'a> {
+        match e {
+            Expr::Paren(p) => Walk::of(&p.expr, into_iter),
+            Expr::Group(g) => Walk::of(&g.expr, into_iter),
+            Expr::Range(r) => Walk::Range {
+                start: r.start.as_deref(),
+                end: r.end.as_deref(),
+                closed: matches!(r.limits, syn::RangeLimits::Closed(_)),
+            },
+            Expr::Call(c) if c.args.len() == 2 && is_iterator_zip(&c.func) => {
+                Walk::Zip(Box::new(Walk::of(&c.args[0], false)), Box::new(Walk::of(&c.args[1], true)))
+            }
+            Expr::MethodCall(m) if m.turbofish.is_none() => {
+                let (method, args, receiver) = (&m.method, &m.args, &*m.receiver);
+                let name = method.to_string();
+                match (name.as_str(), args.len()) {
+                    ("zip", 1) => Walk::Zip(Box::new(Walk::of(receiver, false)), Box::new(Walk::of(&args[0], true))),
+                    ("enumerate", 0) => Walk::Enumerate(Box::new(Walk::of(receiver, false))),
+                    ("copied" | "cloned", 0) => Walk::Copied(Box::new(Walk::of(receiver, false)), method),
+                    ("rev", 0) => Walk::Adapted { inner: Box::new(Walk::of(receiver, false)), method, arg: None },
+                    ("skip" | "take" | "step_by", 1) => {
+                        Walk::Adapted { inner: Box::new(Walk::of(receiver, false)), method, arg: Some(&args[0]) }
+                    }
+                    ("iter", 0) => Walk::Items { of: receiver, how: How::Iter },
+                    ("iter_mut", 0) => Walk::Items { of: receiver, how: How::IterMut },
+                    ("chunks" | "chunks_exact" | "windows" | "rchunks" | "rchunks_exact", 1) => {
+                        Walk::Items { of: receiver, how: How::Rows { method, width: &args[0], mutable: false } }
+                    }
+                    ("chunks_mut" | "chunks_exact_mut" | "rchunks_mut" | "rchunks_exact_mut", 1) => {
+                        Walk::Items { of: receiver, how: How::Rows { method, width: &args[0], mutable: true } }
+                    }
+                    _ => Walk::Other,
+                }
+            }
+            Expr::Reference(r) if into_iter => {
+                Walk::Items { of: &r.expr, how: How::Whole(Some(r.mutability.is_some())) }
+            }
+            e if into_iter => Walk::Items { of: e, how: How::Whole(None) },
+            _ => Walk::Other,
+        }
+    }
+}
 
 /// The iteration space of a loop the split can cut into chunks.
 pub(crate) enum Space {
@@ -64,14 +147,11 @@ pub(crate) struct Rows {
 impl Space {
     /// The space of `for _ in expr`, or `None` when the split cannot cut it.
     pub(crate) fn of(expr: &Expr, scope: &Env) -> Option<Space> {
-        match expr {
-            Expr::Paren(p) => Space::of(&p.expr, scope),
-            Expr::Group(g) => Space::of(&g.expr, scope),
-            Expr::Range(r) if matches!(r.limits, syn::RangeLimits::HalfOpen(_)) => {
-                let (start, end) = (r.start.clone()?, r.end.clone()?);
-                Some(Space::Range { start, end })
+        match Walk::of(expr, true) {
+            Walk::Range { start: Some(start), end: Some(end), closed: false } => {
+                Some(Space::Range { start: Box::new(start.clone()), end: Box::new(end.clone()) })
             }
-            e => Chain::of(e, scope, true).map(|c| Space::Chain(Box::new(c))),
+            walk => Chain::of(&walk, scope).map(|c| Space::Chain(Box::new(c))),
         }
     }
 
@@ -111,22 +191,12 @@ impl Space {
 }
 
 impl Chain {
-    /// `e` as a chain; `into_iter`: `e` is a `for` source or a `zip` argument, where a
-    /// slice-like itself (`x`, `&x`, `&mut x`) iterates.
-    fn of(e: &Expr, scope: &Env, into_iter: bool) -> Option<Chain> {
-        match e {
-            Expr::Paren(p) => Chain::of(&p.expr, scope, into_iter),
-            Expr::MethodCall(m) if m.turbofish.is_none() => match (m.method.to_string().as_str(), m.args.len()) {
-                ("zip", 1) => {
-                    let left = Chain::of(&m.receiver, scope, false)?;
-                    let right = Chain::of(&m.args[0], scope, true)?;
-                    Some(Chain::Zip(Box::new(left), Box::new(right)))
-                }
-                ("enumerate", 0) => Some(Chain::Enumerate(Box::new(Chain::of(&m.receiver, scope, false)?))),
-                _ => Stream::of_method(m, scope).map(|s| Chain::Leaf(Box::new(s))),
-            },
-            e if into_iter => Stream::of_value(e, scope).map(|s| Chain::Leaf(Box::new(s))),
-            _ => None,
+    /// A walk as a chain of streams the split can cut.
+    fn of(walk: &Walk, scope: &Env) -> Option<Chain> {
+        match walk {
+            Walk::Zip(a, b) => Some(Chain::Zip(Box::new(Chain::of(a, scope)?), Box::new(Chain::of(b, scope)?))),
+            Walk::Enumerate(a) => Some(Chain::Enumerate(Box::new(Chain::of(a, scope)?))),
+            walk => Stream::of(walk, scope).map(|s| Chain::Leaf(Box::new(s))),
         }
     }
 
@@ -145,61 +215,52 @@ impl Chain {
 }
 
 impl Stream {
-    /// `x.iter_mut()`, `x.iter()`, `x.iter().copied()`, `x.chunks(w)`, `x.chunks_exact_mut(w)`, …
-    fn of_method(m: &ExprMethodCall, scope: &Env) -> Option<Stream> {
-        let method = m.method.to_string();
-        if matches!(method.as_str(), "copied" | "cloned") && m.args.is_empty() {
-            let Expr::MethodCall(inner) = &*m.receiver else { return None };
-            let mut s = Stream::of_method(inner, scope)?;
-            if s.mutable || s.rows.is_some() || s.adapter.is_some() {
-                return None;
-            }
-            s.adapter = Some(m.method.clone());
-            return Some(s);
-        }
-        let slice = plain_ident(&m.receiver)?;
-        let kind = scope.outer(&slice.to_string())?.kind;
-        let (mutable, rows) = match (method.as_str(), m.args.len()) {
-            ("iter", 0) => (false, None),
-            ("iter_mut", 0) => (true, None),
-            ("chunks", 1) => (false, Some(false)),
-            ("chunks_exact", 1) => (false, Some(true)),
-            ("chunks_mut", 1) => (true, Some(false)),
-            ("chunks_exact_mut", 1) => (true, Some(true)),
+    /// `x.iter_mut()`, `x.iter()`, `x.iter().copied()`, `x.chunks(w)`, `x.chunks_exact_mut(w)`,
+    /// `x`, `&x` or `&mut x` of a slice-like `x`.
+    fn of(walk: &Walk, scope: &Env) -> Option<Stream> {
+        let (of, how, adapter) = match walk {
+            Walk::Copied(inner, adapter) => match &**inner {
+                Walk::Items { of, how: How::Iter } => (*of, &How::Iter, Some((*adapter).clone())),
+                _ => return None,
+            },
+            Walk::Items { of, how } => (*of, how, None),
             _ => return None,
+        };
+        let slice = plain_ident(of)?;
+        let outer = scope.outer(&slice.to_string())?;
+        let kind = outer.kind;
+        let (mutable, rows, method) = match how {
+            How::Iter => (false, None, true),
+            How::IterMut => (true, None, true),
+            How::Rows { method, width, mutable } => {
+                let exact = match method.to_string().as_str() {
+                    "chunks" | "chunks_mut" => false,
+                    "chunks_exact" | "chunks_exact_mut" => true,
+                    _ => return None,
+                };
+                // The width is evaluated once, before the loop, as the iterator as written evaluates it.
+                (*mutable, Some(Rows { width: (*width).clone(), exact }), true)
+            }
+            How::Whole(reference) => {
+                let mutable = match (kind, reference) {
+                    // `&mut x` of an owned or `&mut` slice-like; `&x` of any slice-like.
+                    (Kind::MutSlice, Some(true)) => true,
+                    (Kind::MutSlice | Kind::Slice { .. }, Some(false)) => false,
+                    // `x` itself: a `&[T]`/`&Vec<T>` yields `&T`; a `&mut [T]` parameter yields `&mut T`
+                    // (an owned one would yield `T`, which no sub-slice can).
+                    (Kind::Slice { by_ref: true }, None) => false,
+                    (Kind::MutSlice, None) if !outer.mutable => true,
+                    _ => return None,
+                };
+                (mutable, None, false)
+            }
         };
         let fits = match kind {
             Kind::MutSlice => true,
             Kind::Slice { .. } => !mutable,
             Kind::MutRef | Kind::Other => false,
         };
-        if !fits {
-            return None;
-        }
-        // The width is evaluated once, before the loop, as the iterator as written evaluates it.
-        let rows = rows.map(|exact| Rows { width: m.args[0].clone(), exact });
-        Some(Stream { slice, mutable, rows, adapter: None, method: true })
-    }
-
-    /// `x`, `&x` or `&mut x` iterated as it is.
-    fn of_value(e: &Expr, scope: &Env) -> Option<Stream> {
-        let (inner, reference) = match e {
-            Expr::Reference(r) => (&*r.expr, Some(r.mutability.is_some())),
-            e => (e, None),
-        };
-        let slice = plain_ident(inner)?;
-        let kind = scope.outer(&slice.to_string())?.kind;
-        let mutable = match (kind, reference) {
-            // `&mut x` of an owned or `&mut` slice-like; `&x` of any slice-like.
-            (Kind::MutSlice, Some(true)) => true,
-            (Kind::MutSlice | Kind::Slice { .. }, Some(false)) => false,
-            // `x` itself: a `&[T]`/`&Vec<T>` yields `&T`; a `&mut [T]` parameter yields `&mut T`
-            // (an owned one would yield `T`, which no sub-slice can).
-            (Kind::Slice { by_ref: true }, None) => false,
-            (Kind::MutSlice, None) if !scope.outer(&slice.to_string())?.mutable => true,
-            _ => return None,
-        };
-        Some(Stream { slice, mutable, rows: None, adapter: None, method: false })
+        fits.then_some(Stream { slice, mutable, rows, adapter, method })
     }
 
     /// How many units (items or rows) it has: an expression of `usize`.

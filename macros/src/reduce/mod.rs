@@ -1573,6 +1573,25 @@ mod tests {
     }
 
     #[test]
+    fn a_zip_spelled_as_a_path_is_a_zip() {
+        // Disagreement resolved: the typer read `Iterator::zip(a, b)` (how a split loop's chunk
+        // spells `a.zip(b)`) as a zip, this rewrite's own grammar did not: a zip reduction ran one
+        // element at a time in the Parallel variant's chunks. One grammar of walks (`body/walk.rs`).
+        rewritten(
+            quote!(
+                fn dot(a: &[f32], b: &[f32]) -> f32 {
+                    let mut s = 0.0f32;
+                    for (x, y) in ::core::iter::Iterator::zip(a.iter(), b) {
+                        s += x * y;
+                    }
+                    s
+                }
+            ),
+            "for zip +=",
+        );
+    }
+
+    #[test]
     fn a_remainder_store_beside_a_reduction() {
         // Disagreement resolved: the reductions' stores were `=`, `+=`, `-=`, `*=`, `/=`, so a
         // `%=` through an `iter_mut` item made the loop an `effect`; every compound assignment is

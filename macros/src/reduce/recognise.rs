@@ -36,8 +36,8 @@ use syn::visit::Visit;
 use syn::{BinOp, Block, Expr, ExprForLoop, ExprMethodCall, Pat, Stmt, UnOp};
 
 use crate::body::{
-    accumulation, extremum_of, keep, let_names, pat_names, plain_ident, Access, Env, Fold, Int, Op, Ty,
-    TyValue as Value, Width, Write,
+    accumulation, extremum_of, keep, let_names, pat_names, plain_ident, Access, Env, Fold, How, Int, Op, Ty,
+    TyValue as Value, Walk, Width, Write,
 };
 use crate::reason::Reason;
 use crate::tokens::{mentions, strip};
@@ -248,76 +248,73 @@ pub(crate) fn continue_guard(stmt: &Stmt) -> Option<&Expr> {
 }
 
 /// The source of `for pat in expr` (`into_iter`: a slice itself is allowed) or of an
-/// iterator chain's receiver (an iterator is needed).
+/// iterator chain's receiver (an iterator is needed): what this rewrite takes of the
+/// model's grammar of walks ([`Walk`]).
 pub(super) fn source(e: &Expr, env: &Env, into_iter: bool) -> Option<Source> {
-    match e {
-        Expr::Paren(p) => source(&p.expr, env, into_iter),
-        Expr::Group(g) => source(&g.expr, env, into_iter),
-        Expr::Range(r) if matches!(r.limits, syn::RangeLimits::HalfOpen(_)) => {
-            let (start, end) = (r.start.as_deref()?, r.end.as_deref()?);
-            match (env.ty(start), env.ty(end)) {
+    Source::of(&Walk::of(e, into_iter), env)
+}
+
+impl Source {
+    /// A `usize` range, or one or two float slices (zipped) walked by element, `enumerate`d or not.
+    fn of(walk: &Walk, env: &Env) -> Option<Source> {
+        match walk {
+            Walk::Range { start: Some(start), end: Some(end), closed: false } => match (env.ty(start), env.ty(end)) {
                 (Ty::Int(a), Ty::Int(b))
                     if (a == Int::Usize || b == Int::Usize)
                         && !matches!(a, Int::Other(_))
                         && !matches!(b, Int::Other(_)) =>
                 {
-                    Some(Source::Range { start: Box::new(start.clone()), end: Box::new(end.clone()) })
+                    Some(Source::Range { start: Box::new((*start).clone()), end: Box::new((*end).clone()) })
                 }
                 _ => None,
+            },
+            Walk::Zip(a, b) => {
+                let Some(Source::Slices { items: mut left, indexed: false }) = Source::of(a, env) else { return None };
+                let right = SliceItem::of(b, env)?;
+                (left.len() == 1).then(|| {
+                    left.push(right);
+                    Source::Slices { items: left, indexed: false }
+                })
             }
-        }
-        Expr::MethodCall(m) if m.method == "zip" && m.args.len() == 1 && m.turbofish.is_none() => {
-            let Some(Source::Slices { items: mut left, indexed: false }) = source(&m.receiver, env, false) else {
-                return None;
-            };
-            let right = slice_iter(&m.args[0], env, true)?;
-            (left.len() == 1).then(|| {
-                left.push(right);
-                Source::Slices { items: left, indexed: false }
-            })
-        }
-        Expr::MethodCall(m) if m.method == "enumerate" && m.args.is_empty() && m.turbofish.is_none() => {
-            match source(&m.receiver, env, false)? {
+            Walk::Enumerate(a) => match Source::of(a, env)? {
                 Source::Slices { items, indexed: false } => Some(Source::Slices { items, indexed: true }),
                 _ => None,
-            }
+            },
+            walk => SliceItem::of(walk, env).map(|s| Source::Slices { items: vec![s], indexed: false }),
         }
-        e => slice_iter(e, env, into_iter).map(|s| Source::Slices { items: vec![s], indexed: false }),
     }
 }
 
-/// `x.iter()`, `x.iter().copied()`, `x.iter().cloned()`, and (where `into_iter` is
-/// allowed: a `for` source or a `zip` argument) `&x` or a shared slice `x`.
-fn slice_iter(e: &Expr, env: &Env, into_iter: bool) -> Option<SliceItem> {
-    let slice = |e: &Expr| -> Option<(Ident, Width, bool)> {
-        let ident = plain_ident(e)?;
-        let (width, access) = env.lookup(&ident.to_string())?.0.float_slice()?;
-        Some((ident, width, access == Access::Shared))
-    };
-    match e {
-        Expr::Paren(p) => slice_iter(&p.expr, env, into_iter),
-        Expr::MethodCall(m) if m.args.is_empty() && m.turbofish.is_none() => match m.method.to_string().as_str() {
-            "iter" => slice(&m.receiver).map(|(slice, width, _)| SliceItem::shared(slice, width)),
-            "iter_mut" => match slice(&m.receiver)? {
+impl SliceItem {
+    /// `x.iter()`, `x.iter_mut()`, `x.iter().copied()`, `x.iter().cloned()`, and (where a
+    /// slice itself is walked: a `for` source or a `zip` argument) `&x` or a shared slice `x`,
+    /// of a float slice `x`.
+    fn of(walk: &Walk, env: &Env) -> Option<SliceItem> {
+        let slice = |e: &Expr| -> Option<(Ident, Width, bool)> {
+            let ident = plain_ident(e)?;
+            let (width, access) = env.lookup(&ident.to_string())?.0.float_slice()?;
+            Some((ident, width, access == Access::Shared))
+        };
+        match walk {
+            Walk::Items { of, how: How::Iter | How::Whole(Some(false)) } => {
+                slice(of).map(|(slice, width, _)| SliceItem::shared(slice, width))
+            }
+            Walk::Items { of, how: How::IterMut } => match slice(of)? {
                 (slice, width, false) => Some(SliceItem { slice, width, by_value: false, mutable: true }),
                 _ => None,
             },
-            "copied" | "cloned" => match slice_iter(&m.receiver, env, false)? {
+            Walk::Items { of, how: How::Whole(None) } => match slice(of)? {
+                (slice, width, true) => Some(SliceItem::shared(slice, width)),
+                _ => None,
+            },
+            Walk::Copied(inner, _) => match SliceItem::of(inner, env)? {
                 SliceItem { by_value: false, mutable: false, slice, width } => {
                     Some(SliceItem { slice, width, by_value: true, mutable: false })
                 }
                 _ => None,
             },
             _ => None,
-        },
-        Expr::Reference(r) if r.mutability.is_none() && into_iter => {
-            slice(&r.expr).map(|(slice, width, _)| SliceItem::shared(slice, width))
         }
-        e if into_iter => match slice(e)? {
-            (slice, width, true) => Some(SliceItem::shared(slice, width)),
-            _ => None,
-        },
-        _ => None,
     }
 }
 

@@ -256,36 +256,7 @@ impl Lower<'_> {
 
     pub(super) fn reference(&mut self, r: &syn::ExprReference) -> R<Val> {
         match &*r.expr {
-            Expr::Index(i) if matches!(&*i.index, Expr::Range(_)) => {
-                let Expr::Range(range) = &*i.index else { unreachable!("checked in the guard") };
-                if self.no_prelude > 0 {
-                    return Err(Reason::Syntax);
-                }
-                let parent = self.view_of(&i.expr)?;
-                let usize_tv = self.known(Ty::Usize);
-                let mut bound = |e: &Option<Box<Expr>>| -> R<Option<E>> {
-                    match e {
-                        None => Ok(None),
-                        Some(e) => {
-                            let (e, tv) = self.scalar(e)?;
-                            self.require(tv, Ty::Usize)?;
-                            Ok(Some(e))
-                        }
-                    }
-                };
-                let lo = bound(&range.start)?.unwrap_or(E::Int(0, usize_tv));
-                let mut hi = bound(&range.end)?;
-                if matches!(range.limits, RangeLimits::Closed(_)) {
-                    let end = hi.ok_or(Reason::Syntax)?;
-                    hi = Some(E::Binary(Bin::Add, Box::new(end), Box::new(E::Int(1, usize_tv)), usize_tv));
-                }
-                let view = self.sub_view(parent);
-                self.pending.push(S::Sub { view, parent, lo, hi });
-                if r.mutability.is_some() {
-                    self.written(view)?;
-                }
-                Ok(Val::View(view))
-            }
+            Expr::Index(i) if matches!(&*i.index, Expr::Range(_)) => self.sub_slice(i, r.mutability.is_some()),
             Expr::Index(i) if r.mutability.is_some() => {
                 if self.no_prelude > 0 {
                     return Err(Reason::Syntax);
@@ -301,6 +272,38 @@ impl Lower<'_> {
             inner if r.mutability.is_none() => self.value(inner),
             _ => Err(Reason::Value),
         }
+    }
+
+    /// `&x[a..b]` (`&mut x[a..b]`: `mutable`): a view of a part of `x`'s slice.
+    pub(super) fn sub_slice(&mut self, i: &syn::ExprIndex, mutable: bool) -> R<Val> {
+        let Expr::Range(range) = &*i.index else { return Err(Reason::Value) };
+        if self.no_prelude > 0 {
+            return Err(Reason::Syntax);
+        }
+        let parent = self.view_of(&i.expr)?;
+        let usize_tv = self.known(Ty::Usize);
+        let mut bound = |e: &Option<Box<Expr>>| -> R<Option<E>> {
+            match e {
+                None => Ok(None),
+                Some(e) => {
+                    let (e, tv) = self.scalar(e)?;
+                    self.require(tv, Ty::Usize)?;
+                    Ok(Some(e))
+                }
+            }
+        };
+        let lo = bound(&range.start)?.unwrap_or(E::Int(0, usize_tv));
+        let mut hi = bound(&range.end)?;
+        if matches!(range.limits, RangeLimits::Closed(_)) {
+            let end = hi.ok_or(Reason::Syntax)?;
+            hi = Some(E::Binary(Bin::Add, Box::new(end), Box::new(E::Int(1, usize_tv)), usize_tv));
+        }
+        let view = self.sub_view(parent);
+        self.pending.push(S::Sub { view, parent, lo, hi });
+        if mutable {
+            self.written(view)?;
+        }
+        Ok(Val::View(view))
     }
 
     /// `if c { a } else { b }` as a value: a local assigned on each branch.

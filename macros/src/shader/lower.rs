@@ -13,7 +13,7 @@ use syn::{BinOp, Expr, ExprForLoop, Lit, Pat, RangeLimits, Stmt, UnOp};
 use super::ir::{Acc, AccOp, Arg, ArgSource, Bin, Binding, Func, Place, Un, Var, View, ViewId, E, S};
 use super::outer::{Held, Outer};
 use super::ty::{Class, Tv, Ty, Types};
-use crate::body::{self, plain_ident, Carried, Chain, Kind, Space, Stream, Target, Value};
+use crate::body::{self, plain_ident, Carried, Chain, How, Kind, Space, Stream, Target, Value, Walk};
 use crate::reason::Reason;
 
 /// Why a loop stays on the host, in a word.
@@ -574,7 +574,7 @@ impl Lower<'_> {
                 (c, e, matches!(r.limits, RangeLimits::Closed(_)))
             }
             iterable => {
-                let item = self.items(iterable, true)?;
+                let item = self.items(&Walk::of(iterable, true))?;
                 let usize_tv = self.known(Ty::Usize);
                 let mut counts = Vec::new();
                 walks(&item, usize_tv, &mut counts);
@@ -611,60 +611,58 @@ impl Lower<'_> {
     }
 
     /// The items of an iterable over slices: `x`, `&x`, `&mut x`, `x.iter()`,
-    /// `x.iter().copied()`, `x.iter_mut()`, `&x[a..b]`, `.zip(..)`, `.enumerate()`.
-    /// `into_iter`: `e` is iterated itself (a `for` source or a `zip` argument).
-    fn items(&mut self, e: &Expr, into_iter: bool) -> R<Item> {
-        match e {
-            Expr::Paren(p) => self.items(&p.expr, into_iter),
-            Expr::MethodCall(m) if m.turbofish.is_none() => match (m.method.to_string().as_str(), m.args.len()) {
-                ("enumerate", 0) => Ok(Item::Pair(Box::new(Item::Index), Box::new(self.items(&m.receiver, false)?))),
-                ("zip", 1) => {
-                    let a = self.items(&m.receiver, false)?;
-                    Ok(Item::Pair(Box::new(a), Box::new(self.items(&m.args[0], true)?)))
-                }
-                ("copied" | "cloned", 0) => match self.items(&m.receiver, false)? {
-                    Item::Value(v) => Ok(Item::Value(v)),
-                    _ => Err(Reason::Call),
-                },
-                ("iter", 0) => Ok(Item::Value(self.view_of(&m.receiver)?)),
-                // Rows of a whole captured slice read in an inner loop, `w` evaluated once.
-                ("chunks" | "chunks_exact", 1) if self.no_prelude == 0 => {
-                    let parent = self.view_of(&m.receiver)?;
-                    if self.out.views[parent].base.is_some() {
-                        return Err(Reason::Call);
-                    }
-                    let (width, tv) = self.scalar(&m.args[0])?;
-                    self.require(tv, Ty::Usize)?;
-                    let w = self.var_of(tv);
-                    self.pending.push(S::Decl(w, Some(width)));
-                    Ok(Item::Row { parent, width: E::Local(w), exact: m.method == "chunks_exact" })
-                }
-                ("iter_mut", 0) => {
-                    let view = self.view_of(&m.receiver)?;
-                    self.written(view)?;
-                    Ok(Item::Mut(view))
-                }
+    /// `x.iter().copied()`, `x.iter_mut()`, `&x[a..b]`, `.zip(..)`, `.enumerate()`: what the
+    /// shader takes of the model's grammar of walks ([`Walk`]).
+    fn items(&mut self, walk: &Walk) -> R<Item> {
+        match walk {
+            Walk::Enumerate(a) => Ok(Item::Pair(Box::new(Item::Index), Box::new(self.items(a)?))),
+            Walk::Zip(a, b) => {
+                let a = self.items(a)?;
+                Ok(Item::Pair(Box::new(a), Box::new(self.items(b)?)))
+            }
+            Walk::Copied(a, _) => match self.items(a)? {
+                Item::Value(v) => Ok(Item::Value(v)),
                 _ => Err(Reason::Call),
             },
-            Expr::Reference(r) if into_iter => {
-                let view = match &*r.expr {
+            Walk::Items { of, how: How::Iter } => Ok(Item::Value(self.view_of(of)?)),
+            // Rows of a whole captured slice read in an inner loop, `w` evaluated once.
+            Walk::Items { of, how: How::Rows { method, width, mutable: false } }
+                if self.no_prelude == 0 && (*method == "chunks" || *method == "chunks_exact") =>
+            {
+                let parent = self.view_of(of)?;
+                if self.out.views[parent].base.is_some() {
+                    return Err(Reason::Call);
+                }
+                let (width, tv) = self.scalar(width)?;
+                self.require(tv, Ty::Usize)?;
+                let w = self.var_of(tv);
+                self.pending.push(S::Decl(w, Some(width)));
+                Ok(Item::Row { parent, width: E::Local(w), exact: *method == "chunks_exact" })
+            }
+            Walk::Items { of, how: How::IterMut } => {
+                let view = self.view_of(of)?;
+                self.written(view)?;
+                Ok(Item::Mut(view))
+            }
+            Walk::Items { of, how: How::Whole(Some(mutable)) } => {
+                let view = match of {
                     // `&x[a..b]`: a sub-slice.
-                    Expr::Index(i) if matches!(&*i.index, Expr::Range(_)) => match self.reference(r)? {
+                    Expr::Index(i) if matches!(&*i.index, Expr::Range(_)) => match self.sub_slice(i, *mutable)? {
                         Val::View(v) => v,
                         _ => return Err(Reason::Call),
                     },
                     inner => self.view_of(inner)?,
                 };
-                if r.mutability.is_some() {
+                if *mutable {
                     self.written(view)?;
                     Ok(Item::Mut(view))
                 } else {
                     Ok(Item::Value(view))
                 }
             }
-            e if into_iter => {
-                let name = plain_ident(e);
-                let view = self.view_of(e)?;
+            Walk::Items { of, how: How::Whole(None) } => {
+                let name = plain_ident(of);
+                let view = self.view_of(of)?;
                 // A `&mut [T]` iterated itself yields `&mut T`.
                 let mutable = name.is_some_and(|n| {
                     self.lookup(&n.to_string()).is_none()
