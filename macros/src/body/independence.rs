@@ -376,8 +376,6 @@ impl Checker<'_> {
     fn row(&self, index: &Expr) -> Option<Access> {
         let i = self.the_loop.index?;
         let is_i = |e: &Expr| plain_ident(e).is_some_and(|n| n == *i) && self.outer(&i.to_string()).is_none();
-        // `i * w` or `w * i`: the width, as written.
-        let product = |e: &Expr| offset::product(e, &is_i);
         let literal = |e: &Expr| match strip(e) {
             Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) => n.base10_parse::<u64>().ok(),
             _ => None,
@@ -394,36 +392,8 @@ impl Checker<'_> {
         let whole = |stride| Some(Access { stride, min_width: 0 });
         match strip(index) {
             e if is_i(e) => whole(Stride::One),
-            Expr::Range(r) if matches!(r.limits, syn::RangeLimits::HalfOpen(_)) => {
-                let (start, end) = (r.start.as_deref()?, r.end.as_deref()?);
-                let w = product(start)?;
-                let w_key = normalised(&w);
-                let next = |e: &Expr| match strip(e) {
-                    Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
-                        let (l, r) = (strip(&b.left), strip(&b.right));
-                        (is_i(l) && literal(r) == Some(1)) || (literal(l) == Some(1) && is_i(r))
-                    }
-                    _ => false,
-                };
-                let ends_row = match strip(end) {
-                    // `(i + 1) * w` or `w * (i + 1)`
-                    Expr::Binary(b) if matches!(b.op, BinOp::Mul(_)) => {
-                        (next(&b.left) && normalised(&b.right) == w_key)
-                            || (next(&b.right) && normalised(&b.left) == w_key)
-                    }
-                    // `i * w + w` or `w + i * w`
-                    Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
-                        (product(&b.left).is_some_and(|x| normalised(&x) == w_key) && normalised(&b.right) == w_key)
-                            || (product(&b.right).is_some_and(|x| normalised(&x) == w_key)
-                                && normalised(&b.left) == w_key)
-                    }
-                    _ => false,
-                };
-                if !ends_row {
-                    return None;
-                }
-                whole(width(&w)?)
-            }
+            // `i * w..(i + 1) * w` (`interval.rs`).
+            Expr::Range(r) => whole(width(&offset::row_range(r, &is_i)?)?),
             // `i * w + OFFSET`, `OFFSET` within the row (`interval.rs`).
             e => {
                 let proved = offset::row_index(e, &is_i, &|n| self.inner_range(n))?;

@@ -1,3 +1,7 @@
+//! The index-range facts: which index expressions stay in the loop index's own row
+//! ([`row_range`], [`row_index`]), and which move one element per step ([`unit_base`],
+//! [`moves_with`]).
+//!
 //! The proof that an index into a target stays in the loop index's own row:
 //! `out[r * w + OFFSET]` writes only row `r` when `0 ≤ OFFSET < w`, which is
 //! what a stencil's border writes need (`out[r * w]`, `out[r * w + w - 1]`,
@@ -135,6 +139,84 @@ fn row_width(index: &Expr, is_i: &dyn Fn(&Expr) -> bool) -> Option<Expr> {
     match found.as_slice() {
         [(w, true)] => Some(w.clone()),
         _ => None,
+    }
+}
+
+/// The width `w` of a row's range: `i * w..(i + 1) * w`, also with `w * i`, `w * (i + 1)`,
+/// `(1 + i) * w`, `i * w + w` or `w + i * w`, where `is_i` says which expression is the
+/// index: the one shape of "the index's own row" of a slice (a split target's, the row a
+/// SIMD rewrite reads items of in lanes).
+pub(crate) fn row_range(range: &syn::ExprRange, is_i: &dyn Fn(&Expr) -> bool) -> Option<Expr> {
+    if !matches!(range.limits, syn::RangeLimits::HalfOpen(_)) {
+        return None;
+    }
+    let (start, end) = (range.start.as_deref()?, range.end.as_deref()?);
+    let w = product(start, is_i)?;
+    let w_key = normalised(&w);
+    let one = |e: &Expr| matches!(strip(e), Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) if n.base10_parse::<u64>().ok() == Some(1));
+    let next = |e: &Expr| match strip(e) {
+        Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
+            let (l, r) = (strip(&b.left), strip(&b.right));
+            (is_i(l) && one(r)) || (one(l) && is_i(r))
+        }
+        _ => false,
+    };
+    let ends_row = match strip(end) {
+        // `(i + 1) * w` or `w * (i + 1)`
+        Expr::Binary(b) if matches!(b.op, BinOp::Mul(_)) => {
+            (next(&b.left) && normalised(&b.right) == w_key) || (next(&b.right) && normalised(&b.left) == w_key)
+        }
+        // `i * w + w` or `w + i * w`
+        Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
+            (product(&b.left, is_i).is_some_and(|x| normalised(&x) == w_key) && normalised(&b.right) == w_key)
+                || (product(&b.right, is_i).is_some_and(|x| normalised(&x) == w_key) && normalised(&b.left) == w_key)
+        }
+        _ => false,
+    };
+    ends_row.then_some(w)
+}
+
+/// An index one element past the previous one at each step of the loop: `i`, `b + i` or
+/// `i + b`, with `b` a term `invariant` accepts: `Some(None)` for `i`, `Some(Some(b))` for the others.
+pub(crate) fn unit_base<'e>(
+    index: &'e Expr,
+    is_i: &dyn Fn(&Expr) -> bool,
+    invariant: &dyn Fn(&Expr) -> bool,
+) -> Option<Option<&'e Expr>> {
+    match index {
+        i if is_i(i) => Some(None),
+        Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
+            if is_i(&b.right) && invariant(&b.left) {
+                Some(Some(&*b.left))
+            } else if is_i(&b.left) && invariant(&b.right) {
+                Some(Some(&*b.right))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Whether an index expression moves with the loop index (`i` in it once, added: `i`, `i + c`,
+/// `i - c`, `b + i`, `(i - lo)`, `row * w + i`): `Some(true)` for a part that holds the index,
+/// `Some(false)` for one that does not, `None` where it is not a sum and difference of the index
+/// and of parts `leaf` accepts (`leaf` answers for every part that is not a sum, a difference or
+/// a product: `Some(true)` for the index itself).
+pub(crate) fn moves_with(e: &Expr, leaf: &dyn Fn(&Expr) -> Option<bool>) -> Option<bool> {
+    match e {
+        Expr::Paren(p) => moves_with(&p.expr, leaf),
+        Expr::Group(g) => moves_with(&g.expr, leaf),
+        Expr::Binary(b) if b.attrs.is_empty() => {
+            let (left, right) = (moves_with(&b.left, leaf)?, moves_with(&b.right, leaf)?);
+            match b.op {
+                BinOp::Add(_) if !(left && right) => Some(left || right),
+                BinOp::Sub(_) if !right => Some(left),
+                BinOp::Mul(_) if !left && !right => Some(false),
+                _ => None,
+            }
+        }
+        e => leaf(e),
     }
 }
 

@@ -31,10 +31,11 @@ mod walk;
 
 pub(crate) use access::{is_compound, method_writes, root, whole_use_writes, Write};
 pub(crate) use independence::{Carried, Facts, Stride, Target, Value};
+pub(crate) use interval::{moves_with, row_range, unit_base};
 pub(crate) use loops::{analyse_loops, Independent, TopLoop};
 #[cfg(test)]
 pub(crate) use names::declared;
-pub(crate) use names::{let_names, pat_names, Env};
+pub(crate) use names::{let_names, pat_names, Env, Scopes};
 pub(crate) use reduction::{accumulation, extremum_of, keep, slot, Fold, Op, Scatter, Update};
 pub(crate) use scope::Kind;
 pub(crate) use syntax::plain_ident;

@@ -88,7 +88,7 @@ use syn::{BinOp, Block, Expr, ExprForLoop, ExprIndex, Lit, Pat, Stmt};
 
 use super::emit::{helper, hidden, Lanes};
 use super::recognise::{continue_guard, forbidden, source, Source};
-use crate::body::{is_compound, let_names, plain_ident, Access, Env, Int, Ty, Write};
+use crate::body::{is_compound, let_names, moves_with, plain_ident, Access, Env, Int, Ty, Write};
 use crate::reason::Reason;
 use crate::tokens::{mentions, strip};
 
@@ -445,18 +445,13 @@ impl Check {
     /// Whether a part of an index expression holds the loop index (added, once); `None` when
     /// it is not of the shape the rewrite can evaluate ahead of the lanes (see the module docs).
     fn offset(&self, e: &Expr) -> Option<bool> {
+        moves_with(e, &|leaf| self.term(leaf))
+    }
+
+    /// One term of an index expression ([`Check::offset`]): the loop index (`true`), or a
+    /// value the rewrite can evaluate ahead of the lanes (`false`).
+    fn term(&self, e: &Expr) -> Option<bool> {
         match e {
-            Expr::Paren(p) => self.offset(&p.expr),
-            Expr::Group(g) => self.offset(&g.expr),
-            Expr::Binary(b) if b.attrs.is_empty() => {
-                let (left, right) = (self.offset(&b.left)?, self.offset(&b.right)?);
-                match b.op {
-                    BinOp::Add(_) if !(left && right) => Some(left || right),
-                    BinOp::Sub(_) if !right => Some(left),
-                    BinOp::Mul(_) if !left && !right => Some(false),
-                    _ => None,
-                }
-            }
             Expr::Lit(l) => match &l.lit {
                 Lit::Int(i) if l.attrs.is_empty() && matches!(i.suffix(), "" | "usize") => Some(false),
                 _ => None,

@@ -87,12 +87,14 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{quote, ToTokens};
 use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
-use syn::{BinOp, Block, Expr, ExprForLoop, Pat, RangeLimits, Stmt};
+use syn::{Block, Expr, ExprForLoop, Pat, RangeLimits, Stmt};
 
 use super::emit::hidden;
 use super::jam::{holds_loop, suffix_problem};
 use super::recognise::{continue_guard, source, Source};
-use crate::body::{is_compound, let_names, pat_names, plain_ident, Access, Elem, Env, Int, Ty, Width, Write};
+use crate::body::{
+    is_compound, let_names, pat_names, plain_ident, row_range, Access, Elem, Env, Int, Ty, Width, Write,
+};
 use crate::tokens::{mentions, strip};
 
 /// The idiom loops taken this way are reported under.
@@ -335,36 +337,14 @@ fn row(pat: &Pat, init: &Expr, index: &Ident, env: &Env) -> Option<(Row, Expr)> 
         _ => return None,
     };
     let Expr::Range(range) = strip(&ix.index) else { return None };
-    if !matches!(range.limits, RangeLimits::HalfOpen(_)) {
-        return None;
-    }
-    let (lo, hi) = (strip(range.start.as_deref()?), strip(range.end.as_deref()?));
     let is_index = |e: &Expr| plain_ident(e).is_some_and(|i| i == *index);
-    let is_next = |e: &Expr| match strip(e) {
-        Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
-            is_index(&b.left) && matches!(strip(&b.right), Expr::Lit(l) if l.to_token_stream().to_string() == "1")
-        }
-        _ => false,
-    };
-    // `a * b` with one side `is(..)`: the other side.
-    let times = |e: &Expr, is: &dyn Fn(&Expr) -> bool| -> Option<Expr> {
-        let Expr::Binary(b) = strip(e) else { return None };
-        if !matches!(b.op, BinOp::Mul(_)) {
-            return None;
-        }
-        match (is(&b.left), is(&b.right)) {
-            (true, false) => Some((*b.right).clone()),
-            (false, true) => Some((*b.left).clone()),
-            _ => None,
-        }
-    };
-    let (w1, w2) = (times(lo, &is_index)?, times(hi, &is_next)?);
-    let invariant = match strip(&w1) {
+    let w = row_range(range, &is_index)?;
+    let invariant = match strip(&w) {
         Expr::Lit(l) => matches!(&l.lit, syn::Lit::Int(i) if matches!(i.suffix(), "" | "usize")),
         e => plain_ident(e)
             .is_some_and(|w| w != *index && matches!(env.lookup(&w.to_string()), Some((Ty::Int(Int::Usize), _)))),
     };
-    (invariant && tokens(&w1) == tokens(&w2)).then(|| (Row { name: name.to_string(), width }, w1))
+    invariant.then(|| (Row { name: name.to_string(), width }, w))
 }
 
 /// Whether a pattern anywhere in `stmt` binds one of `names`.

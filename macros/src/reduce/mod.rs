@@ -1500,9 +1500,9 @@ mod tests {
         })
     }
 
-    #[test]
-    fn points_in_lanes_for_a_nearest_centroid_search() {
-        let middle = quote!(
+    /// The centroid loop's body of [`nearest`]: the distance to one centroid, the nearest kept.
+    fn nearest_centroid() -> TokenStream {
+        quote!(
             let q = &cent[c * d..(c + 1) * d];
             let mut dist = 0.0f32;
             for j in 0..d {
@@ -1513,7 +1513,12 @@ mod tests {
                 best_dist = dist;
                 best = c;
             }
-        );
+        )
+    }
+
+    #[test]
+    fn points_in_lanes_for_a_nearest_centroid_search() {
+        let middle = nearest_centroid();
         let (reports, body) = all(nearest(
             quote!(let p = &points[i * d..(i + 1) * d];),
             middle.clone(),
@@ -1643,6 +1648,18 @@ mod tests {
             ),
             "for range +=",
         );
+    }
+
+    #[test]
+    fn a_row_is_one_shape_to_every_rewrite() {
+        // Disagreement resolved: the split took `&x[i * d..i * d + d]` and `&x[i * d..(1 + i) * d]`
+        // for the index's row, the items in lanes only `&x[i * d..(i + 1) * d]`. One shape of a
+        // row (`body/interval.rs`, `row_range`).
+        let middle = nearest_centroid();
+        for row in [quote!(let p = &points[i * d..i * d + d];), quote!(let p = &points[d * i..(1 + i) * d];)] {
+            let (reports, body) = all(nearest(row, middle.clone(), quote!(labels[i] = best as u32;)));
+            assert_eq!(reports.first(), Some(&yes("for range items")), "{body}");
+        }
     }
 
     #[test]

@@ -36,7 +36,7 @@ use syn::visit::Visit;
 use syn::{BinOp, Block, Expr, ExprForLoop, ExprMethodCall, Pat, Stmt, UnOp};
 
 use crate::body::{
-    accumulation, extremum_of, keep, let_names, pat_names, plain_ident, Access, Env, Fold, How, Int, Op, Ty,
+    accumulation, extremum_of, keep, let_names, pat_names, plain_ident, unit_base, Access, Env, Fold, How, Int, Op, Ty,
     TyValue as Value, Walk, Width, Write,
 };
 use crate::reason::Reason;
@@ -919,19 +919,8 @@ fn hoists(body: &Block, index: &Ident, pat: &Pat, env: &Env) -> Vec<(Hoist, Vec<
             let invariant = |e: &Expr| {
                 !mentions(e.to_token_stream(), &self.locals) && matches!(self.env.ty(e), Ty::Int(Int::Usize | Int::Lit))
             };
-            let base = match &*e.index {
-                i if is_index(i) => None,
-                Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
-                    if is_index(&b.right) && invariant(&b.left) {
-                        Some((*b.left).clone())
-                    } else if is_index(&b.left) && invariant(&b.right) {
-                        Some((*b.right).clone())
-                    } else {
-                        return;
-                    }
-                }
-                _ => return,
-            };
+            let Some(base) = unit_base(&e.index, &is_index, &invariant) else { return };
+            let base = base.cloned();
             let key = format!("{name}[{}]", base.as_ref().map_or(String::new(), |b| b.to_token_stream().to_string()));
             match self.found.iter_mut().find(|(_, k, _)| *k == key) {
                 Some((_, _, reads)) => reads.push(Expr::Index(e.clone())),

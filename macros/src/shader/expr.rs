@@ -340,7 +340,7 @@ impl Lower<'_> {
     pub(super) fn value_block(&mut self, block: &Block) -> R<(Vec<S>, Val)> {
         let Some((Stmt::Expr(tail, None), stmts)) = block.stmts.split_last() else { return Err(Reason::Syntax) };
         let saved = std::mem::take(&mut self.pending);
-        self.scopes.push(Vec::new());
+        self.scopes.push();
         let mut out = Vec::new();
         let result = stmts.iter().try_for_each(|s| self.stmt(s, &mut out)).and_then(|()| self.value(tail));
         self.scopes.pop();

@@ -13,7 +13,7 @@ use syn::{BinOp, Expr, ExprForLoop, Lit, Pat, RangeLimits, Stmt, UnOp};
 use super::ir::{Acc, AccOp, Arg, ArgSource, Bin, Binding, Func, Place, Un, Var, View, ViewId, E, S};
 use super::outer::{Held, Outer};
 use super::ty::{Class, Tv, Ty, Types};
-use crate::body::{self, plain_ident, Carried, Chain, How, Kind, Space, Stream, Target, Value, Walk};
+use crate::body::{self, plain_ident, Carried, Chain, How, Kind, Scopes, Space, Stream, Target, Value, Walk};
 use crate::reason::Reason;
 
 /// Why a loop stays on the host, in a word.
@@ -81,7 +81,8 @@ enum Item {
 
 pub(super) struct Lower<'a> {
     pub(super) out: Lowered,
-    pub(super) scopes: Vec<Vec<(String, Local)>>,
+    /// The body's names, each standing for a shader local, a view, an element or an accumulator.
+    pub(super) scopes: Scopes<Local>,
     pub(super) outer: &'a Outer<'a>,
     /// The whole view of each binding.
     pub(super) whole: Vec<ViewId>,
@@ -112,7 +113,7 @@ pub(super) fn lower(
     };
     let mut l = Lower {
         out: Lowered::default(),
-        scopes: vec![Vec::new()],
+        scopes: Scopes::default(),
         outer,
         whole: Vec::new(),
         label: f.label.as_ref().map(|l| l.name.ident.to_string()),
@@ -184,11 +185,11 @@ impl Lower<'_> {
     }
 
     pub(super) fn bind(&mut self, name: String, local: Local) {
-        self.scopes.last_mut().expect("a scope").push((name, local));
+        self.scopes.bind(name, local);
     }
 
     pub(super) fn lookup(&self, name: &str) -> Option<Local> {
-        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _)| n == name).map(|(_, l)| *l)
+        self.scopes.lookup(name).copied()
     }
 
     pub(super) fn unify(&mut self, a: Tv, b: Tv) -> R<()> {
@@ -327,7 +328,7 @@ impl Lower<'_> {
 
     /// `stmts` in a scope of their own.
     pub(super) fn stmts(&mut self, stmts: &[Stmt]) -> R<Vec<S>> {
-        self.scopes.push(Vec::new());
+        self.scopes.push();
         let mut out = Vec::new();
         let result = stmts.iter().try_for_each(|s| self.stmt(s, &mut out));
         self.scopes.pop();
@@ -544,7 +545,7 @@ impl Lower<'_> {
         if f.label.is_some() {
             return Err(Reason::Label);
         }
-        self.scopes.push(Vec::new());
+        self.scopes.push();
         let result = self.for_loop_scoped(f, out);
         self.scopes.pop();
         result
