@@ -9,6 +9,7 @@ use syn::{Item, ItemFn};
 
 use crate::args::Args;
 use crate::attrs::Attrs;
+use crate::body::Body;
 use crate::errors::Errors;
 use crate::hash::token_hash;
 use crate::reason::Reason;
@@ -149,21 +150,21 @@ impl KernelDef {
             (false, Some(_)) => Some(Reason::Simd),
             (false, None) => None,
         };
-        let (simd_body, simd_loops) = reduce::reassociate(&relocated.block, &relocated.sig, opt_out);
+        // The model of the body, built once: every rewrite below reads it.
+        let model = Body::new(&relocated.block, &relocated.sig, parsed_args.exact);
+        let (simd_body, simd_loops) = reduce::reassociate(&relocated.block, &model, opt_out);
         let split_opt_out = match (&parsed_args.parallel, parsed_args.serial) {
             (Some(_), _) => Some(OptOut::Parallel),
             (None, true) => Some(OptOut::Serial),
             (None, false) => None,
         };
-        // One analysis of the top-level loops, read by the split and by the GPU variant's shader.
-        let top_loops = crate::body::analyse_loops(&relocated.block, &relocated.sig, parsed_args.exact);
-        let (split_body, splits) = split::split_analysed(&relocated.block, &top_loops, split_opt_out);
+        let (split_body, splits) = split::split(&relocated.block, &model, split_opt_out);
         let gpu_opt_out = match (parsed_args.exact, &parsed_args.gpu) {
             (true, _) => Some(Reason::Exact),
             (false, Some(_)) => Some(Reason::Gpu),
             (false, None) => None,
         };
-        let (gpu_body, gpu_loops) = shader::gpu_loops(&relocated.block, &top_loops, gpu_opt_out);
+        let (gpu_body, gpu_loops) = shader::gpu_loops(&relocated.block, &model, gpu_opt_out);
         let token_hash = token_hash([&args, &func.sig.to_token_stream(), &func.block.to_token_stream()]);
         let any_gpu_loop = gpu_loops.iter().any(|l| l.reason.is_none());
         let has_gpu = parsed_args.gpu.is_some() || ops_use.is_some() || any_gpu_loop;
@@ -172,8 +173,8 @@ impl KernelDef {
         // body calls (`ops::` would bind to `ops::par`, which forks); `parallel = path` beside it
         // is an error (`Args::parse`).
         let has_parallel = parsed_args.parallel.is_some() || (!parsed_args.serial && (ops_use.is_some() || any_split));
-        let parallel = (has_parallel && parsed_args.parallel.is_none())
-            .then(|| reduce::reassociate(&split_body, &relocated.sig, opt_out));
+        let parallel =
+            (has_parallel && parsed_args.parallel.is_none()).then(|| reduce::reassociate(&split_body, &model, opt_out));
         let loops = Lanes::match_up(simd_loops, parallel.as_ref().map(|(_, reports)| reports.as_slice()));
         let parallel_body = parallel.map(|(body, _)| body);
         Ok(KernelDef {

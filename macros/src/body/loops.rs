@@ -1,5 +1,7 @@
-//! The top-level `for` loops of a body, analysed once: what each walks, and
-//! whether its iterations are independent (the facts a rewrite that works on
+//! The model of one body, built once per kernel ([`Body`], in `crate::kernel_def`):
+//! the names its signature binds, the type of its value, and its top-level `for`
+//! loops, each analysed once: what each walks, and whether its iterations are
+//! independent (the facts a rewrite that works on
 //! whole loops needs: the slices it writes at its own item or row, the
 //! reductions it carries, the slices it updates at slots chosen by data), or
 //! the word for why not. The Parallel variant's split and the GPU variant's
@@ -9,8 +11,36 @@ use syn::{Block, Expr, ExprForLoop, Pat, Signature, Stmt};
 
 use super::independence::{self, Facts, Loop};
 use super::names::Env;
+use super::types::{Ty, Width};
 use super::walk::Space;
 use crate::reason::Reason;
+
+/// The model of one body, as every rewrite reads it.
+pub(crate) struct Body {
+    /// The names the signature binds (the parameters, typed; a receiver), with a scope above
+    /// them for the body's own.
+    pub params: Env,
+    /// The function's return type when it is a float: the body's value and a `return` have it.
+    pub ret: Option<Width>,
+    /// Each top-level `for` loop, analysed.
+    pub loops: Vec<TopLoop>,
+}
+
+impl Body {
+    /// The model of `block`, the body of a function of signature `sig`. `exact`: the kernel keeps
+    /// its float reductions as written, so a loop carrying one does not have independent
+    /// iterations for any rewrite.
+    pub(crate) fn new(block: &Block, sig: &Signature, exact: bool) -> Body {
+        let ret = match &sig.output {
+            syn::ReturnType::Type(_, ty) => match Ty::of_type(ty) {
+                Ty::Float(w) => Some(w),
+                _ => None,
+            },
+            syn::ReturnType::Default => None,
+        };
+        Body { params: Env::of_signature(sig), ret, loops: analyse_loops(block, sig, exact) }
+    }
+}
 
 /// One top-level `for` loop of a body, analysed once: what every rewrite that
 /// works on whole loops reads (the Parallel variant's split, the GPU variant's
@@ -38,9 +68,7 @@ pub(crate) struct Independent {
 }
 
 /// Every top-level `for` loop of `block` (a body of signature `sig`), analysed.
-/// `exact`: the kernel keeps its float reductions as written, so a loop carrying
-/// one does not have independent iterations for any rewrite.
-pub(crate) fn analyse_loops(block: &Block, sig: &Signature, exact: bool) -> Vec<TopLoop> {
+fn analyse_loops(block: &Block, sig: &Signature, exact: bool) -> Vec<TopLoop> {
     let mut scope = Env::of_signature(sig);
     let mut loops = Vec::new();
     for (stmt, s) in block.stmts.iter().enumerate() {

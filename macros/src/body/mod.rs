@@ -14,7 +14,8 @@
 //! | `interval` | the index-range facts: which indices stay in the loop index's own row |
 //! | `independence` | whether a loop's iterations are independent, and what it writes and carries |
 //! | `scope` | the names a top-level loop sees from outside it |
-//! | `loops` | each top-level loop of a body, analysed once |
+//! | `record` | each `for` loop recorded once: its walk, index, lets, what it holds, how it exits |
+//! | `loops` | the model of one body ([`Body`]), built once per kernel: its parameters and each top-level loop analysed |
 //! | `syntax` | questions about expressions and tokens that every analysis asks |
 
 mod access;
@@ -22,6 +23,7 @@ mod independence;
 mod interval;
 mod loops;
 mod names;
+mod record;
 mod reduction;
 mod scope;
 mod syntax;
@@ -32,10 +34,11 @@ mod walk;
 pub(crate) use access::{is_compound, method_writes, root, whole_use_writes, Write};
 pub(crate) use independence::{Carried, Facts, Stride, Target, Value};
 pub(crate) use interval::{moves_with, row_range, unit_base};
-pub(crate) use loops::{analyse_loops, Independent, TopLoop};
+pub(crate) use loops::{Body, Independent, TopLoop};
 #[cfg(test)]
 pub(crate) use names::declared;
 pub(crate) use names::{let_names, pat_names, Env, Scopes};
+pub(crate) use record::{continue_guard, forbidden, ForLoop, Holds};
 pub(crate) use reduction::{accumulation, extremum_of, keep, slot, Fold, Op, Scatter, Update};
 pub(crate) use scope::Kind;
 pub(crate) use syntax::plain_ident;

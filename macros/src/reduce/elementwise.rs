@@ -60,7 +60,7 @@
 //!   not (`a[0]`, `a[j]`: read as written, in each lane);
 //! * otherwise holds only `let`s of pure expressions, assignments to its own
 //!   `let mut` names, `if`s over pure conditions and a top-level
-//!   [`continue_guard`](super::recognise::continue_guard) (pure as
+//!   [`continue_guard`](crate::body::continue_guard) (pure as
 //!   [`types`](super::types) says: no call that may have an effect, no `&mut`).
 //!
 //! An index that moves with the loop is a sum and difference of the loop
@@ -84,11 +84,11 @@ use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{quote, ToTokens};
 use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
-use syn::{BinOp, Block, Expr, ExprForLoop, ExprIndex, Lit, Pat, Stmt};
+use syn::{BinOp, Block, Expr, ExprIndex, Lit, Stmt};
 
 use super::emit::{helper, hidden, Lanes};
-use super::recognise::{continue_guard, forbidden, source, Source};
-use crate::body::{is_compound, let_names, moves_with, plain_ident, Access, Env, Int, Ty, Write};
+use super::recognise::Source;
+use crate::body::{continue_guard, is_compound, moves_with, plain_ident, Access, Env, ForLoop, Int, Ty, Walk, Write};
 use crate::reason::Reason;
 use crate::tokens::{mentions, strip};
 
@@ -144,11 +144,11 @@ struct Chunk {
 /// Decides about `for pat in expr { body }` (which is not a reduction); `env` holds the names
 /// in scope before the loop. `vector_math`: calls of libm functions on `f32` values become the
 /// runtime's formulas (not under `exact`, which keeps every operation as written).
-pub(crate) fn analyse(f: &ExprForLoop, env: &Env, vector_math: bool) -> Verdict {
-    if !is_candidate(f) {
+pub(crate) fn analyse(l: &ForLoop, env: &Env, vector_math: bool) -> Verdict {
+    if !is_candidate(l) {
         return Verdict::NotElementWise;
     }
-    match plan(f, env, vector_math) {
+    match plan(l, env, vector_math) {
         Ok(plan) => Verdict::Rewrite(Box::new(plan)),
         Err(reason) => Verdict::LeftAlone(reason),
     }
@@ -156,29 +156,23 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env, vector_math: bool) -> Verdict 
 
 /// A range loop with no loop inside that stores into an indexed element: what the report
 /// lists. (A loop with a loop inside is an outer loop; the inner one is judged on its own.)
-fn is_candidate(f: &ExprForLoop) -> bool {
-    #[derive(Default)]
-    struct Find {
-        store: bool,
-        nested: bool,
-    }
+fn is_candidate(l: &ForLoop) -> bool {
+    struct Find(bool);
     impl<'ast> Visit<'ast> for Find {
         fn visit_expr(&mut self, e: &'ast Expr) {
-            match e {
-                Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => self.nested = true,
-                Expr::Assign(a) => self.store |= is_element(&a.left),
-                Expr::Binary(b) if is_compound(&b.op) => self.store |= is_element(&b.left),
-                // A closure's body runs when it is called: not this loop's store.
-                Expr::Closure(_) => return,
-                _ => {}
+            if let Some((place, _)) = Write::of(e).and_then(Write::store) {
+                self.0 |= is_element(place);
             }
-            syn::visit::visit_expr(self, e);
+            // A closure's body runs when it is called: not this loop's store.
+            if !matches!(e, Expr::Closure(_)) {
+                syn::visit::visit_expr(self, e);
+            }
         }
         fn visit_item(&mut self, _: &'ast syn::Item) {}
     }
-    let mut find = Find::default();
-    find.visit_block(&f.body);
-    matches!(strip(&f.expr), Expr::Range(_)) && find.store && !find.nested
+    let mut find = Find(false);
+    find.visit_block(&l.f.body);
+    matches!(l.walk, Walk::Range { .. }) && find.0 && !l.holds.loops
 }
 
 fn is_element(place: &Expr) -> bool {
@@ -186,17 +180,18 @@ fn is_element(place: &Expr) -> bool {
 }
 
 /// Checks an element-wise loop and plans its rewrite, or says why not.
-fn plan(f: &ExprForLoop, env: &Env, vector_math: bool) -> Result<Plan, Reason> {
+fn plan(l: &ForLoop, env: &Env, vector_math: bool) -> Result<Plan, Reason> {
+    let f = l.f;
     if f.label.is_some() {
         return Err(Reason::Label);
     }
-    if let Some(reason) = forbidden(&f.body) {
+    if let Some(reason) = l.exits {
         return Err(reason);
     }
     if let Some(reason) = borrows_mutably(&f.body) {
         return Err(reason);
     }
-    let lets = let_names(&f.body.stmts);
+    let lets = l.lets.clone();
     let written = written(&f.body)?;
     // A written slice of integers or of a generic `T`: said before the range, whose bounds
     // (`0..out.len()`) are then unknown too.
@@ -206,13 +201,8 @@ fn plan(f: &ExprForLoop, env: &Env, vector_math: bool) -> Result<Plan, Reason> {
     if written.iter().any(|(name, _)| !lets.contains(name) && !float_slice(name)) {
         return Err(Reason::Type);
     }
-    let Some(Source::Range { start, end }) = source(&f.expr, env, true) else { return Err(Reason::Source) };
-    let index = match &*f.pat {
-        Pat::Ident(p) if p.attrs.is_empty() && p.by_ref.is_none() && p.mutability.is_none() && p.subpat.is_none() => {
-            p.ident.clone()
-        }
-        _ => return Err(Reason::Source),
-    };
+    let Some(Source::Range { start, end }) = Source::of(&l.walk, env) else { return Err(Reason::Source) };
+    let Some(index) = l.index.clone() else { return Err(Reason::Source) };
     if lets.iter().any(|l| index == l) {
         return Err(Reason::Shadow);
     }
@@ -639,7 +629,7 @@ mod tests {
     /// The reports of `f`'s body as (idiom, rewritten, reason), and the rewritten body.
     fn all(f: TokenStream, opt_out: Option<Reason>) -> (Vec<(String, bool, &'static str)>, String) {
         let f: syn::ItemFn = syn::parse2(f).unwrap();
-        let (block, reports) = reassociate(&f.block, &f.sig, opt_out);
+        let (block, reports) = reassociate(&f.block, &crate::body::Body::new(&f.block, &f.sig, false), opt_out);
         (
             reports.into_iter().map(|r| (r.idiom, r.rewritten, word(r.reason))).collect(),
             block.into_token_stream().to_string(),

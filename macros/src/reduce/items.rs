@@ -91,9 +91,10 @@ use syn::{Block, Expr, ExprForLoop, Pat, RangeLimits, Stmt};
 
 use super::emit::hidden;
 use super::jam::{holds_loop, suffix_problem};
-use super::recognise::{continue_guard, source, Source};
+use super::recognise::{source, Source};
 use crate::body::{
-    is_compound, let_names, pat_names, plain_ident, row_range, Access, Elem, Env, Int, Ty, Width, Write,
+    continue_guard, forbidden, is_compound, let_names, pat_names, plain_ident, row_range, Access, Elem, Env, ForLoop,
+    Int, Ty, Width, Write,
 };
 use crate::tokens::{mentions, strip};
 
@@ -122,9 +123,10 @@ struct Row {
 /// the names in scope before it. `Some((jammed, rest))`: the part that takes `L` items at a
 /// time (a block of its own, which the walk does not enter) and the loop as written over
 /// the items left, for the walk to rewrite as usual.
-pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Option<(TokenStream, ExprForLoop)> {
-    let Some(Source::Range { start, end }) = source(&f.expr, env, true) else { return None };
-    let index = plain_pat(&f.pat)?;
+pub(crate) fn analyse(l: &ForLoop, env: &Env) -> Option<(TokenStream, ExprForLoop)> {
+    let f = l.f;
+    let Some(Source::Range { start, end }) = Source::of(&l.walk, env) else { return None };
+    let index = l.index.clone()?;
     if f.label.is_some() {
         return None;
     }
@@ -255,7 +257,7 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Option<(TokenStream, ExprFo
     if suffix_problem(prefix, middle, suffix, &per_item, &item_env).is_some() {
         return None;
     }
-    if super::recognise::forbidden(&Block { brace_token: Default::default(), stmts: suffix.to_vec() }).is_some() {
+    if forbidden(&Block { brace_token: Default::default(), stmts: suffix.to_vec() }).is_some() {
         return None;
     }
     // Names the statements after the loops bind (a `let`, a closure's parameter) must not hide

@@ -73,11 +73,13 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{quote, ToTokens};
 use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
-use syn::{Block, Expr, ExprForLoop, Pat, Stmt};
+use syn::{Block, Expr, ExprForLoop, Stmt};
 
 use super::emit::{hidden, rewritten_loop, WIDE_AFTER_CHUNKS};
-use super::recognise::{analyse_loop, continue_guard, forbidden, source, Source, Verdict as Reduction};
-use crate::body::{method_writes, pat_names, plain_ident, root, whole_use_writes, Env, Int, Ty, Write};
+use super::recognise::{analyse_loop, Source, Verdict as Reduction};
+use crate::body::{
+    continue_guard, method_writes, pat_names, plain_ident, root, whole_use_writes, Env, ForLoop, Holds, Int, Ty, Write,
+};
 use crate::reason::Reason;
 
 /// The idiom jammed loops are reported under.
@@ -106,17 +108,13 @@ fn items_for(accumulators: usize) -> Option<usize> {
     }
 }
 
-/// Decides about `for pat in expr { body }` (neither a reduction nor element-wise); `env`
-/// holds the names in scope before the loop.
-pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
+/// Decides about the loop `l`, `for pat in expr { body }` (neither a reduction nor
+/// element-wise); `env` holds the names in scope before the loop.
+pub(crate) fn analyse(l: &ForLoop, env: &Env) -> Verdict {
+    let f = l.f;
     // The shape: a range over a plain index, and one loop in its body at the top level.
-    let Some(Source::Range { start, end }) = source(&f.expr, env, true) else { return Verdict::NotAJam };
-    let index = match &*f.pat {
-        Pat::Ident(p) if p.attrs.is_empty() && p.by_ref.is_none() && p.mutability.is_none() && p.subpat.is_none() => {
-            p.ident.clone()
-        }
-        _ => return Verdict::NotAJam,
-    };
+    let Some(Source::Range { start, end }) = Source::of(&l.walk, env) else { return Verdict::NotAJam };
+    let Some(index) = l.index.clone() else { return Verdict::NotAJam };
     let stmts = &f.body.stmts;
     let loops: Vec<usize> = stmts
         .iter()
@@ -146,7 +144,8 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
             _ => pure_prefix = false,
         }
     }
-    let Reduction::Rewrite { plan, .. } = analyse_loop(inner, &item_env) else { return Verdict::NotAJam };
+    let inner_loop = ForLoop::new(inner);
+    let Reduction::Rewrite { plan, .. } = analyse_loop(&inner_loop, &item_env) else { return Verdict::NotAJam };
     // A `continue` guard would skip an element for every item at once (an n-body's self-skip):
     // not a shape to jam, and nothing to say about it.
     if plan.body.stmts.iter().any(|s| continue_guard(s).is_some()) {
@@ -157,7 +156,7 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
     if f.label.is_some() {
         return Verdict::LeftAlone(Reason::Label);
     }
-    if let Some(reason) = forbidden(&f.body) {
+    if let Some(reason) = l.exits {
         return Verdict::LeftAlone(reason);
     }
     if !pure_prefix {
@@ -173,7 +172,7 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
     if plan.accs.iter().any(|a| !per_item.contains(&a.ident.to_string())) {
         return Verdict::LeftAlone(Reason::Carried);
     }
-    let Some(Source::Range { start: j_start, end: j_end }) = source(&inner.expr, &item_env, true) else {
+    let Some(Source::Range { start: j_start, end: j_end }) = Source::of(&inner_loop.walk, &item_env) else {
         return Verdict::NotAJam;
     };
     if mentions_any(&j_start, &per_item) || mentions_any(&j_end, &per_item) {
@@ -222,7 +221,7 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
     // accumulators per item halve that length (BENCHMARKS.md, "Jammed reductions"; a matrix–
     // vector product's rows of hundreds, 8 streams at once, measured 0.83× at 288 × 4,000).
     let short = plan.lanes * WIDE_AFTER_CHUNKS / plan.accs.len();
-    let combined = match analyse_loop(&jammed_loop, &jam_env) {
+    let combined = match analyse_loop(&ForLoop::new(&jammed_loop), &jam_env) {
         Reduction::Rewrite { mut plan, .. } => {
             // Each item's lanes a quarter of a 256-bit vector (4 `f32`, 2 `f64`), in one level:
             // with 8-lane chunks a jammed k-means distance measured 0.19–0.25 of its twin, with
@@ -264,19 +263,7 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
 
 /// Whether a statement holds a loop (or a closure or item, whose bodies run elsewhere).
 pub(super) fn holds_loop(stmt: &Stmt) -> bool {
-    struct Find(bool);
-    impl<'ast> Visit<'ast> for Find {
-        fn visit_expr(&mut self, e: &'ast Expr) {
-            self.0 |= matches!(e, Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) | Expr::Closure(_));
-            syn::visit::visit_expr(self, e);
-        }
-        fn visit_item(&mut self, _: &'ast syn::Item) {
-            self.0 = true;
-        }
-    }
-    let mut find = Find(false);
-    find.visit_stmt(stmt);
-    find.0
+    Holds::of(std::slice::from_ref(stmt)).any()
 }
 
 fn mentions_any(e: &Expr, names: &[String]) -> bool {

@@ -29,9 +29,9 @@ mod recognise;
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use syn::visit_mut::VisitMut;
-use syn::{Block, Expr, FnArg, ReturnType, Signature, Stmt};
+use syn::{Block, Expr, Stmt};
 
-use crate::body::{Env, Int, Ty, Width};
+use crate::body::{Body, Env, ForLoop, Int, Ty, Width};
 use crate::reason::Reason;
 use recognise::Verdict;
 
@@ -49,31 +49,17 @@ pub(crate) struct LoopReport {
     pub math: Vec<&'static str>,
 }
 
-/// `block` (the body of a function with signature `sig`) with its provable
+/// `block` (a body, or the Parallel variant's form of it, whose model is `model`) with its provable
 /// float reductions reassociated and its element-wise index loops in chunks,
 /// and a report per reduction and element-wise loop found. With an `opt_out`
 /// word (`exact`: the kernel opted out; `simd`: its SIMD variant is the user's
 /// own), no reduction is rewritten and each that would have been is reported
 /// left alone for that reason; element-wise loops are left alone for `simd`
 /// only (`exact` keeps the order of float operations, which they keep too).
-pub(crate) fn reassociate(block: &Block, sig: &Signature, opt_out: Option<Reason>) -> (Block, Vec<LoopReport>) {
-    let mut walker = Walker { env: Env::default(), opt_out, reports: Vec::new(), ret: None };
-    walker.env.push();
-    for input in &sig.inputs {
-        if let FnArg::Typed(pt) = input {
-            walker.env.bind_pat(&pt.pat, Ty::of_type(&pt.ty));
-        }
-    }
-    let ret = match &sig.output {
-        ReturnType::Type(_, ty) => match Ty::of_type(ty) {
-            Ty::Float(w) => Some(w),
-            _ => None,
-        },
-        ReturnType::Default => None,
-    };
-    walker.ret = ret;
+pub(crate) fn reassociate(block: &Block, model: &Body, opt_out: Option<Reason>) -> (Block, Vec<LoopReport>) {
+    let ret = model.ret;
+    let mut walker = Walker { env: model.params.clone(), opt_out, reports: Vec::new(), ret };
     let mut block = block.clone();
-    walker.env.push();
     walker.poison_items(&block.stmts);
     let last = block.stmts.len().checked_sub(1);
     for (n, stmt) in block.stmts.iter_mut().enumerate() {
@@ -84,6 +70,20 @@ pub(crate) fn reassociate(block: &Block, sig: &Signature, opt_out: Option<Reason
         }
     }
     (block, walker.reports)
+}
+
+/// What the walk does with one `for` loop.
+enum Action {
+    /// Replace the loop by `expr` (a reduction or an element-wise loop in lanes).
+    Replace { idiom: String, math: Vec<&'static str>, expr: Expr },
+    /// Keep the loop with `body` (its libm calls the runtime's formulas).
+    Body { idiom: String, math: Vec<&'static str>, body: Block },
+    /// Items several at a time: `jammed`, then the loop `rest` over the items left.
+    Jam { idiom: &'static str, jammed: TokenStream, rest: syn::ExprForLoop },
+    /// Left as written, and why; its body is walked.
+    Left { idiom: String, reason: Reason },
+    /// Not a loop any rewrite takes: its body is walked.
+    Walk,
 }
 
 /// Walks a body in order, keeping track of the names in scope.
@@ -174,70 +174,73 @@ impl Walker {
     /// A `for` loop: rewritten whole, or walked with its pattern in scope.
     fn for_loop(&mut self, e: &mut Expr) {
         let Expr::ForLoop(f) = e else { return };
-        match (recognise::analyse_loop(f, &self.env), self.opt_out) {
-            (Verdict::Rewrite { idiom, plan, .. }, None) => {
-                self.rewritten(f.for_token.span, idiom, plan.math.clone());
-                *e = emit::rewritten_loop(&plan);
-                return;
+        let span = f.for_token.span;
+        // Decided on the loop's record (`crate::body::ForLoop`, read once by every analysis)
+        // before anything of it changes.
+        match self.decide(&ForLoop::new(f)) {
+            Action::Replace { idiom, math, expr } => {
+                self.rewritten(span, idiom, math);
+                *e = expr;
             }
-            (Verdict::InPlace { idiom, body, math }, None) => {
-                self.rewritten(f.for_token.span, idiom, math);
+            Action::Body { idiom, math, body } => {
+                self.rewritten(span, idiom, math);
                 f.body = body;
-                return;
             }
+            Action::Jam { idiom, jammed, rest } => self.jam(e, span, idiom, jammed, rest),
+            Action::Left { idiom, reason } => {
+                self.left(span, idiom, reason);
+                self.walk_for(f);
+            }
+            Action::Walk => self.walk_for(f),
+        }
+    }
+
+    /// What to do with the loop `l`: a reduction, a loop of `exp`s in place, an element-wise
+    /// loop, items in lanes or a jam, in that order of preference, or nothing.
+    fn decide(&self, l: &ForLoop) -> Action {
+        let (env, opt_out) = (&self.env, self.opt_out);
+        // Several items at once: in lanes, else jammed; else left for `why` (the reduction's own
+        // word, when there is one), or for the jam's.
+        let several = |why: Option<(String, Reason)>| -> Action {
+            if opt_out.is_none() {
+                if let Some((jammed, rest)) = items::analyse(l, env) {
+                    return Action::Jam { idiom: items::IDIOM, jammed, rest };
+                }
+            }
+            let idiom = jam::IDIOM.to_string();
+            match (jam::analyse(l, env), opt_out, why) {
+                (jam::Verdict::Jam { jammed, rest }, None, _) => Action::Jam { idiom: jam::IDIOM, jammed, rest },
+                (_, _, Some((idiom, reason))) => Action::Left { idiom, reason },
+                (jam::Verdict::Jam { .. }, Some(why), None) => Action::Left { idiom, reason: why },
+                (jam::Verdict::LeftAlone(reason), _, None) => Action::Left { idiom, reason },
+                (jam::Verdict::NotAJam, _, None) => Action::Walk,
+            }
+        };
+        match (recognise::analyse_loop(l, env), opt_out) {
+            (Verdict::Rewrite { idiom, plan, .. }, None) => {
+                Action::Replace { idiom, math: plan.math.clone(), expr: emit::rewritten_loop(&plan) }
+            }
+            (Verdict::InPlace { idiom, body, math }, None) => Action::Body { idiom, math, body },
             (Verdict::Rewrite { idiom, .. } | Verdict::InPlace { idiom, .. }, Some(why)) => {
-                self.left(f.for_token.span, idiom, why)
+                Action::Left { idiom, reason: why }
             }
             // An accumulation after a reduction in the loop (`total += dist`) is no obstacle to a jam.
-            (Verdict::LeftAlone { idiom, reason }, _) => {
-                if let (Some((jammed, rest)), None) = (items::analyse(f, &self.env), self.opt_out) {
-                    let span = f.for_token.span;
-                    return self.jam(e, span, items::IDIOM, jammed, rest);
-                }
-                match (jam::analyse(f, &self.env), self.opt_out) {
-                    (jam::Verdict::Jam { jammed, rest }, None) => {
-                        let span = f.for_token.span;
-                        return self.jam(e, span, jam::IDIOM, jammed, rest);
-                    }
-                    _ => self.left(f.for_token.span, idiom, reason),
-                }
-            }
+            (Verdict::LeftAlone { idiom, reason }, _) => several(Some((idiom, reason))),
             (Verdict::NotAReduction, _) => {
                 let idiom = elementwise::IDIOM.to_string();
                 // `exact` keeps the order of float operations, which the element-wise rewrite keeps
                 // too; but libm's calls too, so no vector math there.
-                let vector_math = self.opt_out.is_none();
-                match (
-                    elementwise::analyse(f, &self.env, vector_math),
-                    self.opt_out.filter(|why| *why != Reason::Exact),
-                ) {
+                let vector_math = opt_out.is_none();
+                match (elementwise::analyse(l, env, vector_math), opt_out.filter(|why| *why != Reason::Exact)) {
                     (elementwise::Verdict::Rewrite(plan), None) => {
-                        self.rewritten(f.for_token.span, idiom, plan.math.clone());
-                        *e = elementwise::rewritten(&plan);
-                        return;
+                        Action::Replace { idiom, math: plan.math.clone(), expr: elementwise::rewritten(&plan) }
                     }
-                    (elementwise::Verdict::Rewrite(_), Some(why)) => self.left(f.for_token.span, idiom, why),
-                    (elementwise::Verdict::LeftAlone(reason), _) => self.left(f.for_token.span, idiom, reason),
-                    (elementwise::Verdict::NotElementWise, _) => {
-                        if let (Some((jammed, rest)), None) = (items::analyse(f, &self.env), self.opt_out) {
-                            let span = f.for_token.span;
-                            return self.jam(e, span, items::IDIOM, jammed, rest);
-                        }
-                        let idiom = jam::IDIOM.to_string();
-                        match (jam::analyse(f, &self.env), self.opt_out) {
-                            (jam::Verdict::Jam { jammed, rest }, None) => {
-                                let span = f.for_token.span;
-                                return self.jam(e, span, jam::IDIOM, jammed, rest);
-                            }
-                            (jam::Verdict::Jam { .. }, Some(why)) => self.left(f.for_token.span, idiom, why),
-                            (jam::Verdict::LeftAlone(reason), _) => self.left(f.for_token.span, idiom, reason),
-                            (jam::Verdict::NotAJam, _) => {}
-                        }
-                    }
+                    (elementwise::Verdict::Rewrite(_), Some(why)) => Action::Left { idiom, reason: why },
+                    (elementwise::Verdict::LeftAlone(reason), _) => Action::Left { idiom, reason },
+                    (elementwise::Verdict::NotElementWise, _) => several(None),
                 }
             }
         }
-        self.walk_for(f);
     }
 
     /// Replaces `e`, a loop over items, by its jammed form (`jam::Verdict::Jam`, or the items
@@ -360,7 +363,8 @@ mod tests {
 
     fn rewrite(f: TokenStream, enabled: bool) -> (String, Vec<LoopReport>) {
         let f: syn::ItemFn = syn::parse2(f).unwrap();
-        let (block, reports) = reassociate(&f.block, &f.sig, (!enabled).then_some(Reason::Exact));
+        let (block, reports) =
+            reassociate(&f.block, &Body::new(&f.block, &f.sig, false), (!enabled).then_some(Reason::Exact));
         (block.into_token_stream().to_string(), reports)
     }
 
@@ -1477,7 +1481,7 @@ mod tests {
         // Under `exact`: nothing jammed, said once per loop.
         let f: syn::ItemFn =
             syn::parse2(items(quote!(let mut s = 0.0f32; for j in 0..d { s += p[j]; } out[c] = s;))).unwrap();
-        let (_, reports) = reassociate(&f.block, &f.sig, Some(Reason::Exact));
+        let (_, reports) = reassociate(&f.block, &Body::new(&f.block, &f.sig, true), Some(Reason::Exact));
         let why: Vec<(&str, bool, &str)> =
             reports.iter().map(|r| (r.idiom.as_str(), r.rewritten, crate::reason::word(r.reason))).collect();
         assert_eq!(why, [("for range jam", false, "exact"), ("for range +=", false, "exact")]);
@@ -1687,7 +1691,7 @@ mod tests {
             "fn k(x: &[f32]) -> f32 {\n    let mut s = 0.0;\n    for v in x {\n        s += v;\n    }\n    s\n}",
         )
         .unwrap();
-        let (_, reports) = reassociate(&f.block, &f.sig, None);
+        let (_, reports) = reassociate(&f.block, &Body::new(&f.block, &f.sig, false), None);
         assert_eq!(reports[0].line, 3);
     }
 }

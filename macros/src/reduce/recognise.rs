@@ -33,11 +33,11 @@
 use proc_macro2::Ident;
 use quote::ToTokens;
 use syn::visit::Visit;
-use syn::{BinOp, Block, Expr, ExprForLoop, ExprMethodCall, Pat, Stmt, UnOp};
+use syn::{BinOp, Block, Expr, ExprMethodCall, Pat, Stmt, UnOp};
 
 use crate::body::{
-    accumulation, extremum_of, keep, let_names, pat_names, plain_ident, unit_base, Access, Env, Fold, How, Int, Op, Ty,
-    TyValue as Value, Walk, Width, Write,
+    accumulation, continue_guard, extremum_of, keep, let_names, pat_names, plain_ident, unit_base, Access, Env, Fold,
+    ForLoop, How, Int, Op, Ty, TyValue as Value, Walk, Width, Write,
 };
 use crate::reason::Reason;
 use crate::tokens::{mentions, strip};
@@ -181,72 +181,6 @@ fn accumulations(stmts: &[Stmt], out: &mut Vec<(Ident, Fold)>) {
     }
 }
 
-/// The first construct that rules a body out, as the word reported. An unlabelled
-/// `break` or `continue` inside a nested loop is that loop's own (the nested loop rules
-/// the body out anyway, as an `effect`).
-pub(super) fn forbidden(block: &Block) -> Option<Reason> {
-    struct Find {
-        found: Option<Reason>,
-        /// How many loops of the body enclose the expression visited.
-        nested: usize,
-    }
-    impl<'ast> Visit<'ast> for Find {
-        fn visit_expr(&mut self, e: &'ast Expr) {
-            if self.found.is_some() {
-                return;
-            }
-            let ours = |label: &Option<syn::Lifetime>| label.is_some() || self.nested == 0;
-            self.found = match e {
-                Expr::Break(b) if ours(&b.label) => Some(Reason::Break),
-                Expr::Continue(c) if ours(&c.label) => Some(Reason::Continue),
-                Expr::Return(_) => Some(Reason::Return),
-                Expr::Try(_) => Some(Reason::Try),
-                Expr::Await(_) => Some(Reason::Await),
-                Expr::Yield(_) => Some(Reason::Yield),
-                Expr::Macro(_) => Some(Reason::Macro),
-                _ => None,
-            };
-            let is_loop = matches!(e, Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_));
-            self.nested += usize::from(is_loop);
-            syn::visit::visit_expr(self, e);
-            self.nested -= usize::from(is_loop);
-        }
-        fn visit_stmt_macro(&mut self, _: &'ast syn::StmtMacro) {
-            self.found = self.found.or(Some(Reason::Macro));
-        }
-        fn visit_label(&mut self, _: &'ast syn::Label) {
-            self.found = self.found.or(Some(Reason::Label));
-        }
-    }
-    let mut find = Find { found: None, nested: 0 };
-    for stmt in &block.stmts {
-        match continue_guard(stmt) {
-            Some(cond) => find.visit_expr(cond),
-            None => find.visit_stmt(stmt),
-        }
-    }
-    find.found
-}
-
-/// `if cond { continue; }` (no label, no `else`) as a statement of a loop's body: a
-/// guard that skips the rest of the iteration. Its condition.
-///
-/// A guard is allowed only there, at the top level of the body, which the rewrite
-/// copies into a `for` over the lanes of a chunk, one lane per element, and into the
-/// verbatim tail: either way the `continue` ends this element's iteration and goes
-/// on with the next element, as in the loop as written. (`continue` elsewhere, as a
-/// value or inside a branch, is reported as `continue`.)
-pub(crate) fn continue_guard(stmt: &Stmt) -> Option<&Expr> {
-    let Stmt::Expr(Expr::If(i), _) = stmt else { return None };
-    if !i.attrs.is_empty() || i.else_branch.is_some() {
-        return None;
-    }
-    match i.then_branch.stmts.as_slice() {
-        [Stmt::Expr(Expr::Continue(c), _)] if c.label.is_none() && c.attrs.is_empty() => Some(&i.cond),
-        _ => None,
-    }
-}
-
 /// The source of `for pat in expr` (`into_iter`: a slice itself is allowed) or of an
 /// iterator chain's receiver (an iterator is needed): what this rewrite takes of the
 /// model's grammar of walks ([`Walk`]).
@@ -256,7 +190,7 @@ pub(super) fn source(e: &Expr, env: &Env, into_iter: bool) -> Option<Source> {
 
 impl Source {
     /// A `usize` range, or one or two float slices (zipped) walked by element, `enumerate`d or not.
-    fn of(walk: &Walk, env: &Env) -> Option<Source> {
+    pub(super) fn of(walk: &Walk, env: &Env) -> Option<Source> {
         match walk {
             Walk::Range { start: Some(start), end: Some(end), closed: false } => match (env.ty(start), env.ty(end)) {
                 (Ty::Int(a), Ty::Int(b))
@@ -496,24 +430,25 @@ impl Check<'_> {
     }
 }
 
-/// Decides about `for pat in expr { body }`; `env` holds the names in scope before the loop.
-pub(crate) fn analyse_loop(f: &ExprForLoop, env: &Env) -> Verdict {
+/// Decides about the loop `l`, `for pat in expr { body }`; `env` holds the names in scope
+/// before the loop.
+pub(crate) fn analyse_loop(l: &ForLoop, env: &Env) -> Verdict {
+    let f = l.f;
     let mut found = Vec::new();
     accumulations(&f.body.stmts, &mut found);
     // A compare-and-keep of a name the body declares (`let mut v = ..; if v < lo { v = lo; }`)
     // is a clamp, not a reduction.
-    let lets = let_names(&f.body.stmts);
     found.retain(|(acc, fold)| {
-        matches!(fold, Fold::Op(_)) || !lets.contains(&acc.to_string()) || env.lookup(&acc.to_string()).is_some()
+        matches!(fold, Fold::Op(_)) || !l.lets.contains(&acc.to_string()) || env.lookup(&acc.to_string()).is_some()
     });
-    let Some(&(_, first)) = found.first() else { return in_place(f, env) };
-    let source = source(&f.expr, env, true);
+    let Some(&(_, first)) = found.first() else { return in_place(l, env) };
+    let source = Source::of(&l.walk, env);
     let idiom = format!("for {} {}", source.as_ref().map_or("?", Source::word), first.word());
     let left = |reason| Verdict::LeftAlone { idiom: idiom.clone(), reason };
     if f.label.is_some() {
         return left(Reason::Label);
     }
-    if let Some(reason) = forbidden(&f.body) {
+    if let Some(reason) = l.exits {
         return left(reason);
     }
     let Some(source) = source else { return left(Reason::Source) };
@@ -540,11 +475,12 @@ pub(crate) fn analyse_loop(f: &ExprForLoop, env: &Env) -> Verdict {
 /// zipped with shared slices) whose body calls libm functions on `f32` values is
 /// [`Verdict::InPlace`] when its body is pure but for stores through its items, and
 /// reported left alone when not; any other is not a reduction.
-fn in_place(f: &ExprForLoop, env: &Env) -> Verdict {
-    let source = source(&f.expr, env, true);
+fn in_place(l: &ForLoop, env: &Env) -> Verdict {
+    let f = l.f;
+    let source = Source::of(&l.walk, env);
     let mutable = matches!(&source, Some(Source::Slices { items, .. }) if items.iter().any(|s| s.mutable));
     // A loop with a loop inside is an outer loop: the inner one is judged on its own.
-    if !mutable || !super::math::calls_any(&f.body) || holds_loop(&f.body) {
+    if !mutable || !super::math::calls_any(&f.body) || l.holds.any() {
         return Verdict::NotAReduction;
     }
     let source = source.expect("checked above");
@@ -553,7 +489,7 @@ fn in_place(f: &ExprForLoop, env: &Env) -> Verdict {
     if f.label.is_some() {
         return left(Reason::Label);
     }
-    if let Some(reason) = forbidden(&f.body) {
+    if let Some(reason) = l.exits {
         return left(reason);
     }
     let stores = Stores { items: mutable_items(&f.pat, &source), ..Stores::default() };
@@ -570,20 +506,6 @@ fn in_place(f: &ExprForLoop, env: &Env) -> Verdict {
         return Verdict::NotAReduction;
     }
     Verdict::InPlace { idiom, body, math }
-}
-
-/// Whether `block` holds a loop, or a closure (whose body runs elsewhere).
-fn holds_loop(block: &Block) -> bool {
-    struct Find(bool);
-    impl<'ast> Visit<'ast> for Find {
-        fn visit_expr(&mut self, e: &'ast Expr) {
-            self.0 |= matches!(e, Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) | Expr::Closure(_));
-            syn::visit::visit_expr(self, e);
-        }
-    }
-    let mut find = Find(false);
-    find.visit_block(block);
-    find.0
 }
 
 /// The names an element pattern binds to `iter_mut()` items: `v` of `for v in x.iter_mut()`,

@@ -89,7 +89,7 @@ mod wgsl;
 use proc_macro2::Span;
 use syn::{Block, Expr, Stmt};
 
-use crate::body::{Independent, TopLoop};
+use crate::body::{Body, Independent, TopLoop};
 use crate::reason::Reason;
 
 /// What the GPU variant does with one top-level loop.
@@ -105,13 +105,13 @@ pub(crate) struct GpuReport {
     pub roundings: u32,
 }
 
-/// `block` (a body whose top-level loops are `loops`) with each
+/// `block` (a body whose model is `model`) with each
 /// loop that can run on the GPU replaced by its GPU run, and a report per loop.
 /// `opt_out`: the word for why no loop does (`exact`, `gpu`).
-pub(crate) fn gpu_loops(block: &Block, loops: &[TopLoop], opt_out: Option<Reason>) -> (Block, Vec<GpuReport>) {
+pub(crate) fn gpu_loops(block: &Block, model: &Body, opt_out: Option<Reason>) -> (Block, Vec<GpuReport>) {
     let mut out = block.clone();
     let mut reports = Vec::new();
-    for l in loops {
+    for l in &model.loops {
         let verdict = match (opt_out, &l.verdict) {
             (Some(word), _) => Err(word),
             (None, Err(word)) => Err(*word),

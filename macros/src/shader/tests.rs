@@ -12,8 +12,7 @@ use super::*;
 /// The words of `f`'s top-level loops (`gpu` for one on the GPU), its GPU body and its shaders.
 fn gpu(f: TokenStream) -> (Vec<&'static str>, String) {
     let f: syn::ItemFn = syn::parse2(f).unwrap();
-    let loops = crate::body::analyse_loops(&f.block, &f.sig, false);
-    let (body, reports) = gpu_loops(&f.block, &loops, None);
+    let (body, reports) = gpu_loops(&f.block, &crate::body::Body::new(&f.block, &f.sig, false), None);
     let words = reports.iter().map(|r| r.reason.map_or("gpu", Reason::word)).collect();
     (words, body.into_token_stream().to_string())
 }
@@ -211,9 +210,9 @@ fn opted_out_and_unsafe_kernels_say_why() {
         *o = 1.0;
     })))
     .unwrap();
-    let loops = crate::body::analyse_loops(&f.block, &f.sig, false);
+    let model = crate::body::Body::new(&f.block, &f.sig, false);
     for why in [Reason::Exact, Reason::Gpu] {
-        let (_, reports) = gpu_loops(&f.block, &loops, Some(why));
+        let (_, reports) = gpu_loops(&f.block, &model, Some(why));
         assert_eq!(reports[0].reason, Some(why));
     }
     let unsafe_fn = quote!(

@@ -35,9 +35,7 @@ use proc_macro2::Span;
 use syn::Signature;
 use syn::{Block, Expr, Stmt};
 
-#[cfg(test)]
-use crate::body::analyse_loops;
-use crate::body::{Independent, TopLoop};
+use crate::body::{Body, Independent};
 use crate::reason::Reason;
 
 /// What happened to one top-level `for` loop of a body.
@@ -80,15 +78,15 @@ pub(crate) fn split_loops(
     exact: bool,
     opt_out: Option<OptOut>,
 ) -> (Block, Vec<SplitReport>) {
-    split_analysed(block, &analyse_loops(block, sig, exact), opt_out)
+    split(block, &Body::new(block, sig, exact), opt_out)
 }
 
-/// `block` with each of its analysed top-level `loops` that can be split replaced by
+/// `block` (whose model is `model`) with each top-level loop that can be split replaced by
 /// its split form, and a report per top-level loop.
-pub(crate) fn split_analysed(block: &Block, loops: &[TopLoop], opt_out: Option<OptOut>) -> (Block, Vec<SplitReport>) {
+pub(crate) fn split(block: &Block, model: &Body, opt_out: Option<OptOut>) -> (Block, Vec<SplitReport>) {
     let mut out = block.clone();
     let mut reports = Vec::new();
-    for l in loops {
+    for l in &model.loops {
         let (line, idiom) = (l.line, l.idiom.clone());
         let verdict = match (opt_out, &l.verdict) {
             (Some(o), _) => Err(o.reason()),
