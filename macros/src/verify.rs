@@ -14,9 +14,10 @@
 //!   `Vec` or array of them, no generics. Other kernels are routed as in `learn`.
 //! - `verify = false` opts a kernel out of the mode.
 
-use syn::{GenericArgument, PathArguments, ReturnType, Signature, Type};
+use syn::{ReturnType, Signature, Type};
 
 use crate::args::Args;
+use crate::body::{self, Access, Elem, Width};
 use crate::errors::Errors;
 use crate::signature::{Param, Shape};
 
@@ -74,15 +75,14 @@ pub(crate) fn plan(args: &Args, sig: &Signature, params: &[Param], errors: &mut 
     }
 }
 
-const NUMBERS: [&str; 14] =
-    ["f32", "f64", "usize", "isize", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "bool", "char"];
-
-/// A shared reference to anything without `impl Trait`, or a primitive number.
+/// A shared reference to anything without `impl Trait`, or a primitive number, `bool` or `char`.
 fn plain_input(ty: &Type) -> bool {
     match ty {
         Type::Reference(r) => r.mutability.is_none() && !mentions_impl(&r.elem),
-        Type::Path(p) => p.qself.is_none() && p.path.get_ident().is_some_and(|i| NUMBERS.contains(&&*i.to_string())),
-        _ => false,
+        ty => match body::Ty::of_type(ty) {
+            body::Ty::Float(_) | body::Ty::Int(_) | body::Ty::Bool => true,
+            _ => matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident("char")),
+        },
     }
 }
 
@@ -90,26 +90,13 @@ fn mentions_impl(ty: &Type) -> bool {
     quote::ToTokens::to_token_stream(ty).to_string().contains("impl")
 }
 
-/// `f32`, `f64`, `Vec<f32|f64>`, `[f32|f64; N]`.
+/// `f32`, `f64`, `Vec<f32|f64>` (std's), `[f32|f64; N]`: the model's reading of the type
+/// (`crate::body::Ty::of_type`).
 fn plain_result(ty: &Type) -> bool {
-    let float = |ty: &Type| matches!(ty, Type::Path(p) if p.qself.is_none() && (p.path.is_ident("f32") || p.path.is_ident("f64")));
-    match ty {
-        Type::Array(a) => float(&a.elem),
-        Type::Path(p) if p.qself.is_none() => {
-            if float(ty) {
-                return true;
-            }
-            let Some(last) = p.path.segments.last() else { return false };
-            if last.ident != "Vec" {
-                return false;
-            }
-            match &last.arguments {
-                PathArguments::AngleBracketed(a) if a.args.len() == 1 => {
-                    matches!(a.args.first(), Some(GenericArgument::Type(t)) if float(t))
-                }
-                _ => false,
-            }
-        }
+    let float = |w: Width| w != Width::Any;
+    match body::Ty::of_type(ty) {
+        body::Ty::Float(w) => float(w),
+        body::Ty::Slice { elem: Elem::Float(w), access: Access::Owned } => float(w),
         _ => false,
     }
 }
@@ -132,5 +119,29 @@ pub(crate) fn for_shape(plan: Verification, shape: Shape, sig: &Signature, error
             Verification::Off
         }
         (Shape::InImpl, _) => Verification::Off,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syn::parse_quote;
+
+    #[test]
+    fn plainly_verifiable_results_are_std_s() {
+        for ty in [parse_quote!(f32), parse_quote!(Vec<f64>), parse_quote!(std::vec::Vec<f32>), parse_quote!([f32; 4])]
+        {
+            assert!(plain_result(&ty));
+        }
+        // Disagreement resolved: any path ending in `Vec` was a vector here, whose `Comparable` the
+        // generated comparison then required (a user's `own::Vec<f32>` result did not compile).
+        for ty in [parse_quote!(own::Vec<f32>), parse_quote!(Vec<u8>), parse_quote!(&[f32])] {
+            assert!(!plain_result(&ty));
+        }
+        for ty in [parse_quote!(u128), parse_quote!(char), parse_quote!(&Config)] {
+            assert!(plain_input(&ty));
+        }
+        assert!(!plain_input(&parse_quote!(&mut [f32])));
+        assert!(!plain_input(&parse_quote!(String)));
     }
 }

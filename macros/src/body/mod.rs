@@ -41,6 +41,6 @@ pub(crate) use names::{let_names, pat_names, Env, Scopes};
 pub(crate) use record::{continue_guard, forbidden, ForLoop, Holds};
 pub(crate) use reduction::{accumulation, extremum_of, keep, slot, Fold, Op, Scatter, Update};
 pub(crate) use scope::Kind;
-pub(crate) use syntax::plain_ident;
+pub(crate) use syntax::{is_screaming, plain_ident, pure};
 pub(crate) use types::{Access, Elem, Int, IntTy, Prim, Ty, Value as TyValue, Width};
 pub(crate) use walk::{Chain, How, Rows, Space, Stream, Walk};

@@ -31,10 +31,12 @@ pub(crate) fn path_names(e: &Expr) -> Vec<String> {
     names.0
 }
 
-/// An expression with no effect: names, fields, integer literals, arithmetic, casts and `len()`.
+/// An expression with no effect that can be evaluated again with the same result (a row
+/// width, evaluated once before a loop and again on the device): names and paths (a
+/// constant), fields, integer literals, arithmetic, casts and `len()`.
 pub(crate) fn pure(e: &Expr) -> bool {
     match e {
-        Expr::Path(p) => p.qself.is_none() && p.path.get_ident().is_some(),
+        Expr::Path(p) => p.qself.is_none() && p.path.segments.iter().all(|s| s.arguments.is_empty()),
         Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(_), .. }) => true,
         Expr::Field(f) => pure(&f.base),
         Expr::Paren(p) => pure(&p.expr),
@@ -47,6 +49,12 @@ pub(crate) fn pure(e: &Expr) -> bool {
         Expr::MethodCall(m) => m.method == "len" && m.args.is_empty() && pure(&m.receiver),
         _ => false,
     }
+}
+
+/// A name in `SCREAMING_CASE` (`EPS`, `G2`): a constant's or a static's, by Rust's convention.
+pub(crate) fn is_screaming(name: &str) -> bool {
+    name.chars().any(|c| c.is_ascii_uppercase())
+        && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// Every identifier in `tokens`, also inside groups.

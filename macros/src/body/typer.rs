@@ -38,6 +38,7 @@
 use syn::{BinOp, Expr, Lit, UnOp};
 
 use super::names::Env;
+use super::syntax::is_screaming;
 use super::types::{Access, Elem, Int, IntTy, Prim, Ty, Value, Width};
 use super::walk::{How, Walk};
 
@@ -135,12 +136,10 @@ impl Env {
         let Expr::Path(p) = e else { return false };
         let Some(last) = p.path.segments.last() else { return false };
         let name = last.ident.to_string();
-        let screaming = name.chars().any(|c| c.is_ascii_uppercase())
-            && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
         p.qself.is_none()
             && p.attrs.is_empty()
             && p.path.segments.iter().all(|s| s.arguments.is_empty())
-            && screaming
+            && is_screaming(&name)
             && (p.path.segments.len() > 1 || self.lookup(&name).is_none())
     }
 }
@@ -420,6 +419,7 @@ impl Typer<'_> {
         }
         let names: Vec<&str> = segments.iter().map(String::as_str).collect();
         let float = |ty: &str| Width::of_name(ty).map_or(Ty::Unknown, Ty::Float);
+        // `consts::PI`, `consts::FRAC_1_SQRT_2`: a constant of the type's `consts`.
         let screaming = |c: &str| c.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit());
         match (path.leading_colon.is_some(), names.as_slice()) {
             (false, [name]) => self.env.lookup(name).map_or(Ty::Unknown, |(ty, _)| ty),

@@ -9,6 +9,7 @@ use super::ir::{ArgSource, Bin, Func, Place, Un, E, S};
 use super::lower::{Local, Lower, Val, R};
 use super::outer::Held;
 use super::ty::{Class, Tv, Ty};
+use crate::body::is_screaming;
 use crate::reason::Reason;
 
 impl Lower<'_> {
@@ -184,12 +185,8 @@ impl Lower<'_> {
             };
         }
         let names: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-        let screaming = |n: &str| {
-            n.chars().any(|c| c.is_ascii_uppercase())
-                && n.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-        };
         let last = names.last().map(String::as_str).unwrap_or_default();
-        if !screaming(last) {
+        if !is_screaming(last) {
             return Err(Reason::Value);
         }
         // `f32::EPSILON`, `usize::MAX`, `std::f32::consts::PI`: the type is in the path.

@@ -8,12 +8,12 @@
 //! before it, in order.
 
 use proc_macro2::Ident;
-use syn::{BinOp, Expr, ExprForLoop, Lit, Pat, RangeLimits, Stmt, UnOp};
+use syn::{BinOp, Expr, ExprForLoop, Pat, RangeLimits, Stmt, UnOp};
 
 use super::ir::{Acc, AccOp, Arg, ArgSource, Bin, Binding, Func, Place, Un, Var, View, ViewId, E, S};
 use super::outer::{Held, Outer};
 use super::ty::{Class, Tv, Ty, Types};
-use crate::body::{self, plain_ident, Carried, Chain, How, Kind, Scopes, Space, Stream, Target, Value, Walk};
+use crate::body::{self, plain_ident, pure, Carried, Chain, How, Kind, Scopes, Space, Stream, Target, Value, Walk};
 use crate::reason::Reason;
 
 /// Why a loop stays on the host, in a word.
@@ -781,23 +781,4 @@ fn compound(op: &BinOp) -> Option<Bin> {
         BinOp::ShrAssign(_) => Bin::Shr,
         _ => return None,
     })
-}
-
-/// A row width that can be evaluated twice (for the device and for the host) with
-/// the same result: names, integer literals, arithmetic and `len()`.
-fn pure(e: &Expr) -> bool {
-    match e {
-        Expr::Path(p) => p.qself.is_none() && p.path.segments.iter().all(|s| s.arguments.is_empty()),
-        Expr::Lit(syn::ExprLit { lit: Lit::Int(_), .. }) => true,
-        Expr::Paren(p) => pure(&p.expr),
-        Expr::Group(g) => pure(&g.expr),
-        Expr::Cast(c) => pure(&c.expr),
-        Expr::Binary(b) => {
-            matches!(b.op, BinOp::Add(_) | BinOp::Sub(_) | BinOp::Mul(_) | BinOp::Div(_) | BinOp::Rem(_))
-                && pure(&b.left)
-                && pure(&b.right)
-        }
-        Expr::MethodCall(m) => m.method == "len" && m.args.is_empty() && pure(&m.receiver),
-        _ => false,
-    }
 }

@@ -622,3 +622,16 @@ fn a_mut_reference_bound_by_a_let_is_not_shared_with_the_chunks() {
         assert_eq!(words(f), ["writes"]);
     }
 }
+
+#[test]
+fn a_row_width_may_be_a_constant_s_path() {
+    // Disagreement resolved: a width that can be evaluated again was two functions, the split's
+    // (names and fields) and the GPU's (paths, no fields). One (`crate::body::pure`): a constant's
+    // path (`consts::W`) is a row width the split cuts by, as the GPU variant took it.
+    assert_eq!(
+        words(kernel(quote!(for i in 0..n {
+            out[i * consts::W] = a[i];
+        }))),
+        ["split"]
+    );
+}
