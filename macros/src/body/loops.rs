@@ -11,8 +11,8 @@ use syn::{Block, Expr, ExprForLoop, Pat, Signature, Stmt};
 
 use super::independence::{self, Facts, Loop};
 use super::names::Env;
+use super::space::Space;
 use super::types::{Ty, Width};
-use super::walk::Space;
 use crate::reason::Reason;
 
 /// The model of one body, as every rewrite reads it.

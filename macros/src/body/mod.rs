@@ -8,7 +8,8 @@
 //! | `types` | what a type is: the vocabulary, and the one reading of a declared type |
 //! | `names` | the scoped name table |
 //! | `typer` | the types of expressions (one typer), and so what a `let` holds |
-//! | `walk` | what a `for` walks |
+//! | `walk` | what a `for` walks: the one grammar of loop sources |
+//! | `space` | the iteration space of a top-level loop, as the split and the GPU cut it |
 //! | `access` | what counts as a write: the one classifier of the places an expression writes |
 //! | `reduction` | reductions and scatter updates as statements write them |
 //! | `interval` | the index-range facts: which indices stay in the loop index's own row |
@@ -26,6 +27,7 @@ mod names;
 mod record;
 mod reduction;
 mod scope;
+mod space;
 mod syntax;
 mod typer;
 mod types;
@@ -41,6 +43,7 @@ pub(crate) use names::{let_names, pat_names, Env, Scopes};
 pub(crate) use record::{continue_guard, forbidden, ForLoop, Holds};
 pub(crate) use reduction::{accumulation, extremum_of, keep, slot, Fold, Op, Scatter, Update};
 pub(crate) use scope::Kind;
+pub(crate) use space::{Chain, Rows, Space, Stream};
 pub(crate) use syntax::{is_screaming, plain_ident, pure};
 pub(crate) use types::{Access, Elem, Int, IntTy, Prim, Ty, Value as TyValue, Width};
-pub(crate) use walk::{Chain, How, Rows, Space, Stream, Walk};
+pub(crate) use walk::{How, Walk};

@@ -124,30 +124,6 @@ impl Env {
         }
     }
 
-    /// Binds the pattern of `let pat = init;` (or `let pat: T = init;`, `let pat;`): the
-    /// initialiser is typed (whatever its effects: they have happened once the name is
-    /// bound) before the pattern's names are in scope. A `let … else` pattern is
-    /// refutable, so its names are made unknown.
-    pub(crate) fn bind_let(&mut self, local: &syn::Local) {
-        match &local.init {
-            Some(init) if init.diverge.is_some() => self.poison_pat(&local.pat),
-            Some(init) => {
-                let value = self.value_of(&init.expr);
-                self.bind_value(&local.pat, value);
-            }
-            None => self.bind_pat(&local.pat, Ty::Unknown),
-        }
-    }
-
-    /// Binds the pattern of `for pat in iterable` for the walk of its body: typed as
-    /// [`item`](Env::item) says, unknown where it says nothing.
-    pub(crate) fn bind_for(&mut self, pat: &Pat, iterable: &Expr) {
-        match self.item(iterable) {
-            Some(item) => self.bind_value(pat, item),
-            None => self.poison_pat(pat),
-        }
-    }
-
     /// The binding of a name in scope.
     pub(crate) fn binding(&self, name: &str) -> Option<Binding> {
         self.names.lookup(name).copied()

@@ -35,7 +35,7 @@
 //! a macro other than `vec!` is never known. (The names `f32`, `f64` and the
 //! integer types are taken to mean the primitive types.)
 
-use syn::{BinOp, Expr, Lit, UnOp};
+use syn::{BinOp, Expr, Lit, Pat, UnOp};
 
 use super::names::Env;
 use super::syntax::is_screaming;
@@ -128,6 +128,30 @@ impl Env {
     /// those. `None` when `e` is not known to be a std iterable at all.
     pub(crate) fn item(&self, e: &Expr) -> Option<Value> {
         Typer { env: self, pure: false }.item(&Walk::of(e, true))
+    }
+
+    /// Binds the pattern of `let pat = init;` (or `let pat: T = init;`, `let pat;`): the
+    /// initialiser is typed (whatever its effects: they have happened once the name is
+    /// bound) before the pattern's names are in scope. A `let … else` pattern is
+    /// refutable, so its names are made unknown.
+    pub(crate) fn bind_let(&mut self, local: &syn::Local) {
+        match &local.init {
+            Some(init) if init.diverge.is_some() => self.poison_pat(&local.pat),
+            Some(init) => {
+                let value = self.value_of(&init.expr);
+                self.bind_value(&local.pat, value);
+            }
+            None => self.bind_pat(&local.pat, Ty::Unknown),
+        }
+    }
+
+    /// Binds the pattern of `for pat in iterable` for the walk of its body: typed as
+    /// [`item`](Env::item) says, unknown where it says nothing.
+    pub(crate) fn bind_for(&mut self, pat: &Pat, iterable: &Expr) {
+        match self.item(iterable) {
+            Some(item) => self.bind_value(pat, item),
+            None => self.poison_pat(pat),
+        }
     }
 
     /// Whether `e` names a constant or a static the body cannot have bound: a path whose

@@ -306,10 +306,12 @@ fn the_halves_of_split_at_are_slices_to_the_gpu_too() {
 fn a_row_width_may_be_a_field() {
     // Disagreement resolved (`crate::body::pure`): a field (`cfg.w`) is a width the split's
     // chunks took and the GPU's refused (`syntax`); both take it.
-    let f = quote!(fn k(a: &[f32], out: &mut [f32], cfg: &Cfg) {
-        for (o, row) in out.iter_mut().zip(a.chunks(cfg.w)) {
-            *o = row[0];
+    let f = quote!(
+        fn k(a: &[f32], out: &mut [f32], cfg: &Cfg) {
+            for (o, row) in out.iter_mut().zip(a.chunks(cfg.w)) {
+                *o = row[0];
+            }
         }
-    });
+    );
     assert_eq!(words(f), ["gpu"]);
 }
