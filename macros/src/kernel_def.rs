@@ -106,8 +106,9 @@ impl KernelDef {
                         func.sig.paren_token.span.join(),
                         format!(
                             "cannot infer the size of a call: `{}` has no slice-like parameter (`&[T]`, `&mut [T]`, \
-                             `&Vec<T>`, `Vec<T>`, `[T; N]`); add `size = <usize expression>` to the attribute, \
-                             e.g. `size = n * n`",
+                             `&Vec<T>`, `Vec<T>`, `[T; N]`) and no ndarray array or view (`&Array2<T>`, \
+                             `ArrayView2<T>`, `ArrayViewMut1<T>`, …); add `size = <usize expression>` to the \
+                             attribute, e.g. `size = n * n`",
                             func.sig.ident
                         ),
                     );

@@ -57,6 +57,7 @@
 //! | `enclosing` | whether a function with neither `self` nor `Self` sits in an `impl` or `trait`, from its source file |
 //! | `errors` | collecting every problem before reporting (`syn::Error::combine`) |
 //! | `size` | the default `size` expression |
+//! | `arrays` | ndarray's arrays and views in a signature, recognised by their type's name: one list |
 //! | `tokens` | searching token streams for identifiers |
 //! | `std_macros` | the standard and logging macros the analyses know by name, and what each may do |
 //! | `hash` | `token_hash`: FNV-1a over a layout-independent rendering of the tokens |
@@ -71,6 +72,7 @@
 //! | `verify` | which kernels `verify` applies to, from the signature, and its errors |
 
 mod args;
+mod arrays;
 mod attrs;
 mod enclosing;
 mod errors;
