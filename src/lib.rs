@@ -204,11 +204,11 @@ pub mod __private {
     pub use adaptive_kernel_runtime::__simd_clones as simd_clones;
     /// Sizes as the tour and the `adaptive-kernel` command print them.
     pub use adaptive_kernel_runtime::__thousands as thousands;
-    pub use adaptive_kernel_runtime::compare::verify_input;
+    pub use adaptive_kernel_runtime::compare::{compare_arrays, verify_input, Agreement, Comparable};
     pub use adaptive_kernel_runtime::ops::{gpu as ops_gpu, par as ops_par, scalar as ops_scalar, simd as ops_simd};
     pub use adaptive_kernel_runtime::{
         run_verified, simd_level, simd_run, Backend, Kernel, KernelFamily, KernelSpec, LoopGpu, LoopRewrite, LoopSplit,
-        OpComplexity, Route, SimdLevel, Work,
+        OpComplexity, Route, SimdLevel, VerifiedCall, Work,
     };
 
     /// Lanes and chunked reads for the SIMD variant's reassociated reductions.

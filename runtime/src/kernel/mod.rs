@@ -20,7 +20,7 @@
 //! | `overrides` | [`with_backend`] |
 //! | `telemetry` | decision events and slow-call spans, [`init_logging`] |
 //! | `otlp` | (feature `otlp`) export of those spans to an OpenTelemetry collector |
-//! | `verify` | [`run_verified`]: comparing a variant with Scalar and excluding it where it disagrees |
+//! | `verify` | [`run_verified`], [`VerifiedCall`]: comparing a variant with Scalar and excluding it where it disagrees |
 //!
 //! Dependencies point one way: `spec`, `stats`, `decision_byte`, `overrides`,
 //! `loops`, `report` and `telemetry` import no behaviour module (`crossover` reads
@@ -60,4 +60,4 @@ pub use route::Route;
 pub use site::{set_span_threshold, Kernel};
 pub use spec::{Decision, DecisionKind, KernelSpec, LoopGpu, LoopRewrite, LoopSplit};
 pub use telemetry::init_logging;
-pub use verify::run_verified;
+pub use verify::{run_verified, VerifiedCall};
