@@ -143,11 +143,14 @@ pub mod kernel {
 pub mod report {
     //! What a kernel learned, for people and programs: [`KernelTable`] (from
     //! `k::KERNEL.table()`) with its rows, the [`Crossover`]s and ties between backends
-    //! ([`TIE_BAND`]), and [`LoopSummary`], the words for what the attribute did to the
-    //! body's loops.
+    //! ([`TIE_BAND`]), [`LoopSummary`], the words for what the attribute did to the
+    //! body's loops, and [`AsWritten`], the calls that ran the body as written because an
+    //! ndarray array was not in standard layout.
+    /// The ndarray array that made a call run its body as written ([`AsWritten::first`]).
+    pub use adaptive_kernel_runtime::layout::Strided;
     pub use adaptive_kernel_runtime::{
-        backend_columns, backend_label, crossovers, BackendReport, BucketReport, Crossover, GpuLine, KernelTable,
-        LoopLine, LoopSummary, MathCalls, SplitLine, TIE_BAND,
+        backend_columns, backend_label, crossovers, AsWritten, BackendReport, BucketReport, Crossover, GpuLine,
+        KernelTable, LoopLine, LoopSummary, MathCalls, SplitLine, TIE_BAND,
     };
 }
 
@@ -222,4 +225,8 @@ pub mod __private {
 
     /// The GPU runs of the loops a GPU variant generates.
     pub use adaptive_kernel_runtime::ops::gpu::loops as gpu_loop;
+
+    /// ndarray arrays in standard layout as row-major slices, for the loops a variant
+    /// rewrites; a call with one that is not runs as written (`Kernel::ran_as_written`).
+    pub use adaptive_kernel_runtime::layout;
 }

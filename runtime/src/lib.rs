@@ -29,6 +29,7 @@ pub mod cost;
 mod error;
 pub mod fusion;
 mod kernel;
+pub mod layout;
 pub mod math;
 pub mod moe;
 mod numeric;
@@ -46,7 +47,7 @@ pub use error::Error;
 pub use kernel::Crossover;
 pub use kernel::{
     backend_columns, backend_label, crossovers, init_logging, kernel_named, kernels, loop_reason, set_span_threshold,
-    with_backend, BackendReport, BucketReport, Decision, DecisionKind, GpuLine, Kernel, KernelFamily,
+    with_backend, AsWritten, BackendReport, BucketReport, Decision, DecisionKind, GpuLine, Kernel, KernelFamily,
     KernelSpec, KernelTable, LoopGpu, LoopLine, LoopRewrite, LoopSplit, LoopSummary, MathCalls, Route, SplitLine,
     LOOP_REASONS, TIE_BAND,
 };

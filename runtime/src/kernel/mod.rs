@@ -15,6 +15,7 @@
 //! | `snapshot` | conversion between bucket states and the history file's records |
 //! | `registry` | the kernels called so far ([`kernels`]), what a save snapshots |
 //! | `report` | [`KernelTable`], what [`Kernel::table`] returns |
+//! | `as_written` | [`AsWritten`]: calls that ran the body as written because an array was not in standard layout ([`Kernel::ran_as_written`]) |
 //! | `crossover` | [`Crossover`]: where the chosen backend changes with size, a crossover or a tie within the router's [`TIE_BAND`] |
 //! | `loops` | [`LoopSummary`]: what the attribute did to a kernel's reductions and top-level loops, in words |
 //! | `overrides` | [`with_backend`] |
@@ -23,13 +24,14 @@
 //! | `verify` | [`run_verified`], [`VerifiedCall`]: comparing a variant with Scalar and excluding it where it disagrees |
 //!
 //! Dependencies point one way: `spec`, `stats`, `decision_byte`, `overrides`,
-//! `loops`, `report` and `telemetry` import no behaviour module (`crossover` reads
+//! `loops`, `report`, `as_written` and `telemetry` import no behaviour module (`crossover` reads
 //! the tie band from `policy`'s constants); `bucket_state` holds
 //! `stats`; `policy` changes a `bucket_state`; `snapshot` makes them from the history
 //! file's records; `site` uses `snapshot`; `cold` uses `site` and `policy`; `family`
-//! makes sites; `registry` lists sites; `route` sits on top, and `verify` beside it (it
+//! makes sites, and `site` holds an `as_written` counter per kernel; `registry` lists sites; `route` sits on top, and `verify` beside it (it
 //! takes a [`Route`] and steps the policy through `cold`); `otlp` sets `telemetry` up for export.
 
+mod as_written;
 mod bucket_state;
 mod cold;
 mod crossover;
@@ -50,6 +52,7 @@ mod stats;
 mod telemetry;
 mod verify;
 
+pub use as_written::AsWritten;
 pub use crossover::{crossovers, Crossover, TIE_BAND};
 pub use family::KernelFamily;
 pub use loops::{loop_reason, GpuLine, LoopLine, LoopSummary, MathCalls, SplitLine, LOOP_REASONS};

@@ -12,6 +12,7 @@ use std::fmt;
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
+use super::as_written::AsWritten;
 use super::crossover::{crossovers, Crossover};
 use super::loops::LoopSummary;
 use super::spec::{DecisionKind, LoopGpu, LoopRewrite, LoopSplit};
@@ -129,6 +130,9 @@ pub struct KernelTable {
     /// The other machine's entry some of these decisions or figures came from, while
     /// any still are ([`crate::HistoryStatus::Nearest`]).
     pub borrowed_from: Option<NearestEntry>,
+    /// The calls that ran the body as written because an ndarray array was not in
+    /// standard layout ([`crate::Kernel::ran_as_written`]); `None` when none has.
+    pub as_written: Option<AsWritten>,
 }
 
 impl KernelTable {
@@ -174,6 +178,9 @@ impl fmt::Display for KernelTable {
         }
         writeln!(f)?;
         write!(f, "{}", LoopSummary::new("  ", self.loops).with_splits(self.splits).with_gpu(self.gpu_loops))?;
+        if let Some(a) = &self.as_written {
+            writeln!(f, "  arrays: {a}")?;
+        }
         // A column per backend, and per narrower width of the Parallel variant measured anywhere.
         let columns = backend_columns(self.rows.iter().flat_map(|r| r.backends.iter().filter_map(|b| b.threads)));
         write!(f, "  {:>23}", "sizes")?;
@@ -254,6 +261,7 @@ mod tests {
                 settled_row(131_072, Backend::Scalar, 5660, 5680),
             ],
             borrowed_from: None,
+            as_written: None,
         };
         let text = table.to_string();
         assert!(
@@ -303,6 +311,7 @@ mod tests {
             gpu_loops: &[],
             rows: vec![row(4096, Some(from.clone()), true), row(8192, None, false)],
             borrowed_from: Some(from),
+            as_written: None,
         };
         let text = table.to_string();
         let lines: Vec<&str> = text.lines().collect();
@@ -359,6 +368,7 @@ mod tests {
             gpu_loops: &[],
             rows: vec![row],
             borrowed_from: None,
+            as_written: None,
         };
         let text = table.to_string();
         let header = text.lines().find(|l| l.contains("sizes")).unwrap();

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use super::as_written::AsWrittenCalls;
 use super::bucket_state::BucketState;
 use super::decision_byte::{DecisionByte, DecisionCell};
 use super::loops::LoopSummary;
@@ -125,6 +126,8 @@ pub struct Kernel {
     decisions: [DecisionCell; BUCKETS],
     registered: AtomicBool,
     state: Mutex<KernelState>,
+    /// Calls that ran the body as written for an array's layout (`as_written`).
+    as_written: AsWrittenCalls,
 }
 
 impl Kernel {
@@ -135,7 +138,20 @@ impl Kernel {
             decisions: [const { DecisionCell::new() }; BUCKETS],
             registered: AtomicBool::new(false),
             state: Mutex::new(KernelState::new()),
+            as_written: AsWrittenCalls::new(),
         }
+    }
+
+    /// Records that a variant ran this call's body as written because the ndarray array
+    /// parameter `param`, of `shape` and `strides` (its `shape()` and `strides()`), is not
+    /// in standard layout (see [`crate::layout`]). The first such call of the kernel is
+    /// reported (a `tracing` info event and a line on stderr, unless quiet); every one is
+    /// counted in [`table`](Kernel::table)'s [`as_written`](KernelTable::as_written).
+    /// Called by generated code; cheap after the first.
+    #[cold]
+    #[inline(never)]
+    pub fn ran_as_written(&'static self, param: &'static str, shape: &[usize], strides: &[isize]) {
+        self.as_written.record(self.spec.name, param, shape, strides);
     }
 
     /// What the macro recorded about this kernel.
@@ -334,6 +350,7 @@ impl Kernel {
             gpu_loops: self.spec.gpu_loops,
             rows,
             borrowed_from,
+            as_written: self.as_written.report(),
         }
     }
 
