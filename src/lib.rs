@@ -62,6 +62,7 @@
 //! | `gpu` | yes | GPU variants through wgpu; without it the router never picks GPU |
 //! | `cli` | no | the `adaptive-kernel` binary (clap, plotters, serde): `cargo install … --features cli` |
 //! | `otlp` | no | `telemetry::init_otlp`: decisions exported to an OpenTelemetry collector |
+//! | `ndarray` | no | [`compare::Comparable`] for ndarray 0.17's arrays (kernels over ndarray 0.16 or 0.17 arrays need no feature: [the guide](guide::arrays)) |
 
 #![warn(missing_docs)]
 
