@@ -13,6 +13,9 @@
 //! bit in every annotated variant; integer programs (the histogram) exactly,
 //! in every build.
 //!
+//! The programs written with ndarray (`benches/programs/arrays.rs`) are held to the
+//! same checks in their four builds (their twin: the program written over slices).
+//!
 //! The same checks run once more in a child process with every call forced onto
 //! the GPU (`ADAPTIVE_KERNEL_BACKEND=gpu`, on lavapipe where there is no GPU): each
 //! program with a GPU variant runs its loops on the device, within the same
@@ -26,7 +29,7 @@ mod programs;
 
 use adaptive_kernel::__private::gpu_loop;
 use adaptive_kernel::kernel::KernelSpec;
-use programs::{blur, histogram, kmeans, layernorm, nbody, softmax, Build};
+use programs::{arrays, blur, histogram, kmeans, layernorm, nbody, softmax, stencil, Build};
 
 const EPS: f64 = f32::EPSILON as f64;
 
@@ -142,9 +145,27 @@ fn kmeans_builds_break_ties_towards_the_first_centroid() {
 }
 
 #[test]
-fn layer_norm_builds_agree_with_an_f64_reference() {
-    let (rows, cols) = (7, 203);
-    let data = layernorm::Data::new(rows, cols, 3);
+fn ndarray_kmeans_builds_assign_nearest_centroids() {
+    for (n, k, d) in [(1_001, 37, 39), (50, 3, 5)] {
+        // The case's data: `kmeans::Data` of the same seed, as arrays.
+        let data = kmeans::Data::new(n, k, d, 0xC1A55);
+        let case = arrays::assign::Case::new(n, k, d);
+        for build in Build::ARRAYS {
+            let (labels, inertia) = case.labels(build);
+            check_assignment(&format!("ndarray {build:?} {n}×{d}d k={k}"), &data, labels.as_slice().unwrap(), inertia);
+        }
+        let (plain, inertia) = case.labels(Build::Plain);
+        assert_eq!(
+            (plain.to_vec(), inertia.to_bits()),
+            (data.assign(Build::Plain).0, data.assign(Build::Plain).1.to_bits())
+        );
+    }
+}
+
+/// The layer norm of `data` in `f64`, and per element the bound a build must keep to.
+fn layer_norm_reference(data: &layernorm::Data) -> (Vec<f64>, Vec<f64>) {
+    let cols = data.gamma.len();
+    let rows = data.x.len() / cols;
     let mut reference = vec![0.0f64; rows * cols];
     let mut bound = vec![0.0f64; rows * cols];
     for r in 0..rows {
@@ -161,6 +182,41 @@ fn layer_norm_builds_agree_with_an_f64_reference() {
                 2.0 * cols as f64 * EPS * max * inv_std * g.abs() + 8.0 * EPS * reference[r * cols + j].abs();
         }
     }
+    (reference, bound)
+}
+
+#[test]
+fn ndarray_layer_norm_builds_agree_with_an_f64_reference() {
+    // The case's data: `layernorm::Data` of the same seed, as arrays.
+    let (rows, cols) = (7, 203);
+    let data = layernorm::Data::new(rows, cols, 0x1A7E);
+    let (reference, bound) = layer_norm_reference(&data);
+    let case = arrays::norm::Case::new(rows, cols);
+    for build in Build::ARRAYS {
+        within(&format!("ndarray {build:?}"), case.normalised(build).as_slice().unwrap(), &reference, &bound);
+    }
+}
+
+#[test]
+fn stencil_builds_give_the_plain_step_bit_for_bit() {
+    // Element-wise, no reduction: every build, and the slice program, bit for bit.
+    for (h, w) in [(37, 53), (3, 3), (2, 9), (9, 2), (64, 65)] {
+        let case = arrays::heat::Case::new(h, w);
+        let grid = case.grid();
+        let mut out = grid.to_vec();
+        stencil::plain::heat_step(grid, &mut out, w, arrays::heat::ALPHA);
+        assert_eq!(out != grid, h > 2 && w > 2, "{h}×{w}: the step changes the interior, if there is one");
+        for build in Build::ARRAYS {
+            assert_eq!(bits(case.step(build).as_slice().unwrap()), bits(&out), "ndarray {build:?} {h}×{w}");
+        }
+    }
+}
+
+#[test]
+fn layer_norm_builds_agree_with_an_f64_reference() {
+    let (rows, cols) = (7, 203);
+    let data = layernorm::Data::new(rows, cols, 3);
+    let (reference, bound) = layer_norm_reference(&data);
     let plain = data.layer_norm(Build::Plain);
     for build in Build::ALL {
         within(&format!("{build:?}"), &data.layer_norm(build), &reference, &bound);

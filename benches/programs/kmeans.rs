@@ -193,7 +193,7 @@ impl Data {
 fn assign(build: Build, points: &[f32], centroids: &[f32], d: usize, labels: &mut [u32]) -> f32 {
     match build {
         Build::Plain => plain::assign(points, centroids, d, labels),
-        Build::Annotated => annotated::assign(points, centroids, d, labels),
+        Build::Annotated | Build::Twin => annotated::assign(points, centroids, d, labels),
         Build::Hand => hand::assign(points, centroids, d, labels),
     }
 }
