@@ -41,10 +41,15 @@ pub(crate) mod annotated {
     program!(adaptive_kernel);
 }
 
-/// Hand-optimised: each interior row from its three source rows in `L` lanes, a
-/// clone per CPU feature level, rayon over blocks of rows.
+/// Hand-optimised: each interior row from its three source rows in `L` lanes (each
+/// lane's five reads taken as arrays, so no lane is bounds-checked), a clone per CPU
+/// feature level, rayon over blocks of rows for grids too large for one core's caches.
 pub(crate) mod hand {
     use super::*;
+
+    /// Grids of fewer elements (2 MiB of `f32`) run on the calling thread: the step is
+    /// memory-bound, and waking the pool costs more than a second core gains there.
+    const SERIAL_BELOW: usize = 1 << 19;
 
     /// [`super::plain::heat_step`], hand-optimised.
     pub(crate) fn heat_step(u: &[f32], out: &mut [f32], w: usize, alpha: f32) {
@@ -52,7 +57,7 @@ pub(crate) mod hand {
         if h < 3 || w < 3 {
             return;
         }
-        let block = rows_per_task(w);
+        let block = if u.len() < SERIAL_BELOW { h } else { rows_per_task(w) };
         // Interior rows 1..h-1, in blocks; each block reads the rows around it.
         out[w..(h - 1) * w].par_chunks_mut(block * w).enumerate().for_each(|(b, rows)| {
             let first = 1 + b * block;
@@ -75,12 +80,13 @@ pub(crate) mod hand {
         let (mid, down) = rest.split_at(w);
         let interior = w - 2;
         let full = interior / L * L;
+        let lanes = |s: &[f32], at: usize| -> [f32; L] { s[at..at + L].try_into().expect("L elements") };
         for j0 in (1..1 + full).step_by(L) {
+            let (u, d, l, c, r) =
+                (lanes(up, j0), lanes(down, j0), lanes(mid, j0 - 1), lanes(mid, j0), lanes(mid, j0 + 1));
             let mut o = [0.0f32; L];
-            for l in 0..L {
-                let j = j0 + l;
-                let c = mid[j];
-                o[l] = c + alpha * (up[j] + down[j] + mid[j - 1] + mid[j + 1] - 4.0 * c);
+            for k in 0..L {
+                o[k] = c[k] + alpha * (u[k] + d[k] + l[k] + r[k] - 4.0 * c[k]);
             }
             out[j0..j0 + L].copy_from_slice(&o);
         }
