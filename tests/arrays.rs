@@ -248,3 +248,30 @@ fn a_returned_array_of_another_shape_disagrees() {
     let row = doubled::KERNEL.table().row_for(240).cloned().expect("called");
     assert_eq!(row.excluded, [Backend::Simd], "{}", doubled::KERNEL.table());
 }
+
+/// A method and an associated function over arrays: the default size there too.
+struct Layer {
+    scale: f32,
+}
+
+impl Layer {
+    #[adaptive_kernel(complexity = "Low", name = "arrays::Layer::apply")]
+    fn apply(&self, x: ArrayView2<'_, f32>, mut out: ArrayViewMut2<'_, f32>) {
+        for (o, v) in out.iter_mut().zip(x.iter()) {
+            *o = v * self.scale;
+        }
+    }
+}
+
+#[test]
+fn methods_over_arrays_are_routed_by_the_arrays_element_count() {
+    common::no_history();
+    let layer = Layer { scale: 3.0 };
+    let x = Array2::from_elem((5, 6), 2.0_f32);
+    let mut out = Array2::zeros((5, 6));
+    layer.apply(x.view(), out.view_mut());
+    assert!(out.iter().all(|&v| v == 6.0));
+    // A method's kernel is one per `Self` type: `name::<Self>`.
+    let kernel = adaptive_kernel::kernel_named("arrays::Layer::apply::<arrays::Layer>").expect("called");
+    routed_by(kernel, 60);
+}
