@@ -23,7 +23,7 @@ use super::{kmeans, layernorm, stencil, Build, Case, Work};
 use crate::common::Xorshift;
 
 /// `as_slice()` of an array the bench built in standard layout.
-fn slice<'a>(a: Option<&'a [f32]>) -> &'a [f32] {
+fn slice(a: Option<&[f32]>) -> &[f32] {
     a.expect("the bench's arrays are in standard layout")
 }
 
