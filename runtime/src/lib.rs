@@ -44,15 +44,17 @@ pub use backend::{Backend, OpComplexity, ParseEnumError};
 pub use bucket::{bucket_of, bucket_range, BUCKETS};
 pub use cost::{CostModel, CostParams, Work};
 pub use error::Error;
+#[doc(hidden)]
+pub use kernel::run_verified;
 pub use kernel::Crossover;
+#[doc(hidden)]
+pub use kernel::VerifiedCall;
 pub use kernel::{
     backend_columns, backend_label, crossovers, init_logging, kernel_named, kernels, loop_reason, set_span_threshold,
     with_backend, AsWritten, BackendReport, BucketReport, Decision, DecisionKind, GpuLine, Kernel, KernelFamily,
     KernelSpec, KernelTable, LoopGpu, LoopLine, LoopRewrite, LoopSplit, LoopSummary, MathCalls, Route, SplitLine,
     LOOP_REASONS, TIE_BAND,
 };
-#[doc(hidden)]
-pub use kernel::{run_verified, VerifiedCall};
 /// The median every statistic of this crate is taken with, for the workspace's own
 /// benches (`benches/routing_quality`). Not a public API.
 #[doc(hidden)]
