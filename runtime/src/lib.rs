@@ -41,7 +41,7 @@ pub mod tolerance;
 
 pub use backend::{Backend, OpComplexity, ParseEnumError};
 pub use bucket::{bucket_of, bucket_range, BUCKETS};
-pub use cost::{CostModel, CostParams, Work};
+pub use cost::{CostModel, CostParams, Transfers, Work};
 pub use error::Error;
 #[doc(hidden)]
 pub use kernel::run_verified;

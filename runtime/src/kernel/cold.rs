@@ -23,7 +23,7 @@ use super::spec::Decision;
 use super::telemetry;
 use crate::backend::{Backend, OpComplexity};
 use crate::candidate::{Candidate, PerCandidate};
-use crate::cost::{self, Work};
+use crate::cost::{self, Transfers, Work};
 use crate::{clock, config, persist};
 
 /// A site above this many calls per second is hot: no per-call spans.
@@ -44,9 +44,10 @@ pub(super) enum Source {
 
 impl Kernel {
     /// Decides a call the fast path could not: returns the backend and whether the call is timed.
+    /// `transfers`: what the call would move between host and device, by where it runs.
     #[cold]
     #[inline(never)]
-    pub(super) fn route_cold(&'static self, bucket: usize, work: Work) -> (Candidate, bool) {
+    pub(super) fn route_cold(&'static self, bucket: usize, work: Work, transfers: Transfers) -> (Candidate, bool) {
         if let Some(b) = overrides::scoped() {
             let mut st = self.lock();
             let d = self.resolve_forced(&mut st, b);
@@ -68,9 +69,9 @@ impl Kernel {
             return (Candidate::of(d.backend), false);
         }
         if frozen() {
-            return self.route_frozen(st, bucket, work);
+            return self.route_frozen(st, bucket, work, transfers);
         }
-        let inputs = self.call_inputs(&mut st, bucket, &work);
+        let inputs = self.call_inputs(&mut st, bucket, &work, &transfers);
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(work.size));
         let outcome = policy::step(bs, Event::Call(&inputs), &Policy::DEFAULT);
         let candidate = outcome.run.unwrap_or(Candidate::Scalar);
@@ -81,7 +82,13 @@ impl Kernel {
 
     /// What a call of `work` in `bucket` needs decided ([`CallInputs`]), gathered
     /// under the lock; makes the bucket when it is new.
-    fn call_inputs(&'static self, st: &mut KernelState, bucket: usize, work: &Work) -> CallInputs {
+    fn call_inputs(
+        &'static self,
+        st: &mut KernelState,
+        bucket: usize,
+        work: &Work,
+        transfers: &Transfers,
+    ) -> CallInputs {
         let runnable = self.runnable(self.gpu_usable());
         let (neighbours, reach) = predict_from_neighbours(&st.buckets, bucket, self.complexity(), work.size);
         let scalar_per_simd = scalar_per_simd(&st.buckets, bucket, work.size);
@@ -89,12 +96,12 @@ impl Kernel {
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(work.size));
         bs.pool = pool;
         let candidates = bs.allowed(runnable);
-        let prior = policy::prior(self.spec(), work, candidates, |b| cost::global().predict(b, work));
+        let prior = policy::prior(self.spec(), work, candidates, |b| cost::global().predict_placed(b, work, transfers));
         // Measured figures only. They order the candidates from the first call (a variant
         // predicted 8× slower is not tried second because it is the simplest), and prune
         // only once something was measured here to compare with.
         let model = match cost::measured() {
-            Some(model) => PerCandidate::from_fn(|c| Some(model.predict_candidate(c, work, pool) * 1e9)),
+            Some(model) => PerCandidate::from_fn(|c| Some(model.predict_candidate(c, work, transfers, pool) * 1e9)),
             None => PerCandidate::default(),
         };
         let predicted = Predictions { neighbours, reach, model, scalar_per_simd };
@@ -108,11 +115,13 @@ impl Kernel {
         mut st: MutexGuard<'static, KernelState>,
         bucket: usize,
         work: Work,
+        transfers: Transfers,
     ) -> (Candidate, bool) {
         let runnable = self.runnable(self.gpu_usable());
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(work.size));
         let candidates = bs.allowed(runnable);
-        let prior = policy::prior(self.spec(), &work, candidates, |b| cost::global().predict(b, &work));
+        let prior =
+            policy::prior(self.spec(), &work, candidates, |b| cost::global().predict_placed(b, &work, &transfers));
         let fell_back = bs.chosen().is_none();
         let outcome = policy::step(bs, Event::FrozenCall { prior, candidates }, &Policy::DEFAULT);
         let candidate = outcome.run.unwrap_or(Candidate::Scalar);
@@ -162,7 +171,9 @@ impl Kernel {
         let work = Work::estimate(self.complexity(), size, None, None);
         let pool = crate::ops::par::pool_threads();
         let predicted = match cost::measured() {
-            Some(model) => PerCandidate::from_fn(|c| Some(model.predict_candidate(c, &work, pool) * 1e9)),
+            Some(model) => {
+                PerCandidate::from_fn(|c| Some(model.predict_candidate(c, &work, &Transfers::host(&work), pool) * 1e9))
+            }
             None => PerCandidate::default(),
         };
         let event = Event::SampledCall { candidates, predicted: &predicted, now_ns: clock::now_ns() };
