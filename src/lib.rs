@@ -106,6 +106,10 @@ pub use adaptive_kernel_runtime::{
 
 pub use adaptive_kernel_runtime::{config, cost, moe, ops};
 
+/// Data kept on the GPU between kernel calls: [`resident::Resident`] handles, which an
+/// annotated kernel's `k::resident(..)` entry takes (the [guide's chapter](guide::resident)).
+pub use adaptive_kernel_runtime::resident;
+
 /// How far a SIMD variant's reassociated reductions may be from the Scalar variant's.
 pub use adaptive_kernel_runtime::tolerance;
 
@@ -136,18 +140,19 @@ pub mod kernel {
     pub use adaptive_kernel_runtime::{
         bucket_of, bucket_range, kernel_named, kernels, loop_reason, set_span_threshold, simd_level, with_backend,
         Backend, Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, LoopGpu, LoopRewrite, LoopSplit,
-        OpComplexity, ParseEnumError, Route, SimdLevel, Work, BUCKETS, LOOP_REASONS,
+        OpComplexity, ParseEnumError, Route, SimdLevel, Transfers, Work, BUCKETS, LOOP_REASONS,
     };
 }
 
 pub mod report {
     //! What a kernel learned, for people and programs: [`KernelTable`] (from
-    //! `k::KERNEL.table()`) with its rows, the [`Crossover`]s and ties between backends
+    //! `k::KERNEL.table()`) with its rows, what each row's calls moved between host and
+    //! device ([`TransferReport`]), the [`Crossover`]s and ties between backends
     //! ([`TIE_BAND`]), and [`LoopSummary`], the words for what the attribute did to the
     //! body's loops.
     pub use adaptive_kernel_runtime::{
         backend_columns, backend_label, crossovers, BackendReport, BucketReport, Crossover, GpuLine, KernelTable,
-        LoopLine, LoopSummary, MathCalls, SplitLine, TIE_BAND,
+        LoopLine, LoopSummary, MathCalls, SplitLine, TransferReport, TIE_BAND,
     };
 }
 

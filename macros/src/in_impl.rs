@@ -101,6 +101,7 @@ impl ToTokens for InImpl<'_> {
             Some(path) => self.explicit(path),
             None => body_closure("ops_gpu", &k.gpu_body),
         };
+        let gpu = crate::wrapper::traffic_of(&kernel, quote!((#gpu)()));
         let body = routed_body(k, prelude, kernel, [scalar, simd, parallel, gpu], &|_, _| TokenStream::new());
 
         tokens.extend(quote! {

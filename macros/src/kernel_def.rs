@@ -41,6 +41,10 @@ pub(crate) struct KernelDef {
     pub gpu_body: syn::Block,
     /// What the GPU variant does with each top-level `for` loop.
     pub gpu_loops: Vec<GpuReport>,
+    /// The `&[T]` parameters the GPU variant's host code reads (the `k::resident` entry makes a
+    /// resident handle passed there current first); `None` when the GPU variant's body is not
+    /// the generated one (`exact`, `gpu = path`): the kernel then has no `k::resident` entry.
+    pub gpu_host_reads: Option<Vec<syn::Ident>>,
     pub attrs: Attrs,
     pub params: Vec<Param>,
     pub args: Args,
@@ -162,7 +166,8 @@ impl KernelDef {
             (false, Some(_)) => Some("gpu"),
             (false, None) => None,
         };
-        let (gpu_body, gpu_loops) = shader::gpu_loops(&relocated.block, &relocated.sig, &top_loops, gpu_opt_out);
+        let gpu = shader::gpu_loops(&relocated.block, &relocated.sig, &top_loops, gpu_opt_out);
+        let (gpu_body, gpu_loops, gpu_host_reads) = (gpu.block, gpu.reports, gpu.host_reads);
         let token_hash = token_hash([&args, &func.sig.to_token_stream(), &func.block.to_token_stream()]);
         let any_gpu_loop = gpu_loops.iter().any(|l| l.reason.is_empty());
         let has_gpu = parsed_args.gpu.is_some() || ops_use.is_some() || any_gpu_loop;
@@ -184,6 +189,7 @@ impl KernelDef {
             splits,
             gpu_body,
             gpu_loops,
+            gpu_host_reads,
             attrs: Attrs::sort(&func.attrs),
             params,
             args: parsed_args,

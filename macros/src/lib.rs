@@ -80,6 +80,7 @@ mod in_impl;
 mod kernel_def;
 mod reduce;
 mod relocate;
+mod resident;
 mod shader;
 mod signature;
 mod size;

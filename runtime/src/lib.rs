@@ -8,8 +8,9 @@
 //! | layer | holds |
 //! | --- | --- |
 //! | leaves: `backend`, `candidate`, `error`, [`config`], `simd_level`, [`moe`], `bucket`, `numeric`, [`tolerance`], [`fusion`], [`compare`] | [`Backend`], [`OpComplexity`], the candidates a bucket chooses between (a backend, and for Parallel a width of the pool), per-candidate values and sets, [`Error`], the `ADAPTIVE_KERNEL_*` variables and their equivalents in code, [`SimdLevel`] and the one table of SIMD feature sets, the one MoE threshold table, size buckets, the shared median, the agreement a reassociated reduction promises, what a fused multiply-add may change, and how `verify` compares results by both |
-//! | [`ops`] | the op set in four backends: [`ops::scalar`], [`ops::simd`], [`ops::par`], [`ops::gpu`] |
-//! | [`cost`] | [`CostModel`]: predicted time per backend from figures calibrated on this machine; [`Work`] |
+//! | [`ops`] | the op set in four backends: [`ops::scalar`], [`ops::simd`], [`ops::par`], [`ops::gpu`] (with the device side of resident data) |
+//! | [`cost`] | [`CostModel`]: predicted time per backend from figures calibrated on this machine; [`Work`], [`Transfers`] |
+//! | [`resident`] | data kept on the GPU between kernel calls: [`resident::Resident`], and the arguments of a kernel's `k::resident` entry |
 //! | `select` | the selection API for code that routes its own calls: [`BackendSelector`] (MoE table, 5× rule, stateless), [`catalog`], [`AdaptiveBackend`] (a string-keyed learner of its own) |
 //! | `persist` | the history file: its own versioned records ([`HistoryFile`]), a pure merge, the background saver, [`Fingerprint`] and the nearest other entry ([`NearestEntry`]), [`flush`], and reading and editing a file by path ([`read_history`], [`clear_history`], [`save_calibration`]) |
 //! | `kernel` | the learning router: [`KernelSpec`], [`Kernel`] (static handle), [`Route`] (fast path), the cold path, the routing rules (`kernel::policy`), statistics, [`KernelTable`], [`with_backend`], telemetry |
@@ -35,6 +36,7 @@ mod numeric;
 pub mod ops;
 mod persist;
 mod platform;
+pub mod resident;
 mod select;
 mod simd_level;
 pub mod tolerance;
@@ -49,8 +51,8 @@ pub use kernel::Crossover;
 pub use kernel::{
     backend_columns, backend_label, crossovers, init_logging, kernel_named, kernels, loop_reason, set_span_threshold,
     with_backend, BackendReport, BucketReport, Decision, DecisionKind, GpuLine, Kernel, KernelFamily, KernelSpec,
-    KernelTable, LoopGpu, LoopLine, LoopRewrite, LoopSplit, LoopSummary, MathCalls, Route, SplitLine, LOOP_REASONS,
-    TIE_BAND,
+    KernelTable, LoopGpu, LoopLine, LoopRewrite, LoopSplit, LoopSummary, MathCalls, Route, SplitLine, TransferReport,
+    LOOP_REASONS, TIE_BAND,
 };
 /// The median every statistic of this crate is taken with, for the workspace's own
 /// benches (`benches/routing_quality`). Not a public API.

@@ -76,18 +76,22 @@
 //! Files: `ty.rs` (types and their inference), `outer.rs` (what names from
 //! outside the loop hold), `ir.rs`, `lower.rs` (the body's loops and
 //! statements read into the IR), `expr.rs` (its expressions),
-//! `wgsl.rs` (the IR printed as WGSL), `emit.rs` (the Rust around it).
+//! `wgsl.rs` (the IR printed as WGSL), `emit.rs` (the Rust around one loop),
+//! `group.rs` (the loops grouped into submissions, and host uses of resident data).
 
 mod emit;
 mod expr;
+mod group;
 mod ir;
 mod lower;
 mod outer;
 mod ty;
 mod wgsl;
 
-use proc_macro2::Span;
-use syn::{Block, Expr, Signature, Stmt};
+use std::collections::BTreeMap;
+
+use proc_macro2::Ident;
+use syn::{Block, FnArg, Pat, Signature, Stmt, Type};
 
 use crate::split::{Independent, TopLoop};
 
@@ -104,44 +108,113 @@ pub(crate) struct GpuReport {
     pub roundings: u32,
 }
 
+/// The GPU variant's body, and what the `k::resident` entry needs to know of it.
+pub(crate) struct GpuBody {
+    /// The body with its GPU loops replaced by their runs, grouped into submissions.
+    pub block: Block,
+    /// What the GPU variant does with each top-level loop.
+    pub reports: Vec<GpuReport>,
+    /// The `&[T]` parameters whose data host code reads: the `k::resident` entry makes a
+    /// resident handle passed there current in host memory first. `None` when the body was
+    /// left as written (an opt-out): nothing then may be stale.
+    pub host_reads: Option<Vec<Ident>>,
+}
+
 /// `block` (a body of signature `sig`, whose top-level loops are `loops`) with each
-/// loop that can run on the GPU replaced by its GPU run, and a report per loop.
-/// `opt_out`: the word for why no loop does (`exact`, `gpu`).
-pub(crate) fn gpu_loops(
-    block: &Block,
-    sig: &Signature,
-    loops: &[TopLoop],
-    opt_out: Option<&'static str>,
-) -> (Block, Vec<GpuReport>) {
-    let mut out = block.clone();
+/// loop that can run on the GPU replaced by its GPU run, the runs grouped into
+/// submissions (`group.rs`), and a report per loop. `opt_out`: the word for why no
+/// loop does (`exact`, `gpu`); the body is then left as written.
+pub(crate) fn gpu_loops(block: &Block, sig: &Signature, loops: &[TopLoop], opt_out: Option<&'static str>) -> GpuBody {
+    let params = ParamSlices::of(sig);
+    let mut codes = BTreeMap::new();
     let mut reports = Vec::new();
     for l in loops {
         let verdict = match (opt_out, &l.verdict) {
             (Some(word), _) => Err(word),
             (None, Err(word)) => Err(*word),
-            (None, Ok(found)) => translate(block, sig, l, found),
+            (None, Ok(found)) => translate(block, sig, l, found, &params),
         };
         let (reason, roundings) = match verdict {
-            Ok((replacement, roundings)) => {
-                out.stmts[l.stmt] = Stmt::Expr(replacement, Some(syn::Token![;](Span::call_site())));
+            Ok((code, roundings)) => {
+                codes.insert(l.stmt, code);
                 ("", roundings)
             }
             Err(word) => (word, 0),
         };
         reports.push(GpuReport { line: l.line, idiom: l.idiom.clone(), reason, roundings });
     }
-    (out, reports)
+    if opt_out.is_some() {
+        return GpuBody { block: block.clone(), reports, host_reads: None };
+    }
+    let assembled = group::assemble(block, codes, &params);
+    GpuBody { block: assembled.block, reports, host_reads: Some(assembled.host_reads) }
 }
 
 /// The GPU run of the independent loop `l` of `block`, and its roundings.
-fn translate(block: &Block, sig: &Signature, l: &TopLoop, found: &Independent) -> Result<(Expr, u32), &'static str> {
-    let Stmt::Expr(Expr::ForLoop(f), _) = &block.stmts[l.stmt] else { unreachable!("a top-level loop is a `for`") };
+fn translate(
+    block: &Block,
+    sig: &Signature,
+    l: &TopLoop,
+    found: &Independent,
+    params: &ParamSlices,
+) -> Result<(emit::LoopCode, u32), &'static str> {
+    let Stmt::Expr(syn::Expr::ForLoop(f), _) = &block.stmts[l.stmt] else {
+        unreachable!("a top-level loop is a `for`")
+    };
     let outer = outer::Outer::new(sig, &block.stmts[..l.stmt], &l.scope);
     let facts = &found.facts;
     let mut lowered = lower::lower(f, &found.space, &facts.targets, &facts.carried, &outer)?;
     let shader = wgsl::print(&mut lowered)?;
-    let replacement = emit::gpu_loop(f, &found.space, &found.facts.targets, &lowered, &shader, l.line);
-    Ok((replacement, lowered.roundings))
+    let batch = emit::hidden("__adaptive_batch");
+    let code = emit::gpu_loop(f, &found.space, &facts.targets, &lowered, &shader, (l.line, l.stmt), &batch, params);
+    Ok((code, lowered.roundings))
+}
+
+/// The kernel's slice parameters, by name: `&[T]` (shared) and `&mut [T]` (mutable), the
+/// ones a `k::resident` call may pass a resident handle's host memory as.
+pub(crate) struct ParamSlices {
+    shared: Vec<(String, Ident)>,
+    mutable: Vec<String>,
+    idents: Vec<Ident>,
+}
+
+impl ParamSlices {
+    pub(crate) fn of(sig: &Signature) -> ParamSlices {
+        let mut p = ParamSlices { shared: Vec::new(), mutable: Vec::new(), idents: Vec::new() };
+        for input in &sig.inputs {
+            let FnArg::Typed(pt) = input else { continue };
+            let Pat::Ident(id) = &*pt.pat else { continue };
+            let Type::Reference(r) = &*pt.ty else { continue };
+            if !matches!(&*r.elem, Type::Slice(_)) {
+                continue;
+            }
+            let name = id.ident.to_string();
+            if r.mutability.is_some() {
+                p.mutable.push(name);
+            } else {
+                p.shared.push((name, id.ident.clone()));
+            }
+            p.idents.push(id.ident.clone());
+        }
+        p
+    }
+
+    fn is_shared(&self, name: &Ident) -> bool {
+        self.shared.iter().any(|(n, _)| name == n)
+    }
+
+    fn is_mutable(&self, name: &Ident) -> bool {
+        self.mutable.iter().any(|n| name == n)
+    }
+
+    fn is_slice(&self, name: &Ident) -> bool {
+        self.is_shared(name) || self.is_mutable(name)
+    }
+
+    /// The parameter named `name`, as the signature spells it.
+    fn ident(&self, name: &str) -> Ident {
+        self.idents.iter().find(|i| *i == name).cloned().expect("a slice parameter")
+    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@
 //! | `loops` | [`LoopSummary`]: what the attribute did to a kernel's reductions and top-level loops, in words |
 //! | `overrides` | [`with_backend`] |
 //! | `telemetry` | decision events and slow-call spans, [`init_logging`] |
+//! | `transfers` | [`TransferReport`]: what each kernel's calls moved between host and device per bucket, and the warning when a GPU call moves more than it computes |
 //! | `otlp` | (feature `otlp`) export of those spans to an OpenTelemetry collector |
 //! | `verify` | [`run_verified`]: comparing a variant with Scalar and excluding it where it disagrees |
 //!
@@ -48,6 +49,7 @@ mod snapshot;
 mod spec;
 mod stats;
 mod telemetry;
+mod transfers;
 mod verify;
 
 pub use crossover::{crossovers, Crossover, TIE_BAND};
@@ -60,4 +62,5 @@ pub use route::Route;
 pub use site::{set_span_threshold, Kernel};
 pub use spec::{Decision, DecisionKind, KernelSpec, LoopGpu, LoopRewrite, LoopSplit};
 pub use telemetry::init_logging;
+pub use transfers::TransferReport;
 pub use verify::run_verified;

@@ -15,6 +15,7 @@ use std::time::Duration;
 use super::crossover::{crossovers, Crossover};
 use super::loops::LoopSummary;
 use super::spec::{DecisionKind, LoopGpu, LoopRewrite, LoopSplit};
+use super::transfers::TransferReport;
 use crate::backend::{Backend, OpComplexity};
 use crate::bucket::bucket_of;
 use crate::persist::NearestEntry;
@@ -62,6 +63,9 @@ pub struct BucketReport {
     /// has not confirmed it (it is being re-timed; in frozen mode, for good); `None`
     /// for a decision of this machine's.
     pub from: Option<NearestEntry>,
+    /// What this bucket's calls moved between host and device (GPU calls, and CPU calls
+    /// on data kept on the device); `None` when they moved nothing.
+    pub transfers: Option<TransferReport>,
 }
 
 impl BucketReport {
@@ -155,6 +159,25 @@ impl KernelTable {
     }
 }
 
+/// Bytes as people read them: `512 B`, `4.0 MiB`.
+pub(crate) struct Bytes(pub(crate) u64);
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0 as f64;
+        let text = if self.0 < 1024 {
+            format!("{} B", self.0)
+        } else if b < 1024.0 * 1024.0 {
+            format!("{:.1} KiB", b / 1024.0)
+        } else if b < 1024.0 * 1024.0 * 1024.0 {
+            format!("{:.1} MiB", b / (1024.0 * 1024.0))
+        } else {
+            format!("{:.2} GiB", b / (1024.0 * 1024.0 * 1024.0))
+        };
+        f.pad(&text)
+    }
+}
+
 struct Micros(Option<Duration>);
 
 impl fmt::Display for Micros {
@@ -206,6 +229,32 @@ impl fmt::Display for KernelTable {
             }
             writeln!(f)?;
         }
+        let moved: Vec<(&BucketReport, &TransferReport)> =
+            self.rows.iter().filter_map(|r| Some((r, r.transfers.as_ref()?))).collect();
+        if !moved.is_empty() {
+            writeln!(
+                f,
+                "  {:>23}  {:>9}  {:>11}  {:>12}  {:>12}  moving data",
+                "gpu transfers, sizes", "calls", "submissions", "up", "down"
+            )?;
+            for (r, t) in moved {
+                let sizes = format!("{}..={}", r.sizes.start(), r.sizes.end());
+                let calls = if t.cpu_calls > 0 {
+                    format!("{}+{} cpu", t.gpu_calls, t.cpu_calls)
+                } else {
+                    t.gpu_calls.to_string()
+                };
+                let share =
+                    t.moving_share().map_or_else(|| "-".to_owned(), |s| format!("{:.0}% of GPU time", 100.0 * s));
+                writeln!(
+                    f,
+                    "  {sizes:>23}  {calls:>9}  {:>11}  {:>12}  {:>12}  {share}",
+                    format!("{:.2}/call", t.submissions_per_call()),
+                    Bytes(t.bytes_up),
+                    Bytes(t.bytes_down),
+                )?;
+            }
+        }
         for c in self.crossovers() {
             writeln!(f, "  {c}")?;
         }
@@ -236,6 +285,7 @@ mod tests {
             decided_by: DecisionKind::Historical,
             excluded: vec![],
             from: None,
+            transfers: None,
         }
     }
 
@@ -293,6 +343,7 @@ mod tests {
             decided_by: DecisionKind::Historical,
             excluded: vec![],
             from,
+            transfers: None,
         };
         let table = KernelTable {
             kernel: "k",
@@ -346,6 +397,7 @@ mod tests {
             decided_by: DecisionKind::Historical,
             excluded: vec![],
             from: None,
+            transfers: None,
         };
         assert_eq!(row.backend(Backend::Parallel).and_then(|b| b.centre), us(60), "the whole pool's");
         assert_eq!(row.parallel_on(4).and_then(|b| b.centre), us(30));

@@ -18,7 +18,7 @@ use super::decision_byte::{DecisionByte, DecisionCell};
 use super::loops::LoopSummary;
 use super::report::{BackendReport, BucketReport, KernelTable};
 use super::spec::{Decision, DecisionKind, KernelSpec, LoopRewrite};
-use super::{snapshot, telemetry};
+use super::{snapshot, telemetry, transfers};
 use crate::backend::{Backend, OpComplexity};
 use crate::bucket::{bucket_range, BUCKETS};
 use crate::candidate::{Candidate, CandidateSet};
@@ -296,7 +296,8 @@ impl Kernel {
     /// from another machine's entry and are not yet confirmed here.
     pub fn table(&'static self) -> KernelTable {
         let st = self.lock();
-        let rows = st
+        let mut moved = transfers::of(self);
+        let mut rows: Vec<BucketReport> = st
             .buckets
             .iter()
             .map(|(&bucket, bs)| BucketReport {
@@ -321,8 +322,24 @@ impl Kernel {
                 decided_by: bs.decided_by(),
                 excluded: excluded_backends(bs),
                 from: if bs.is_borrowed() { st.borrowed_from.clone() } else { None },
+                transfers: moved.remove(&bucket),
             })
             .collect();
+        // Buckets whose calls moved data but are not in the router's state (forced calls).
+        for (bucket, t) in moved {
+            rows.push(BucketReport {
+                bucket,
+                sizes: bucket_range(bucket).unwrap_or(0..=0),
+                backends: Vec::new(),
+                chosen: None,
+                chosen_threads: None,
+                decided_by: if st.forced.is_some() { DecisionKind::Forced } else { DecisionKind::Exploring },
+                excluded: Vec::new(),
+                from: None,
+                transfers: Some(t),
+            });
+        }
+        rows.sort_by_key(|r| r.bucket);
         let borrowed = st.buckets.values().any(|bs| bs.is_borrowed() || bs.stats.values().any(|s| s.borrowed));
         let borrowed_from = if borrowed { st.borrowed_from.clone() } else { None };
         KernelTable {
@@ -339,6 +356,7 @@ impl Kernel {
 
     /// Forgets everything learned for this kernel in this process (the history file is untouched until the next save).
     pub fn reset(&'static self) {
+        transfers::forget(self);
         let mut st = self.lock();
         st.buckets.clear();
         st.clocks.clear();

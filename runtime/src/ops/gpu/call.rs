@@ -200,6 +200,7 @@ impl<'e, 'a> Call<'e, 'a> {
     pub(super) fn upload(&mut self, data: &[f32]) -> Result<Buf, GpuError> {
         let buf = self.buffer(Kind::Storage, std::mem::size_of_val(data) as u64)?;
         self.exec.gpu.queue.write_buffer(&self.buffers[buf.0].1, 0, bytemuck::cast_slice(data));
+        super::traffic::up(std::mem::size_of_val(data) as u64);
         Ok(buf)
     }
 
@@ -273,9 +274,11 @@ impl<'e, 'a> Call<'e, 'a> {
         }
         encoder.copy_buffer_to_buffer(buffer(src.buf), src.offset as u64 * 4, buffer(staging), 0, bytes);
         let index = gpu.queue.submit([encoder.finish()]);
+        super::traffic::submission();
         map_read(&gpu.device, buffer(staging), bytes, index, |data| {
             bytemuck::cast_slice_mut::<f32, u8>(out).copy_from_slice(data)
         })?;
+        super::traffic::down(bytes);
 
         let pool = &mut self.exec.state.pool;
         for (kind, buffer) in self.buffers.drain(..) {

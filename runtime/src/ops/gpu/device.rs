@@ -304,14 +304,22 @@ pub(super) fn run<T>(op: &'static str, call: impl FnOnce(&mut Exec<'_>) -> Resul
     if state.pipelines.compiled() != compiled {
         keep_exit_hook_last();
     }
+    let failed = |exec: &mut Exec<'_>, reason: String| {
+        // Data only the device holds is read back first, while the device may still answer
+        // (in scopes of its own: an error there means it cannot, which `rescue` records).
+        let scopes = ErrorScopes::push(&gpu.device);
+        super::residency::rescue(exec, &reason);
+        drop(scopes.pop());
+        fail(reason);
+    };
     match (result, scoped) {
         (Ok(value), None) => Some(value),
         (_, Some(err)) => {
-            fail(format!("{op}: {err}"));
+            failed(&mut Exec { gpu, state: &mut state }, format!("{op}: {err}"));
             None
         }
         (Err(GpuError::Device(reason)), None) => {
-            fail(format!("{op}: {reason}"));
+            failed(&mut Exec { gpu, state: &mut state }, format!("{op}: {reason}"));
             None
         }
         (Err(GpuError::TooLarge(reason)), None) => {

@@ -25,6 +25,21 @@ impl Slot<'_> {
         }
     }
 
+    /// The address of its first element (what a resident handle's host memory is known by).
+    #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+    pub(crate) fn addr(&self) -> usize {
+        match self {
+            Slot::Read(HostSlice::F32(s)) => s.as_ptr() as usize,
+            Slot::Read(HostSlice::I32(s)) => s.as_ptr() as usize,
+            Slot::Read(HostSlice::U32(s)) => s.as_ptr() as usize,
+            Slot::Read(HostSlice::Usize(s)) => s.as_ptr() as usize,
+            Slot::Write(HostSliceMut::F32(s)) => s.as_ptr() as usize,
+            Slot::Write(HostSliceMut::I32(s)) => s.as_ptr() as usize,
+            Slot::Write(HostSliceMut::U32(s)) => s.as_ptr() as usize,
+            Slot::Write(HostSliceMut::Usize(s)) => s.as_ptr() as usize,
+        }
+    }
+
     pub(crate) fn elem(&self) -> Elem {
         match self {
             Slot::Read(HostSlice::F32(_)) | Slot::Write(HostSliceMut::F32(_)) => Elem::F32,

@@ -58,6 +58,9 @@ pub struct Binding {
     pub elem: Elem,
     /// Read, or read and written.
     pub access: Access,
+    /// A slice parameter of the kernel (`&[T]`, `&mut [T]`), which a `k::resident` call may
+    /// pass as a resident handle's host memory; only these are looked up as resident.
+    pub param: bool,
 }
 
 /// The operator of a reduction a generated loop carries.
@@ -73,8 +76,9 @@ pub enum ReduceOp {
     Min,
 }
 
-/// A reduction a generated loop carries: each workgroup's partial result,
-/// combined into the accumulator on the host.
+/// A reduction a generated loop carries: each workgroup's partial result (a tree
+/// within the workgroup), the partials combined on the device (a tree again; a
+/// `usize` sum's on the host, in 64 bits), then into the accumulator on the host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reduction {
     /// The operator.
@@ -99,6 +103,13 @@ pub(crate) enum HostReason {
     /// The shader set its status word (an index out of bounds, a division by zero, a value
     /// the device cannot compute as the host does).
     Status = 16,
+    /// A row narrower than the width the shader's bounds were proved for (not said).
+    Narrow = 32,
+    /// An earlier loop of the same group runs on the host, so this one does too (not said:
+    /// the earlier one's reason is).
+    Earlier = 64,
+    /// A resident handle it binds lost its data with the device.
+    Lost = 128,
 }
 
 impl HostReason {
@@ -112,6 +123,8 @@ impl HostReason {
                 "the device met what Rust computes otherwise (an index out of bounds, a division by zero, a value \
                  beyond u32, a sine of a huge argument)"
             }
+            HostReason::Lost => "the device that held a resident handle's data was lost",
+            HostReason::Narrow | HostReason::Earlier => "",
         }
     }
 }
@@ -192,8 +205,12 @@ impl GpuLoop {
         }
     }
 
-    /// Says once per reason why this loop ran on the host.
+    /// Says once per reason why this loop ran on the host (a narrow row, or an earlier
+    /// loop of its group on the host, is not said).
     pub(crate) fn say_once(&'static self, reason: HostReason) {
+        if matches!(reason, HostReason::Narrow | HostReason::Earlier) {
+            return;
+        }
         let bit = reason as u8;
         if self.said.fetch_or(bit, Ordering::Relaxed) & bit == 0 {
             let (file, line, says) = (self.file, self.line, reason.says());
