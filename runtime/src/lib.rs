@@ -54,6 +54,10 @@ pub use kernel::{
     KernelTable, LoopGpu, LoopLine, LoopRewrite, LoopSplit, LoopSummary, MathCalls, Route, SplitLine, TransferReport,
     LOOP_REASONS, TIE_BAND,
 };
+/// Bytes in a fitting unit, as tables, the tour and the `adaptive-kernel` command print
+/// them. Not a public API.
+#[doc(hidden)]
+pub use numeric::bytes as __bytes;
 /// The median every statistic of this crate is taken with, for the workspace's own
 /// benches (`benches/routing_quality`). Not a public API.
 #[doc(hidden)]
@@ -70,7 +74,7 @@ pub use persist::{
     clear_history, default_path, export_history, export_learned, flush, history_file, history_status, import_history,
     import_learned, read_history, save_calibration, set_history, BucketRecord, ExclusionRecord, Fingerprint,
     GpuLoopRecord, HistoryError, HistoryFile, HistoryStatus, ImportError, ImportSummary, KernelRecord, LearnedImport,
-    LoopRecord, MachineRecord, NearestEntry, NearestRule, SplitRecord, TimingRecord,
+    LoopRecord, MachineRecord, NearestEntry, NearestRule, SplitRecord, TimingRecord, TransferRecord,
 };
 pub use select::{
     catalog, AdaptiveBackend, BackendSelector, PerfStats, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO,

@@ -159,25 +159,6 @@ impl KernelTable {
     }
 }
 
-/// Bytes as people read them: `512 B`, `4.0 MiB`.
-pub(crate) struct Bytes(pub(crate) u64);
-
-impl fmt::Display for Bytes {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let b = self.0 as f64;
-        let text = if self.0 < 1024 {
-            format!("{} B", self.0)
-        } else if b < 1024.0 * 1024.0 {
-            format!("{:.1} KiB", b / 1024.0)
-        } else if b < 1024.0 * 1024.0 * 1024.0 {
-            format!("{:.1} MiB", b / (1024.0 * 1024.0))
-        } else {
-            format!("{:.2} GiB", b / (1024.0 * 1024.0 * 1024.0))
-        };
-        f.pad(&text)
-    }
-}
-
 struct Micros(Option<Duration>);
 
 impl fmt::Display for Micros {
@@ -250,8 +231,8 @@ impl fmt::Display for KernelTable {
                     f,
                     "  {sizes:>23}  {calls:>9}  {:>11}  {:>12}  {:>12}  {share}",
                     format!("{:.2}/call", t.submissions_per_call()),
-                    Bytes(t.bytes_up),
-                    Bytes(t.bytes_down),
+                    crate::numeric::bytes(t.bytes_up),
+                    crate::numeric::bytes(t.bytes_down),
                 )?;
             }
         }

@@ -380,7 +380,7 @@ impl Kernel {
     /// This kernel's state as a snapshot for a save.
     pub(super) fn snapshot(&'static self) -> KernelSnapshot {
         let st = self.lock();
-        snapshot::snapshot(&self.spec, &st.buckets, &st.touched)
+        snapshot::snapshot(&self.spec, &st.buckets, &st.touched, &transfers::of(self))
     }
 }
 

@@ -19,11 +19,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::bucket_state::{BucketState, Exclusion};
 use super::policy::{self, Policy};
 use super::spec::{DecisionKind, KernelSpec, LoopRewrite};
+use super::transfers::TransferReport;
 use crate::backend::Backend;
 use crate::bucket::{bucket_of, bucket_range};
 use crate::candidate::{Candidate, CandidateSet, Width};
 use crate::persist::format::{
     self, BucketRecord, ExclusionRecord, GpuLoopRecord, KernelRecord, LoopRecord, SplitRecord, TimingRecord,
+    TransferRecord,
 };
 use crate::persist::merge::KernelSnapshot;
 
@@ -94,6 +96,7 @@ pub(super) fn snapshot(
     spec: &KernelSpec,
     buckets: &BTreeMap<usize, BucketState>,
     touched: &BTreeSet<usize>,
+    transfers: &BTreeMap<usize, TransferReport>,
 ) -> KernelSnapshot {
     let sizes = |bucket: usize| bucket_range(bucket).map(|r| [*r.start(), *r.end()]);
     KernelSnapshot {
@@ -118,7 +121,7 @@ pub(super) fn snapshot(
             buckets: buckets
                 .iter()
                 .filter(|(_, bs)| !bs.is_borrowed())
-                .filter_map(|(&b, bs)| Some(bucket_record(sizes(b)?, bs)))
+                .filter_map(|(&b, bs)| Some(bucket_record(sizes(b)?, bs, transfers.get(&b))))
                 .collect(),
         },
         touched: touched.iter().filter_map(|&b| sizes(b)).collect(),
@@ -135,7 +138,7 @@ fn loop_record(l: &LoopRewrite) -> LoopRecord {
     }
 }
 
-fn bucket_record(sizes: [usize; 2], bs: &BucketState) -> BucketRecord {
+fn bucket_record(sizes: [usize; 2], bs: &BucketState, transfers: Option<&TransferReport>) -> BucketRecord {
     BucketRecord {
         sizes,
         typical_size: bs.typical_size,
@@ -161,6 +164,15 @@ fn bucket_record(sizes: [usize; 2], bs: &BucketState) -> BucketRecord {
                 Some(ExclusionRecord { backend, threads, size: e.size, largest_error: e.largest_error })
             })
             .collect(),
+        transfers: transfers.map(|t| TransferRecord {
+            gpu_calls: t.gpu_calls,
+            cpu_calls: t.cpu_calls,
+            submissions: t.submissions,
+            bytes_up: t.bytes_up,
+            bytes_down: t.bytes_down,
+            gpu_ns: u64::try_from(t.gpu_time.as_nanos()).unwrap_or(u64::MAX),
+            moving_ns: u64::try_from(t.moving.as_nanos()).unwrap_or(u64::MAX),
+        }),
     }
 }
 
@@ -195,7 +207,7 @@ mod tests {
         bs.excluded[Backend::Parallel] = Some(Exclusion { size: 5000, largest_error: 0.5 });
         let b = bucket_of(5000);
         let buckets = BTreeMap::from([(b, bs.clone())]);
-        let snap = snapshot(&spec, &buckets, &BTreeSet::from([b]));
+        let snap = snapshot(&spec, &buckets, &BTreeSet::from([b]), &BTreeMap::new());
         assert_eq!(snap.touched.len(), 1);
         let loops = snap.record.loops.as_deref().unwrap();
         assert_eq!(
@@ -217,6 +229,36 @@ mod tests {
     }
 
     #[test]
+    fn a_snapshot_keeps_what_each_bucket_moved() {
+        let spec = KernelSpec {
+            name: "k",
+            complexity: OpComplexity::Low,
+            has_gpu: true,
+            has_parallel: false,
+            token_hash: 7,
+            loops: &[],
+            splits: &[],
+            gpu_loops: &[],
+        };
+        let b = bucket_of(4096);
+        let buckets = BTreeMap::from([(b, BucketState::new(4096))]);
+        let moved = TransferReport {
+            gpu_calls: 3,
+            submissions: 3,
+            bytes_up: 1 << 20,
+            bytes_down: 12,
+            gpu_time: std::time::Duration::from_micros(30),
+            moving: std::time::Duration::from_micros(10),
+            ..TransferReport::default()
+        };
+        let snap = snapshot(&spec, &buckets, &BTreeSet::from([b]), &BTreeMap::from([(b, moved)]));
+        let t = snap.record.buckets[0].transfers.clone().expect("transfers kept");
+        assert_eq!((t.gpu_calls, t.submissions, t.bytes_up, t.bytes_down), (3, 3, 1 << 20, 12));
+        assert_eq!((t.gpu_ns, t.moving_ns), (30_000, 10_000));
+        assert_eq!(t.moving_share(), Some(1.0 / 3.0));
+    }
+
+    #[test]
     fn records_that_straddle_buckets_are_dropped() {
         let r = BucketRecord {
             sizes: [100, 5000],
@@ -225,6 +267,7 @@ mod tests {
             chosen_threads: None,
             timings: vec![],
             excluded: vec![],
+            transfers: None,
         };
         assert!(buckets_from(vec![r], CandidateSet::ALL).is_empty());
     }
@@ -238,6 +281,7 @@ mod tests {
             chosen_threads: None,
             timings: vec![t(Backend::Scalar, scalar_ns), t(Backend::Simd, 100)],
             excluded: vec![],
+            transfers: None,
         }
     }
 
@@ -284,7 +328,7 @@ mod tests {
         if let Phase::Confirming(c) = confirmed.phase {
             confirmed.phase = Phase::Settled(c.settled);
         }
-        let snap = snapshot(&spec, &buckets, &BTreeSet::from([bucket_of(1024), bucket_of(8192)]));
+        let snap = snapshot(&spec, &buckets, &BTreeSet::from([bucket_of(1024), bucket_of(8192)]), &BTreeMap::new());
         assert_eq!(snap.record.buckets.len(), 1, "an unconfirmed borrowed decision is not saved");
         let saved = &snap.record.buckets[0];
         assert_eq!(saved.sizes[0], 1024);
@@ -316,7 +360,7 @@ mod tests {
         bs.stats[Candidate::ParallelQuarter].push(100, 5);
         bs.settle_on(Candidate::ParallelQuarter, DecisionKind::Historical);
         let b = bucket_of(5000);
-        let snap = snapshot(&spec, &BTreeMap::from([(b, bs.clone())]), &BTreeSet::from([b]));
+        let snap = snapshot(&spec, &BTreeMap::from([(b, bs.clone())]), &BTreeSet::from([b]), &BTreeMap::new());
         let record = &snap.record.buckets[0];
         assert_eq!((record.chosen, record.chosen_threads), (Some(Backend::Parallel), Some(4)));
         let threads: Vec<Option<usize>> = record.timings.iter().map(|t| t.threads).collect();
