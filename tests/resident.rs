@@ -113,6 +113,24 @@ fn assign(points: &[f32], centroids: &[f32], d: usize, labels: &mut [u32]) -> f3
     inertia
 }
 
+/// A sum, a maximum, a minimum and integer counts, carried by one loop.
+#[adaptive_kernel(complexity = "Low")]
+fn stats(x: &[f32], k: &[u32]) -> (f32, f32, f32, u32, usize) {
+    let mut sum = 0.0f32;
+    let mut hi = f32::NEG_INFINITY;
+    let mut lo = f32::INFINITY;
+    let mut count = 0u32;
+    let mut wide = 0usize;
+    for i in 0..x.len() {
+        sum += x[i];
+        hi = hi.max(x[i]);
+        lo = lo.min(x[i]);
+        count += k[i];
+        wide += k[i] as usize;
+    }
+    (sum, hi, lo, count, wide)
+}
+
 /// The update step of Lloyd's k-means, on the host: each centroid becomes the mean of its points.
 fn update(points: &[f32], labels: &[u32], d: usize, centroids: &mut [f32]) {
     let k = centroids.len() / d;
@@ -329,6 +347,37 @@ fn host_reads_download_only_when_the_device_is_newer() {
     // A reduction on resident data reads nothing back but its result.
     let (s, t) = moved(|| with_backend(Backend::Gpu, || total::resident(&x)));
     assert_eq!((s, t.bytes_up, t.bytes_down), (4096.0, 0, 8), "{t:?}");
+}
+
+#[test]
+fn reductions_are_combined_on_the_device_across_many_workgroups() {
+    if !gpu_or_skip() {
+        return;
+    }
+    // 300,000 items: 4,688 workgroups of 64, so the partials take two passes of the
+    // device's tree (256 a workgroup). Small integers: every order of the sum is exact.
+    let n: usize = 300_000;
+    let mut x: Vec<f32> = (0..n).map(|i| (i % 7) as f32 - 3.0).collect();
+    x[123_457] = f32::NAN; // max and min skip a NaN, as f32::max and f32::min do
+    x[200_001] = 1000.0;
+    x[7] = -50.0;
+    let k: Vec<u32> = (0..n).map(|i| (i % 5) as u32).collect();
+    let want = stats::scalar(&x, &k);
+    let (got, t) = moved(|| with_backend(Backend::Gpu, || stats(&x, &k)));
+    assert_eq!(got.1, want.1);
+    assert_eq!(got.2, want.2);
+    assert_eq!((got.3, got.4), (want.3, want.4), "integer sums exact");
+    assert!(got.0.is_nan() == want.0.is_nan(), "a NaN in a sum stays: {got:?} vs {want:?}");
+    let x2: Vec<f32> = x.iter().map(|v| if v.is_nan() { 0.0 } else { *v }).collect();
+    let sum = with_backend(Backend::Gpu, || stats(&x2, &k)).0;
+    assert_eq!(sum, stats::scalar(&x2, &k).0);
+    // A usize sum may pass u32: every workgroup's partials come back, and it is summed on the
+    // host in 64 bits (the others still on the device): 4,688 workgroups × 5 reductions.
+    let groups = n.div_ceil(64) as u64;
+    assert_eq!(t.bytes_down, 4 * (1 + 5 * groups) + 4 * 5, "{t:?}");
+    // Without one, only the status word and the combined result come back, whatever the size.
+    let (s, t) = moved(|| with_backend(Backend::Gpu, || total(&x2)));
+    assert_eq!((s, t.bytes_down), (total::scalar(&x2), 8), "{t:?}");
 }
 
 #[test]

@@ -12,6 +12,8 @@
 //! call whose estimated moving time is more than half of the call's measured
 //! time moves more than it computes: said once per kernel (`tracing` warning,
 //! target `adaptive_kernel`), as numba warns of an implicit copy, but measured.
+//! A bucket's first GPU call is not judged: it compiles pipelines and uploads
+//! the data a `k::resident` call then keeps on the device.
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
@@ -124,8 +126,11 @@ fn record(kernel: &'static Kernel, size: usize, moved: Traffic, gpu_time: Option
             }
         };
         let entry = &mut table[at];
-        entry.buckets.entry(bucket_of(size)).or_default().add(&report);
-        let more_than_computed = gpu_time.is_some_and(|t| moving * 2 > t);
+        let row = entry.buckets.entry(bucket_of(size)).or_default();
+        row.add(&report);
+        // A bucket's first GPU call is a warm-up (pipelines compiled, resident data uploaded):
+        // not judged.
+        let more_than_computed = row.gpu_calls > 1 && gpu_time.is_some_and(|t| moving * 2 > t);
         more_than_computed && !std::mem::replace(&mut entry.warned, true)
     };
     if warn {
