@@ -533,6 +533,29 @@ proptest! {
         }
     }
 
+    /// The centroids every invocation walks are kept in workgroup memory when they fit the
+    /// tile (3,520 words beside one reduction's tree) and read from global memory when they
+    /// do not: the same labels either way, around the limit too.
+    #[test]
+    fn centroids_in_workgroup_memory_or_not_give_the_same_labels(
+        n in 1usize..300, d in prop_oneof![Just(16usize), Just(11)], extra in 0usize..3, seed in 0u32..1000,
+    ) {
+        if !gpu_or_skip() {
+            return Ok(());
+        }
+        for k in [2, 3520 / d, 3520 / d + 1 + extra, 400] {
+            let f = |i: usize| ((i as u32).wrapping_mul(2654435761) ^ seed) % 997;
+            let points: Vec<f32> = (0..n * d).map(|i| f(i) as f32 * 0.01).collect();
+            let centroids: Vec<f32> = (0..k * d).map(|i| f(i + 7919) as f32 * 0.01).collect();
+            let (mut lg, mut ls) = (vec![0usize; n], vec![0usize; n]);
+            let ig = ran_on_device(assign::KERNEL.spec(), n, || assign::gpu(&points, &centroids, d, &mut lg));
+            let is = assign::scalar(&points, &centroids, d, &mut ls);
+            // lavapipe sums each distance in the body's order, as the host does: the same labels.
+            prop_assert_eq!(&lg, &ls, "k = {} ({} centroid values)", k, k * d);
+            close("inertia", &[ig], &[is], |_| (n + 8) as f64 * 4.0 * EPS * f64::from(is.abs()) + 1e-3);
+        }
+    }
+
     #[test]
     fn a_stencil_over_rows_agrees(drawn in size(), w in 1usize..40, seed in 0u32..1000) {
         if !gpu_or_skip() {

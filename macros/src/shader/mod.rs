@@ -26,7 +26,8 @@
 //! * Loops: the split's (`iter_mut`/`zip`/`enumerate`, `chunks(_exact)(_mut)`,
 //!   ranges writing at `[i]`, `[i*W+c]`, `[i*w+j]`, row `i`), with the reductions
 //!   they carry (`+=`, `-=`, `*=`, `max`, `min` of `f32`; `+=` of integers), as
-//!   per-workgroup partials combined on the host in workgroup order.
+//!   per-workgroup partials (a tree in workgroup memory) combined on the device
+//!   (a `usize` sum's on the host, in 64 bits).
 //! * Values: `f32`, `i32`, `u32`, `usize` (as `u32`, checked), `bool`; the body's
 //!   locals, captured scalars and constants (uniforms, evaluated on the host),
 //!   elements of captured slices (read by computed index, written at the
@@ -64,7 +65,8 @@
 //! `min`, `max`, `clamp`, `abs`, `floor`, `ceil`, `round` and the casts are
 //! exact (Rust's NaN, saturation and rounding rules), but for an integer above
 //! 2²⁴ cast to `f32`, which WGSL may round either way; integer `+ − ×` wrap as in
-//! a release build; reductions are regrouped (per workgroup, then on the host).
+//! a release build; reductions are regrouped (a tree per workgroup, then a tree
+//! over the workgroups' partials).
 //! What would panic in Rust (an index out of bounds, an integer division by
 //! zero, `clamp` with min > max) or what the device cannot compute as the host
 //! does (a `usize` beyond `u32`) makes the loop run on the host instead, before
@@ -76,7 +78,8 @@
 //! Files: `ty.rs` (types and their inference), `outer.rs` (what names from
 //! outside the loop hold), `ir.rs`, `lower.rs` (the body's loops and
 //! statements read into the IR), `expr.rs` (its expressions),
-//! `wgsl.rs` (the IR printed as WGSL), `emit.rs` (the Rust around one loop),
+//! `wgsl.rs` (the IR printed as WGSL), `tile.rs` (the slices every invocation walks,
+//! kept in workgroup memory), `emit.rs` (the Rust around one loop),
 //! `group.rs` (the loops grouped into submissions, and host uses of resident data).
 
 mod emit;
@@ -85,6 +88,7 @@ mod group;
 mod ir;
 mod lower;
 mod outer;
+mod tile;
 mod ty;
 mod wgsl;
 

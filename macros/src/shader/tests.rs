@@ -330,6 +330,69 @@ fn host_uses_of_slice_parameters_get_current_data() {
 }
 
 #[test]
+fn slices_every_invocation_walks_are_kept_in_workgroup_memory() {
+    // k-means: the centroids (binding 1) are walked by every invocation, the points (0) at the
+    // invocation's own row, the labels (2) written.
+    let (_, body) = gpu(quote!(
+        fn assign(points: &[f32], centroids: &[f32], d: usize, labels: &mut [u32]) -> f32 {
+            let n = points.len() / d;
+            let k = centroids.len() / d;
+            let mut inertia = 0.0f32;
+            for i in 0..n {
+                let p = &points[i * d..(i + 1) * d];
+                let mut best = 0;
+                let mut best_dist = f32::INFINITY;
+                for c in 0..k {
+                    let q = &centroids[c * d..(c + 1) * d];
+                    let mut dist = 0.0f32;
+                    for j in 0..d {
+                        let t = p[j] - q[j];
+                        dist += t * t;
+                    }
+                    if dist < best_dist {
+                        best_dist = dist;
+                        best = c;
+                    }
+                }
+                labels[i] = best as u32;
+                inertia += best_dist;
+            }
+            inertia
+        }
+    ));
+    assert!(body.contains("var<workgroup> lp_tile1: array<f32, 3520>"), "{body}");
+    assert!(body.contains("lp_ld1(") && body.contains("workgroupBarrier()"), "{body}");
+    assert!(!body.contains("lp_tile0") && !body.contains("lp_tile2"), "{body}");
+    // n-body: every position array is walked by every invocation; four share the tile budget.
+    let (_, body) = gpu(quote!(
+        fn forces(x: &[f32], y: &[f32], z: &[f32], m: &[f32], ax: &mut [f32]) {
+            for i in 0..ax.len() {
+                let mut a = 0.0f32;
+                for j in 0..x.len() {
+                    let (dx, dy, dz) = (x[j] - x[i], y[j] - y[i], z[j] - z[i]);
+                    let r2 = dx * dx + dy * dy + dz * dz + 0.01;
+                    a += dx * m[j] / (r2 * r2.sqrt());
+                }
+                ax[i] = a;
+            }
+        }
+    ));
+    // `x[i]` is read at the invocation's own index too: from the tile as well.
+    for k in 0..4 {
+        assert!(body.contains(&format!("var<workgroup> lp_tile{k}: array<f32, 896>")), "{k}: {body}");
+    }
+    // A slice read only at the invocation's own index is not walked: nothing to keep.
+    let (_, body) = gpu(kernel(quote!(for i in 0..n {
+        let mut t = 0.0f32;
+        for j in 0..3 {
+            t += a[i] * j as f32;
+        }
+        out[i] = t;
+    })));
+    assert!(!body.contains("lp_tile"), "{body}");
+}
+
+#[test]
 #[ignore = "prints a shader, for eyes"]
 fn print_a_shader() {
     let (_, body) = gpu(quote!(
