@@ -19,7 +19,6 @@ use adaptive_kernel::ops::gpu::{self, GpuFault, GpuHealth};
 use adaptive_kernel::resident::{Residence, Resident};
 use adaptive_kernel::{adaptive_kernel, with_backend, Backend};
 
-#[allow(dead_code)]
 mod common;
 
 /// One Jacobi sweep on an `n`×`n` grid (as in `tests/resident.rs`); called through `resident`.

@@ -21,7 +21,6 @@ use tracing::field::{Field, Visit};
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::Layer;
 
-#[allow(dead_code)]
 mod common;
 
 /// One Jacobi sweep on an `n`×`n` grid (as in `tests/resident.rs`).

@@ -44,7 +44,7 @@ use super::lower::Lowered;
 use super::ty::Ty;
 use super::wgsl::Shader;
 use super::ParamSlices;
-use crate::split::{Space, Stride, Target};
+use crate::split::{Independent, Space, Stride};
 
 pub(super) fn hidden(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
@@ -75,18 +75,18 @@ pub(super) struct LoopCode {
     pub host_reads: TokenStream,
 }
 
-/// The pieces of the GPU run of `f` (a loop over `space` writing `targets`, the statement at
+/// The pieces of the GPU run of `f` (an independent loop, as `found` says, the statement at
 /// `stmt`), launched into the batch `batch`; `params` says which names are slice parameters.
 pub(super) fn gpu_loop(
     f: &ExprForLoop,
-    space: &Space,
-    targets: &[Target],
+    found: &Independent,
     lowered: &Lowered,
     shader: &Shader,
     (line, stmt): (u32, usize),
     batch: &Ident,
     params: &ParamSlices,
 ) -> LoopCode {
+    let (space, targets) = (&found.space, &found.facts.targets[..]);
     let gl = gl();
     let the_loop = hidden("__ADAPTIVE_GPU_LOOP");
     let launch = hidden("__adaptive_launch");
@@ -226,7 +226,7 @@ pub(super) fn gpu_loop(
     );
     let mut written: Vec<Ident> = Vec::new();
     for b in lowered.bindings.iter().filter(|b| b.written) {
-        if !written.iter().any(|w| *w == b.name) {
+        if !written.contains(&b.name) {
             written.push(b.name.clone());
         }
     }

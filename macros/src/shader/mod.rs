@@ -170,7 +170,7 @@ fn translate(
     let mut lowered = lower::lower(f, &found.space, &facts.targets, &facts.carried, &outer)?;
     let shader = wgsl::print(&mut lowered)?;
     let batch = emit::hidden("__adaptive_batch");
-    let code = emit::gpu_loop(f, &found.space, &facts.targets, &lowered, &shader, (l.line, l.stmt), &batch, params);
+    let code = emit::gpu_loop(f, found, &lowered, &shader, (l.line, l.stmt), &batch, params);
     Ok((code, lowered.roundings))
 }
 

@@ -111,15 +111,9 @@ impl Taint {
     fn stmts(&mut self, l: &Lowered, stmts: &[S], under: bool) {
         for s in stmts {
             match s {
-                S::Decl(v, init) => {
-                    if under || init.as_ref().is_some_and(|e| self.expr(l, e)) {
-                        self.set(*v);
-                    }
-                }
-                S::Assign(Place::Local(v), e) | S::Compound(Place::Local(v), _, e, _) => {
-                    if under || self.expr(l, e) {
-                        self.set(*v);
-                    }
+                S::Decl(v, init) if under || init.as_ref().is_some_and(|e| self.expr(l, e)) => self.set(*v),
+                S::Assign(Place::Local(v), e) | S::Compound(Place::Local(v), _, e, _) if under || self.expr(l, e) => {
+                    self.set(*v);
                 }
                 S::Step(v) if under => self.set(*v),
                 S::If(c, a, b) => {
@@ -141,10 +135,10 @@ impl Taint {
                         self.view_vars(l, *view);
                     }
                 }
-                S::Row { view, parent, unit, width, .. } => {
-                    if under || self.view(l, *parent) || self.expr(l, unit) || self.expr(l, width) {
-                        self.view_vars(l, *view);
-                    }
+                S::Row { view, parent, unit, width, .. }
+                    if under || self.view(l, *parent) || self.expr(l, unit) || self.expr(l, width) =>
+                {
+                    self.view_vars(l, *view);
                 }
                 _ => {}
             }
