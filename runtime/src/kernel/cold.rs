@@ -15,9 +15,12 @@ use std::sync::MutexGuard;
 use std::time::Duration;
 
 use super::bucket_state::BucketState;
+use super::budget;
 use super::decision_byte::{self, DecisionByte, MAX_SHIFT, MIN_SHIFT};
 use super::overrides;
-use super::policy::{self, CallInputs, Event, Outcome, Pick, Policy, Predictions, Publish, Sample, Sampling, Tell};
+use super::policy::{
+    self, CallInputs, Charge, Event, Outcome, Pick, Policy, Predictions, Publish, Sample, Sampling, Tell,
+};
 use super::site::{frozen, Kernel, KernelState, SampleClock, SPAN_THRESHOLD_NS};
 use super::spec::Decision;
 use super::telemetry;
@@ -98,7 +101,8 @@ impl Kernel {
             None => PerCandidate::default(),
         };
         let predicted = Predictions { neighbours, reach, model, scalar_per_simd };
-        CallInputs { candidates, later: self.later(), prior, predicted }
+        let process_left_ns = budget::left(clock::now_ns(), &Policy::DEFAULT);
+        CallInputs { candidates, later: self.later(), prior, predicted, process_left_ns }
     }
 
     /// Frozen mode's cold path: the saved decision, else the cold-start prior (said
@@ -165,7 +169,9 @@ impl Kernel {
             Some(model) => PerCandidate::from_fn(|c| Some(model.predict_candidate(c, &work, pool) * 1e9)),
             None => PerCandidate::default(),
         };
-        let event = Event::SampledCall { candidates, predicted: &predicted, now_ns: clock::now_ns() };
+        let now_ns = clock::now_ns();
+        let process_left_ns = budget::left(now_ns, &Policy::DEFAULT);
+        let event = Event::SampledCall { candidates, predicted: &predicted, now_ns, process_left_ns };
         let outcome = policy::step(bs, event, &Policy::DEFAULT);
         let site_rate: f64 =
             st.clocks.values().map(|c| if c.secs_per_call > 0.0 { 1.0 / c.secs_per_call } else { 0.0 }).sum();
@@ -251,6 +257,7 @@ impl Kernel {
         if st.forced.is_none() || source == Source::Forced {
             self.write_byte(bucket, outcome.publish, source);
         }
+        budget::charge(outcome.charge, clock::now_ns(), &Policy::DEFAULT);
         // A disagreement is reported once per kernel and backend.
         let tell = match outcome.tell {
             Some(Tell::Excluded { candidate, .. }) if !st.warned_excluded.insert(candidate) => None,
@@ -317,6 +324,7 @@ fn forced(d: Decision, publish: Publish) -> Outcome {
         publish,
         tell: Some(Tell::Decision { decision: Pick::from(d), has_history: false }),
         dirty: false,
+        charge: Charge::NONE,
     }
 }
 
