@@ -249,6 +249,7 @@ pub(crate) fn run(mode: &str, calibration: &Path, out: &Path) {
     let mut worst: Option<Value> = None;
     let (mut worst_ratio, mut worst_candidate_ratio) = (0.0, 0.0);
     let mut worst_candidate: Option<Value> = None;
+    let mut over_10x_calls = Vec::new();
     for (&pi, (ns, explored)) in order.iter().zip(&calls) {
         per_pair_ns[pi] += ns;
         let Some(backend) = explored else { continue };
@@ -266,6 +267,16 @@ pub(crate) fn run(mode: &str, calibration: &Path, out: &Path) {
         if let Some(m) = variant.and_then(|v| medians[pi][v]) {
             let candidate_ratio = m / best_ns;
             candidates_over_10x += usize::from(candidate_ratio > 10.0);
+            if candidate_ratio > 10.0 && over_10x_calls.len() < 40 {
+                let p = &pairs[pi];
+                over_10x_calls.push(json!([
+                    p.k.label(),
+                    p.n,
+                    backend,
+                    (*ns as f64 / 1e3).round(),
+                    candidate_ratio.round()
+                ]));
+            }
             if candidate_ratio > worst_candidate_ratio {
                 worst_candidate_ratio = candidate_ratio;
                 let p = &pairs[pi];
@@ -294,6 +305,7 @@ pub(crate) fn run(mode: &str, calibration: &Path, out: &Path) {
         "exploring_calls": explore_calls, "exploration_s": explore_ns / 1e9,
         "exploring_calls_over_10x": over_10x, "worst_exploring_call": worst,
         "exploring_candidates_over_10x": candidates_over_10x, "worst_exploring_candidate": worst_candidate,
+        "exploring_candidates_over_10x_calls": over_10x_calls,
     });
     std::fs::write(out, serde_json::to_vec_pretty(&result).expect("json")).expect("write the trial's figures");
 }

@@ -254,6 +254,13 @@ pub(super) fn timed(
     if let (Some((_, best)), Some(mine)) = (best_of(&round_centres(stats, round), Some(candidate)), mine) {
         if prunes(candidate, mine, best, figure, policy) {
             round.pruned.insert(candidate);
+            // A warm-up that prunes is kept as the candidate's figure: the next bucket's
+            // prediction starts from it, so one call pays for a candidate that loses by
+            // far, not one per size (where a prediction contradicts one such figure, the
+            // settled bucket re-times it: `settled::probe`).
+            if warmup || run_start {
+                stats[candidate].push(ns, now_ns);
+            }
         }
     }
     charge

@@ -38,7 +38,9 @@
 //!   or a warm-up's time) exceeds [`Policy::prune_factor`] × the best centre measured so
 //!   far, however cheap: a candidate measured far slower than the best gets no more
 //!   calls, so the run of calls is kept for the candidate it is for and not paid by one
-//!   that loses on its first call. A Parallel candidate's warm-up (its run's first call,
+//!   that loses on its first call; a warm-up that prunes is kept as the candidate's
+//!   figure, so the next bucket predicts from it rather than paying a first call of its
+//!   own. A Parallel candidate's warm-up (its run's first call,
 //!   which may have woken the pool) prunes it only beyond [`Policy::call_cap`] × the
 //!   best. A prediction prunes beyond [`Policy::call_cap`] × the best, or beyond
 //!   [`Policy::prune_factor`] × the best unless it is a CPU figure under
@@ -113,8 +115,10 @@
 //!   window of fresh samples: then it is a tie, and more samples would only test it
 //!   again until noise separates it once), or whose figures are old
 //!   ([`Policy::stale_ns`], or from another run) even if they call it hopeless
-//!   (figures taken under a transient load must not exclude it for good), but never one
-//!   beyond the call cap. When the
+//!   (figures taken under a transient load must not exclude it for good), or whose
+//!   figures are fewer than [`Policy::samples`] and contradicted by a prediction (a
+//!   first call's page faults must not exclude it), but never one beyond the call cap.
+//!   When the
 //!   chosen backend runs faster now (its [pace](crate::kernel::stats::BackendStats::pace)) than when an
 //!   alternative's figures were taken (when the bucket settled, or when they were
 //!   last re-timed) by more than [`Policy::drift_band`], the machine was busy then:

@@ -139,7 +139,12 @@ pub(super) fn probe(
             let calm = calmer_since(alt, chosen_stats, policy);
             let then = from_a_busier_moment(calm, policy);
             let known = s.deferred.estimate(b, stats).or(predicted[b]);
-            let Some(estimate) = alt.centre().map(|e| e / calm).or(known) else {
+            // Fewer figures than exploring takes (a warm-up that pruned it, say) that a
+            // prediction contradicts are judged by the prediction: a first call's page
+            // faults must not exclude it.
+            let thin = (alt.recent_ns.len() as u64) < policy.samples;
+            let contradicted = |e: f64| if thin { predicted[b].map_or(e, |p| p.min(e)) } else { e };
+            let Some(estimate) = alt.centre().map(|e| contradicted(e / calm)).or(known) else {
                 // Deferred with nothing to tell its cost: once, while both budgets are in credit.
                 return (deferred && budget_left >= 0.0).then_some((alt.fresh, b));
             };
