@@ -86,21 +86,11 @@ impl Kernel {
     /// under the lock; makes the bucket when it is new.
     fn call_inputs(&'static self, st: &mut KernelState, bucket: usize, work: &Work) -> CallInputs {
         let runnable = self.runnable(self.gpu_usable());
-        let (neighbours, reach) = predict_from_neighbours(&st.buckets, bucket, self.complexity(), work.size);
-        let scalar_per_simd = scalar_per_simd(&st.buckets, bucket, work.size);
-        let pool = crate::ops::par::pool_threads();
+        let predicted = predictions(&st.buckets, bucket, self.complexity(), work);
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(work.size));
-        bs.pool = pool;
+        bs.pool = crate::ops::par::pool_threads();
         let candidates = bs.allowed(runnable);
         let prior = policy::prior(self.spec(), work, candidates, |b| cost::global().predict(b, work));
-        // Measured figures only. They order the candidates from the first call (a variant
-        // predicted 8× slower is not tried second because it is the simplest), and prune
-        // only once something was measured here to compare with.
-        let model = match cost::measured() {
-            Some(model) => PerCandidate::from_fn(|c| Some(model.predict_candidate(c, work, pool) * 1e9)),
-            None => PerCandidate::default(),
-        };
-        let predicted = Predictions { neighbours, reach, model, scalar_per_simd };
         let process_left_ns = budget::left(clock::now_ns(), &Policy::DEFAULT);
         CallInputs { candidates, later: self.later(), prior, predicted, process_left_ns }
     }
@@ -154,21 +144,18 @@ impl Kernel {
         if st.forced.is_some() || frozen() {
             return cached;
         }
-        let Some(bs) = st.buckets.get_mut(&bucket) else { return cached };
+        let Some(bs) = st.buckets.get(&bucket) else { return cached };
         let Some(chosen) = bs.chosen() else { return cached };
         let centre = bs.of(chosen).centre().unwrap_or(0.0);
         let shift = decision_byte::sampling_shift(rate, overhead_ns, centre);
         let candidates = bs.allowed(self.runnable(self.gpu_usable()));
-        // Predictions for alternatives never measured here (a GPU that started after the
-        // bucket settled); from the complexity's defaults, so a settled call needs no `work`.
-        // Before the figures are measured nothing unmeasured is re-timed.
+        // Predictions for alternatives not measured here (one the exploration deferred, or a
+        // GPU that started after the bucket settled), as exploring predicts them; the work
+        // from the complexity's defaults, so a settled call needs no `work`.
         let size = bs.typical_size;
         let work = Work::estimate(self.complexity(), size, None, None);
-        let pool = crate::ops::par::pool_threads();
-        let predicted = match cost::measured() {
-            Some(model) => PerCandidate::from_fn(|c| Some(model.predict_candidate(c, &work, pool) * 1e9)),
-            None => PerCandidate::default(),
-        };
+        let predicted = predictions(&st.buckets, bucket, self.complexity(), &work);
+        let Some(bs) = st.buckets.get_mut(&bucket) else { return cached };
         let now_ns = clock::now_ns();
         let process_left_ns = budget::left(now_ns, &Policy::DEFAULT);
         let event = Event::SampledCall { candidates, predicted: &predicted, now_ns, process_left_ns };
@@ -326,6 +313,28 @@ fn forced(d: Decision, publish: Publish) -> Outcome {
         dirty: false,
         charge: Charge::NONE,
     }
+}
+
+/// What is known of a call of `work` in `bucket` before it is measured there
+/// ([`Predictions`]): the nearest buckets' figures, the kernel's own Scalar-to-SIMD ratio,
+/// and the cost model's figures where they were measured. Measured figures only: they
+/// order the candidates from the first call (a variant predicted 8× slower is not tried
+/// second because it is the simplest), and prune only once something was measured here
+/// to compare with.
+fn predictions(
+    buckets: &BTreeMap<usize, BucketState>,
+    bucket: usize,
+    complexity: OpComplexity,
+    work: &Work,
+) -> Predictions {
+    let (neighbours, reach) = predict_from_neighbours(buckets, bucket, complexity, work.size);
+    let scalar_per_simd = scalar_per_simd(buckets, bucket, work.size);
+    let pool = crate::ops::par::pool_threads();
+    let model = match cost::measured() {
+        Some(model) => PerCandidate::from_fn(|c| Some(model.predict_candidate(c, work, pool) * 1e9)),
+        None => PerCandidate::default(),
+    };
+    Predictions { neighbours, reach, model, scalar_per_simd }
 }
 
 /// Predicted time (ns) per backend for `size` from the nearest bucket where that backend

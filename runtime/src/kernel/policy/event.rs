@@ -3,7 +3,7 @@
 
 use super::predictions::Predictions;
 use crate::candidate::Candidate;
-use crate::candidate::{CandidateSet, PerCandidate};
+use crate::candidate::CandidateSet;
 use crate::kernel::spec::{Decision, DecisionKind};
 
 /// Something that happened to a bucket, with what the policy needs to know about it.
@@ -24,9 +24,9 @@ pub(crate) enum Event<'a> {
     SampledCall {
         /// The backends that may run now, not excluded here.
         candidates: CandidateSet,
-        /// Each backend's time at the bucket's typical size by the cost model, in
-        /// nanoseconds, where the model has measured figures.
-        predicted: &'a PerCandidate<Option<f64>>,
+        /// What predicts each candidate's time at the bucket's typical size (neighbouring
+        /// buckets, the kernel's Scalar-to-SIMD ratio, the cost model).
+        predicted: &'a Predictions,
         /// Now, on the process clock.
         now_ns: u64,
         /// What the process's exploration budget has left, in nanoseconds (negative: in debt).

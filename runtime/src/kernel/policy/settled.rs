@@ -4,6 +4,7 @@
 //! The rules are in the module docs of `policy`.
 
 use super::event::{Charge, Sample};
+use super::predictions::Predictions;
 use super::tuning::Policy;
 use crate::candidate::{Candidate, CandidateSet, PerCandidate};
 use crate::kernel::bucket_state::Settled;
@@ -95,10 +96,11 @@ fn beats(fast: &BackendStats, slow: &BackendStats, margin: f64) -> bool {
 /// Which backend a settled bucket's sampled call should time: an alternative to
 /// re-time (see the module docs of `policy`), or `None` for the chosen backend.
 ///
-/// `candidates`: the backends that may run now; `predicted`: the cost model's time of
-/// each, in nanoseconds, for a backend never measured here (a GPU that became ready
-/// after the bucket settled); a candidate the exploration deferred has the estimate it
-/// was deferred with. One with neither figures nor an estimate is re-timed only if it was
+/// `candidates`: the backends that may run now; `predicted`: what predicts a backend not
+/// measured here (a GPU that became ready after the bucket settled, a candidate the
+/// exploration deferred in another process), read as exploring reads it
+/// (`Predictions::for_pruning`); a candidate the exploration deferred here has the
+/// estimate it was deferred with. One with neither figures nor an estimate is re-timed only if it was
 /// deferred and both budgets are in credit; one estimated over [`Policy::call_cap`] × the
 /// chosen backend's centre never is. The budget is [`Policy::explore_share`] of the
 /// bucket's time while deferred candidates are left ([`Settled::deferred`]), else
@@ -107,7 +109,7 @@ pub(super) fn probe(
     stats: &PerCandidate<BackendStats>,
     s: &mut Settled,
     candidates: CandidateSet,
-    predicted: &PerCandidate<Option<f64>>,
+    predicted: &Predictions,
     (now_ns, process_left_ns): (u64, f64),
     policy: &Policy,
 ) -> Option<Candidate> {
@@ -129,6 +131,9 @@ pub(super) fn probe(
     let new = s.deferred.set() != CandidateSet::EMPTY;
     let share = if new { policy.explore_share } else { policy.probe_budget };
     let budget_left = s.budget.left(share).min(process_left_ns);
+    // What exploring would predict of each alternative, against the chosen backend's centre.
+    let here = stats.map_ref(BackendStats::centre);
+    let predict = |b: Candidate| predicted.for_pruning(b, (chosen, c), &here, policy);
     let pick = candidates
         .without(chosen)
         .iter()
@@ -138,12 +143,12 @@ pub(super) fn probe(
             // Figures taken on a busier machine are as much too slow as the chosen backend was then.
             let calm = calmer_since(alt, chosen_stats, policy);
             let then = from_a_busier_moment(calm, policy);
-            let known = s.deferred.estimate(b, stats).or(predicted[b]);
+            let known = s.deferred.estimate(b, stats).or_else(|| predict(b));
             // Fewer figures than exploring takes (a warm-up that pruned it, say) that a
             // prediction contradicts are judged by the prediction: a first call's page
             // faults must not exclude it.
             let thin = (alt.recent_ns.len() as u64) < policy.samples;
-            let contradicted = |e: f64| if thin { predicted[b].map_or(e, |p| p.min(e)) } else { e };
+            let contradicted = |e: f64| if thin { predict(b).map_or(e, |p| p.min(e)) } else { e };
             let Some(estimate) = alt.centre().map(|e| contradicted(e / calm)).or(known) else {
                 // Deferred with nothing to tell its cost: once, while both budgets are in credit.
                 return (deferred && budget_left >= 0.0).then_some((alt.fresh, b));

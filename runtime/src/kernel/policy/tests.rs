@@ -71,6 +71,7 @@ fn probe(
     policy: &Policy,
 ) -> Option<Backend> {
     let chosen = state.chosen();
+    let predicted = Predictions { model: predicted, ..NONE };
     let event = Event::SampledCall { candidates, predicted: &predicted, now_ns, process_left_ns: IN_CREDIT };
     step(state, event, policy).run.filter(|&b| Some(b) != chosen).map(Candidate::backend)
 }
@@ -1154,7 +1155,7 @@ fn a_loaded_decision_times_every_call_until_it_is_confirmed() {
     s.await_confirmation(100.0, None);
     let every = Publish::Cache { candidate: Candidate::Simd, sampling: Sampling::EveryCall };
     assert_eq!(loaded(&s), Some(every));
-    let sampled = Event::SampledCall { candidates: ALL, predicted: &UNKNOWN, now_ns: 1, process_left_ns: IN_CREDIT };
+    let sampled = Event::SampledCall { candidates: ALL, predicted: &NONE, now_ns: 1, process_left_ns: IN_CREDIT };
     assert_eq!(step(&mut s, sampled, &P).publish, every);
     for _ in 0..P.confirm_samples {
         record(&mut s, sample(Backend::Simd, 100, 1, 1.0), &P);
@@ -1547,7 +1548,7 @@ fn what_exploring_costs_beyond_the_best_stays_within_a_tenth_while_new_and_a_hun
             Some(chosen) => {
                 let event = Event::SampledCall {
                     candidates: CPU,
-                    predicted: &predicted.model,
+                    predicted: &predicted,
                     now_ns: now,
                     process_left_ns: IN_CREDIT,
                 };
@@ -1584,4 +1585,28 @@ fn what_exploring_costs_beyond_the_best_stays_within_a_tenth_while_new_and_a_hun
     assert!(extra <= 0.01 * calls + 100_000.0, "once settled: {extra} ns beyond the best over {calls} ns");
     assert!(extra > 0.0, "and it still re-times: a count bounded from above alone proves nothing");
     assert_eq!(s.chosen_backend(), Some(Backend::Simd));
+}
+
+#[test]
+fn an_alternative_not_measured_here_is_predicted_as_exploring_predicts_it() {
+    // sin by a table built per call (SIMD, 9.4 ms at 4M elements) against libm's (Scalar,
+    // 30 ms): the exploration deferred Scalar on the kernel's own ratio (3.2× at 1M), so the
+    // saved bucket has no Scalar figure. The cost model, which knows no tables, puts Scalar
+    // at 4 ms: re-timing it on the model's word would cost a 30 ms call.
+    let mut s = loaded_from_file([0, 9_400_000, 0, 0], true);
+    let model_only = Predictions { model: model([4e6, 9.4e6, 0.0, 0.0]), ..NONE };
+    let with_ratio = Predictions { scalar_per_simd: Some((3.2, 4.0)), ..model_only };
+    let retimed = |s: &mut BucketState, predicted: &Predictions| {
+        (0..150u64).any(|i| {
+            let now = 1_000_000_000 + i * 10_000_000;
+            let event =
+                Event::SampledCall { candidates: SCALAR_SIMD, predicted, now_ns: now, process_left_ns: IN_CREDIT };
+            let b = step(s, event, &P).run.map_or(Backend::Simd, Candidate::backend);
+            let ns = if b == Backend::Scalar { 30_000_000 } else { 9_400_000 };
+            let _ = step(s, Event::Timed(sample(b, ns, 1 + i / 100, 1.0)), &P);
+            b == Backend::Scalar
+        })
+    };
+    assert!(!retimed(&mut s.clone(), &with_ratio), "3.2× SIMD by the kernel's ratio: not within 1% of 150 calls");
+    assert!(retimed(&mut s, &model_only), "the model alone calls it free");
 }
