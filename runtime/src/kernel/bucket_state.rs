@@ -164,7 +164,7 @@ pub(crate) struct Settled {
     /// What re-timing alternatives has cost (see `policy::settled::probe`).
     pub(crate) budget: Budget,
     /// Candidates the exploration deferred and that are still to be measured, with their
-    /// estimates (ns): while any is left, re-timing has the larger budget of a new bucket.
+    /// estimates (ns): re-timed within the settled bucket's budget.
     pub(crate) deferred: Deferred,
     /// The decision was loaded from this machine's history for this kernel: it is trusted
     /// (re-timed by the ordinary sampling; an alternative that beats it takes over, no new

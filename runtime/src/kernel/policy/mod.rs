@@ -63,9 +63,11 @@
 //!   nothing. One that nothing estimates (nothing measured, no prediction, or one too
 //!   cheap to trust) gets its first call while the process is within its share: that call
 //!   tells what the next would cost. After settling, the deferred candidates are re-timed
-//!   by the self-correction below with the new bucket's share, [`Policy::explore_share`],
-//!   until each has [`Policy::samples`] samples or is estimated hopeless; then the share
-//!   is [`Policy::probe_budget`]. Both sides of every ledger halve every
+//!   by the self-correction below, within its [`Policy::probe_budget`], until each has
+//!   [`Policy::samples`] samples or is estimated hopeless: the exploration already judged
+//!   them dear, and measuring them at a new bucket's share cost a program's second pass
+//!   more than it saved its first (BENCHMARKS.md, issue 44). Both sides of every ledger
+//!   halve every
 //!   [`Policy::budget_half_life_ns`], so a budget holds over any few half-lives and an
 //!   overrun is forgotten.
 //! - **Call cap**: no exploring call, and no re-timing, goes to a candidate estimated
@@ -103,8 +105,7 @@
 //!   older than [`Policy::stale_ns`]) are re-timed by probes, not compared with.
 //! - **Self-correction** (`settled::probe`): a settled bucket's sampled calls
 //!   alternate between timing the chosen backend and, within an explicit budget
-//!   ([`Policy::probe_budget`] of the bucket's time, or [`Policy::explore_share`] while
-//!   candidates the exploration deferred are left, counted as what the alternative took
+//!   ([`Policy::probe_budget`] of the bucket's time, counted as what the alternative took
 //!   *beyond* the chosen backend's current pace, on a ledger whose two sides
 //!   halve every [`Policy::budget_half_life_ns`] so that an old overrun is forgotten;
 //!   the process's budget bounds it too; one whose optimistic estimate is no slower than

@@ -102,9 +102,8 @@ fn beats(fast: &BackendStats, slow: &BackendStats, margin: f64) -> bool {
 /// (`Predictions::for_pruning`); a candidate the exploration deferred here has the
 /// estimate it was deferred with. One with neither figures nor an estimate is re-timed only if it was
 /// deferred and both budgets are in credit; one estimated over [`Policy::call_cap`] × the
-/// chosen backend's centre never is. The budget is [`Policy::explore_share`] of the
-/// bucket's time while deferred candidates are left ([`Settled::deferred`]), else
-/// [`Policy::probe_budget`]; the process's (`process_left_ns`) bounds it too.
+/// chosen backend's centre never is. The budget is [`Policy::probe_budget`] of the
+/// bucket's time; the process's (`process_left_ns`) bounds it too.
 pub(super) fn probe(
     stats: &PerCandidate<BackendStats>,
     s: &mut Settled,
@@ -128,9 +127,7 @@ pub(super) fn probe(
             s.deferred.remove(b);
         }
     }
-    let new = s.deferred.set() != CandidateSet::EMPTY;
-    let share = if new { policy.explore_share } else { policy.probe_budget };
-    let budget_left = s.budget.left(share).min(process_left_ns);
+    let budget_left = s.budget.left(policy.probe_budget).min(process_left_ns);
     // What exploring would predict of each alternative, against the chosen backend's centre.
     let here = stats.map_ref(BackendStats::centre);
     let predict = |b: Candidate| predicted.for_pruning(b, (chosen, c), &here, policy);

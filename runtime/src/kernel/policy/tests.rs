@@ -409,7 +409,7 @@ fn the_kernel_s_own_scalar_to_simd_ratio_prunes_where_the_model_s_would_not() {
             calls.push(d.backend);
             rec(&mut s, d.backend, truth[d.backend.index()], false);
         }
-        for _ in 0..400 {
+        for _ in 0..2_000 {
             let b = probe(&mut s, CPU, UNKNOWN, 1, &P).unwrap_or(s.chosen_backend().unwrap());
             calls.push(b);
             record(&mut s, sample(b, truth[b.index()], 1, 1.0), &P);
@@ -494,7 +494,7 @@ fn a_new_bucket_defers_a_candidate_its_budget_cannot_afford_and_re_times_it_afte
     assert_eq!(s.chosen_backend(), Some(Backend::Parallel));
     assert_eq!(deferred(&s), CandidateSet::of_backends(&[Backend::Simd]), "Scalar is pruned, not deferred");
     // Sampled calls, every one timed (a bucket called rarely), alternate with re-timing SIMD
-    // once the bucket's budget holds SIMD's predicted cost.
+    // once the settled bucket's 1% holds SIMD's predicted cost (3.8 ms: 70 calls of 5.4 ms).
     let truth = [60_000_000, 5_500_000, 5_400_000, 0];
     let mut first_simd = None;
     for call in 0..200 {
@@ -507,7 +507,7 @@ fn a_new_bucket_defers_a_candidate_its_budget_cannot_afford_and_re_times_it_afte
         }
     }
     let first_simd = first_simd.expect("SIMD re-timed");
-    assert!((2..=12).contains(&first_simd), "re-timed once its cost fits a tenth of the calls: {first_simd}");
+    assert!((60..=80).contains(&first_simd), "re-timed once its cost fits a hundredth of the calls: {first_simd}");
     assert_eq!(s.chosen_backend(), Some(Backend::Simd), "{s:?}");
     assert_eq!(deferred(&s), CandidateSet::EMPTY);
 }
@@ -756,7 +756,7 @@ fn figures_from_a_busier_moment_are_re_timed_and_a_wrong_settle_corrected() {
     // at 50 a second) the bucket re-times Parallel and moves to it (a switch, or a new
     // round that the fresh figures decide), once.
     let (probes, changes) = run_noisy(&mut s, [200, 100, 60, 0], 200, &mut Noise(0x5EED));
-    assert_eq!(changes.len(), 1, "{changes:?} after {probes} probes");
+    assert_eq!(changes.len(), 1, "{changes:?} after {probes} probes {s:?}");
     assert_eq!(s.chosen_backend(), Some(Backend::Parallel), "{changes:?} after {probes} probes");
     let b = budget(&mut s);
     assert!(b.extra_ns <= P.probe_budget * b.calls_ns + 1_000.0, "{b:?}");
@@ -775,7 +775,9 @@ fn figures_re_timed_during_a_load_are_re_timed_again_once_it_is_gone() {
     // lasted, so its figures are fresh ones from a busy moment.
     let mut s = BucketState::new(5000);
     let busy = [400, 200, 240, 0];
-    run_to_settle_on(&mut s, CPU, |b| busy[b.index()]);
+    // Every candidate measured to the end (a budget that affords them: this test is about
+    // figures from a busy moment, not about what exploring defers).
+    run_to_settle_with(&mut s, CPU, &Policy { explore_share: 1.0, ..P }, |b| busy[b.index()]);
     let (probes, changes) = run_noisy(&mut s, busy, 100, &mut Noise(0xFEED));
     assert_eq!((changes, s.chosen_backend()), (vec![], Some(Backend::Simd)));
     assert!(s.of(Backend::Parallel).fresh > 0, "Parallel was re-timed under the load ({probes} probes)");
@@ -966,8 +968,12 @@ fn an_unmeasured_backend_is_probed_from_its_prediction() {
 }
 
 fn run_to_settle_on(s: &mut BucketState, candidates: CandidateSet, time: impl Fn(Backend) -> u64) {
+    run_to_settle_with(s, candidates, &P, time);
+}
+
+fn run_to_settle_with(s: &mut BucketState, candidates: CandidateSet, policy: &Policy, time: impl Fn(Backend) -> u64) {
     for _ in 0..100 {
-        let d = explore(s, candidates, NOW, simd_prior(), &NONE, &P);
+        let d = explore(s, candidates, NOW, simd_prior(), &NONE, policy);
         if d.kind == DecisionKind::Historical {
             return;
         }

@@ -31,9 +31,8 @@ pub(crate) struct Policy {
     /// of the best measured; a Parallel candidate's wake-up call (a run's first, or the
     /// process's first) is pruned only beyond it.
     pub(crate) call_cap: f64,
-    /// Share of a new bucket's time (and of the process's) that calls on candidates other
-    /// than the best known may cost beyond it: while exploring, and while candidates the
-    /// budget deferred are still to be measured after settling.
+    /// Share of an exploring bucket's time (and of the process's) that calls on candidates
+    /// other than the best known may cost beyond it.
     pub(crate) explore_share: f64,
     /// Centres within this fraction of the best tie (and the tie-break decides); a settled
     /// choice is replaced only by a backend faster by more than this beyond both intervals.
@@ -44,8 +43,8 @@ pub(crate) struct Policy {
     pub(crate) drift_band: f64,
     /// Samples of the chosen backend needed since settling before drift is judged.
     pub(crate) drift_samples: u64,
-    /// Share of a settled bucket's time that re-timing alternatives may cost on top, once
-    /// nothing the exploration deferred is left to measure.
+    /// Share of a settled bucket's time that re-timing alternatives (those the exploration
+    /// deferred included) may cost on top.
     pub(crate) probe_budget: f64,
     /// The budgets' memory (nanoseconds of wall time): both sides of a ledger (a bucket's,
     /// the process's) halve this often, so a budget holds over any stretch of a few
