@@ -155,8 +155,8 @@ pub(super) fn explore(
 /// `best` centre measured, and together they must fit in what the round has left at
 /// [`Policy::explore_share`] of its calls' time ([`Exploring::budget`]) and in what the
 /// process has left (`process_left_ns`). One estimated no slower than the best costs
-/// nothing; one nothing estimates (or only a prediction too cheap to trust) is called
-/// while the process is within its share: its first call tells what the next would cost.
+/// nothing; one nothing estimates (or only a prediction too cheap to trust) is called:
+/// its first call tells what the next would cost.
 fn affordable(
     b: Candidate,
     stats: &PerCandidate<BackendStats>,
@@ -165,7 +165,9 @@ fn affordable(
     process_left_ns: f64,
     policy: &Policy,
 ) -> bool {
-    let Some(estimate) = estimate.filter(|e| e.is_finite()) else { return process_left_ns >= 0.0 };
+    // Its first call tells what the next would cost. (Not held back by the process's debt:
+    // such calls come one per candidate, and a kernel's first calls would wait on another's.)
+    let Some(estimate) = estimate.filter(|e| e.is_finite()) else { return true };
     let per_call = (estimate - best).max(0.0);
     if per_call == 0.0 {
         return true;

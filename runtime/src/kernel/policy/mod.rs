@@ -61,8 +61,10 @@
 //!   fit in what the bucket and the process have left is *deferred*: the round goes on
 //!   without it, and settles without it. One estimated no slower than the best costs
 //!   nothing. One that nothing estimates (nothing measured, no prediction, or one too
-//!   cheap to trust) gets its first call while the process is within its share: that call
-//!   tells what the next would cost. After settling, the deferred candidates are re-timed
+//!   cheap to trust) gets its first call: that call tells what the next would cost (such
+//!   calls come one per candidate and bucket, before the cost model's calibration ends,
+//!   and are charged to the process's ledger; holding them back on the process's debt
+//!   made one kernel's first decisions wait on another's exploration). After settling, the deferred candidates are re-timed
 //!   by the self-correction below, within its [`Policy::probe_budget`], until each has
 //!   [`Policy::samples`] samples or is estimated hopeless: the exploration already judged
 //!   them dear, and measuring them at a new bucket's share cost a program's second pass

@@ -147,7 +147,7 @@ pub(super) fn probe(
             let thin = (alt.recent_ns.len() as u64) < policy.samples;
             let contradicted = |e: f64| if thin { predict(b).map_or(e, |p| p.min(e)) } else { e };
             let Some(estimate) = alt.centre().map(|e| contradicted(e / calm)).or(known) else {
-                // Deferred with nothing to tell its cost: once, while both budgets are in credit.
+                // Deferred with nothing to tell its cost: once, while the budgets are in credit.
                 return (deferred && budget_left >= 0.0).then_some((alt.fresh, b));
             };
             let stale = !alt.is_empty() && (then || alt.is_stale(now_ns, policy.stale_ns));

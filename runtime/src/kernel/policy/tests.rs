@@ -1507,35 +1507,33 @@ fn no_alternative_estimated_beyond_the_call_cap_is_re_timed_even_when_its_figure
 }
 
 #[test]
-fn a_candidate_nothing_predicts_waits_while_the_process_is_over_its_budget() {
+fn a_dear_candidate_waits_while_the_process_is_over_its_budget_and_an_unknown_one_does_not() {
+    // Scalar 40 µs, measured (the prior). Another kernel's exploration left the process in debt.
     let two = SCALAR_SIMD;
     let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
-    let run = |predicted: &Predictions, process_left_ns: f64| {
-        let mut s = BucketState::new(8192);
-        let mut calls = Vec::new();
-        loop {
-            let inputs =
-                CallInputs { candidates: two, later: NOW, prior: scalar_prior, predicted: *predicted, process_left_ns };
-            let Some(Tell::Decision { decision, .. }) = step(&mut s, Event::Call(&inputs), &P).tell else { panic!() };
-            if decision.kind == DecisionKind::Historical {
-                return (calls, s);
-            }
-            calls.push(decision.candidate.backend());
-            rec(
-                &mut s,
-                decision.candidate.backend(),
-                if decision.candidate.backend() == Backend::Simd { 500 } else { 3_800 },
-                false,
-            );
+    let mut s = BucketState::new(8192);
+    for _ in 0..P.samples {
+        rec(&mut s, Backend::Scalar, 40_000, false);
+    }
+    // The next call, with this round's budget made large enough for anything.
+    let next = |simd: Option<f64>, process_left_ns: f64| {
+        let Phase::Exploring(round) = &s.phase else { panic!("exploring") };
+        let mut round = round.clone();
+        round.budget.calls_ns = 1e12;
+        let predicted = Predictions { model: figures([Some(40_000.0), simd, None, None]), ..NONE };
+        let inputs = CallInputs { candidates: two, later: NOW, prior: scalar_prior, predicted, process_left_ns };
+        match explore::explore(&s.stats, &mut round, &inputs, true, &P) {
+            Next::Run(pick) => Some(pick.candidate.backend()),
+            Next::Settle { .. } => None,
         }
     };
-    let (calls, s) = run(&NONE, -1.0);
-    assert!(!calls.contains(&Backend::Simd), "{calls:?}");
-    assert_eq!(deferred(&s), CandidateSet::of_backends(&[Backend::Simd]), "re-timed once the budgets allow");
-    assert!(run(&NONE, 0.0).0.contains(&Backend::Simd), "within its share");
-    // One predicted faster than the best costs nothing: measured whatever the process spent.
-    let faster = Predictions { model: model([3_800.0, 600.0, 0.0, 0.0]), ..NONE };
-    assert!(run(&faster, -1.0).0.contains(&Backend::Simd));
+    // SIMD predicted at 100 µs (2.5×: a cost the budget weighs).
+    assert_eq!(next(Some(100_000.0), 1e12), Some(Backend::Simd), "within the process's share");
+    assert_eq!(next(Some(100_000.0), -1.0), None, "the process is in debt: deferred, the bucket settles");
+    // Nothing predicts it: its first call tells what it costs, debt or not.
+    assert_eq!(next(None, -1.0), Some(Backend::Simd));
+    // Predicted faster: it costs nothing.
+    assert_eq!(next(Some(20_000.0), -1.0), Some(Backend::Simd));
 }
 
 #[test]
