@@ -54,14 +54,16 @@ struct Gen {
     ids: usize,
 }
 
-/// Whether `e` names a value of a known float type (a variable, an element, a constant).
+/// Whether `e`'s float type is known from what it names (a variable, an element, a
+/// constant), not only from literals, whose type an expression alone leaves open.
 fn typed(e: &Expr) -> bool {
-    let mut found = false;
-    let mut e = e.clone();
-    crate::ast::expr_mut(&mut e, &mut |e| {
-        found |= matches!(e, Expr::Var(_) | Expr::Index(..) | Expr::Const(_) | Expr::Cast(..))
-    });
-    found
+    match e {
+        Expr::Var(_) | Expr::Index(..) | Expr::Const(_) | Expr::Cast(..) | Expr::Chain(_) => true,
+        Expr::If(_, a, b) => typed(a) || typed(b),
+        Expr::Bin(op, a, b) if !op.compares() => typed(a) || typed(b),
+        Expr::Call(_, r, _) | Expr::Neg(r) => typed(r),
+        _ => false,
+    }
 }
 
 fn f(name: &str, len: Len) -> Param {
@@ -570,7 +572,7 @@ impl Gen {
             head: Head::Range { var: "j".into(), lo: Expr::us(0), hi: v("w") },
             body: vec![Stmt::Assign(Place::Var("acc".into()), AOp::Add, term)],
         };
-        let store = self.fexpr(1, &[v("acc")]);
+        let store = self.recv(1, &[v("acc")]);
         let body = vec![
             Stmt::Let { name: "acc".into(), mutable: true, ty: Some(Ty::F32), init: Expr::F(0.0) },
             j,
@@ -663,7 +665,7 @@ impl Gen {
         k.params = vec![f("a", Len::N), fm("out", Len::N), scalar("s")];
         let m = Chain {
             id: self.id(),
-            src: Src::Iter("a".into()),
+            src: Src::Copied("a".into()),
             names: vec!["x".into()],
             map: None,
             term: Term::FoldMax(Expr::Const("NEG_INFINITY")),
