@@ -334,7 +334,7 @@ impl Gen {
         if self.p(0.4) {
             let d = self.depth();
             let t = self.fexpr(d, &leaves);
-            body.push(Stmt::Let { name: "t".into(), mutable: false, ty: None, init: t });
+            body.push(Stmt::Let { name: "t".into(), mutable: false, ty: Some(Ty::F32), init: t });
             leaves.push(v("t"));
         }
         body.extend(self.store(Place::Index("out".into(), i), &leaves));
@@ -363,7 +363,7 @@ impl Gen {
         let mut leaves = leaves;
         if self.p(0.3) {
             let t = self.fexpr(2, &leaves);
-            body.push(Stmt::Let { name: "t".into(), mutable: false, ty: None, init: t });
+            body.push(Stmt::Let { name: "t".into(), mutable: false, ty: Some(Ty::F32), init: t });
             leaves.push(v("t"));
         }
         for n in 0..count {
