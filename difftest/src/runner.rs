@@ -180,6 +180,8 @@ fn run_child(cfg: &Config, threads: usize, variants: &str, skip: &[String]) -> (
         .env("ADAPTIVE_KERNEL_GPU", "software")
         .env("ADAPTIVE_KERNEL_HISTORY", "off")
         .env("ADAPTIVE_KERNEL_LOG", "off")
+        // An invalid generated shader panics (a failure of the variant) instead of running on the host.
+        .env("ADAPTIVE_KERNEL_CHECK_SHADERS", "1")
         .env("DIFFTEST_VARIANTS", variants)
         .env("DIFFTEST_PARALLEL", format!("parallel×{threads}"))
         .env("DIFFTEST_SKIP", skip.join(","))
