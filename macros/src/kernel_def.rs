@@ -75,15 +75,34 @@ impl Lanes {
     /// The SIMD variant's reports, each marked with whether the Parallel variant's body
     /// (`parallel`: its reports, when it has a generated one) rewrote the same reduction:
     /// the one at the same line with the same idiom, in order.
+    ///
+    /// The report lists every libm call either variant replaces (`vector_math`), and a
+    /// rewrite only the Parallel variant's body makes (a split loop's chunk, whose range the
+    /// SIMD variant could not take) is reported too, for Parallel alone: whatever a variant
+    /// does to a loop, the report says it.
     fn match_up(simd: Vec<LoopReport>, parallel: Option<&[LoopReport]>) -> Vec<Lanes> {
         let mut unused: Vec<&LoopReport> = parallel.unwrap_or_default().iter().collect();
-        simd.into_iter()
-            .map(|report| {
+        let mut lanes: Vec<Lanes> = simd
+            .into_iter()
+            .map(|mut report| {
                 let found = unused.iter().position(|p| p.line == report.line && p.idiom == report.idiom);
-                let parallel = found.map(|at| unused.remove(at)).is_some_and(|p| p.rewritten);
-                Lanes { report, parallel }
+                let parallel = found.map(|at| unused.remove(at)).filter(|p| p.rewritten);
+                if let Some(p) = parallel {
+                    for name in &p.math {
+                        if !report.math.contains(name) {
+                            report.math.push(name);
+                        }
+                    }
+                }
+                Lanes { report, parallel: parallel.is_some() }
             })
-            .collect()
+            .collect();
+        for p in unused.into_iter().filter(|p| p.rewritten) {
+            let report = LoopReport { rewritten: false, reason: "", ..p.clone() };
+            lanes.push(Lanes { report, parallel: true });
+        }
+        lanes.sort_by_key(|l| l.report.line);
+        lanes
     }
 }
 

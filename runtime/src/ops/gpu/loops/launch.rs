@@ -18,6 +18,22 @@ impl GpuLoop {
     }
 }
 
+/// Under `ADAPTIVE_KERNEL_CHECK_SHADERS=1` (what `scripts/test` sets), validates the loop's
+/// shader before every first call, device or not, and panics when it is invalid: in the
+/// project's tests an invalid shader is a failure, not a silent run on the host.
+fn check_shader_if_asked(spec: &'static GpuLoop) {
+    static ASKED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if !*ASKED.get_or_init(|| std::env::var("ADAPTIVE_KERNEL_CHECK_SHADERS").as_deref() == Ok("1")) {
+        return;
+    }
+    if let Err(e) = spec.validate() {
+        panic!(
+            "ADAPTIVE_KERNEL_CHECK_SHADERS: the shader generated for the GPU loop at {}:{} is invalid: {e}",
+            spec.file, spec.line
+        );
+    }
+}
+
 /// One call of a generated loop, assembled by generated code in the order the
 /// loop's [`GpuLoop`] declares: the units, every scalar, every slice, every
 /// accumulator; then [`run`](Launch::run).
@@ -65,7 +81,12 @@ impl<'a> Launch<'a> {
     pub fn word(&mut self, word: Option<Word>) {
         let expected = self.spec.scalars.get(self.words.len()).copied();
         let bits = match (word, expected) {
-            (Some(Word::F32(v)), Some(Scalar::F32)) => Some(v.to_bits()),
+            (Some(Word::F32(v)), Some(Scalar::F32)) => {
+                if !v.is_finite() {
+                    self.refuse(HostReason::Special);
+                }
+                Some(v.to_bits())
+            }
             (Some(Word::I32(v)), Some(Scalar::I32)) => Some(v as u32),
             (Some(Word::U32(v)), Some(Scalar::U32)) => Some(v),
             (Some(Word::Bool(v)), Some(Scalar::Bool)) => Some(u32::from(v)),
@@ -101,6 +122,9 @@ impl<'a> Launch<'a> {
     }
 
     fn slot(&mut self, slot: Slot<'a>) {
+        if !slot.finite() {
+            self.refuse(HostReason::Special);
+        }
         let expected = self.spec.bindings.get(self.slots.len());
         if expected.is_none_or(|b| b.elem != slot.elem() || b.access != slot.access()) {
             self.refuse(HostReason::Type);
@@ -118,6 +142,9 @@ impl<'a> Launch<'a> {
             Some(AccMut::Usize(_)) => Some(Elem::Usize),
             None => None,
         };
+        if matches!(&acc, Some(AccMut::F32(a)) if !a.is_finite()) {
+            self.refuse(HostReason::Special);
+        }
         match (acc, expected) {
             (Some(acc), Some(r)) if Some(r.elem) == elem => self.accs.push(acc),
             _ => self.refuse(HostReason::Type),
@@ -129,6 +156,7 @@ impl<'a> Launch<'a> {
     /// host (nothing was written). Zero units need no device.
     pub fn run(mut self) -> bool {
         let spec = self.spec;
+        check_shader_if_asked(spec);
         if self.slots.len() != spec.bindings.len()
             || self.words.len() != spec.scalars.len()
             || self.accs.len() != spec.reductions.len()

@@ -99,6 +99,10 @@ pub(crate) enum HostReason {
     /// The shader set its status word (an index out of bounds, a division by zero, a value
     /// the device cannot compute as the host does).
     Status = 16,
+    /// A NaN or infinity among the loop's float inputs, or one the shader computed: WGSL lets
+    /// a device assume there are none (lavapipe folds `x * 0.0` to `0` for `x = ∞`), so the
+    /// host computes the call, as Rust does. Data, not a fault: counted, never said.
+    Special = 32,
 }
 
 impl HostReason {
@@ -108,6 +112,7 @@ impl HostReason {
             HostReason::Size => "a size or value is beyond u32, or a slice beyond the device's storage binding limit",
             HostReason::Bindings => "the device binds fewer storage buffers than the loop needs",
             HostReason::Shader => "its shader failed validation (please report this)",
+            HostReason::Special => "a NaN or an infinity among its float values",
             HostReason::Status => {
                 "the device met what Rust computes otherwise (an index out of bounds, a division by zero, a value \
                  beyond u32, a sine of a huge argument)"
@@ -194,6 +199,9 @@ impl GpuLoop {
 
     /// Says once per reason why this loop ran on the host.
     pub(crate) fn say_once(&'static self, reason: HostReason) {
+        if reason == HostReason::Special {
+            return;
+        }
         let bit = reason as u8;
         if self.said.fetch_or(bit, Ordering::Relaxed) & bit == 0 {
             let (file, line, says) = (self.file, self.line, reason.says());
