@@ -566,7 +566,9 @@ impl Printer {
                 // Comparisons do not chain; a cast before `<` would read as generics.
                 let left_min = if op.compares() { p + 1 } else { p };
                 let mut left = self.at(a, left_min);
-                if op.compares() && matches!(**a, Expr::Cast(..)) && !left.starts_with('(') {
+                // `x as f32 < y` reads as generics: a cast printed bare (its own precedence, 14)
+                // on the left of a comparison is parenthesised, whatever it starts with.
+                if op.compares() && matches!(**a, Expr::Cast(..)) && self.raw(a).1 == 14 {
                     left = format!("({left})");
                 }
                 let right = self.at(b, p + 1);
