@@ -566,9 +566,12 @@ impl Printer {
                 // Comparisons do not chain; a cast before `<` would read as generics.
                 let left_min = if op.compares() { p + 1 } else { p };
                 let mut left = self.at(a, left_min);
-                // `x as f32 < y` reads as generics: a cast printed bare (its own precedence, 14)
-                // on the left of a comparison is parenthesised, whatever it starts with.
-                if op.compares() && matches!(**a, Expr::Cast(..)) && self.raw(a).1 == 14 {
+                // `x as f32 < y` (or `a * x as f32 < y`) reads as generics: a left side that
+                // ends in a bare cast is parenthesised before a comparison.
+                let ends_in_cast = left.rsplit_once(' ').is_some_and(|(head, ty)| {
+                    head.ends_with(" as") && ty.chars().all(|c| c.is_ascii_alphanumeric())
+                });
+                if op.compares() && ends_in_cast {
                     left = format!("({left})");
                 }
                 let right = self.at(b, p + 1);

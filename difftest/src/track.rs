@@ -545,7 +545,11 @@ pub fn end(acc: &mut Er, line: u32, carry: Carry) {
             let n = acc.n as usize;
             let g = adaptive_kernel::tolerance::gamma(n, eps);
             if !(acc.abs * (1.0 + g)).is_finite() || acc.abs * (1.0 + g) > f64::from(f32::MAX) {
+                // A partial sum may overflow in one order and not in another: no promise at
+                // all (`tolerance::sums_agree`), not even that no NaN arises (∞ − ∞ in lanes
+                // where the sequential sum stayed at −∞), so the call is not compared.
                 acc.e = f64::INFINITY;
+                taint();
             } else {
                 acc.e +=
                     adaptive_kernel::tolerance::sum_bound(n, acc.abs, eps) + if on_gpu() { MIN_NORMAL } else { 0.0 };
@@ -554,7 +558,9 @@ pub fn end(acc: &mut Er, line: u32, carry: Carry) {
         Carry::Product => {
             let m = f64::from(acc.v.abs());
             if m < MIN_NORMAL * 2f64.powi(30) || m > f64::from(f32::MAX) / 2f64.powi(30) || !acc.v.is_finite() {
+                // Overflow or underflow in some order: no promise (`tolerance::products_agree`).
                 acc.e = f64::INFINITY;
+                taint();
             } else {
                 acc.e += adaptive_kernel::tolerance::product_bound(acc.n as usize, m, eps);
             }
