@@ -81,25 +81,27 @@ impl Lanes {
     /// SIMD variant could not take) is reported too, for Parallel alone: whatever a variant
     /// does to a loop, the report says it.
     fn match_up(simd: Vec<LoopReport>, parallel: Option<&[LoopReport]>) -> Vec<Lanes> {
-        let mut unused: Vec<&LoopReport> = parallel.unwrap_or_default().iter().collect();
-        let mut lanes: Vec<Lanes> = simd
-            .into_iter()
-            .map(|mut report| {
-                let found = unused.iter().position(|p| p.line == report.line && p.idiom == report.idiom);
-                let parallel = found.map(|at| unused.remove(at)).filter(|p| p.rewritten);
-                if let Some(p) = parallel {
+        let mut lanes: Vec<Lanes> = simd.into_iter().map(|report| Lanes { report, parallel: false }).collect();
+        for p in parallel.unwrap_or_default().iter().filter(|p| p.rewritten) {
+            // The same reduction: the first one not matched yet at the same line with the same
+            // idiom. The split may emit a loop's body more than once (its chunks and the rest):
+            // a further copy of a reduction already matched is the same loop, not another one.
+            let same = |l: &Lanes| l.report.line == p.line && l.report.idiom == p.idiom;
+            let at = lanes.iter().position(|l| same(l) && !l.parallel).or_else(|| lanes.iter().position(same));
+            match at.map(|at| &mut lanes[at]) {
+                Some(lane) => {
+                    lane.parallel = true;
                     for name in &p.math {
-                        if !report.math.contains(name) {
-                            report.math.push(name);
+                        if !lane.report.math.contains(name) {
+                            lane.report.math.push(name);
                         }
                     }
                 }
-                Lanes { report, parallel: parallel.is_some() }
-            })
-            .collect();
-        for p in unused.into_iter().filter(|p| p.rewritten) {
-            let report = LoopReport { rewritten: false, reason: "", ..p.clone() };
-            lanes.push(Lanes { report, parallel: true });
+                None => {
+                    let report = LoopReport { rewritten: false, reason: "", ..p.clone() };
+                    lanes.push(Lanes { report, parallel: true });
+                }
+            }
         }
         lanes.sort_by_key(|l| l.report.line);
         lanes
