@@ -6,7 +6,7 @@
 //! ```text
 //! difftest: BEGIN kernel=k3
 //! difftest: FAIL seed=7 kernel=k3 shape=items variant=gpu size=4 width=1 input=special element=0 expected=NaN got=0 why=…
-//! difftest: DONE kernel=k3 checks=96 unchecked=2 failures=1
+//! difftest: DONE kernel=k3 checks=96 unchecked=2 failures=1 variants=gpu:24:0,parallel:24:1,scalar:24:0,simd:24:1
 //! ```
 //!
 //! The variants a process runs come from `DIFFTEST_VARIANTS` (`scalar,simd,parallel,gpu`), the
@@ -261,6 +261,8 @@ pub struct Harness {
     checks: u64,
     unchecked: u64,
     failures: u64,
+    /// Comparisons made and left unchecked by variant label, for the kernel being run.
+    by_variant: std::collections::BTreeMap<String, (u64, u64)>,
     /// Failures printed per kernel and variant, at most.
     shown: u64,
 }
@@ -284,7 +286,8 @@ pub fn main(seed: u64, kernels: &Kernels) {
         .collect();
     // Panics of a variant are findings, reported on their line: not on stderr too.
     std::panic::set_hook(Box::new(|_| {}));
-    let mut h = Harness { seed, variants, checks: 0, unchecked: 0, failures: 0, shown: 0 };
+    let by_variant = Default::default();
+    let mut h = Harness { seed, variants, checks: 0, unchecked: 0, failures: 0, by_variant, shown: 0 };
     for (name, check) in kernels {
         if only.as_deref().is_some_and(|o| o != *name) || skip.contains(name) {
             continue;
@@ -293,11 +296,14 @@ pub fn main(seed: u64, kernels: &Kernels) {
         let before = (h.checks, h.unchecked, h.failures);
         h.shown = 0;
         check(&mut h);
+        let by: Vec<String> =
+            std::mem::take(&mut h.by_variant).iter().map(|(v, (c, u))| format!("{v}:{c}:{u}")).collect();
         say(&format!(
-            "difftest: DONE kernel={name} checks={} unchecked={} failures={}",
+            "difftest: DONE kernel={name} checks={} unchecked={} failures={} variants={}",
             h.checks - before.0,
             h.unchecked - before.1,
-            h.failures - before.2
+            h.failures - before.2,
+            by.join(",")
         ));
     }
 }
@@ -383,10 +389,13 @@ impl Harness {
                                 continue;
                             }
                         };
+                        let counts = self.by_variant.entry(label.clone()).or_default();
                         if tainted {
+                            counts.1 += 1;
                             self.unchecked += 1;
                             continue;
                         }
+                        counts.0 += 1;
                         self.checks += 1;
                         if let Some((at, expected, found, why)) = compare(&got, &tracked) {
                             self.fail(name, shape, &label, &case, at, &expected, &found, why);

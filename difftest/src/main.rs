@@ -105,6 +105,8 @@ fn summary(out: &Outcome, seeds: &[u64], took: Duration) {
     println!("difftest: seeds {seeds:?}");
     let shapes: Vec<String> = out.shapes.iter().map(|(s, n)| format!("{s}={n}")).collect();
     println!("difftest: kernels by shape: {}", shapes.join(" "));
+    let variants: Vec<String> = out.variants.iter().map(|(v, n)| format!("{v}={n}")).collect();
+    println!("difftest: comparisons by variant: {}", variants.join(" "));
     println!(
         "difftest: {} kernels, {} comparisons, {} unchecked, {} failures; built {:.0} s, ran {:.0} s, {:.0} s in all",
         out.kernels,

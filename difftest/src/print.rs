@@ -568,9 +568,9 @@ impl Printer {
                 let mut left = self.at(a, left_min);
                 // `x as f32 < y` (or `a * x as f32 < y`) reads as generics: a left side that
                 // ends in a bare cast is parenthesised before a comparison.
-                let ends_in_cast = left.rsplit_once(' ').is_some_and(|(head, ty)| {
-                    head.ends_with(" as") && ty.chars().all(|c| c.is_ascii_alphanumeric())
-                });
+                let ends_in_cast = left
+                    .rsplit_once(' ')
+                    .is_some_and(|(head, ty)| head.ends_with(" as") && ty.chars().all(|c| c.is_ascii_alphanumeric()));
                 if op.compares() && ends_in_cast {
                     left = format!("({left})");
                 }

@@ -58,7 +58,7 @@ pub struct Outcome {
     pub failures: Vec<Failure>,
     /// Kernels by shape.
     pub shapes: BTreeMap<String, usize>,
-    /// Comparisons by variant.
+    /// Comparisons made, by variant (`parallel×3` apart from `parallel` on one thread).
     pub variants: BTreeMap<String, u64>,
     /// Seconds building and running.
     pub build_s: f64,
@@ -322,10 +322,13 @@ pub fn batch(cfg: &Config, seed: u64, first: usize, count: usize, out: &mut Outc
             failures.push(f);
         }
     }
-    for l in &lines {
-        if l.starts_with("difftest: DONE") {
-            // Comparisons per variant are not split in the line; count kernels run instead.
-            *out.variants.entry("kernels run".into()).or_default() += 1;
+    for l in lines.iter().filter(|l| l.starts_with("difftest: DONE")) {
+        for entry in field(l, "variants").unwrap_or("").split(',').filter(|e| !e.is_empty()) {
+            let mut parts = entry.split(':');
+            let (Some(variant), Some(checks)) = (parts.next(), parts.next().and_then(|c| c.parse::<u64>().ok())) else {
+                continue;
+            };
+            *out.variants.entry(variant.to_string()).or_default() += checks;
         }
     }
     // One minimisation per failing kernel and variant.

@@ -172,8 +172,7 @@ impl<'a> Launch<'a> {
             self.refuse(HostReason::Size);
         }
         if let Some(reason) = self.refused {
-            spec.say_once(reason);
-            spec.count(false);
+            spec.ran_on_host(Some(reason));
             return false;
         }
         if self.units == 0 {
@@ -186,10 +185,7 @@ impl<'a> Launch<'a> {
                 true
             }
             Err(reason) => {
-                if let Some(reason) = reason {
-                    spec.say_once(reason);
-                }
-                spec.count(false);
+                spec.ran_on_host(reason);
                 false
             }
         }

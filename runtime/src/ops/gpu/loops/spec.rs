@@ -139,9 +139,10 @@ pub struct GpuLoop {
     pub scalars: &'static [Scalar],
     /// The reductions it carries, in order.
     pub reductions: &'static [Reduction],
-    /// Calls run on the device, and on the host.
+    /// Calls run on the device, and on the host (of which `special` for a NaN or infinity).
     on_device: AtomicU64,
     on_host: AtomicU64,
+    special: AtomicU64,
     /// `HostReason` bits already said.
     said: AtomicU8,
     /// 0: not validated yet; 1: valid; 2: invalid.
@@ -177,6 +178,7 @@ impl GpuLoop {
             reductions,
             on_device: AtomicU64::new(0),
             on_host: AtomicU64::new(0),
+            special: AtomicU64::new(0),
             said: AtomicU8::new(0),
             shader: AtomicU8::new(0),
             registered: AtomicU8::new(0),
@@ -197,11 +199,21 @@ impl GpuLoop {
         }
     }
 
-    /// Says once per reason why this loop ran on the host.
-    pub(crate) fn say_once(&'static self, reason: HostReason) {
-        if reason == HostReason::Special {
-            return;
+    /// Records a call computed on the host, and says once per reason why (`None`: no usable
+    /// device, said elsewhere; a NaN or infinity is data, counted and never said).
+    pub(crate) fn ran_on_host(&'static self, reason: Option<HostReason>) {
+        self.count(false);
+        match reason {
+            None => {}
+            Some(HostReason::Special) => {
+                self.special.fetch_add(1, Ordering::Relaxed);
+            }
+            Some(reason) => self.say_once(reason),
         }
+    }
+
+    /// Says once per reason why this loop ran on the host.
+    fn say_once(&'static self, reason: HostReason) {
         let bit = reason as u8;
         if self.said.fetch_or(bit, Ordering::Relaxed) & bit == 0 {
             let (file, line, says) = (self.file, self.line, reason.says());
@@ -218,6 +230,9 @@ pub struct LoopRuns {
     pub on_device: u64,
     /// Calls computed on the host (no usable device, or one of the reasons of the module docs).
     pub on_host: u64,
+    /// Of those, the calls computed on the host because a NaN or an infinity was among the
+    /// loop's float inputs or arose in the shader (the GPU contract: the host computes them).
+    pub special: u64,
 }
 
 /// The calls of the generated loops at `file:line` so far (the sum over loops
@@ -230,6 +245,7 @@ pub fn runs(file: &str, line: u32) -> LoopRuns {
         |acc, l| LoopRuns {
             on_device: acc.on_device + l.on_device.load(Ordering::Relaxed),
             on_host: acc.on_host + l.on_host.load(Ordering::Relaxed),
+            special: acc.special + l.special.load(Ordering::Relaxed),
         },
     )
 }
