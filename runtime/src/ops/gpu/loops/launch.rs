@@ -77,16 +77,26 @@ impl<'a> Launch<'a> {
         self.units = units;
     }
 
-    /// The next scalar argument.
+    /// The next scalar argument: a value of the user's (a NaN or an infinity runs the call on
+    /// the host, as the GPU contract says).
     pub fn word(&mut self, word: Option<Word>) {
+        if matches!(word, Some(Word::F32(v)) if !v.is_finite()) {
+            self.refuse(HostReason::Special);
+        }
+        self.push_word(word);
+    }
+
+    /// The next scalar argument: a constant the body names by path (`f32::INFINITY`,
+    /// `f32::MAX`). An infinite one is taken to the device: compare-and-keep loops start from
+    /// `f32::INFINITY`, and the results of arithmetic on it go through the shader's `lp_fin`.
+    pub fn constant(&mut self, word: Option<Word>) {
+        self.push_word(word);
+    }
+
+    fn push_word(&mut self, word: Option<Word>) {
         let expected = self.spec.scalars.get(self.words.len()).copied();
         let bits = match (word, expected) {
-            (Some(Word::F32(v)), Some(Scalar::F32)) => {
-                if !v.is_finite() {
-                    self.refuse(HostReason::Special);
-                }
-                Some(v.to_bits())
-            }
+            (Some(Word::F32(v)), Some(Scalar::F32)) => Some(v.to_bits()),
             (Some(Word::I32(v)), Some(Scalar::I32)) => Some(v as u32),
             (Some(Word::U32(v)), Some(Scalar::U32)) => Some(v),
             (Some(Word::Bool(v)), Some(Scalar::Bool)) => Some(u32::from(v)),
