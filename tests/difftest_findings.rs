@@ -7,8 +7,9 @@
 //! The GPU tests need a device (lavapipe with `ADAPTIVE_KERNEL_GPU=software`); without
 //! one they FAIL, unless `ADAPTIVE_KERNEL_SKIP_GPU_TESTS=1` asks to skip them.
 #![deny(warnings)]
-// The kernels are called through their variants, not routed.
-#![allow(dead_code, clippy::needless_range_loop)]
+// The kernels are called through their variants, not routed; `a[i] != a[i]` and `big - big` are
+// the findings' NaN and infinity cases, written so on purpose.
+#![allow(dead_code, clippy::needless_range_loop, clippy::eq_op)]
 
 use adaptive_kernel::__private::gpu_loop;
 use adaptive_kernel::ops::gpu;
