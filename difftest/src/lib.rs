@@ -10,7 +10,7 @@
 //! actually met ([`track`]). A failing kernel is minimised and printed.
 //!
 //! * [`ast`]: the kernels' syntax tree; [`gen`]: the seeded generator;
-//!   [`print`]: the three copies and the crate; [`minimise`]: smaller
+//!   [`print`](mod@print): the three copies and the crate; [`minimise`]: smaller
 //!   candidates;
 //! * [`track`], [`harness`]: what the generated crate runs (the contract and
 //!   the comparisons);
