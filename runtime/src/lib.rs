@@ -47,10 +47,10 @@ pub use error::Error;
 pub use kernel::run_verified;
 pub use kernel::Crossover;
 pub use kernel::{
-    backend_columns, backend_label, crossovers, init_logging, kernel_named, kernels, loop_reason, set_span_threshold,
-    with_backend, BackendReport, BucketReport, Decision, DecisionKind, GpuLine, Kernel, KernelFamily, KernelSpec,
-    KernelTable, LoopGpu, LoopLine, LoopRewrite, LoopSplit, LoopSummary, MathCalls, Route, SplitLine, LOOP_REASONS,
-    TIE_BAND,
+    backend_columns, backend_label, crossovers, init_logging, kernel_named, kernels, last_route, loop_reason,
+    set_span_threshold, with_backend, BackendReport, BucketReport, Decision, DecisionKind, GpuLine, Kernel,
+    KernelFamily, KernelSpec, KernelTable, LastRoute, LoopGpu, LoopLine, LoopRewrite, LoopSplit, LoopSummary,
+    MathCalls, Route, SplitLine, LOOP_REASONS, TIE_BAND,
 };
 /// The median every statistic of this crate is taken with, for the workspace's own
 /// benches (`benches/routing_quality`). Not a public API.
