@@ -206,6 +206,7 @@ pub mod __private {
     /// Sizes as the tour and the `adaptive-kernel` command print them.
     pub use adaptive_kernel_runtime::__thousands as thousands;
     pub use adaptive_kernel_runtime::compare::verify_input;
+    pub use adaptive_kernel_runtime::ops::exact::{par as ops_exact_par, simd as ops_exact_simd};
     pub use adaptive_kernel_runtime::ops::{gpu as ops_gpu, par as ops_par, scalar as ops_scalar, simd as ops_simd};
     pub use adaptive_kernel_runtime::{
         run_verified, simd_level, simd_run, Backend, Kernel, KernelFamily, KernelSpec, LoopGpu, LoopRewrite, LoopSplit,

@@ -42,6 +42,9 @@
 //! `threads.rs` for why and how that avoids deadlock and oversubscription.
 
 mod elementwise;
+/// Public as [`crate::ops::exact::par`].
+#[doc(hidden)]
+pub mod exact;
 #[doc(hidden)]
 pub mod loops;
 mod matrix;
