@@ -162,9 +162,10 @@ pub mod history {
     pub use adaptive_kernel_runtime::{__delay_saves_for_tests, __saving_for_tests};
     pub use adaptive_kernel_runtime::{
         clear_history, default_path, export_history, export_learned, flush, history_file, history_status,
-        import_history, import_learned, read_history, save_calibration, set_history, BucketRecord, ExclusionRecord,
-        Fingerprint, GpuLoopRecord, HistoryError, HistoryFile, HistoryStatus, ImportError, ImportSummary, KernelRecord,
-        LearnedImport, LoopRecord, MachineRecord, NearestEntry, NearestRule, SplitRecord, TimingRecord,
+        import_history, import_learned, read_history, save_calibration, set_history, BucketRecord, BuildProfile,
+        ExclusionRecord, Fingerprint, GpuLoopRecord, HistoryError, HistoryFile, HistoryStatus, ImportError,
+        ImportSummary, KernelRecord, LearnedImport, LoopRecord, MachineRecord, NearestEntry, NearestRule, SplitRecord,
+        TimingRecord,
     };
 }
 

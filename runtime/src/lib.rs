@@ -66,9 +66,9 @@ pub use persist::__delay_saves_for_tests;
 pub use persist::__saving_for_tests;
 pub use persist::{
     clear_history, default_path, export_history, export_learned, flush, history_file, history_status, import_history,
-    import_learned, read_history, save_calibration, set_history, BucketRecord, ExclusionRecord, Fingerprint,
-    GpuLoopRecord, HistoryError, HistoryFile, HistoryStatus, ImportError, ImportSummary, KernelRecord, LearnedImport,
-    LoopRecord, MachineRecord, NearestEntry, NearestRule, SplitRecord, TimingRecord,
+    import_learned, read_history, save_calibration, set_history, BucketRecord, BuildProfile, ExclusionRecord,
+    Fingerprint, GpuLoopRecord, HistoryError, HistoryFile, HistoryStatus, ImportError, ImportSummary, KernelRecord,
+    LearnedImport, LoopRecord, MachineRecord, NearestEntry, NearestRule, SplitRecord, TimingRecord,
 };
 pub use select::{
     catalog, AdaptiveBackend, BackendSelector, PerfStats, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO,
