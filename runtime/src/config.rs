@@ -134,7 +134,8 @@ pub enum GpuPolicy {
 /// Where timing history is kept between runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HistorySetting {
-    /// The default file under `$XDG_CACHE_HOME/adaptive-kernel/` (or `~/.cache/…`).
+    /// The default file, `adaptive-kernel/history.json` in the platform's user cache directory
+    /// ([`crate::default_path`]).
     Default,
     /// An explicit file.
     Path(PathBuf),

@@ -21,9 +21,8 @@
 //!
 //! Every subcommand takes `--history PATH`; the default is the file the library
 //! uses: `ADAPTIVE_KERNEL_HISTORY` if set, else
-//! `$XDG_CACHE_HOME/adaptive-kernel/history.json`, else
-//! `$HOME/.cache/adaptive-kernel/history.json` (with neither variable set there
-//! is no default: pass `--history`).
+//! `adaptive-kernel/history.json` in the platform's user cache directory
+//! (`$XDG_CACHE_HOME` or `~/.cache` on Linux; where there is none, pass `--history`).
 //!
 //! # Exit status
 //!
@@ -253,7 +252,7 @@ impl HistoryArg {
             None => match config::history_setting() {
                 HistorySetting::Path(p) => Ok(p),
                 HistorySetting::Default => adaptive_kernel::history::default_path()
-                    .ok_or_else(|| none("neither XDG_CACHE_HOME nor HOME is set")),
+                    .ok_or_else(|| none(&adaptive_kernel::history::HistoryStatus::NoLocation.to_string())),
                 HistorySetting::Off => Err(none("ADAPTIVE_KERNEL_HISTORY is `off`")),
             },
         }
