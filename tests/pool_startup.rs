@@ -13,7 +13,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use adaptive_kernel::{adaptive_kernel, ops};
-use common::{child_role, run_child};
+use common::{child_role, run_child, thread_names};
 
 /// A body of `ops::` calls, kept on the calling thread.
 #[adaptive_kernel(complexity = "Medium", serial)]
@@ -33,15 +33,6 @@ fn gain(g: f32, x: &mut [f32]) {
 #[adaptive_kernel(complexity = "Medium")]
 fn energy_anywhere(a: &[f32], b: &[f32]) -> f32 {
     ops::dot(a, b) + ops::sum(a)
-}
-
-/// The names of this process's threads (Linux keeps 15 bytes of each).
-fn thread_names() -> Vec<String> {
-    std::fs::read_dir("/proc/self/task")
-        .expect("/proc/self/task")
-        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
-        .map(|name| name.trim_end().to_owned())
-        .collect()
 }
 
 /// The threads not started by the runtime under a name of its own (`ak-…`): the test

@@ -46,17 +46,19 @@
 //!   "format_version": 2,                  // the history file's format (null when none)
 //!   "machines": [                         // this machine's entry first, then by key
 //!     {
-//!       "key": "9b1c0d6e2f3a4b5c",        // hash of CPU, CPU features, crate version
+//!       "key": "9b1c0d6e2f3a4b5c",        // hash of CPU, CPU features, crate version (and profile, if debug)
 //!       "this_machine": true,
 //!       "cpu": "x86_64 AMD EPYC 7B13",
 //!       "cpu_features": ["sse4.2", "avx", "avx2", "fma"],
 //!       "gpu": null,                      // or "adapter | driver | info | API | vendor:device"
 //!       "crate_version": "0.1.0",
+//!       "profile": "release",             // the kind of build that recorded it: "release" or "debug"
 //!       "nearest": null,                  // another entry near this machine: { "rank": 1, "rule": "same_features" }
 //!       "calibration": {                  // null when none was saved; SI units
 //!         "scalar_flops": 2.1e9, "simd_flops": 4.5e10, "mem_bandwidth": 1.2e10,
 //!         "gpu_flops": 1e12, "transfer_bandwidth": 8e9, "gpu_latency": 1e-4,
-//!         "cpu_call_latency": 6e-8, "gpu_available": false
+//!         "cpu_call_latency": 6e-8, "gpu_available": false,
+//!         "parallel_threads": 2.0, "fork_join_latency": 2e-5
 //!       },
 //!       "kernels": [                      // by name
 //!         {
