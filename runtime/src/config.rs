@@ -87,8 +87,8 @@ pub enum Mode {
     /// Explore, measure, settle, correct and save. The default.
     #[default]
     Learn,
-    /// Route by the saved table only: no exploration, no timed calls, no writes to the
-    /// history file. A bucket the table has no decision for uses the cold-start prior
+    /// Route by the saved table only: no exploration, no timed calls, no comparison with
+    /// Scalar (`verify` does nothing) and no exclusion, no writes to the history file. A bucket the table has no decision for uses the cold-start prior
     /// (said once per kernel), computed from the saved calibration, or fixed
     /// conservative figures when none was saved, so two runs with the same file make
     /// the same decisions. For CI, benchmarks and reproducible experiments.
