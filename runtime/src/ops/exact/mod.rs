@@ -31,4 +31,4 @@ pub mod simd {
     pub use crate::ops::scalar::*;
 }
 
-pub use super::par::exact as par;
+pub mod par;

@@ -6,22 +6,19 @@
 //!   matrix ops) across the pool, so each element is computed by the same operations in
 //!   the same order as Scalar's, whichever chunk holds it (`matmul` adds `a[i][p]·b[p][j]`
 //!   for p = 0, 1, … into each element, as Scalar's does; `matvec` is one Scalar `dot`
-//!   per row). `transpose` moves values and computes none: [`super::transpose`].
+//!   per row). `transpose` moves values and computes none: [`crate::ops::par::transpose`].
 //! - Reductions (`sum`, `dot`, `max`, `min`, `mean`, `norm_l2`) have one order, Scalar's
 //!   left-to-right chain, which no split keeps (a sum of chunk partials rounds
 //!   differently): they run Scalar's kernel on the calling thread.
 //! - `softmax` runs its two element-wise passes (`e^(x − max)`, the division) on
 //!   chunks and its `max` and its sum as Scalar does, on the calling thread.
 //!
-//! Below two grains of work (the grains of [`Grain`]), on a rayon worker, or with one
+//! Below two grains of work (`ops::par`'s grains), on a rayon worker, or with one
 //! thread, an op is Scalar's on the calling thread.
 
-use std::ops::Range;
-
-use super::split::{for_chunks, Grain, Grid};
-use super::threads::Team;
 use crate::ops::check;
 use crate::ops::out::producing;
+use crate::ops::par::{chunked, Grain};
 use crate::ops::scalar;
 
 pub use crate::ops::scalar::{dot, max, mean, min, norm_l2, sum};
@@ -29,25 +26,6 @@ pub use crate::ops::scalar::{dot, max, mean, min, norm_l2, sum};
 /// Elements per chunk of an element-wise grid: 16 (64 bytes), so that no two threads
 /// write the same cache line of an output.
 const ALIGN: usize = 16;
-
-/// `f(units, out part)` for the chunks of a grid over `n` units of at least `grain`
-/// each (chunk lengths a multiple of `align`), each writing `per_unit` elements of `out`
-/// per unit, across the pool; `f(0..n, out)` on this thread when that gives one chunk
-/// or the team has one thread.
-fn chunked(
-    n: usize,
-    grain: usize,
-    align: usize,
-    per_unit: usize,
-    out: &mut [f32],
-    f: impl Fn(Range<usize>, &mut [f32]) + Sync,
-) {
-    let team = Grid::new(n, grain, align).map(|grid| (grid, Team::here())).filter(|(_, t)| t.threads() > 1);
-    match team {
-        Some((grid, team)) => for_chunks(&team, grid, per_unit, out, f),
-        None => f(0..n, out),
-    }
-}
 
 macro_rules! binary {
     ($name:ident / $into:ident, $doc:literal) => {
@@ -152,7 +130,7 @@ producing! {
     })
 }
 
-pub use super::{transpose, transpose_into};
+pub use crate::ops::par::{transpose, transpose_into};
 
 producing! {
     /// Valid-mode 2-D cross-correlation: [`scalar::conv2d`] on bands of output rows.
