@@ -48,8 +48,8 @@ pub(crate) struct KernelDef {
     pub size: TokenStream,
     /// The body's first `ops` that starts a path (`ops::matmul(..)`), if any.
     pub ops_use: Option<syn::Ident>,
-    /// Whether the kernel has a GPU variant: `gpu = path`, a body that calls `ops::`, or a
-    /// top-level loop that runs on the GPU.
+    /// Whether the kernel has a GPU variant: `gpu = path`, or, unless it is `exact`, a body
+    /// that calls `ops::` or a top-level loop that runs on the GPU.
     pub has_gpu: bool,
     /// Whether the kernel has a Parallel variant: `parallel = path`, or, unless it is `serial`,
     /// a body that calls `ops::` or a top-level loop split across threads.
@@ -108,7 +108,32 @@ impl Lanes {
     }
 }
 
+/// Which backend's op set a variant binds `ops` to ([`KernelDef::ops`]).
+#[derive(Clone, Copy)]
+pub(crate) enum OpSet {
+    Scalar,
+    Simd,
+    Par,
+    Gpu,
+}
+
 impl KernelDef {
+    /// The `__private` name of the op set the variant for `set` binds `ops` to. Under
+    /// `exact` the SIMD and Parallel ones keep Scalar's order of operations
+    /// (`ops::exact`), so every variant returns Scalar's bits (the GPU variant is then
+    /// only a `gpu = path` of the user's).
+    pub(crate) fn ops(&self, set: OpSet) -> syn::Ident {
+        let name = match (set, self.args.exact) {
+            (OpSet::Scalar, _) => "ops_scalar",
+            (OpSet::Simd, false) => "ops_simd",
+            (OpSet::Simd, true) => "ops_exact_simd",
+            (OpSet::Par, false) => "ops_par",
+            (OpSet::Par, true) => "ops_exact_par",
+            (OpSet::Gpu, _) => "ops_gpu",
+        };
+        syn::Ident::new(name, Span::call_site())
+    }
+
     pub(crate) fn new(args: TokenStream, item: &Item) -> syn::Result<KernelDef> {
         let mut errors = Errors::new();
         let parsed_args = Args::parse(args.clone(), &mut errors);
@@ -186,7 +211,9 @@ impl KernelDef {
         let (gpu_body, gpu_loops) = shader::gpu_loops(&relocated.block, &relocated.sig, &top_loops, gpu_opt_out);
         let token_hash = token_hash([&args, &func.sig.to_token_stream(), &func.block.to_token_stream()]);
         let any_gpu_loop = gpu_loops.iter().any(|l| l.reason.is_empty());
-        let has_gpu = parsed_args.gpu.is_some() || ops_use.is_some() || any_gpu_loop;
+        // `exact`: no GPU op keeps Scalar's bits (a GPU may flush subnormals, drop NaN payloads,
+        // fuse `a*b + c` and reduce in a tree), so only a `gpu = path` of the user's is one.
+        let has_gpu = parsed_args.gpu.is_some() || (!parsed_args.exact && (ops_use.is_some() || any_gpu_loop));
         let any_split = splits.iter().any(|s| s.reason.is_empty());
         // `serial`: the kernel stays on the calling thread, so no Parallel variant, whatever the
         // body calls (`ops::` would bind to `ops::par`, which forks); `parallel = path` beside it
