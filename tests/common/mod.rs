@@ -232,3 +232,12 @@ pub(crate) fn assert_windows_overlap(outputs: &[(bool, String)]) {
     let earliest_end = windows.iter().map(|w| w.1).min().unwrap();
     assert!(latest_start < earliest_end, "the children did not overlap: {windows:?}");
 }
+
+/// The names of this process's threads (Linux keeps 15 bytes of each).
+pub(crate) fn thread_names() -> Vec<String> {
+    std::fs::read_dir("/proc/self/task")
+        .expect("/proc/self/task")
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim_end().to_owned())
+        .collect()
+}

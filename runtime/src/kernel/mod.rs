@@ -12,7 +12,7 @@
 //! | `site` | [`Kernel`]: the static handle, its state, and what users call on it |
 //! | `cold` | the cold path: gathers inputs, steps the policy, publishes the outcome |
 //! | `family` | [`KernelFamily`]: one `Kernel` per instantiation of a generic kernel or method |
-//! | `route` | [`Kernel::route`] and [`Route`]: the fast path and timed calls |
+//! | `route` | [`Kernel::route`] and [`Route`]: the fast path and timed calls; [`last_route`], what this thread's last routed call ran |
 //! | `snapshot` | conversion between bucket states and the history file's records |
 //! | `registry` | the kernels called so far ([`kernels`]), what a save snapshots |
 //! | `report` | [`KernelTable`], what [`Kernel::table`] returns |
@@ -59,7 +59,7 @@ pub use loops::{loop_reason, GpuLine, LoopLine, LoopSummary, MathCalls, SplitLin
 pub use overrides::with_backend;
 pub use registry::{kernel_named, kernels};
 pub use report::{backend_columns, backend_label, BackendReport, BucketReport, KernelTable};
-pub use route::Route;
+pub use route::{last_route, LastRoute, Route};
 pub use site::{set_span_threshold, Kernel};
 pub use spec::{Decision, DecisionKind, KernelSpec, LoopGpu, LoopRewrite, LoopSplit};
 pub use telemetry::init_logging;

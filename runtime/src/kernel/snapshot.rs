@@ -51,8 +51,9 @@ fn bucket_from(record: BucketRecord, candidates: CandidateSet, borrowed: bool) -
         return None;
     }
     let mut bs = BucketState::new(record.typical_size.clamp(lo, hi));
-    // A narrower Parallel width is the one of this pool that computes on as many threads.
-    bs.pool = crate::ops::par::pool_threads();
+    // A narrower Parallel width is the one of this pool that computes on as many threads. A
+    // kernel that may not run Parallel here never asks (asking builds the pool).
+    bs.pool = if candidates.contains(Candidate::Parallel) { crate::ops::par::pool_threads() } else { 1 };
     let candidate = |backend: Backend, threads: Option<usize>| match threads {
         None => Some(Candidate::of(backend)),
         Some(t) if backend == Backend::Parallel => Width::of_threads(t, bs.pool).map(Candidate::parallel),

@@ -241,7 +241,8 @@ fn call(exec: &mut Exec<'_>, launch: &mut Call<'_, '_>) -> Result<Result<Vec<u32
     map_read(&gpu.device, buffer(staging), readback_bytes, index, |bytes| {
         let words: &[u32] = bytemuck::cast_slice(bytes);
         if words[0] != 0 {
-            outcome = Err(HostReason::Status);
+            // LP_SPECIAL alone: a NaN or infinity computed (loops.wgsl), not a fault.
+            outcome = Err(if words[0] == 4 { HostReason::Special } else { HostReason::Status });
             return;
         }
         let mut at = status_words;

@@ -25,6 +25,16 @@ impl Slot<'_> {
         }
     }
 
+    /// Whether every element is finite (integers always are): a NaN or an infinity makes the
+    /// call run on the host (`HostReason::Special`).
+    pub(crate) fn finite(&self) -> bool {
+        match self {
+            Slot::Read(HostSlice::F32(s)) => s.iter().all(|v| v.is_finite()),
+            Slot::Write(HostSliceMut::F32(s)) => s.iter().all(|v| v.is_finite()),
+            _ => true,
+        }
+    }
+
     pub(crate) fn elem(&self) -> Elem {
         match self {
             Slot::Read(HostSlice::F32(_)) | Slot::Write(HostSliceMut::F32(_)) => Elem::F32,

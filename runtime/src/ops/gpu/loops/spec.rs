@@ -99,6 +99,10 @@ pub(crate) enum HostReason {
     /// The shader set its status word (an index out of bounds, a division by zero, a value
     /// the device cannot compute as the host does).
     Status = 16,
+    /// A NaN or infinity among the loop's float inputs, or one the shader computed: WGSL lets
+    /// a device assume there are none (lavapipe folds `x * 0.0` to `0` for `x = ∞`), so the
+    /// host computes the call, as Rust does. Data, not a fault: counted, never said.
+    Special = 32,
 }
 
 impl HostReason {
@@ -108,6 +112,7 @@ impl HostReason {
             HostReason::Size => "a size or value is beyond u32, or a slice beyond the device's storage binding limit",
             HostReason::Bindings => "the device binds fewer storage buffers than the loop needs",
             HostReason::Shader => "its shader failed validation (please report this)",
+            HostReason::Special => "a NaN or an infinity among its float values",
             HostReason::Status => {
                 "the device met what Rust computes otherwise (an index out of bounds, a division by zero, a value \
                  beyond u32, a sine of a huge argument)"
@@ -134,9 +139,10 @@ pub struct GpuLoop {
     pub scalars: &'static [Scalar],
     /// The reductions it carries, in order.
     pub reductions: &'static [Reduction],
-    /// Calls run on the device, and on the host.
+    /// Calls run on the device, and on the host (of which `special` for a NaN or infinity).
     on_device: AtomicU64,
     on_host: AtomicU64,
+    special: AtomicU64,
     /// `HostReason` bits already said.
     said: AtomicU8,
     /// 0: not validated yet; 1: valid; 2: invalid.
@@ -172,6 +178,7 @@ impl GpuLoop {
             reductions,
             on_device: AtomicU64::new(0),
             on_host: AtomicU64::new(0),
+            special: AtomicU64::new(0),
             said: AtomicU8::new(0),
             shader: AtomicU8::new(0),
             registered: AtomicU8::new(0),
@@ -192,8 +199,21 @@ impl GpuLoop {
         }
     }
 
+    /// Records a call computed on the host, and says once per reason why (`None`: no usable
+    /// device, said elsewhere; a NaN or infinity is data, counted and never said).
+    pub(crate) fn ran_on_host(&'static self, reason: Option<HostReason>) {
+        self.count(false);
+        match reason {
+            None => {}
+            Some(HostReason::Special) => {
+                self.special.fetch_add(1, Ordering::Relaxed);
+            }
+            Some(reason) => self.say_once(reason),
+        }
+    }
+
     /// Says once per reason why this loop ran on the host.
-    pub(crate) fn say_once(&'static self, reason: HostReason) {
+    fn say_once(&'static self, reason: HostReason) {
         let bit = reason as u8;
         if self.said.fetch_or(bit, Ordering::Relaxed) & bit == 0 {
             let (file, line, says) = (self.file, self.line, reason.says());
@@ -210,6 +230,9 @@ pub struct LoopRuns {
     pub on_device: u64,
     /// Calls computed on the host (no usable device, or one of the reasons of the module docs).
     pub on_host: u64,
+    /// Of those, the calls computed on the host because a NaN or an infinity was among the
+    /// loop's float inputs or arose in the shader (the GPU contract: the host computes them).
+    pub special: u64,
 }
 
 /// The calls of the generated loops at `file:line` so far (the sum over loops
@@ -222,6 +245,7 @@ pub fn runs(file: &str, line: u32) -> LoopRuns {
         |acc, l| LoopRuns {
             on_device: acc.on_device + l.on_device.load(Ordering::Relaxed),
             on_host: acc.on_host + l.on_host.load(Ordering::Relaxed),
+            special: acc.special + l.special.load(Ordering::Relaxed),
         },
     )
 }
