@@ -318,7 +318,7 @@ fn header() {
         h => println!("  GPU      {h}"),
     }
     match (&path, &status) {
-        (None, _) => println!("  history  off (ADAPTIVE_KERNEL_HISTORY=off): nothing is loaded or saved"),
+        (None, s) => println!("  history  {s}"),
         (Some(p), s) => println!("  history  {}: {s}", p.display()),
     }
 }

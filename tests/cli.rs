@@ -150,6 +150,41 @@ fn report_kernel_keeps_one_kernel_and_an_unknown_one_lists_the_known() {
     assert!(err.contains("no kernel named `demo::nope`") && err.contains("demo::dot, demo::saxpy"), "{err}");
 }
 
+/// Every object key in `v`, recursively.
+fn keys(v: &Value, out: &mut std::collections::BTreeSet<String>) {
+    match v {
+        Value::Object(m) => m.iter().for_each(|(k, v)| {
+            out.insert(k.clone());
+            keys(v, out);
+        }),
+        Value::Array(a) => a.iter().for_each(|v| keys(v, out)),
+        _ => {}
+    }
+}
+
+/// The guide's schema of `report --json` (docs/guide/cli.md) names every field the command writes.
+#[test]
+fn the_guides_json_schema_lists_every_field_the_report_writes() {
+    let guide = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guide/cli.md")).unwrap();
+    let schema = guide.split("## `report --json`").nth(1).expect("the schema section");
+    // A loop computed with vector math, which the fixtures predate.
+    let (_dir, with_math) = copy("good.json");
+    let mut file: Value = serde_json::from_slice(&fs::read(&with_math).unwrap()).unwrap();
+    file["machines"]["aaaa000011112222"]["kernels"]["demo::dot"]["loops"][0]["vector_math"] =
+        serde_json::json!(["exp"]);
+    fs::write(&with_math, serde_json::to_vec(&file).unwrap()).unwrap();
+    let mut written = std::collections::BTreeSet::new();
+    let files = ["widths.json", "tie.json"].map(fixture);
+    for path in files.iter().chain([&with_math]) {
+        keys(&json(&["report", "--history", path.to_str().unwrap(), "--json"]), &mut written);
+    }
+    for key in ["vector_math", "gpu_loops", "chosen_threads", "threads", "profile", "fork_join_latency"] {
+        assert!(written.contains(key), "the fixtures exercise `{key}`: {written:?}");
+    }
+    let missing: Vec<&String> = written.iter().filter(|k| !schema.contains(&format!("\"{k}\""))).collect();
+    assert!(missing.is_empty(), "fields `report --json` writes that docs/guide/cli.md does not list: {missing:?}");
+}
+
 #[test]
 fn report_json_follows_schema_1() {
     let good = fixture("good.json");
@@ -166,6 +201,7 @@ fn report_json_follows_schema_1() {
     assert_eq!(a["cpu"], "x86_64 Test CPU A");
     assert_eq!(a["cpu_features"], serde_json::json!(["avx2", "fma"]));
     assert_eq!(a["crate_version"], "0.1.0");
+    assert_eq!(a["profile"], "release", "an entry written before the profile was recorded");
     assert_eq!(a["calibration"]["simd_flops"], 4.5e10);
     assert_eq!(a["calibration"]["gpu_available"], true);
     assert_eq!(machines[1]["calibration"], Value::Null);

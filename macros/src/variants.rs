@@ -32,7 +32,7 @@ use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{Block, ExprPath, FnArg, Ident, Pat, Signature};
 
-use crate::kernel_def::KernelDef;
+use crate::kernel_def::{KernelDef, OpSet};
 use crate::relocate::relocate;
 
 /// Prints `mod k`.
@@ -253,7 +253,8 @@ impl Variants<'_> {
         ));
         let expect = &k.attrs.expect;
         let attrs = quote!(#doc #(#expect)* #[inline]);
-        self.body_fn(attrs, quote!(pub), "__adaptive_scalar", quote!(ops_scalar), &k.relocated.block)
+        let ops = k.ops(OpSet::Scalar).into_token_stream();
+        self.body_fn(attrs, quote!(pub), "__adaptive_scalar", ops, &k.relocated.block)
     }
 
     /// `__adaptive_simd`: the user's `simd = path`, or the body in an `#[inline(always)]`
@@ -265,13 +266,14 @@ impl Variants<'_> {
         if let Some(path) = &k.args.simd {
             return self.explicit("__adaptive_simd", "SIMD", path);
         }
+        let ops = if k.args.exact { "Scalar's kernels (`exact`)" } else { "SIMD kernels" };
         let doc = Doc(format!(
             "The SIMD variant of `{name}`: its body compiled for this CPU's widest instruction set (AVX-512 or \
-             AVX2+FMA clones on x86_64, SIMD128 on wasm32, picked at run time), with `ops` bound to SIMD kernels. Bypasses the router."
+             AVX2+FMA clones on x86_64, SIMD128 on wasm32, picked at run time), with `ops` bound to {ops}. Bypasses the router."
         ));
         let sig = self.forwarding_sig("__adaptive_simd");
-        let body =
-            self.body_fn(quote!(#[inline(always)]), quote!(), "__adaptive_simd_body", quote!(ops_simd), &k.simd_body);
+        let ops = k.ops(OpSet::Simd).into_token_stream();
+        let body = self.body_fn(quote!(#[inline(always)]), quote!(), "__adaptive_simd_body", ops, &k.simd_body);
         let (generics, inputs, output, where_clause) =
             (&sig.generics, &sig.inputs, &sig.output, &sig.generics.where_clause);
         let unsafety = &sig.unsafety;
@@ -314,13 +316,19 @@ impl Variants<'_> {
             return TokenStream::new();
         }
         let Some(body) = &k.parallel_body else { return TokenStream::new() };
+        let ops = if k.args.exact {
+            "Scalar's kernels on chunks of their outputs across the pool, reductions on the calling thread \
+             (`ops::exact::par`, `exact`)"
+        } else {
+            "SIMD kernels run on chunks across the pool (`ops::par`)"
+        };
         let doc = Doc(format!(
             "The Parallel variant of `{name}`: its body with its independent top-level loops split across a \
-             thread pool, each chunk running the SIMD variant's code, and `ops` bound to SIMD kernels run on \
-             chunks across the pool (`ops::par`). Bypasses the router."
+             thread pool, each chunk running the SIMD variant's code, and `ops` bound to {ops}. Bypasses the router."
         ));
         let attrs = quote!(#doc #[inline]);
-        self.body_fn(attrs, quote!(pub), "__adaptive_parallel", quote!(ops_par), body)
+        let ops = k.ops(OpSet::Par).into_token_stream();
+        self.body_fn(attrs, quote!(pub), "__adaptive_parallel", ops, body)
     }
 
     /// `__adaptive_gpu`: the user's `gpu = path`, or the body with `ops` bound to
@@ -339,7 +347,8 @@ impl Variants<'_> {
              top-level loops run as generated ones (one invocation per iteration). Bypasses the router."
         ));
         let attrs = quote!(#doc #[inline]);
-        self.body_fn(attrs, quote!(pub), "__adaptive_gpu", quote!(ops_gpu), &k.gpu_body)
+        let ops = k.ops(OpSet::Gpu).into_token_stream();
+        self.body_fn(attrs, quote!(pub), "__adaptive_gpu", ops, &k.gpu_body)
     }
 
     /// A function named `name` holding a copy of `body` (the body, or its SIMD form), with

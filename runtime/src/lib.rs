@@ -49,10 +49,10 @@ pub use error::Error;
 pub use kernel::run_verified;
 pub use kernel::Crossover;
 pub use kernel::{
-    backend_columns, backend_label, crossovers, init_logging, kernel_named, kernels, loop_reason, set_span_threshold,
-    with_backend, BackendReport, BucketReport, Decision, DecisionKind, GpuLine, Kernel, KernelFamily, KernelSpec,
-    KernelTable, LoopGpu, LoopLine, LoopRewrite, LoopSplit, LoopSummary, MathCalls, Route, SplitLine, TransferReport,
-    LOOP_REASONS, TIE_BAND,
+    backend_columns, backend_label, crossovers, init_logging, kernel_named, kernels, last_route, loop_reason,
+    set_span_threshold, with_backend, BackendReport, BucketReport, Decision, DecisionKind, GpuLine, Kernel,
+    KernelFamily, KernelSpec, KernelTable, LastRoute, LoopGpu, LoopLine, LoopRewrite, LoopSplit, LoopSummary,
+    MathCalls, Route, SplitLine, TransferReport, LOOP_REASONS, TIE_BAND,
 };
 /// Bytes in a fitting unit, as tables, the tour and the `adaptive-kernel` command print
 /// them. Not a public API.
@@ -72,9 +72,9 @@ pub use persist::__delay_saves_for_tests;
 pub use persist::__saving_for_tests;
 pub use persist::{
     clear_history, default_path, export_history, export_learned, flush, history_file, history_status, import_history,
-    import_learned, read_history, save_calibration, set_history, BucketRecord, ExclusionRecord, Fingerprint,
-    GpuLoopRecord, HistoryError, HistoryFile, HistoryStatus, ImportError, ImportSummary, KernelRecord, LearnedImport,
-    LoopRecord, MachineRecord, NearestEntry, NearestRule, SplitRecord, TimingRecord, TransferRecord,
+    import_learned, read_history, save_calibration, set_history, BucketRecord, BuildProfile, ExclusionRecord,
+    Fingerprint, GpuLoopRecord, HistoryError, HistoryFile, HistoryStatus, ImportError, ImportSummary, KernelRecord,
+    LearnedImport, LoopRecord, MachineRecord, NearestEntry, NearestRule, SplitRecord, TimingRecord, TransferRecord,
 };
 pub use select::{
     catalog, AdaptiveBackend, BackendSelector, PerfStats, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO,

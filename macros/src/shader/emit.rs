@@ -12,7 +12,7 @@
 //!     static LOOP: GpuLoop = GpuLoop::new(file!(), LINE, "<WGSL>", &[<slices>], &[<scalars>], &[<reductions>]);
 //!     let mut launch = Launch::new(&LOOP);
 //!     launch.range(__adaptive_start3, __adaptive_end3);   // a chain: launch.units(<shortest stream>)
-//!     launch.word(Probe(&(s)).word());
+//!     launch.word(Probe(&(s)).word());                    // a constant by path: launch.constant(..)
 //!     launch.read(Probe(&a[..]).slice());
 //!     launch.write(ProbeMut(&mut out[..]).slice_mut());
 //!     launch.accumulate(ProbeMut(&mut acc).acc());
@@ -163,15 +163,16 @@ pub(super) fn gpu_loop(
         }
     };
     let words = lowered.args.iter().map(|a| {
-        let value = match &a.source {
-            ArgSource::Name(n) => n.to_token_stream(),
-            ArgSource::Path(p) => p.to_token_stream(),
-            ArgSource::Width(k) => hidden(&format!("__adaptive_w{k}")).into_token_stream(),
+        let (value, method) = match &a.source {
+            ArgSource::Name(n) => (n.to_token_stream(), quote!(word)),
+            // A constant by path (`f32::INFINITY`) may be infinite on the device too.
+            ArgSource::Path(p) => (p.to_token_stream(), quote!(constant)),
+            ArgSource::Width(k) => (hidden(&format!("__adaptive_w{k}")).into_token_stream(), quote!(word)),
         };
         if !matches!(a.source, ArgSource::Width(_)) {
             host_reads.extend(value.clone());
         }
-        quote!(#launch.word(#gl::probe::Probe(&(#value)).word());)
+        quote!(#launch.#method(#gl::probe::Probe(&(#value)).word());)
     });
     let slices = lowered.bindings.iter().map(|b| {
         let name = &b.name;

@@ -193,8 +193,9 @@ fn binary(op: Bin, ty: Ty, l: &str, r: &str) -> R<String> {
     let plain = || format!("({l} {sym} {r})");
     Ok(match (ty, op) {
         (_, op) if op.is_comparison() && (ty != Ty::Bool || matches!(op, Bin::Eq | Bin::Ne)) => plain(),
-        (Ty::F32, Bin::Add | Bin::Sub | Bin::Mul) => plain(),
-        (Ty::F32, Bin::Div) => format!("div_full({l}, {r})"),
+        // Each float result through `lp_fin`: a NaN or infinity it creates runs the call on the host.
+        (Ty::F32, Bin::Add | Bin::Sub | Bin::Mul) => format!("lp_fin{}", plain()),
+        (Ty::F32, Bin::Div) => format!("lp_fin(div_full({l}, {r}))"),
         (Ty::Usize, Bin::Add) => format!("lp_uadd({l}, {r})"),
         (Ty::Usize, Bin::Sub) => format!("lp_usub({l}, {r})"),
         (Ty::Usize, Bin::Mul) => format!("lp_umul({l}, {r})"),
@@ -335,12 +336,17 @@ impl Printer<'_> {
                     (Func::Floor, _) => "floor",
                     (Func::Ceil, _) => "ceil",
                     (Func::Round, _) => "lp_round",
-                    (Func::Recip, _) => return Ok(format!("div_full(1.0f, {args})")),
+                    (Func::Recip, _) => return Ok(format!("lp_fin(div_full(1.0f, {args}))")),
                     (Func::IsNan, _) => "is_nan",
                     (Func::IsFinite, _) => "lp_is_finite",
                     (Func::IsInfinite, _) => "lp_is_infinite",
                 };
-                format!("{name}({args})")
+                let creates = matches!(f, Func::Sqrt | Func::Exp | Func::Ln | Func::Powi | Func::Powf | Func::MulAdd);
+                if creates && ty == Ty::F32 {
+                    format!("lp_fin({name}({args}))")
+                } else {
+                    format!("{name}({args})")
+                }
             }
         })
     }

@@ -59,8 +59,8 @@
 //! | figure | probe |
 //! | --- | --- |
 //! | `cpu_call_latency` | `add` of one element, batches of 64 calls; the larger of Scalar and SIMD |
-//! | `parallel_threads` | `ops::par::threads()` |
-//! | `fork_join_latency` | `ops::par`'s fork–join with no work, one task per thread |
+//! | `parallel_threads` | `ops::par::threads()`, once a kernel with a Parallel variant is routed |
+//! | `fork_join_latency` | `ops::par`'s fork–join with no work, one task per thread, likewise |
 //! | `scalar_flops` | `ops::scalar::matmul`, 64×64×64 |
 //! | `simd_flops` | `ops::simd::matmul`, 128×128×128 |
 //! | `mem_bandwidth` | `add` of 2¹⁸ elements (1 MiB per array, 3 MiB moved, STREAM's count); the faster of Scalar and SIMD |
@@ -85,6 +85,6 @@ mod global;
 mod model;
 
 pub use global::{calibrated, global, install_global};
-pub(crate) use global::{calibrated_within, gpu_wanted, measured, seed};
+pub(crate) use global::{calibrated_within, gpu_wanted, measured, parallel_wanted, seed};
 pub(crate) use model::cheapest;
 pub use model::{CostModel, CostParams, Transfers, Work};

@@ -185,8 +185,11 @@ impl Kernel {
                     st.borrowed_from = Some(from);
                 }
             }
-            // Buckets loaded with a decision are published now, so the first call takes the fast path.
-            self.publish_loaded(&st);
+            // Buckets loaded with a decision are published now, so the first call takes the fast
+            // path; not while every kernel is forced, whose calls must find no decision cached.
+            if config::forced_backend().is_none() {
+                self.publish_loaded(&st);
+            }
         }
         st
     }
@@ -231,7 +234,7 @@ impl Kernel {
     /// pool offers ([`Width::offered`](crate::candidate::Width::offered): half and a quarter of it from 4 and 8 threads on);
     /// the GPU when [`gpu_usable`](Self::gpu_usable).
     pub(super) fn runnable(&self, gpu_usable: bool) -> CandidateSet {
-        let pool = crate::ops::par::pool_threads();
+        let pool = self.pool_threads();
         CandidateSet::from_fn(|c| match c.backend() {
             Backend::Scalar | Backend::Simd => true,
             Backend::Parallel => self.spec.has_parallel && c.width().offered(pool),
@@ -239,46 +242,75 @@ impl Kernel {
         })
     }
 
-    /// The backend a forced choice really runs on: GPU without a GPU variant or a
-    /// usable device falls back to SIMD, and says why once.
-    pub(super) fn resolve_forced(&'static self, st: &mut KernelState, b: Backend) -> Decision {
-        if b != Backend::Gpu {
-            return Decision { backend: b, kind: DecisionKind::Forced };
-        }
-        let why = if !self.spec.has_gpu {
-            let loops = LoopSummary::new::<LoopRewrite>("", &[]).with_gpu(self.spec.gpu_loops).to_string();
-            // The loop lines alone: not the summary's "loops: …" and "gpu: …" headings.
-            let loops = loops.lines().skip(2).map(str::trim).collect::<Vec<_>>().join("; ");
-            Some(if loops.is_empty() {
-                "the kernel has no GPU variant (its body calls no `ops::` function, has no top-level loop and no \
-                 `gpu = path` was given)"
-                    .to_owned()
-            } else {
-                format!(
-                    "the kernel has no GPU variant (its body calls no `ops::` function, no `gpu = path` was given, \
-                     and its top-level loops stay on the host: {loops})"
-                )
-            })
-        } else if !crate::ops::gpu::is_available() {
-            // A forced GPU waits for start-up: the caller asked for it.
-            Some("no usable GPU adapter (see `ops::gpu::health()` and ADAPTIVE_KERNEL_GPU)".to_owned())
+    /// The backend forcing puts this kernel's calls on, if any: [`Kernel::force`], else the
+    /// process-wide setting ([`config::forced_backend`]). (A scope is the thread's, looked
+    /// up before the lock.)
+    pub(super) fn forcing(&self, st: &KernelState) -> Option<Backend> {
+        st.forced.or_else(config::forced_backend)
+    }
+
+    /// The threads of the pool a Parallel call of this kernel made here would use; 1 for a
+    /// kernel without a Parallel variant, which never asks rayon (asking builds the pool:
+    /// a program of such kernels starts no pool thread).
+    pub(super) fn pool_threads(&self) -> usize {
+        if self.spec.has_parallel {
+            crate::ops::par::pool_threads()
         } else {
-            None
+            1
+        }
+    }
+
+    /// The backend a forced choice really runs on: a backend the kernel lacks (GPU without
+    /// a GPU variant or a usable device, Parallel without a Parallel variant) falls back to
+    /// SIMD, and says why once per kernel.
+    pub(super) fn resolve_forced(&'static self, st: &mut KernelState, b: Backend) -> Decision {
+        let why = match b {
+            Backend::Scalar | Backend::Simd => None,
+            Backend::Parallel if self.spec.has_parallel => None,
+            Backend::Parallel => Some(
+                "the kernel has no Parallel variant (it is `serial`, or its body calls no `ops::` function, splits \
+                 no top-level loop and no `parallel = path` was given)"
+                    .to_owned(),
+            ),
+            Backend::Gpu if !self.spec.has_gpu => {
+                let loops = LoopSummary::new::<LoopRewrite>("", &[]).with_gpu(self.spec.gpu_loops).to_string();
+                // The loop lines alone: not the summary's "loops: …" and "gpu: …" headings.
+                let loops = loops.lines().skip(2).map(str::trim).collect::<Vec<_>>().join("; ");
+                Some(if loops.is_empty() {
+                    "the kernel has no GPU variant (its body calls no `ops::` function, has no top-level loop and \
+                     no `gpu = path` was given)"
+                        .to_owned()
+                } else {
+                    format!(
+                        "the kernel has no GPU variant (its body calls no `ops::` function, no `gpu = path` was \
+                         given, and its top-level loops stay on the host: {loops})"
+                    )
+                })
+            }
+            // A forced GPU waits for start-up: the caller asked for it.
+            Backend::Gpu if !crate::ops::gpu::is_available() => {
+                Some("no usable GPU adapter (see `ops::gpu::health()` and ADAPTIVE_KERNEL_GPU)".to_owned())
+            }
+            Backend::Gpu => None,
         };
         match why {
-            None => Decision { backend: Backend::Gpu, kind: DecisionKind::Forced },
+            None => Decision { backend: b, kind: DecisionKind::Forced },
             Some(why) => {
                 if !std::mem::replace(&mut st.warned_unavailable, true) {
-                    telemetry::forced_fallback(self.spec.name, &why);
+                    telemetry::forced_fallback(self.spec.name, b, &why);
                 }
                 Decision { backend: Backend::Simd, kind: DecisionKind::Forced }
             }
         }
     }
 
-    /// Forces every call of this kernel onto `backend` (`None` lifts it), overriding
-    /// history but not a scoped [`crate::with_backend`]. A forced GPU on a kernel
-    /// without a usable GPU variant runs SIMD and says why once.
+    /// Forces every call of this kernel onto `backend` (`None` lifts it), on every thread,
+    /// overriding the process-wide setting ([`crate::config::Settings::backend`],
+    /// `ADAPTIVE_KERNEL_BACKEND`) and any saved or learned decision, but not a scoped
+    /// [`crate::with_backend`]. Forced calls are never timed, compared or recorded, so
+    /// lifting the force finds the table as it was. A forced backend the kernel lacks (GPU
+    /// without a usable GPU variant, Parallel without a Parallel variant) runs SIMD and
+    /// says why once.
     pub fn force(&'static self, backend: Option<Backend>) {
         let mut st = self.lock();
         st.forced = backend;

@@ -32,7 +32,8 @@ use crate::persist::merge::KernelSnapshot;
 /// Bucket states from this machine's saved records. A saved decision is kept only
 /// when its backend may run now (`candidates`: a GPU decision needs a usable device,
 /// a Parallel one two threads) and `verify` has not excluded it; otherwise that
-/// bucket explores again.
+/// bucket explores again. A kept CPU decision is trusted (settled, re-timed by the
+/// ordinary sampling); a GPU one is confirmed first.
 pub(super) fn buckets_from(records: Vec<BucketRecord>, candidates: CandidateSet) -> Vec<(usize, BucketState)> {
     records.into_iter().filter_map(|r| bucket_from(r, candidates, false)).collect()
 }
@@ -52,8 +53,9 @@ fn bucket_from(record: BucketRecord, candidates: CandidateSet, borrowed: bool) -
         return None;
     }
     let mut bs = BucketState::new(record.typical_size.clamp(lo, hi));
-    // A narrower Parallel width is the one of this pool that computes on as many threads.
-    bs.pool = crate::ops::par::pool_threads();
+    // A narrower Parallel width is the one of this pool that computes on as many threads. A
+    // kernel that may not run Parallel here never asks (asking builds the pool).
+    bs.pool = if candidates.contains(Candidate::Parallel) { crate::ops::par::pool_threads() } else { 1 };
     let candidate = |backend: Backend, threads: Option<usize>| match threads {
         None => Some(Candidate::of(backend)),
         Some(t) if backend == Backend::Parallel => Width::of_threads(t, bs.pool).map(Candidate::parallel),
@@ -82,9 +84,12 @@ fn bucket_from(record: BucketRecord, candidates: CandidateSet, borrowed: bool) -
         let contenders = borrowed.then(|| policy::contenders(&bs, backend, candidates, &Policy::DEFAULT));
         if !borrowed || saved_centre.is_some() {
             bs.settle_on(backend, DecisionKind::Historical);
-            // Confirmed by the first calls of this run (see `policy`'s warm start).
-            if let Some(saved_ns) = saved_centre {
-                bs.await_confirmation(saved_ns, contenders);
+            // This machine's CPU decision is trusted; a GPU decision (the adapter is not part of
+            // the fingerprint) and another machine's are confirmed by the first calls of this
+            // run (see `policy`'s warm start).
+            match saved_centre {
+                Some(saved_ns) if borrowed || backend == Candidate::Gpu => bs.await_confirmation(saved_ns, contenders),
+                _ => bs.trust_loaded(),
             }
         }
     }

@@ -15,6 +15,10 @@
 //! result, the disagreement is reported once per kernel and backend (kernel,
 //! size, largest error), and a bucket that had settled on it explores again.
 //!
+//! In frozen mode nothing is compared, `verify = true` or not: a frozen run routes by
+//! the saved table alone, so that two runs with the same file decide alike, and an
+//! exclusion would change the table (frozen calls are not timed either).
+//!
 //! Which kernels can verify is the macro's business: parameters it can pass
 //! twice (shared references and `Copy` values; a kernel writing through `&mut`
 //! is a compile error with `verify = true`) and a result that implements
@@ -44,7 +48,8 @@ pub fn run_verified<R: Comparable>(
     variant: impl FnOnce() -> R,
 ) -> R {
     let candidate = route.candidate();
-    let on = always || config::mode() == Mode::Verify;
+    let mode = config::mode();
+    let on = (always || mode == Mode::Verify) && mode != Mode::Frozen;
     if !on || candidate == Candidate::Scalar || !route.is_timed() || !kernel.needs_comparison(size, candidate) {
         return route.run(variant);
     }

@@ -163,7 +163,13 @@ mod tests {
     use crate::persist::format::{BucketRecord, TimingRecord};
 
     fn fp(cpu: &str) -> Fingerprint {
-        Fingerprint { cpu: cpu.into(), cpu_features: vec![], gpu: None, crate_version: "1".into() }
+        Fingerprint {
+            cpu: cpu.into(),
+            cpu_features: vec![],
+            gpu: None,
+            crate_version: "1".into(),
+            profile: Default::default(),
+        }
     }
 
     fn bucket(lo: usize, chosen: Backend, ns: u64) -> BucketRecord {

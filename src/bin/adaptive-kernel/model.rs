@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use adaptive_kernel::history::{Fingerprint, GpuLoopRecord, HistoryFile, LoopRecord, SplitRecord};
+use adaptive_kernel::history::{BuildProfile, Fingerprint, GpuLoopRecord, HistoryFile, LoopRecord, SplitRecord};
 use adaptive_kernel::{cost::CostParams, report, Backend, OpComplexity};
 use serde::Serialize;
 
@@ -35,7 +35,7 @@ pub(crate) struct Report {
 /// One machine entry.
 #[derive(Debug, Serialize)]
 pub(crate) struct Machine {
-    /// The entry's key (a hash of CPU, CPU features and crate version).
+    /// The entry's key (a hash of CPU, CPU features, crate version and, for a debug build, its profile).
     pub(crate) key: String,
     /// Whether the key is this machine's (with this build of the crate).
     pub(crate) this_machine: bool,
@@ -44,6 +44,8 @@ pub(crate) struct Machine {
     pub(crate) cpu_features: Vec<String>,
     pub(crate) gpu: Option<String>,
     pub(crate) crate_version: String,
+    /// The kind of build that recorded it, part of its key: `release` or `debug`.
+    pub(crate) profile: BuildProfile,
     /// The cost model's figures, as in the history file (SI units: FLOP/s, B/s, s).
     pub(crate) calibration: Option<CostParams>,
     /// For another machine's entry near this one (`HistoryFile::nearest_entries`): its
@@ -193,6 +195,7 @@ impl Report {
                 cpu_features: m.fingerprint.cpu_features,
                 gpu: m.fingerprint.gpu,
                 crate_version: m.fingerprint.crate_version,
+                profile: m.fingerprint.profile,
                 calibration: m.calibration,
                 kernels: m
                     .kernels

@@ -50,7 +50,7 @@ fn machine(out: &mut String, m: &Machine) {
     let _ = writeln!(out, "machine {}{here}", m.key);
     let _ = writeln!(out, "  CPU     {} [{}]", m.cpu, m.cpu_features.join(" "));
     let _ = writeln!(out, "  GPU     {}", m.gpu.as_deref().unwrap_or("none recorded"));
-    let _ = writeln!(out, "  crate   {}", m.crate_version);
+    let _ = writeln!(out, "  crate   {} ({} build)", m.crate_version, m.profile);
     match &m.calibration {
         Some(c) => {
             let _ = writeln!(out, "  calibration  {}", calibration_line(c));

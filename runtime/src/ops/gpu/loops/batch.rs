@@ -151,7 +151,9 @@ impl Batch {
                         if let Some(first) = f.first_host {
                             for (k, m) in members.iter_mut().enumerate().skip(first) {
                                 if matches!(m.outcome, Outcome::Device) {
-                                    m.outcome = Outcome::Host(Some(if k == first {
+                                    m.outcome = Outcome::Host(Some(if k == first && f.special {
+                                        HostReason::Special
+                                    } else if k == first {
                                         HostReason::Status
                                     } else {
                                         HostReason::Earlier
@@ -177,12 +179,7 @@ impl Batch {
         for m in &members {
             match m.outcome {
                 Outcome::Device => m.spec.count(true),
-                Outcome::Host(reason) => {
-                    if let Some(reason) = reason {
-                        m.spec.say_once(reason);
-                    }
-                    m.spec.count(false);
-                }
+                Outcome::Host(reason) => m.spec.ran_on_host(reason),
                 Outcome::Empty => {}
             }
         }

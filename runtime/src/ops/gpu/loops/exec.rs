@@ -148,12 +148,19 @@ impl std::fmt::Debug for Group {
 /// each, or every partial of a `usize` sum), in order.
 pub(super) type Reductions = Vec<Vec<u32>>;
 
+/// The status word of a loop that computed a NaN or an infinity and met nothing else
+/// (`LP_SPECIAL` in loops.wgsl).
+const LP_SPECIAL: u32 = 4;
+
 /// What a finished group hands back.
 #[derive(Debug, Default)]
 pub(super) struct Finished {
     /// The first loop (index in the group) whose status word was set; it and every later
     /// loop run on the host.
     pub(super) first_host: Option<usize>,
+    /// Whether that loop's status word said only that it computed a NaN or an infinity
+    /// (`LP_SPECIAL`, loops.wgsl): data, not a fault.
+    pub(super) special: bool,
     /// Each loop that ran on the device and is committed: its index and its reductions.
     pub(super) reductions: Vec<(usize, Reductions)>,
     /// Each region of host data with a committed write: its key and its words.
@@ -542,6 +549,7 @@ impl Group {
             };
             if status != 0 {
                 finished.first_host = Some(run.index);
+                finished.special = status == LP_SPECIAL;
                 break;
             }
             let count = run.reductions.len();

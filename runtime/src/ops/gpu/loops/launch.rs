@@ -18,6 +18,22 @@ impl GpuLoop {
     }
 }
 
+/// Under `ADAPTIVE_KERNEL_CHECK_SHADERS=1` (what `scripts/test` sets), validates the loop's
+/// shader before every first call, device or not, and panics when it is invalid: in the
+/// project's tests an invalid shader is a failure, not a silent run on the host.
+fn check_shader_if_asked(spec: &'static GpuLoop) {
+    static ASKED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if !*ASKED.get_or_init(|| std::env::var("ADAPTIVE_KERNEL_CHECK_SHADERS").as_deref() == Ok("1")) {
+        return;
+    }
+    if let Err(e) = spec.validate() {
+        panic!(
+            "ADAPTIVE_KERNEL_CHECK_SHADERS: the shader generated for the GPU loop at {}:{} is invalid: {e}",
+            spec.file, spec.line
+        );
+    }
+}
+
 /// One call of a generated loop, assembled by generated code in the order the
 /// loop's [`GpuLoop`] declares: the units, every scalar, every slice, every
 /// accumulator; then handed to its group's [`Batch::launch`](super::Batch::launch).
@@ -66,8 +82,23 @@ impl<'a> Launch<'a> {
         self.units = units;
     }
 
-    /// The next scalar argument.
+    /// The next scalar argument: a value of the user's (a NaN or an infinity runs the call on
+    /// the host, as the GPU contract says).
     pub fn word(&mut self, word: Option<Word>) {
+        if matches!(word, Some(Word::F32(v)) if !v.is_finite()) {
+            self.refuse(HostReason::Special);
+        }
+        self.push_word(word);
+    }
+
+    /// The next scalar argument: a constant the body names by path (`f32::INFINITY`,
+    /// `f32::MAX`). An infinite one is taken to the device: compare-and-keep loops start from
+    /// `f32::INFINITY`, and the results of arithmetic on it go through the shader's `lp_fin`.
+    pub fn constant(&mut self, word: Option<Word>) {
+        self.push_word(word);
+    }
+
+    fn push_word(&mut self, word: Option<Word>) {
         let expected = self.spec.scalars.get(self.words.len()).copied();
         let bits = match (word, expected) {
             (Some(Word::F32(v)), Some(Scalar::F32)) => Some(v.to_bits()),
@@ -106,6 +137,9 @@ impl<'a> Launch<'a> {
     }
 
     fn slot(&mut self, slot: Slot<'a>) {
+        if !slot.finite() {
+            self.refuse(HostReason::Special);
+        }
         let expected = self.spec.bindings.get(self.slots.len());
         if expected.is_none_or(|b| b.elem != slot.elem() || b.access != slot.access()) {
             self.refuse(HostReason::Type);
@@ -113,7 +147,10 @@ impl<'a> Launch<'a> {
         self.slots.push(slot);
     }
 
-    /// The accumulator of the next reduction.
+    /// The accumulator of the next reduction. Its own value stays on the host (the device's
+    /// combined result is combined into it there, [`Finish::accumulate`](super::Finish::accumulate)),
+    /// so a NaN or an infinity in it (a maximum starting from `f32::NEG_INFINITY`) keeps the
+    /// call on the device.
     pub fn accumulate(&mut self, acc: Option<AccMut<'a>>) {
         let expected = self.spec.reductions.get(self.accs.len());
         let elem = match &acc {
@@ -139,6 +176,7 @@ impl<'a> Launch<'a> {
     /// device needs.
     pub(super) fn checked(mut self) -> Checked<'a> {
         let spec = self.spec;
+        check_shader_if_asked(spec);
         if self.slots.len() != spec.bindings.len()
             || self.words.len() != spec.scalars.len()
             || self.accs.len() != spec.reductions.len()
