@@ -1,6 +1,6 @@
 //! Real programs, three builds each, in one run (issue #23, item 4): an
 //! n-body step, a k-means assignment, a layer norm, a row-wise softmax, a 3×3
-//! blur and a histogram, each written the way its
+//! blur, a histogram and a Jacobi sweep (issue 43), each written the way its
 //! author writes it (`benches/programs/*.rs`), built **plain** (unannotated),
 //! **annotated** (the same source under one `#[adaptive_kernel(…)]`, stamped
 //! by the same `macro_rules!`) and **hand**-optimised (explicit lanes, a
@@ -41,6 +41,13 @@
 //! `ADAPTIVE_KERNEL_GPU=software` lavapipe counts as a device: a CPU running the
 //! shaders, which the router should leave wherever it loses.
 //!
+//! The **resident GPU** column (issue 43) times the same forced GPU calls through
+//! the kernel's `resident` entry on `Resident` handles, where the program has one
+//! (the Jacobi sweep: both grids; k-means: the points and labels, the centroids
+//! staying host data as a Lloyd iteration updates them on the host): after the
+//! first call nothing but status words and results crosses the bus. `resident ×
+//! annotated` is its median per-round speed ratio over the routed build.
+//!
 //! Targets (issue #23): annotated ≥ 0.8× hand for the pairwise interactions,
 //! ≥ 0.9× hand for the others; every whole run ≥ 0.98× plain. The histogram,
 //! split with private copies since: ≥ 0.5× hand.
@@ -80,17 +87,18 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use adaptive_kernel::{with_backend, Backend};
-use programs::{arrays, blur, histogram, kmeans, layernorm, nbody, softmax, Build, Case, WholeRun};
+use programs::{arrays, blur, histogram, jacobi, kmeans, layernorm, nbody, softmax, Build, Case, WholeRun};
 
 /// Every program's whole run (here, not in `programs/`: that folder's files import
 /// its `mod.rs`, which so imports none of them).
-const WHOLE_RUNS: [WholeRun; 6] = [
+const WHOLE_RUNS: [WholeRun; 7] = [
     nbody::WHOLE_RUN,
     kmeans::WHOLE_RUN,
     layernorm::WHOLE_RUN,
     softmax::WHOLE_RUN,
     blur::WHOLE_RUN,
     histogram::WHOLE_RUN,
+    jacobi::WHOLE_RUN,
 ];
 
 /// The work in one timed sample.
@@ -119,6 +127,7 @@ fn cases(quick: bool) -> Vec<Box<dyn Case>> {
         vec![Box::new(softmax::Softmax::new(12 * 256, 256)), Box::new(softmax::Softmax::new(64, 32_000))],
         vec![Box::new(blur::Blur::new(640, 480)), Box::new(blur::Blur::new(3_840, 2_160))],
         vec![Box::new(histogram::Histogram::new(1 << 20, 256)), Box::new(histogram::Histogram::new(1 << 24, 4_096))],
+        vec![Box::new(jacobi::Sweep::new(256)), Box::new(jacobi::Sweep::new(2_048))],
     ];
     if quick {
         all.iter_mut().for_each(|program| program.truncate(1));
@@ -190,6 +199,9 @@ struct Row {
     /// The annotated kernel forced onto its GPU variant: median seconds per call and the
     /// median per-round speed ratio over the routed build; `None` without a GPU variant or device.
     gpu: Option<(f64, f64)>,
+    /// The same through its `resident` entry on data kept on the device; `None` where the
+    /// program has none, or without a device.
+    resident: Option<(f64, f64)>,
 }
 
 impl Row {
@@ -217,6 +229,19 @@ fn has_gpu(case: &dyn Case) -> bool {
 /// One sample of `case`'s annotated kernel forced onto its GPU variant.
 fn gpu_sample(case: &mut dyn Case, reps: usize) -> f64 {
     with_backend(Backend::Gpu, || sample(case, Build::Annotated, reps, true))
+}
+
+/// One sample of `case`'s annotated kernel forced onto its GPU variant through its
+/// `resident` entry (data kept on the device), after one untimed call.
+fn resident_sample(case: &mut dyn Case, reps: usize) -> f64 {
+    with_backend(Backend::Gpu, || {
+        case.call_resident();
+        let start = Instant::now();
+        for _ in 0..reps {
+            case.call_resident();
+        }
+        start.elapsed().as_secs_f64() / reps as f64
+    })
 }
 
 /// Settles the annotated kernel on `case` (and its twin's), then times its builds interleaved.
@@ -257,7 +282,12 @@ fn measure(case: &mut dyn Case) -> Row {
         gpu_sample(case, 1);
         ((smoke::pick(SAMPLE, Duration::ZERO).as_secs_f64() / gpu_sample(case, 1)).ceil() as usize).max(1)
     });
+    // The first resident call uploads the handles; the samples time the calls after it.
+    let resident_reps = (has_gpu(case) && with_backend(Backend::Gpu, || case.call_resident())).then(|| {
+        ((smoke::pick(SAMPLE, Duration::ZERO).as_secs_f64() / resident_sample(case, 1)).ceil() as usize).max(1)
+    });
     let mut gpu_times = Vec::new();
+    let mut resident_times = Vec::new();
     eprintln!(
         "{}: annotated settled on {:?} after {calls} calls ({:.2} s); samples of {reps:?} calls",
         case.label(),
@@ -274,6 +304,9 @@ fn measure(case: &mut dyn Case) -> Row {
     if let Some(g) = gpu_reps {
         gpu_times.push(gpu_sample(case, g));
     }
+    if let Some(r) = resident_reps {
+        resident_times.push(resident_sample(case, r));
+    }
     let round = round_start.elapsed().as_secs_f64();
     let rounds = smoke::pick(((CASE_BUDGET.as_secs_f64() / round) as usize).clamp(ROUNDS.0, ROUNDS.1), 1);
     for r in 1..rounds {
@@ -283,6 +316,9 @@ fn measure(case: &mut dyn Case) -> Row {
             per_build[b].push(sample(case, builds[b], reps[b], true));
             if let (Some(g), 0) = (gpu_reps, k) {
                 gpu_times.push(gpu_sample(case, g));
+            }
+            if let (Some(r), 1) = (resident_reps, k) {
+                resident_times.push(resident_sample(case, r));
             }
         }
     }
@@ -304,6 +340,10 @@ fn measure(case: &mut dyn Case) -> Row {
         gpu: gpu_reps.map(|_| {
             let ratio = median(annotated.iter().zip(&gpu_times).map(|(a, g)| a / g).collect());
             (median(gpu_times.clone()), ratio)
+        }),
+        resident: resident_reps.map(|_| {
+            let ratio = median(annotated.iter().zip(&resident_times).map(|(a, r)| a / r).collect());
+            (median(resident_times.clone()), ratio)
         }),
     }
 }
@@ -441,15 +481,16 @@ fn main() {
         );
         rows.push(row);
     }
-    println!("| program, size | plain | annotated | hand | GPU | hand reaches | annotated × hand | annotated × plain | hand × plain | GPU × annotated | routed to | target | rounds |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| program, size | plain | annotated | hand | GPU | resident GPU | hand reaches | annotated × hand | annotated × plain | hand × plain | GPU × annotated | resident × annotated | routed to | target | rounds |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let cell = |figure: Option<(f64, f64)>| match figure {
+        Some((t, ratio)) => (time(t), format!("{ratio:.2}")),
+        None => ("-".to_owned(), "-".to_owned()),
+    };
     for r in &rows {
-        let (gpu, gpu_ratio) = match r.gpu {
-            Some((t, ratio)) => (time(t), format!("{ratio:.2}")),
-            None => ("-".to_owned(), "-".to_owned()),
-        };
+        let ((gpu, gpu_ratio), (resident, resident_ratio)) = (cell(r.gpu), cell(r.resident));
         println!(
-            "| {} | {} | {} | {} | {gpu} | {} | {:.2} | {:.2} | {:.2} | {gpu_ratio} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {gpu} | {resident} | {} | {:.2} | {:.2} | {:.2} | {gpu_ratio} | {resident_ratio} | {} | {} | {} |",
             r.label,
             time(r.median(Build::Plain)),
             time(r.median(Build::Annotated)),
@@ -554,6 +595,7 @@ fn main() {
         ("arrays::norm::layer_norm", &arrays::norm::annotated::layer_norm::KERNEL),
         ("arrays::heat::heat_step", &arrays::heat::annotated::heat_step::KERNEL),
         ("stencil::heat_step (twin)", &programs::stencil::annotated::heat_step::KERNEL),
+        ("jacobi::sweep", &jacobi::annotated::sweep::KERNEL),
     ] {
         let spec = kernel.spec();
         println!("  {name} (Parallel variant: {})", if spec.has_parallel { "yes" } else { "no" });
@@ -571,6 +613,9 @@ fn main() {
         &arrays::norm::annotated::layer_norm::KERNEL,
         &arrays::heat::annotated::heat_step::KERNEL,
         &programs::stencil::annotated::heat_step::KERNEL,
+        &jacobi::annotated::sweep::KERNEL,
+        &kmeans::annotated::assign::RESIDENT,
+        &jacobi::annotated::sweep::RESIDENT,
     ] {
         println!("{}", kernel.table());
     }

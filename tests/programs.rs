@@ -29,7 +29,8 @@ mod programs;
 
 use adaptive_kernel::__private::gpu_loop;
 use adaptive_kernel::kernel::KernelSpec;
-use programs::{arrays, blur, histogram, kmeans, layernorm, nbody, softmax, stencil, Build};
+use adaptive_kernel::resident::Resident;
+use programs::{arrays, blur, histogram, jacobi, kmeans, layernorm, nbody, softmax, stencil, Build};
 
 const EPS: f64 = f32::EPSILON as f64;
 
@@ -300,6 +301,36 @@ fn blur_builds_agree_and_the_annotated_variants_bit_for_bit() {
 }
 
 #[test]
+fn jacobi_builds_agree_and_the_annotated_ones_bit_for_bit() {
+    // Odd sizes: lanes with a shifted last step, rows narrower than one lane group, the smallest grid.
+    for n in [37, 10, 3, 70] {
+        let start = jacobi::grid(n, 5);
+        let run = |build: Build| {
+            let (mut a, mut b) = (start.clone(), start.clone());
+            for _ in 0..4 {
+                jacobi::sweep(build, &a, &mut b, n);
+                jacobi::sweep(build, &b, &mut a, n);
+            }
+            a
+        };
+        let plain = run(Build::Plain);
+        // Each point is 0.25·(((l + r) + u) + d) in every build: the same roundings.
+        assert_eq!(bits(&run(Build::Hand)), bits(&plain), "hand {n}");
+        assert_eq!(bits(&run(Build::Annotated)), bits(&plain), "routed {n}");
+        let (mut a, mut b) = (start.clone(), start.clone());
+        let (mut ra, mut rb) = (Resident::new(start.clone()), Resident::new(start.clone()));
+        for _ in 0..4 {
+            jacobi::annotated::sweep::simd(&a, &mut b, n);
+            jacobi::annotated::sweep::parallel(&b, &mut a, n);
+            jacobi::annotated::sweep::resident(&ra, &mut rb, n);
+            jacobi::annotated::sweep::resident(&rb, &mut ra, n);
+        }
+        assert_eq!(bits(&a), bits(&plain), "SIMD and Parallel variants {n}");
+        assert_eq!(bits(ra.host()), bits(&plain), "resident entry {n}");
+    }
+}
+
+#[test]
 fn histogram_builds_count_exactly_alike() {
     for (n, bins) in [(100_003, 256), (1_000, 7), (70_000, 4_096), (5, 1)] {
         let samples = histogram::samples(n, 2);
@@ -330,12 +361,13 @@ fn histogram_builds_count_exactly_alike() {
 }
 
 /// The programs with a GPU variant, and the file each kernel is in.
-fn with_gpu() -> [(&'static KernelSpec, &'static str); 4] {
+fn with_gpu() -> [(&'static KernelSpec, &'static str); 5] {
     [
         (nbody::annotated::accelerations::KERNEL.spec(), "benches/programs/nbody.rs"),
         (kmeans::annotated::assign::KERNEL.spec(), "benches/programs/kmeans.rs"),
         (layernorm::annotated::layer_norm::KERNEL.spec(), "benches/programs/layernorm.rs"),
         (softmax::annotated::softmax_rows::KERNEL.spec(), "benches/programs/softmax.rs"),
+        (jacobi::annotated::sweep::KERNEL.spec(), "benches/programs/jacobi.rs"),
     ]
 }
 
@@ -349,6 +381,7 @@ fn every_program_forced_onto_the_gpu() {
     softmax_builds_agree_with_an_f64_reference();
     blur_builds_agree_and_the_annotated_variants_bit_for_bit();
     histogram_builds_count_exactly_alike();
+    jacobi_builds_agree_and_the_annotated_ones_bit_for_bit();
     for (spec, file) in with_gpu() {
         for l in spec.gpu_loops {
             let runs = gpu_loop::runs(file, l.line);

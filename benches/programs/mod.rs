@@ -1,4 +1,4 @@
-//! Six numerical programs written the way their authors write them (plain
+//! Seven numerical programs written the way their authors write them (plain
 //! loops over slices), each in three builds, for issue #23:
 //!
 //! - **plain**: the loops, unannotated;
@@ -28,6 +28,7 @@
 pub(crate) mod arrays;
 pub(crate) mod blur;
 pub(crate) mod histogram;
+pub(crate) mod jacobi;
 pub(crate) mod kmeans;
 pub(crate) mod layernorm;
 pub(crate) mod nbody;
@@ -110,6 +111,11 @@ pub(crate) trait Case {
     /// The builds it has, in table order.
     fn builds(&self) -> &'static [Build] {
         &Build::ALL
+    }
+    /// One call of the annotated kernel's `resident` entry on `Resident` handles (data
+    /// kept on the device between calls), where the program has one; `false` otherwise.
+    fn call_resident(&mut self) -> bool {
+        false
     }
     /// What the issue asks of the annotated build here, in words.
     fn target(&self) -> &'static str;

@@ -63,7 +63,8 @@ impl ToTokens for Wrapper<'_> {
         };
         // A generic kernel has one routing table per instantiation.
         let kernel = if k.is_generic() { quote!(#name::kernel #turbofish ()) } else { quote!(#name::KERNEL) };
-        let variants = [call("scalar"), call("simd"), call("parallel"), call("gpu")];
+        let gpu = traffic_of(&kernel, direct("gpu"));
+        let variants = [call("scalar"), call("simd"), call("parallel"), gpu];
         let verify = |route: &syn::Ident, size_var: &syn::Ident| self.verify(&kernel, route, size_var, &direct);
         let body = routed_body(k, TokenStream::new(), kernel.clone(), variants, &verify);
 
@@ -331,6 +332,16 @@ impl Wrapper<'_> {
                 }
             }
         }
+    }
+}
+
+/// `move || KERNEL.traffic_of(size, Gpu, move || CALL)`: a GPU call whose transfers are
+/// recorded in `kernel`'s table (`kernel`: the `Kernel` static, or an expression of type
+/// `&'static Kernel`).
+pub(crate) fn traffic_of(kernel: &TokenStream, call: TokenStream) -> TokenStream {
+    let size_var = KernelDef::hidden("__adaptive_size");
+    quote! {
+        move || #kernel.traffic_of(#size_var, ::adaptive_kernel::__private::Backend::Gpu, move || #call)
     }
 }
 

@@ -16,6 +16,7 @@ use super::as_written::AsWritten;
 use super::crossover::{crossovers, Crossover};
 use super::loops::LoopSummary;
 use super::spec::{DecisionKind, LoopGpu, LoopRewrite, LoopSplit};
+use super::transfers::TransferReport;
 use crate::backend::{Backend, OpComplexity};
 use crate::bucket::bucket_of;
 use crate::persist::NearestEntry;
@@ -63,6 +64,9 @@ pub struct BucketReport {
     /// has not confirmed it (it is being re-timed; in frozen mode, for good); `None`
     /// for a decision of this machine's.
     pub from: Option<NearestEntry>,
+    /// What this bucket's calls moved between host and device (GPU calls, and CPU calls
+    /// on data kept on the device); `None` when they moved nothing.
+    pub transfers: Option<TransferReport>,
 }
 
 impl BucketReport {
@@ -213,6 +217,32 @@ impl fmt::Display for KernelTable {
             }
             writeln!(f)?;
         }
+        let moved: Vec<(&BucketReport, &TransferReport)> =
+            self.rows.iter().filter_map(|r| Some((r, r.transfers.as_ref()?))).collect();
+        if !moved.is_empty() {
+            writeln!(
+                f,
+                "  {:>23}  {:>9}  {:>11}  {:>12}  {:>12}  moving data",
+                "gpu transfers, sizes", "calls", "submissions", "up", "down"
+            )?;
+            for (r, t) in moved {
+                let sizes = format!("{}..={}", r.sizes.start(), r.sizes.end());
+                let calls = if t.cpu_calls > 0 {
+                    format!("{}+{} cpu", t.gpu_calls, t.cpu_calls)
+                } else {
+                    t.gpu_calls.to_string()
+                };
+                let share =
+                    t.moving_share().map_or_else(|| "-".to_owned(), |s| format!("{:.0}% of GPU time", 100.0 * s));
+                writeln!(
+                    f,
+                    "  {sizes:>23}  {calls:>9}  {:>11}  {:>12}  {:>12}  {share}",
+                    format!("{:.2}/call", t.submissions_per_call()),
+                    crate::numeric::bytes(t.bytes_up),
+                    crate::numeric::bytes(t.bytes_down),
+                )?;
+            }
+        }
         for c in self.crossovers() {
             writeln!(f, "  {c}")?;
         }
@@ -243,6 +273,7 @@ mod tests {
             decided_by: DecisionKind::Historical,
             excluded: vec![],
             from: None,
+            transfers: None,
         }
     }
 
@@ -301,6 +332,7 @@ mod tests {
             decided_by: DecisionKind::Historical,
             excluded: vec![],
             from,
+            transfers: None,
         };
         let table = KernelTable {
             kernel: "k",
@@ -355,6 +387,7 @@ mod tests {
             decided_by: DecisionKind::Historical,
             excluded: vec![],
             from: None,
+            transfers: None,
         };
         assert_eq!(row.backend(Backend::Parallel).and_then(|b| b.centre), us(60), "the whole pool's");
         assert_eq!(row.parallel_on(4).and_then(|b| b.centre), us(30));

@@ -15,6 +15,10 @@
 //! result, the disagreement is reported once per kernel and backend (kernel,
 //! size, largest error), and a bucket that had settled on it explores again.
 //!
+//! In frozen mode nothing is compared, `verify = true` or not: a frozen run routes by
+//! the saved table alone, so that two runs with the same file decide alike, and an
+//! exclusion would change the table (frozen calls are not timed either).
+//!
 //! Which kernels can verify is the macro's business: parameters it can pass
 //! twice (shared references and `Copy` values; a kernel writing a slice through
 //! `&mut` is a compile error with `verify = true`) and a result that implements
@@ -77,8 +81,8 @@ pub struct VerifiedCall {
 impl VerifiedCall {
     /// The check of a call of `size` that `route` sends to its variant, or `None` when this
     /// call is not checked (see the module docs): verification off (`always` is the
-    /// attribute's `verify = true`, else only `ADAPTIVE_KERNEL_MODE=verify` turns it on),
-    /// the call untimed or Scalar's, or the variant already compared in this bucket.
+    /// attribute's `verify = true`, else only `ADAPTIVE_KERNEL_MODE=verify` turns it on;
+    /// never in frozen mode), the call untimed or Scalar's, or the variant already compared in this bucket.
     /// `relative` is the attribute's `tolerance = …`.
     pub fn begin(
         kernel: &'static Kernel,
@@ -88,7 +92,8 @@ impl VerifiedCall {
         relative: Option<f64>,
     ) -> Option<VerifiedCall> {
         let candidate = route.candidate();
-        let on = always || config::mode() == Mode::Verify;
+        let mode = config::mode();
+        let on = (always || mode == Mode::Verify) && mode != Mode::Frozen;
         if !on || candidate == Candidate::Scalar || !route.is_timed() || !kernel.needs_comparison(size, candidate) {
             return None;
         }
