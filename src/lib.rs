@@ -45,7 +45,8 @@
 //! | annotate a function | [`#[adaptive_kernel]`](adaptive_kernel); inside it, the op set [`ops`] (`ops::matmul`, `ops::dot`, `ops::add_into`, …) |
 //! | call one variant, bypassing the router | `k::scalar(..)`, `k::simd(..)`, `k::parallel(..)`, `k::gpu(..)`; for methods, [`with_backend`] |
 //! | inspect what a kernel learned | `k::KERNEL` (a [`Kernel`]): [`Kernel::table`] (a [`KernelTable`]), [`Kernel::spec`]; every kernel called so far: [`kernels`], [`kernel_named`]; rows, crossovers and ties: [`report`]; its decisions as `tracing` events: [`init_logging`] |
-//! | steer or configure it | [`Kernel::force`], [`with_backend`]; the mode, history file, GPU, threads and quiet switch: [`config::Settings`] (or the `ADAPTIVE_KERNEL_*` variables, [`config`]) |
+//! | steer or configure it | [`Kernel::force`], [`with_backend`]; the mode, history file, GPU, threads, a backend for every kernel and quiet switch: [`config::Settings`] (or the `ADAPTIVE_KERNEL_*` variables, [`config`]) |
+//! | check where a call went (tests) | [`last_route`]: the variant this thread's last routed call ran, and whether it was timed |
 //! | keep and share what it learned | [`flush`]; files, export and import, tables in memory: [`history`] |
 //! | check its numerics | [`tolerance`] (what reassociated reductions promise), [`fusion`] (what fused multiply-adds may change), [`compare`] (how `verify` compares variants) |
 //! | route calls of your own, without the attribute | [`select`]: the MoE thresholds ([`moe`]), the 5× dispatch rule, the operation catalog, a string-keyed learner; the cost model: [`cost`] |
@@ -62,6 +63,7 @@
 //! | `gpu` | yes | GPU variants through wgpu; without it the router never picks GPU |
 //! | `cli` | no | the `adaptive-kernel` binary (clap, plotters, serde): `cargo install … --features cli` |
 //! | `otlp` | no | `telemetry::init_otlp`: decisions exported to an OpenTelemetry collector |
+//! | `ndarray` | no | [`compare::Comparable`] for ndarray 0.17's arrays (kernels over ndarray 0.16 or 0.17 arrays need no feature: [the guide](guide::arrays)) |
 
 #![warn(missing_docs)]
 
@@ -105,10 +107,14 @@ adaptive_kernel_macros::__loop_reasons!(adaptive_kernel_runtime::LoopReason);
 
 // What users name daily; everything else is in the modules below.
 pub use adaptive_kernel_runtime::{
-    flush, init_logging, kernel_named, kernels, with_backend, Backend, Kernel, KernelTable, OpComplexity,
+    flush, init_logging, kernel_named, kernels, last_route, with_backend, Backend, Kernel, KernelTable, OpComplexity,
 };
 
 pub use adaptive_kernel_runtime::{config, cost, moe, ops};
+
+/// Data kept on the GPU between kernel calls: [`resident::Resident`] handles, which an
+/// annotated kernel's `k::resident(..)` entry takes (the [guide's chapter](guide::resident)).
+pub use adaptive_kernel_runtime::resident;
 
 /// How far a SIMD variant's reassociated reductions may be from the Scalar variant's.
 pub use adaptive_kernel_runtime::tolerance;
@@ -134,24 +140,30 @@ pub mod guide;
 
 pub mod kernel {
     //! A kernel's handle and vocabulary: what `k::KERNEL` is ([`Kernel`]), how a call is
-    //! routed ([`Route`]), what the attribute compiled ([`KernelSpec`], [`LoopRewrite`],
-    //! [`LoopSplit`], [`LoopGpu`], and why a loop was left alone: [`LoopReason`]), size buckets
-    //! ([`bucket_of`]), and which SIMD instruction set runs ([`simd_level`]).
+    //! routed ([`Route`]) and what this thread's last routed call ran ([`last_route`]), what
+    //! the attribute compiled ([`KernelSpec`], [`LoopRewrite`], [`LoopSplit`], [`LoopGpu`], and
+    //! why a loop was left alone: [`LoopReason`]), size buckets ([`bucket_of`]), and which SIMD
+    //! instruction set runs ([`simd_level`]).
     pub use adaptive_kernel_runtime::{
-        bucket_of, bucket_range, kernel_named, kernels, loop_reason, set_span_threshold, simd_level, with_backend,
-        Backend, Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, LoopGpu, LoopReason, LoopRewrite, LoopSplit,
-        OpComplexity, ParseEnumError, Route, SimdLevel, Work, BUCKETS, LOOP_REASONS,
+        bucket_of, bucket_range, kernel_named, kernels, last_route, loop_reason, set_span_threshold, simd_level,
+        with_backend, Backend, Decision, DecisionKind, Kernel, KernelFamily, KernelSpec, LastRoute, LoopGpu,
+        LoopReason, LoopRewrite, LoopSplit, OpComplexity, ParseEnumError, Route, SimdLevel, Transfers, Work, BUCKETS,
+        LOOP_REASONS,
     };
 }
 
 pub mod report {
     //! What a kernel learned, for people and programs: [`KernelTable`] (from
-    //! `k::KERNEL.table()`) with its rows, the [`Crossover`]s and ties between backends
-    //! ([`TIE_BAND`]), and [`LoopSummary`], the words for what the attribute did to the
-    //! body's loops.
+    //! `k::KERNEL.table()`) with its rows, what each row's calls moved between host and
+    //! device ([`TransferReport`]), the [`Crossover`]s and ties between backends
+    //! ([`TIE_BAND`]), [`LoopSummary`], the words for what the attribute did to the
+    //! body's loops, and [`AsWritten`], the calls that ran the body as written because an
+    //! ndarray array was not in standard layout.
+    /// The ndarray array that made a call run its body as written ([`AsWritten::first`]).
+    pub use adaptive_kernel_runtime::layout::Strided;
     pub use adaptive_kernel_runtime::{
-        backend_columns, backend_label, crossovers, BackendReport, BucketReport, Crossover, GpuLine, KernelTable,
-        LoopLine, LoopSummary, MathCalls, SplitLine, TIE_BAND,
+        backend_columns, backend_label, crossovers, AsWritten, BackendReport, BucketReport, Crossover, GpuLine,
+        KernelTable, LoopLine, LoopSummary, MathCalls, SplitLine, TransferReport, TIE_BAND,
     };
 }
 
@@ -165,9 +177,10 @@ pub mod history {
     pub use adaptive_kernel_runtime::{__delay_saves_for_tests, __saving_for_tests};
     pub use adaptive_kernel_runtime::{
         clear_history, default_path, export_history, export_learned, flush, history_file, history_status,
-        import_history, import_learned, read_history, save_calibration, set_history, BucketRecord, ExclusionRecord,
-        Fingerprint, GpuLoopRecord, HistoryError, HistoryFile, HistoryStatus, ImportError, ImportSummary, KernelRecord,
-        LearnedImport, LoopRecord, MachineRecord, NearestEntry, NearestRule, SplitRecord, TimingRecord,
+        import_history, import_learned, read_history, save_calibration, set_history, BucketRecord, BuildProfile,
+        ExclusionRecord, Fingerprint, GpuLoopRecord, HistoryError, HistoryFile, HistoryStatus, ImportError,
+        ImportSummary, KernelRecord, LearnedImport, LoopRecord, MachineRecord, NearestEntry, NearestRule, SplitRecord,
+        TimingRecord, TransferRecord,
     };
 }
 
@@ -199,22 +212,25 @@ pub use adaptive_kernel_runtime::{
 };
 
 /// Items the code generated by `#[adaptive_kernel]` refers to (and the crate's
-/// own benches and tools: `median`, `thousands`). Not a public API: anything here may
+/// own benches and tools: `median`, `thousands`, `bytes`). Not a public API: anything here may
 /// change in any release.
 #[doc(hidden)]
 pub mod __private {
     /// The check that the runtime's reason words are the macro's (used at this crate's root).
     pub use adaptive_kernel_macros::__loop_reasons as loop_reasons;
+    /// Bytes in a fitting unit, as tables and the `adaptive-kernel` command print them.
+    pub use adaptive_kernel_runtime::__bytes as bytes;
     pub use adaptive_kernel_runtime::__median as median;
     /// The `#[target_feature]` clones and their run-time pick, for the SIMD variant.
     pub use adaptive_kernel_runtime::__simd_clones as simd_clones;
     /// Sizes as the tour and the `adaptive-kernel` command print them.
     pub use adaptive_kernel_runtime::__thousands as thousands;
-    pub use adaptive_kernel_runtime::compare::verify_input;
+    pub use adaptive_kernel_runtime::compare::{compare_arrays, verify_input, Agreement, Comparable};
+    pub use adaptive_kernel_runtime::ops::exact::{par as ops_exact_par, simd as ops_exact_simd};
     pub use adaptive_kernel_runtime::ops::{gpu as ops_gpu, par as ops_par, scalar as ops_scalar, simd as ops_simd};
     pub use adaptive_kernel_runtime::{
         run_verified, simd_level, simd_run, Backend, Kernel, KernelFamily, KernelSpec, LoopGpu, LoopReason,
-        LoopRewrite, LoopSplit, OpComplexity, Route, SimdLevel, Work,
+        LoopRewrite, LoopSplit, OpComplexity, Route, SimdLevel, VerifiedCall, Work,
     };
 
     /// Lanes and chunked reads for the SIMD variant's reassociated reductions.
@@ -228,4 +244,8 @@ pub mod __private {
 
     /// The GPU runs of the loops a GPU variant generates.
     pub use adaptive_kernel_runtime::ops::gpu::loops as gpu_loop;
+
+    /// ndarray arrays in standard layout as row-major slices, for the loops a variant
+    /// rewrites; a call with one that is not runs as written (`Kernel::ran_as_written`).
+    pub use adaptive_kernel_runtime::layout;
 }

@@ -150,6 +150,41 @@ fn report_kernel_keeps_one_kernel_and_an_unknown_one_lists_the_known() {
     assert!(err.contains("no kernel named `demo::nope`") && err.contains("demo::dot, demo::saxpy"), "{err}");
 }
 
+/// Every object key in `v`, recursively.
+fn keys(v: &Value, out: &mut std::collections::BTreeSet<String>) {
+    match v {
+        Value::Object(m) => m.iter().for_each(|(k, v)| {
+            out.insert(k.clone());
+            keys(v, out);
+        }),
+        Value::Array(a) => a.iter().for_each(|v| keys(v, out)),
+        _ => {}
+    }
+}
+
+/// The guide's schema of `report --json` (docs/guide/cli.md) names every field the command writes.
+#[test]
+fn the_guides_json_schema_lists_every_field_the_report_writes() {
+    let guide = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guide/cli.md")).unwrap();
+    let schema = guide.split("## `report --json`").nth(1).expect("the schema section");
+    // A loop computed with vector math, which the fixtures predate.
+    let (_dir, with_math) = copy("good.json");
+    let mut file: Value = serde_json::from_slice(&fs::read(&with_math).unwrap()).unwrap();
+    file["machines"]["aaaa000011112222"]["kernels"]["demo::dot"]["loops"][0]["vector_math"] =
+        serde_json::json!(["exp"]);
+    fs::write(&with_math, serde_json::to_vec(&file).unwrap()).unwrap();
+    let mut written = std::collections::BTreeSet::new();
+    let files = ["widths.json", "tie.json"].map(fixture);
+    for path in files.iter().chain([&with_math]) {
+        keys(&json(&["report", "--history", path.to_str().unwrap(), "--json"]), &mut written);
+    }
+    for key in ["vector_math", "gpu_loops", "chosen_threads", "threads", "profile", "fork_join_latency"] {
+        assert!(written.contains(key), "the fixtures exercise `{key}`: {written:?}");
+    }
+    let missing: Vec<&String> = written.iter().filter(|k| !schema.contains(&format!("\"{k}\""))).collect();
+    assert!(missing.is_empty(), "fields `report --json` writes that docs/guide/cli.md does not list: {missing:?}");
+}
+
 #[test]
 fn report_json_follows_schema_1() {
     let good = fixture("good.json");
@@ -166,6 +201,7 @@ fn report_json_follows_schema_1() {
     assert_eq!(a["cpu"], "x86_64 Test CPU A");
     assert_eq!(a["cpu_features"], serde_json::json!(["avx2", "fma"]));
     assert_eq!(a["crate_version"], "0.1.0");
+    assert_eq!(a["profile"], "release", "an entry written before the profile was recorded");
     assert_eq!(a["calibration"]["simd_flops"], 4.5e10);
     assert_eq!(a["calibration"]["gpu_available"], true);
     assert_eq!(machines[1]["calibration"], Value::Null);
@@ -213,6 +249,24 @@ fn report_lists_the_variants_verify_excluded() {
         serde_json::json!([{ "backend": "Parallel", "size": 5000, "largest_error": 0.5 }])
     );
     assert_eq!(buckets[0]["excluded"], serde_json::json!([]));
+}
+
+#[test]
+fn report_says_what_each_buckets_calls_moved_between_host_and_device() {
+    let good = fixture("good.json");
+    let out = ok(&["report", "--history", good.to_str().unwrap()]);
+    let line = "    moved 131,073..=262,143: 40 GPU calls and 2 CPU calls downloading data kept on the device, 1.00 \
+                submission per call, 8.0 MiB up, 160 B down, 25% of GPU time moving data\n";
+    assert_eq!(out.matches(line).count(), 1, "{out}");
+    let doc = json(&["report", "--history", good.to_str().unwrap(), "--json"]);
+    let buckets = doc["machines"][0]["kernels"][0]["buckets"].as_array().unwrap();
+    let gpu = buckets.iter().find(|b| b["sizes"] == serde_json::json!([131073, 262143])).unwrap();
+    assert_eq!(
+        gpu["transfers"],
+        serde_json::json!({ "gpu_calls": 40, "cpu_calls": 2, "submissions": 42, "bytes_up": 8388608,
+                            "bytes_down": 160, "moving_share": 0.25 })
+    );
+    assert!(buckets[0].get("transfers").is_none(), "absent where nothing moved: {}", buckets[0]);
 }
 
 /// A history file with one entry per fingerprint, each holding kernel `demo::k` with one settled bucket.

@@ -11,9 +11,31 @@ use std::fs;
 use std::path::Path;
 use std::time::SystemTime;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use adaptive_kernel::config::{Mode, ENV_MODE};
-use adaptive_kernel::{Backend, Kernel, KernelSpec, OpComplexity};
+use adaptive_kernel::{adaptive_kernel, Backend, Kernel, KernelSpec, OpComplexity};
 use common::*;
+
+/// Calls of [`off_by_one`]'s Scalar variant (its body) and of its SIMD variant.
+static SCALAR_CALLS: AtomicUsize = AtomicUsize::new(0);
+static SIMD_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// A kernel whose SIMD variant disagrees with Scalar, checked by `verify` on every
+/// timed call of another variant: a learning run would exclude SIMD at once.
+#[adaptive_kernel(complexity = "Medium", verify, simd = off_by_one_simd)]
+fn off_by_one(x: &[f32]) -> f32 {
+    SCALAR_CALLS.fetch_add(1, Ordering::Relaxed);
+    x[0]
+}
+
+fn off_by_one_simd(x: &[f32]) -> f32 {
+    SIMD_CALLS.fetch_add(1, Ordering::Relaxed);
+    x[0] + 1.0
+}
+
+/// Where [`off_by_one`] settled on SIMD (by injected timings, no call compared).
+const VERIFIED: usize = 4_096;
 
 static K: Kernel = Kernel::new(KernelSpec {
     name: "frozen::k",
@@ -78,6 +100,28 @@ fn child() {
             assert!(adaptive_kernel::config::set_mode(Mode::Frozen));
             route_and_print();
         }
+        "learn_verified" => {
+            settle_with(&off_by_one::KERNEL, VERIFIED, |b| if b == Backend::Simd { us(10) } else { us(100) });
+            assert_eq!(settled(&off_by_one::KERNEL, VERIFIED), Some(Backend::Simd));
+            adaptive_kernel::flush().unwrap();
+        }
+        "frozen_verified" => {
+            let x = vec![1.0f32; VERIFIED];
+            let before = off_by_one::KERNEL.table().to_string();
+            let mut timed = 0;
+            for _ in 0..300_000 {
+                assert_eq!(off_by_one(&x), 2.0, "the saved SIMD decision, not Scalar's result");
+                timed += usize::from(adaptive_kernel::last_route().expect("routed").timed);
+            }
+            let after = off_by_one::KERNEL.table();
+            assert_eq!(after.to_string(), before, "a frozen run changed its table");
+            assert!(after.rows.iter().all(|r| r.excluded.is_empty()), "{after}");
+            println!(
+                "FROZEN timed {timed} simd {} scalar {}",
+                SIMD_CALLS.load(Ordering::Relaxed),
+                SCALAR_CALLS.load(Ordering::Relaxed)
+            );
+        }
         other => panic!("unknown role {other}"),
     }
 }
@@ -140,6 +184,20 @@ fn frozen_runs_route_by_the_table_decide_alike_and_write_nothing() {
         assert!(out.contains("frozen::k"), "{out}");
     }
     assert_eq!(listing(dir.path()), before, "no file written, created or touched");
+}
+
+/// With `verify` on the attribute, a frozen run times nothing, compares nothing and
+/// excludes nothing: the saved SIMD decision runs every call, although SIMD disagrees
+/// with Scalar (a learning run would exclude it on its first timed call).
+#[test]
+fn frozen_runs_time_nothing_and_verify_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("history.json");
+    run("learn_verified", &file, None);
+    let before = listing(dir.path());
+    let out = run("frozen_verified", &file, Some("frozen"));
+    assert!(out.contains("FROZEN timed 0 simd 300000 scalar 0"), "{out}");
+    assert_eq!(listing(dir.path()), before, "no file written");
 }
 
 #[test]

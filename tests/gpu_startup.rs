@@ -6,6 +6,8 @@
 //! `ADAPTIVE_KERNEL_TEST_ROLE`. Scenarios that need a device FAIL without one
 //! (see `tests/ops_gpu.rs`), unless `ADAPTIVE_KERNEL_SKIP_GPU_TESTS=1`.
 
+mod common;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -14,6 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use adaptive_kernel::ops::gpu::{self, GpuHealth};
 use adaptive_kernel::ops::{par, scalar};
 use adaptive_kernel::{adaptive_kernel, ops, Backend};
+use common::thread_names;
 
 const SKIP_VAR: &str = "ADAPTIVE_KERNEL_SKIP_GPU_TESTS";
 const ROLE_VAR: &str = "ADAPTIVE_KERNEL_TEST_ROLE";
@@ -165,15 +168,6 @@ fn driver_mappings() -> Vec<String> {
         .collect();
     found.dedup();
     found
-}
-
-/// The names of this process's threads (Linux keeps 15 bytes of each).
-fn thread_names() -> Vec<String> {
-    std::fs::read_dir("/proc/self/task")
-        .expect("/proc/self/task")
-        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
-        .map(|name| name.trim_end().to_owned())
-        .collect()
 }
 
 /// A kernel with a GPU variant (through `ops`), for the control child.

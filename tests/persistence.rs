@@ -45,6 +45,14 @@ fn child() {
             learn(&K);
             adaptive_kernel::flush().unwrap();
         }
+        "status" => {
+            println!(
+                "STATUS {:?} {}",
+                adaptive_kernel::history::history_status(),
+                adaptive_kernel::history::history_status()
+            );
+            println!("FILE {:?}", adaptive_kernel::history::history_file());
+        }
         "learn_other" => {
             learn(&OTHER);
             adaptive_kernel::flush().unwrap();
@@ -212,6 +220,33 @@ fn the_default_file_is_under_the_xdg_cache() {
     let (ok, out) = run_child("child", "learn", &[("ADAPTIVE_KERNEL_GPU", "off"), ("XDG_CACHE_HOME", cache)]);
     assert!(ok, "{out}");
     assert_eq!(kernels_in(&dir.path().join("adaptive-kernel/history.json")), ["persist::k"]);
+}
+
+/// Without `HOME` and `XDG_CACHE_HOME` (a service, a Windows-like environment) history
+/// is still kept: the default location comes from the platform's cache directory, which
+/// on Linux falls back to the user database's home directory. And when history is off,
+/// the status says who turned it off.
+#[test]
+fn without_home_the_default_file_is_still_found_and_off_says_why() {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--ignored", "--exact", "child", "--nocapture", "--test-threads=1"])
+        .env("ADAPTIVE_KERNEL_TEST_ROLE", "status")
+        .env("ADAPTIVE_KERNEL_GPU", "off")
+        .env_remove("ADAPTIVE_KERNEL_HISTORY")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("HOME");
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("adaptive-kernel/history.json\")"), "a default file: {text}");
+    assert!(!text.contains("STATUS Off"), "{text}");
+    let (ok, off) = run_child("child", "status", &[("ADAPTIVE_KERNEL_HISTORY", "off"), ("ADAPTIVE_KERNEL_GPU", "off")]);
+    assert!(ok, "{off}");
+    assert!(
+        off.contains("STATUS Off off: nothing is loaded or saved (turned off by ADAPTIVE_KERNEL_HISTORY=off"),
+        "{off}"
+    );
+    assert!(off.contains("FILE None"), "{off}");
 }
 
 #[test]

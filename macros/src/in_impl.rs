@@ -38,8 +38,9 @@ use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned, ToTokens};
 use syn::{Block, FnArg, Ident};
 
-use crate::kernel_def::KernelDef;
-use crate::variants::{generic_values, instance_name, spec};
+use crate::kernel_def::{KernelDef, OpSet};
+use crate::kernel_spec::spec;
+use crate::variants::{generic_values, instance_name};
 use crate::wrapper::routed_body;
 
 /// Prints the method with everything inside it.
@@ -80,11 +81,11 @@ impl ToTokens for InImpl<'_> {
         };
         let kernel = quote!(#family.get(#instance));
 
-        let scalar = body_closure("ops_scalar", &k.func.block);
+        let scalar = body_closure(k.ops(OpSet::Scalar), &k.func.block);
         let simd = match &k.args.simd {
             Some(path) => self.explicit(path),
             None => {
-                let body = body_closure("ops_simd", &k.simd_body);
+                let body = body_closure(k.ops(OpSet::Simd), &k.simd_body);
                 // `inline(always)`: the body must compile inside `simd_run`'s `#[target_feature]`
                 // clones; a large one left to LLVM's judgement stays a function of its own, at the
                 // target's baseline.
@@ -93,14 +94,15 @@ impl ToTokens for InImpl<'_> {
         };
         let parallel = match (&k.args.parallel, &k.parallel_body) {
             (Some(path), _) => self.explicit(path),
-            (None, Some(body)) => body_closure("ops_par", body),
+            (None, Some(body)) => body_closure(k.ops(OpSet::Par), body),
             // No Parallel variant: the routed `match` never reaches this arm.
-            (None, None) => body_closure("ops_par", &k.simd_body),
+            (None, None) => body_closure(k.ops(OpSet::Par), &k.simd_body),
         };
         let gpu = match &k.args.gpu {
             Some(path) => self.explicit(path),
-            None => body_closure("ops_gpu", &k.gpu_body),
+            None => body_closure(k.ops(OpSet::Gpu), &k.gpu_body),
         };
+        let gpu = crate::wrapper::traffic_of(&kernel, quote!((#gpu)()));
         let body = routed_body(k, prelude, kernel, [scalar, simd, parallel, gpu], &|_, _| TokenStream::new());
 
         tokens.extend(quote! {
@@ -127,8 +129,7 @@ impl InImpl<'_> {
 }
 
 /// `move || { use __private::#ops as ops; BODY }`: one variant, a copy of `body`.
-fn body_closure(ops: &str, body: &Block) -> TokenStream {
-    let ops = Ident::new(ops, Span::call_site());
+fn body_closure(ops: Ident, body: &Block) -> TokenStream {
     // Spanned at the call site so that the body's `ops::…` (the user's tokens) resolves to it.
     let ops_ident = Ident::new("ops", Span::call_site());
     let stmts = &body.stmts;

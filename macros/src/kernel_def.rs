@@ -43,6 +43,10 @@ pub(crate) struct KernelDef {
     pub gpu_body: syn::Block,
     /// What the GPU variant does with each top-level `for` loop.
     pub gpu_loops: Vec<GpuReport>,
+    /// The `&[T]` parameters the GPU variant's host code reads (the `k::resident` entry makes a
+    /// resident handle passed there current first); `None` when the GPU variant's body is not
+    /// the generated one (`exact`, `gpu = path`): the kernel then has no `k::resident` entry.
+    pub gpu_host_reads: Option<Vec<syn::Ident>>,
     pub attrs: Attrs,
     pub params: Vec<Param>,
     pub args: Args,
@@ -50,8 +54,8 @@ pub(crate) struct KernelDef {
     pub size: TokenStream,
     /// The body's first `ops` that starts a path (`ops::matmul(..)`), if any.
     pub ops_use: Option<syn::Ident>,
-    /// Whether the kernel has a GPU variant: `gpu = path`, a body that calls `ops::`, or a
-    /// top-level loop that runs on the GPU.
+    /// Whether the kernel has a GPU variant: `gpu = path`, or, unless it is `exact`, a body
+    /// that calls `ops::` or a top-level loop that runs on the GPU.
     pub has_gpu: bool,
     /// Whether the kernel has a Parallel variant: `parallel = path`, or, unless it is `serial`,
     /// a body that calls `ops::` or a top-level loop split across threads.
@@ -77,19 +81,65 @@ impl Lanes {
     /// The SIMD variant's reports, each marked with whether the Parallel variant's body
     /// (`parallel`: its reports, when it has a generated one) rewrote the same reduction:
     /// the one at the same line with the same idiom, in order.
+    ///
+    /// The report lists every libm call either variant replaces (`vector_math`), and a
+    /// rewrite only the Parallel variant's body makes (a split loop's chunk, whose range the
+    /// SIMD variant could not take) is reported too, for Parallel alone: whatever a variant
+    /// does to a loop, the report says it.
     fn match_up(simd: Vec<LoopReport>, parallel: Option<&[LoopReport]>) -> Vec<Lanes> {
-        let mut unused: Vec<&LoopReport> = parallel.unwrap_or_default().iter().collect();
-        simd.into_iter()
-            .map(|report| {
-                let found = unused.iter().position(|p| p.line == report.line && p.idiom == report.idiom);
-                let parallel = found.map(|at| unused.remove(at)).is_some_and(|p| p.rewritten);
-                Lanes { report, parallel }
-            })
-            .collect()
+        let mut lanes: Vec<Lanes> = simd.into_iter().map(|report| Lanes { report, parallel: false }).collect();
+        for p in parallel.unwrap_or_default().iter().filter(|p| p.rewritten) {
+            // The same reduction: the first one not matched yet at the same line with the same
+            // idiom. The split may emit a loop's body more than once (its chunks and the rest):
+            // a further copy of a reduction already matched is the same loop, not another one.
+            let same = |l: &Lanes| l.report.line == p.line && l.report.idiom == p.idiom;
+            let at = lanes.iter().position(|l| same(l) && !l.parallel).or_else(|| lanes.iter().position(same));
+            match at.map(|at| &mut lanes[at]) {
+                Some(lane) => {
+                    lane.parallel = true;
+                    for name in &p.math {
+                        if !lane.report.math.contains(name) {
+                            lane.report.math.push(name);
+                        }
+                    }
+                }
+                None => {
+                    let report = LoopReport { rewritten: false, reason: None, ..p.clone() };
+                    lanes.push(Lanes { report, parallel: true });
+                }
+            }
+        }
+        lanes.sort_by_key(|l| l.report.line);
+        lanes
     }
 }
 
+/// Which backend's op set a variant binds `ops` to ([`KernelDef::ops`]).
+#[derive(Clone, Copy)]
+pub(crate) enum OpSet {
+    Scalar,
+    Simd,
+    Par,
+    Gpu,
+}
+
 impl KernelDef {
+    /// The `__private` name of the op set the variant for `set` binds `ops` to. Under
+    /// `exact` the SIMD and Parallel ones keep Scalar's order of operations
+    /// (`ops::exact`), so every variant returns Scalar's bits (the GPU variant is then
+    /// only a `gpu = path` of the user's).
+    pub(crate) fn ops(&self, set: OpSet) -> syn::Ident {
+        let name = match (set, self.args.exact) {
+            (OpSet::Scalar, _) => "ops_scalar",
+            (OpSet::Simd, false) => "ops_simd",
+            (OpSet::Simd, true) => "ops_exact_simd",
+            (OpSet::Par, false) => "ops_par",
+            (OpSet::Par, true) => "ops_exact_par",
+            (OpSet::Gpu, _) => "ops_gpu",
+        };
+        syn::Ident::new(name, Span::call_site())
+    }
+
     pub(crate) fn new(args: TokenStream, item: &Item) -> syn::Result<KernelDef> {
         let mut errors = Errors::new();
         let parsed_args = Args::parse(args.clone(), &mut errors);
@@ -108,8 +158,9 @@ impl KernelDef {
                         func.sig.paren_token.span.join(),
                         format!(
                             "cannot infer the size of a call: `{}` has no slice-like parameter (`&[T]`, `&mut [T]`, \
-                             `&Vec<T>`, `Vec<T>`, `[T; N]`); add `size = <usize expression>` to the attribute, \
-                             e.g. `size = n * n`",
+                             `&Vec<T>`, `Vec<T>`, `[T; N]`) and no ndarray array or view (`&Array2<T>`, \
+                             `ArrayView2<T>`, `ArrayViewMut1<T>`, …); add `size = <usize expression>` to the \
+                             attribute, e.g. `size = n * n`",
                             func.sig.ident
                         ),
                     );
@@ -164,10 +215,13 @@ impl KernelDef {
             (false, Some(_)) => Some(Reason::Gpu),
             (false, None) => None,
         };
-        let (gpu_body, gpu_loops) = shader::gpu_loops(&relocated.block, &model, gpu_opt_out);
+        let gpu = shader::gpu_loops(&relocated.block, &relocated.sig, &model, gpu_opt_out);
+        let (gpu_body, gpu_loops, gpu_host_reads) = (gpu.block, gpu.reports, gpu.host_reads);
         let token_hash = token_hash([&args, &func.sig.to_token_stream(), &func.block.to_token_stream()]);
         let any_gpu_loop = gpu_loops.iter().any(|l| l.reason.is_none());
-        let has_gpu = parsed_args.gpu.is_some() || ops_use.is_some() || any_gpu_loop;
+        // `exact`: no GPU op keeps Scalar's bits (a GPU may flush subnormals, drop NaN payloads,
+        // fuse `a*b + c` and reduce in a tree), so only a `gpu = path` of the user's is one.
+        let has_gpu = parsed_args.gpu.is_some() || (!parsed_args.exact && (ops_use.is_some() || any_gpu_loop));
         let any_split = splits.iter().any(|s| s.reason.is_none());
         // `serial`: the kernel stays on the calling thread, so no Parallel variant, whatever the
         // body calls (`ops::` would bind to `ops::par`, which forks); `parallel = path` beside it
@@ -186,6 +240,7 @@ impl KernelDef {
             splits,
             gpu_body,
             gpu_loops,
+            gpu_host_reads,
             attrs: Attrs::sort(&func.attrs),
             params,
             args: parsed_args,

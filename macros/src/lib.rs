@@ -57,6 +57,7 @@
 //! | `enclosing` | whether a function with neither `self` nor `Self` sits in an `impl` or `trait`, from its source file |
 //! | `errors` | collecting every problem before reporting (`syn::Error::combine`) |
 //! | `size` | the default `size` expression |
+//! | `arrays` | ndarray's arrays and views in a signature, recognised by their type's name: one list |
 //! | `tokens` | searching token streams for identifiers |
 //! | `std_macros` | the standard and logging macros the analyses know by name, and what each may do |
 //! | `hash` | `token_hash`: FNV-1a over a layout-independent rendering of the tokens |
@@ -73,6 +74,7 @@
 //! | `reason` | the reason words every analysis answers with, and the facade's check that the runtime lists the same |
 
 mod args;
+mod arrays;
 mod attrs;
 mod body;
 mod enclosing;
@@ -83,9 +85,11 @@ mod golden;
 mod hash;
 mod in_impl;
 mod kernel_def;
+mod kernel_spec;
 mod reason;
 mod reduce;
 mod relocate;
+mod resident;
 mod shader;
 mod signature;
 mod size;

@@ -1,10 +1,13 @@
 //! The default `size`: the total number of elements of the slice-like
-//! parameters, the quantity the MoE thresholds are stated in.
+//! parameters, the quantity the MoE thresholds are stated in. ndarray's arrays and
+//! views count (`crate::arrays`): their `len()` is their element count, whatever their
+//! dimension and layout.
 
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{GenericArgument, PathArguments, Type};
 
+use crate::arrays;
 use crate::signature::Param;
 
 /// `0usize.saturating_add(a.len()).saturating_add(b.len())…` over the slice-like
@@ -12,7 +15,8 @@ use crate::signature::Param;
 ///
 /// Saturating because slices of zero-sized types may be `usize::MAX` long each.
 pub(crate) fn default_size(params: &[Param]) -> Option<TokenStream> {
-    let lens: Vec<_> = params.iter().filter(|p| is_slice_like(&p.ty)).map(|p| &p.ident).collect();
+    let lens: Vec<_> =
+        params.iter().filter(|p| is_slice_like(&p.ty) || arrays::of(&p.ty).is_some()).map(|p| &p.ident).collect();
     match lens.as_slice() {
         [] => None,
         [one] => Some(quote!(#one.len())),
@@ -77,6 +81,29 @@ mod tests {
             .saturating_add(g.len()))
         .to_string();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn arrays_and_views_count_by_their_element_count() {
+        let ps = params(&[
+            ("a", "ArrayView2<'_, f32>"),
+            ("n", "usize"),
+            ("b", "&Array2<f32>"),
+            ("c", "&mut ndarray::ArrayViewMutD<'a, f64>"),
+            ("d", "&ArrayBase<S, Ix3>"),
+            ("e", "ArrayView<'_, f32, IxDyn>"),
+        ]);
+        let got = default_size(&ps).unwrap().to_string();
+        let want = quote!(a
+            .len()
+            .saturating_add(b.len())
+            .saturating_add(c.len())
+            .saturating_add(d.len())
+            .saturating_add(e.len()))
+        .to_string();
+        assert_eq!(got, want);
+        assert_eq!(default_size(&params(&[("out", "&mut Array1<f32>")])).unwrap().to_string(), "out . len ()");
+        assert!(default_size(&params(&[("r", "ArrayRef2<f32>"), ("l", "&LayoutRef2<f32>")])).is_none());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //!
 //! | variable | meaning | in code |
 //! | --- | --- | --- |
-//! | `ADAPTIVE_KERNEL_BACKEND` | force `scalar`, `simd`, `parallel` or `gpu` for every kernel | [`crate::with_backend`] (a scope), [`crate::Kernel::force`] (a kernel) |
+//! | `ADAPTIVE_KERNEL_BACKEND` | force `scalar`, `simd`, `parallel` or `gpu` for every kernel, on every thread (the pool's workers included) | [`Settings::backend`] (every kernel), [`crate::Kernel::force`] (a kernel), [`crate::with_backend`] (a scope on one thread) |
 //! | `ADAPTIVE_KERNEL_GPU` | `off`, `on` (hardware adapters only, the default), `software` (also lavapipe/llvmpipe) | [`Settings::gpu`] |
 //! | `ADAPTIVE_KERNEL_HISTORY` | history file path; `off` disables persistence | [`Settings::history`], [`crate::set_history`] |
 //! | `ADAPTIVE_KERNEL_LOG` | decision log level for [`crate::init_logging`] | your own `tracing` subscriber |
@@ -23,7 +23,7 @@
 //! levels ([`Settings::application`], [`Settings::library`]): a library that
 //! uses kernels states what it would like, and the application that links it
 //! has the last word, whichever of them runs first. So, for the mode, history,
-//! GPU and thread settings:
+//! GPU, thread and backend settings:
 //!
 //! 1. the application's choice ([`Settings::application`]), the last one it made;
 //! 2. else the first library's choice ([`Settings::library`], [`set_mode`],
@@ -31,9 +31,9 @@
 //!    it did not take effect);
 //! 3. else the variable; else the default.
 //!
-//! Each of these four is fixed when it is first used (the mode and history
-//! when the first kernel runs, the GPU setting when the GPU starts, the thread
-//! count at the first Parallel call), since what the runtime built on it
+//! Each of these five is fixed when it is first used (the mode, history and
+//! backend when the first kernel runs, the GPU setting when the GPU starts, the
+//! thread count at the first Parallel call), since what the runtime built on it
 //! (an open history file, a device, a thread pool) is not rebuilt. A choice
 //! made after that takes effect only if it is the value already in use; the
 //! functions say so by their result. The quiet switch is read every time
@@ -87,8 +87,8 @@ pub enum Mode {
     /// Explore, measure, settle, correct and save. The default.
     #[default]
     Learn,
-    /// Route by the saved table only: no exploration, no timed calls, no writes to the
-    /// history file. A bucket the table has no decision for uses the cold-start prior
+    /// Route by the saved table only: no exploration, no timed calls, no comparison with
+    /// Scalar (`verify` does nothing) and no exclusion, no writes to the history file. A bucket the table has no decision for uses the cold-start prior
     /// (said once per kernel), computed from the saved calibration, or fixed
     /// conservative figures when none was saved, so two runs with the same file make
     /// the same decisions. For CI, benchmarks and reproducible experiments.
@@ -134,7 +134,8 @@ pub enum GpuPolicy {
 /// Where timing history is kept between runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HistorySetting {
-    /// The default file under `$XDG_CACHE_HOME/adaptive-kernel/` (or `~/.cache/…`).
+    /// The default file, `adaptive-kernel/history.json` in the platform's user cache directory
+    /// ([`crate::default_path`]).
     Default,
     /// An explicit file.
     Path(PathBuf),
@@ -173,7 +174,7 @@ pub fn parse_backend(value: &str) -> Result<Option<Backend>, ConfigError> {
     value.parse().map(Some).map_err(|_| ConfigError {
         variable: ENV_BACKEND,
         value: value.to_owned(),
-        expected: "`scalar`, `simd`, `parallel` or `gpu`",
+        expected: BACKEND_EXPECTED,
     })
 }
 
@@ -206,10 +207,38 @@ fn report(err: &ConfigError) {
     say(format_args!("{err}"));
 }
 
-/// The backend forced by `ADAPTIVE_KERNEL_BACKEND`, read once per process.
+/// What `ADAPTIVE_KERNEL_BACKEND` accepts, as messages spell it.
+const BACKEND_EXPECTED: &str = "`scalar`, `simd`, `parallel` or `gpu`";
+
+static BACKEND: Chosen<Option<Backend>> = Chosen::new();
+
+impl Setting for Option<Backend> {
+    const VARIABLE: &'static str = ENV_BACKEND;
+
+    fn from_variable(raw: &str) -> Option<Option<Backend>> {
+        parse_backend(raw).ok()
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Some(b) => format!("every kernel forced onto {}", b.name()),
+            None => "no backend forced".to_owned(),
+        }
+    }
+}
+
+/// The backend every kernel is forced onto, process-wide: what code chose
+/// ([`Settings::backend`]), else `ADAPTIVE_KERNEL_BACKEND`; `None` when neither
+/// forces one (or the variable is empty or bad, reported once). Fixed for the
+/// process when first read (by the first kernel's first call).
+///
+/// It applies on every thread, a rayon pool's workers included, and beats a
+/// decision saved in the history file or learned in this process; a kernel's own
+/// [`crate::Kernel::force`] and a [`crate::with_backend`] scope beat it (the
+/// precedence is in the guide's routing chapter). Forced calls are never timed,
+/// compared or recorded, so they teach the router nothing.
 pub fn forced_backend() -> Option<Backend> {
-    static CACHE: OnceLock<Option<Backend>> = OnceLock::new();
-    *CACHE.get_or_init(|| {
+    BACKEND.get(|| {
         let raw = read_env(ENV_BACKEND)?;
         parse_backend(&raw).unwrap_or_else(|e| {
             report(&e);
@@ -591,12 +620,13 @@ pub struct Settings {
     history: Option<HistorySetting>,
     gpu: Option<GpuPolicy>,
     threads: Option<Option<NonZeroUsize>>,
+    backend: Option<Option<Backend>>,
     quiet: Option<bool>,
 }
 
 impl Settings {
     fn at(level: Level) -> Settings {
-        Settings { level, mode: None, history: None, gpu: None, threads: None, quiet: None }
+        Settings { level, mode: None, history: None, gpu: None, threads: None, backend: None, quiet: None }
     }
 
     /// The application's settings: they win over every library's, made before
@@ -637,6 +667,26 @@ impl Settings {
         self
     }
 
+    /// The backend every kernel is forced onto (`ADAPTIVE_KERNEL_BACKEND`), on every
+    /// thread, the rayon pool's workers included: `Some(backend)` pins them all (a test
+    /// suite checking Scalar's results, an application pinning SIMD), `None` forces
+    /// nothing even when the variable is set. It beats a decision saved in the history
+    /// file or learned in this process; [`crate::Kernel::force`] and
+    /// [`crate::with_backend`] beat it. Forced calls are never timed, compared or
+    /// recorded. A backend a kernel lacks runs its fallback (SIMD), said once per kernel.
+    ///
+    /// ```
+    /// # use adaptive_kernel_runtime as adaptive_kernel;
+    /// use adaptive_kernel::{config::{self, Settings}, Backend};
+    /// Settings::application().backend(Some(Backend::Scalar)).apply()?;
+    /// assert_eq!(config::forced_backend(), Some(Backend::Scalar));
+    /// # Ok::<(), config::NotApplied>(())
+    /// ```
+    pub fn backend(mut self, backend: Option<Backend>) -> Settings {
+        self.backend = Some(backend);
+        self
+    }
+
     /// `true`: the runtime writes nothing to stderr (bad variables, a failed GPU,
     /// a history file ignored or trimmed, a failed save, `verify`'s exclusions,
     /// frozen mode's unsaved sizes). Its `tracing` events are still emitted for
@@ -672,6 +722,9 @@ impl Settings {
         if let Some(threads) = self.threads {
             check(THREADS.choose(level, threads), "threads");
         }
+        if let Some(backend) = self.backend {
+            check(BACKEND.choose(level, backend), "backend");
+        }
         if let Some(quiet) = self.quiet {
             check(choose_quiet(level, quiet), "quiet");
         }
@@ -686,7 +739,7 @@ impl Settings {
 /// Settings that [`Settings::apply`] could not apply.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NotApplied {
-    /// Their names: `mode`, `history`, `gpu`, `threads`, `quiet`.
+    /// Their names: `mode`, `history`, `gpu`, `threads`, `backend`, `quiet`.
     pub settings: Vec<&'static str>,
 }
 

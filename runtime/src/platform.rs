@@ -11,6 +11,7 @@
 //! - the CPU calibration of the cost model does not run (it would stall a
 //!   routed call, and a browser's clock is too coarse for its probes): the
 //!   router prunes by its own measurements only (see `cost::global`);
+//! - there is no default history file (no user cache directory);
 //! - the history saver starts no thread: with a history file configured (WASI),
 //!   [`crate::flush`] saves; the learned tables of a page travel as a JSON
 //!   string instead ([`crate::export_learned`], [`crate::import_learned`]);
@@ -24,8 +25,19 @@
 /// Whether this target can start threads (`std::thread::spawn`) and block on them.
 pub(crate) const THREADS: bool = !cfg!(target_family = "wasm");
 
-/// Whether this target has a user cache directory to keep a history file in by default.
-pub(crate) const DEFAULT_HISTORY_FILE: bool = !cfg!(target_family = "wasm");
+/// The user's cache directory, where the history file is kept by default: the `dirs`
+/// crate's answer for each platform; `None` where there is none, and always on
+/// WebAssembly (a page keeps its tables with `export_learned` instead).
+#[cfg(not(target_family = "wasm"))]
+pub(crate) fn user_cache_dir() -> Option<std::path::PathBuf> {
+    dirs::cache_dir()
+}
+
+/// WebAssembly has no user cache directory.
+#[cfg(target_family = "wasm")]
+pub(crate) fn user_cache_dir() -> Option<std::path::PathBuf> {
+    None
+}
 
 /// The names of the threads the runtime starts, one place for all of them.
 ///

@@ -64,6 +64,18 @@ pub(crate) fn settle_with_work(
     panic!("{} never settled at size {size}; asked for {asked:?}", kernel.name());
 }
 
+/// Makes `calls` routed calls of `size`, each running as a variant taking `cost(backend)`
+/// (as a program's calls would: a settled bucket times a sample of them at the rate they
+/// come, and may re-time an alternative); returns the backend each call was routed to.
+pub(crate) fn route_with(
+    kernel: &'static Kernel,
+    size: usize,
+    calls: usize,
+    cost: impl Fn(Backend) -> Duration,
+) -> Vec<Backend> {
+    (0..calls).map(|_| call_spinning(kernel, size, &cost).0).collect()
+}
+
 /// The settled backend of `size`'s bucket, if settled.
 pub(crate) fn settled(kernel: &'static Kernel, size: usize) -> Option<Backend> {
     kernel.table().row_for(size).and_then(|r| r.chosen)
@@ -219,4 +231,13 @@ pub(crate) fn assert_windows_overlap(outputs: &[(bool, String)]) {
     let latest_start = windows.iter().map(|w| w.0).max().unwrap();
     let earliest_end = windows.iter().map(|w| w.1).min().unwrap();
     assert!(latest_start < earliest_end, "the children did not overlap: {windows:?}");
+}
+
+/// The names of this process's threads (Linux keeps 15 bytes of each).
+pub(crate) fn thread_names() -> Vec<String> {
+    std::fs::read_dir("/proc/self/task")
+        .expect("/proc/self/task")
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim_end().to_owned())
+        .collect()
 }

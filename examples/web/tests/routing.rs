@@ -116,7 +116,7 @@ fn without_environment_the_defaults_hold_and_code_sets_the_rest() {
     assert_eq!(config::forced_backend(), None);
     assert_eq!(config::configured_threads(), None);
     assert_eq!(adaptive_kernel::history_file(), None, "no history file by default on WebAssembly");
-    assert_eq!(adaptive_kernel::history_status(), HistoryStatus::Off);
+    assert_eq!(adaptive_kernel::history_status(), HistoryStatus::NoLocation, "no cache directory there");
     assert!(adaptive_kernel::flush().is_ok(), "flushing with persistence off does nothing");
     assert!(config::set_mode(Mode::Learn));
     assert_eq!(config::mode(), Mode::Learn);

@@ -614,8 +614,11 @@ pub(crate) fn analyse_call(m: &ExprMethodCall, env: &Env, expected: Option<Width
     }
 }
 
-/// `acc op= term` (or `acc = acc.max(term)`) for the hidden accumulator.
+/// `acc op= term` (or `acc = acc.max(term)`) for the hidden accumulator. A fold's term
+/// loses its outer parentheses: needed in `|acc, &x| acc + (x - s)`, they would be
+/// `unused_parens` in `acc += (x - s)`, an error under `#![deny(warnings)]`.
 fn update(acc: &Ident, op: Op, term: &Expr) -> Expr {
+    let term = strip(term);
     match op {
         Op::Sum => syn::parse_quote!(#acc += #term),
         Op::Product => syn::parse_quote!(#acc *= #term),

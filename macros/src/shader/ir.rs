@@ -83,7 +83,7 @@ pub(super) enum AccOp {
 }
 
 /// A reduction the loop carries (see `crate::body::independence`): each invocation's partial,
-/// combined per workgroup, then on the host.
+/// combined per workgroup, then across workgroups on the device.
 #[derive(Clone, Debug)]
 pub(super) struct Acc {
     /// The accumulator, as the body wrote it.

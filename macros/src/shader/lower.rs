@@ -521,6 +521,18 @@ impl Lower<'_> {
 
     fn if_stmt(&mut self, i: &syn::ExprIf) -> R<S> {
         let cond = self.bool_of(&i.cond)?;
+        // What the condition needs first (an `if` value's local, `if (if a { x } else { y }) < s`)
+        // runs before the `if`, which the caller flushes: not at the top of the first branch,
+        // where the condition could not see it (naga: "no definition in scope").
+        let before = std::mem::take(&mut self.pending);
+        let branches = self.branches(i);
+        self.pending.splice(0..0, before);
+        let (then, els) = branches?;
+        Ok(S::If(cond, then, els))
+    }
+
+    /// The two branches of `if`, as statements.
+    fn branches(&mut self, i: &syn::ExprIf) -> R<(Vec<S>, Vec<S>)> {
         let then = self.stmts(&i.then_branch.stmts)?;
         let els = match &i.else_branch {
             None => Vec::new(),
@@ -537,7 +549,7 @@ impl Lower<'_> {
                 _ => return Err(Reason::Syntax),
             },
         };
-        Ok(S::If(cond, then, els))
+        Ok((then, els))
     }
 
     /// An inner `for`: over a range, or over slices (their items, zipped and enumerated).

@@ -39,7 +39,8 @@ pub(super) fn print(l: &mut Lowered) -> R<Shader> {
         }
         reductions.push((a.op, ty));
     }
-    let mut p = Printer { l, text: String::new(), indent: 2 };
+    let tiles = super::tile::plan(l, reductions.len());
+    let mut p = Printer { l, text: String::new(), indent: 2, tiles: &tiles };
     let header = p.l.header.clone();
     p.stmts(&header)?;
     let stmts = p.l.body.clone();
@@ -68,6 +69,17 @@ pub(super) fn print(l: &mut Lowered) -> R<Shader> {
     for (r, (_, ty)) in reductions.iter().enumerate() {
         let _ = writeln!(w, "var<workgroup> lp_red{r}: array<{}, LP_WG>;", ty.wgsl());
     }
+    // Slices every invocation walks, kept in workgroup memory when they fit (`tile.rs`).
+    for &k in &tiles.bindings {
+        let ty = l.bindings[k].elem.ty().wgsl();
+        let words = tiles.words;
+        let _ = writeln!(w, "var<workgroup> lp_tile{k}: array<{ty}, {words}>;");
+        let _ = writeln!(w, "var<private> lp_tiled{k}: bool;");
+        let _ = writeln!(
+            w,
+            "fn lp_ld{k}(i: u32) -> {ty} {{\n    if (lp_tiled{k}) {{\n        return lp_tile{k}[i];\n    }}\n    return b{k}[i];\n}}"
+        );
+    }
     let _ = writeln!(w, "@compute @workgroup_size(LP_WG)");
     let _ = writeln!(
         w,
@@ -76,6 +88,18 @@ pub(super) fn print(l: &mut Lowered) -> R<Shader> {
     );
     let _ = writeln!(w, "    let lp_group = lp_wid.y * lp_nwg.x + lp_wid.x;");
     let _ = writeln!(w, "    let lp_g = lp_base() + lp_group * LP_WG + lp_lid;");
+    for &k in &tiles.bindings {
+        let words = tiles.words;
+        let _ = writeln!(w, "    lp_tiled{k} = lp_len({k}u) <= {words}u;");
+        let _ = writeln!(w, "    if (lp_tiled{k}) {{");
+        let _ = writeln!(w, "        for (var lp_t = lp_lid; lp_t < lp_len({k}u); lp_t = lp_t + LP_WG) {{");
+        let _ = writeln!(w, "            lp_tile{k}[lp_t] = b{k}[lp_t];");
+        let _ = writeln!(w, "        }}");
+        let _ = writeln!(w, "    }}");
+    }
+    if !tiles.bindings.is_empty() {
+        let _ = writeln!(w, "    workgroupBarrier();");
+    }
     for (k, ty) in scalars.iter().enumerate() {
         let value = match ty {
             Ty::F32 => format!("bitcast<f32>(lp_arg({k}u))"),
@@ -170,8 +194,9 @@ fn binary(op: Bin, ty: Ty, l: &str, r: &str) -> R<String> {
     let plain = || format!("({l} {sym} {r})");
     Ok(match (ty, op) {
         (_, op) if op.is_comparison() && (ty != Ty::Bool || matches!(op, Bin::Eq | Bin::Ne)) => plain(),
-        (Ty::F32, Bin::Add | Bin::Sub | Bin::Mul) => plain(),
-        (Ty::F32, Bin::Div) => format!("div_full({l}, {r})"),
+        // Each float result through `lp_fin`: a NaN or infinity it creates runs the call on the host.
+        (Ty::F32, Bin::Add | Bin::Sub | Bin::Mul) => format!("lp_fin{}", plain()),
+        (Ty::F32, Bin::Div) => format!("lp_fin(div_full({l}, {r}))"),
         (Ty::Usize, Bin::Add) => format!("lp_uadd({l}, {r})"),
         (Ty::Usize, Bin::Sub) => format!("lp_usub({l}, {r})"),
         (Ty::Usize, Bin::Mul) => format!("lp_umul({l}, {r})"),
@@ -194,6 +219,7 @@ struct Printer<'a> {
     l: &'a mut Lowered,
     text: String,
     indent: usize,
+    tiles: &'a super::tile::Tiles,
 }
 
 impl Printer<'_> {
@@ -226,9 +252,14 @@ impl Printer<'_> {
         let index = self.expr(index)?;
         let v = self.view(view);
         let len = self.len(view);
-        Ok(match v.base {
-            Some(base) => format!("b{}[v{base} + lp_at({index}, {len})]", v.binding),
-            None => format!("b{}[lp_at({index}, {len})]", v.binding),
+        let at = match v.base {
+            Some(base) => format!("v{base} + lp_at({index}, {len})"),
+            None => format!("lp_at({index}, {len})"),
+        };
+        Ok(if self.tiles.has(v.binding) {
+            format!("lp_ld{}({at})", v.binding)
+        } else {
+            format!("b{}[{at}]", v.binding)
         })
     }
 
@@ -306,12 +337,17 @@ impl Printer<'_> {
                     (Func::Floor, _) => "floor",
                     (Func::Ceil, _) => "ceil",
                     (Func::Round, _) => "lp_round",
-                    (Func::Recip, _) => return Ok(format!("div_full(1.0f, {args})")),
+                    (Func::Recip, _) => return Ok(format!("lp_fin(div_full(1.0f, {args}))")),
                     (Func::IsNan, _) => "is_nan",
                     (Func::IsFinite, _) => "lp_is_finite",
                     (Func::IsInfinite, _) => "lp_is_infinite",
                 };
-                format!("{name}({args})")
+                let creates = matches!(f, Func::Sqrt | Func::Exp | Func::Ln | Func::Powi | Func::Powf | Func::MulAdd);
+                if creates && ty == Ty::F32 {
+                    format!("lp_fin({name}({args}))")
+                } else {
+                    format!("{name}({args})")
+                }
             }
         })
     }

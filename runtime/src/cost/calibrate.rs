@@ -17,15 +17,22 @@ impl CostModel {
     /// `adaptive_kernel`) with the figures and the time calibration took.
     pub fn calibrate() -> CostModel {
         let started = Instant::now();
-        let model = CostModel::from_params(with_gpu(cpu()));
+        let model = CostModel::from_params(with_gpu(cpu(true)));
         log(&model, started, "calibrated cost model");
         model
     }
 }
 
-/// The CPU figures, measured now within a few milliseconds; GPU figures conservative and unavailable.
-pub(super) fn cpu() -> CostParams {
-    measure_cpu(&Probes::cpu_ops())
+/// The CPU figures, measured now within a few milliseconds; GPU figures conservative and
+/// unavailable. `parallel`: also the Parallel terms (the pool's threads and a fork–join,
+/// which starts the pool's threads); without, they stay conservative (1 thread).
+pub(super) fn cpu(parallel: bool) -> CostParams {
+    measure_cpu(&Probes::cpu_ops(), parallel)
+}
+
+/// The Parallel terms measured now: the pool's threads and one fork–join's seconds.
+pub(super) fn parallel() -> (f64, f64) {
+    measure_parallel(&Probes::cpu_ops())
 }
 
 /// `params` with GPU figures measured now, when a usable GPU exists (waits for GPU start-up).
@@ -217,24 +224,35 @@ struct GpuTimings {
 
 #[cfg(test)]
 fn measure(probes: &Probes) -> CostParams {
-    let params = measure_cpu(probes);
+    let params = measure_cpu(probes, true);
     match &probes.gpu {
         Some(gpu) => add_gpu(params, gpu),
         None => params,
     }
 }
 
-fn measure_cpu(probes: &Probes) -> CostParams {
+fn measure_cpu(probes: &Probes, parallel: bool) -> CostParams {
+    let conservative = CostParams::conservative();
+    let (parallel_threads, fork_join) = if parallel {
+        measure_parallel(probes)
+    } else {
+        (conservative.parallel_threads, conservative.fork_join_latency)
+    };
     let cpu = CpuTimings {
         call: time_call(probes.scalar_add).max(time_call(probes.simd_add)),
         scalar_matmul: time_matmul(probes.scalar_matmul, SCALAR_MATMUL_N, CPU_PROBE_BUDGET),
         simd_matmul: time_matmul(probes.simd_matmul, SIMD_MATMUL_N, CPU_PROBE_BUDGET),
         scalar_add: time_add(probes.scalar_add, CPU_STREAM_LEN, CPU_PROBE_BUDGET),
         simd_add: time_add(probes.simd_add, CPU_STREAM_LEN, CPU_PROBE_BUDGET),
-        fork_join: fastest_secs(CPU_PROBE_BUDGET, probes.fork_join),
-        parallel_threads: (probes.parallel_threads)() as f64,
+        fork_join,
+        parallel_threads,
     };
     cpu_params(&cpu)
+}
+
+/// The pool's threads and one fork–join's seconds, as `probes` measure them.
+fn measure_parallel(probes: &Probes) -> (f64, f64) {
+    ((probes.parallel_threads)() as f64, fastest_secs(CPU_PROBE_BUDGET, probes.fork_join))
 }
 
 /// `params` with the GPU figures `gpu` measures, unless the GPU failed meanwhile.

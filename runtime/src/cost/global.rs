@@ -14,6 +14,14 @@
 //! sub-millisecond probes anyway. The model stays conservative there unless
 //! figures are installed ([`install_global`]) or imported with learned tables,
 //! so the router prunes by its own measurements only.
+//!
+//! The Parallel terms (the pool's threads, one fork–join) are measured only once a
+//! kernel with a Parallel variant is routed ([`parallel_wanted`]): measuring them starts
+//! the pool's threads, which a program whose kernels are all `serial` (a real-time
+//! callback) must never see. Until then the model has one thread and a conservative
+//! fork–join, which predicts Parallel never to pay (and nothing asks). Figures loaded
+//! from history with one thread (saved by such a program) have their Parallel terms
+//! measured the same way; those with more are used as they are.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Once, OnceLock};
@@ -34,6 +42,11 @@ static CPU_CALIBRATION: Background = Background::new();
 static GPU_PROBES: Once = Once::new();
 /// Set by [`gpu_wanted`]: a kernel with a GPU variant found the GPU ready.
 static GPU_WANTED: AtomicBool = AtomicBool::new(false);
+/// Set by [`parallel_wanted`]: a kernel with a Parallel variant offered it.
+static PARALLEL_WANTED: AtomicBool = AtomicBool::new(false);
+/// The Parallel terms measured after the CPU figures: the pool's threads, a fork–join's seconds.
+static PARALLEL: OnceLock<(f64, f64)> = OnceLock::new();
+static PARALLEL_PROBES: Once = Once::new();
 
 /// The process-wide model: the figures [`install_global`] put there; else figures
 /// loaded from history or measured on this machine. The first call that finds
@@ -50,16 +63,42 @@ pub fn global() -> CostModel {
 /// Once GPU figures are wanted ([`gpu_wanted`]) and the CPU figures exist, starts the
 /// GPU probes in the background (once).
 pub(crate) fn measured() -> Option<CostModel> {
-    if let Some(model) = WITH_GPU.get() {
-        return Some(*model);
+    let model = match WITH_GPU.get() {
+        Some(model) => *model,
+        None => {
+            let base = CPU_CALIBRATION.get_or_start(&BASE, calibrate_cpu)?;
+            let fixed = FIXED.load(Ordering::Relaxed);
+            let probe = GPU_WANTED.load(Ordering::Relaxed) && !base.params().gpu_available && !fixed;
+            // `is_ready` never starts the GPU: only a kernel with a GPU variant does that.
+            if probe && ops::gpu::is_ready() {
+                GPU_PROBES.call_once(|| spawn_gpu_probes(base.params()));
+            }
+            base
+        }
+    };
+    let lacks_parallel = model.params().parallel_threads <= 1.0 && !FIXED.load(Ordering::Relaxed);
+    if lacks_parallel && PARALLEL_WANTED.load(Ordering::Relaxed) {
+        PARALLEL_PROBES.call_once(spawn_parallel_probes);
     }
-    let base = CPU_CALIBRATION.get_or_start(&BASE, calibrate_cpu)?;
-    let probe = GPU_WANTED.load(Ordering::Relaxed) && !base.params().gpu_available && !FIXED.load(Ordering::Relaxed);
-    // `is_ready` never starts the GPU: only a kernel with a GPU variant does that.
-    if probe && ops::gpu::is_ready() {
-        GPU_PROBES.call_once(|| spawn_gpu_probes(base.params()));
+    Some(with_parallel(model))
+}
+
+/// `model` with the Parallel terms measured after it, when it has none of its own.
+fn with_parallel(model: CostModel) -> CostModel {
+    match PARALLEL.get() {
+        Some(&(parallel_threads, fork_join_latency)) if model.params().parallel_threads <= 1.0 => {
+            CostModel::from_params(CostParams { parallel_threads, fork_join_latency, ..model.params() })
+        }
+        _ => model,
     }
-    Some(base)
+}
+
+/// Says that a kernel with a Parallel variant offers it: the model's Parallel terms are
+/// measured on a background thread (once) unless its figures have them (see the module docs).
+pub(crate) fn parallel_wanted() {
+    if !PARALLEL_WANTED.swap(true, Ordering::Relaxed) {
+        let _ = measured();
+    }
 }
 
 /// Says that a kernel with a GPU variant found the GPU ready: the model's GPU
@@ -104,12 +143,12 @@ pub(crate) fn seed(params: CostParams) -> bool {
 /// The process-wide model's figures if they have been measured, loaded or
 /// installed; `None` before first use (never calibrates). What history caches.
 pub fn calibrated() -> Option<CostParams> {
-    WITH_GPU.get().or_else(|| BASE.get()).map(CostModel::params)
+    WITH_GPU.get().or_else(|| BASE.get()).map(|model| with_parallel(*model).params())
 }
 
 fn calibrate_cpu() -> CostModel {
     let started = Instant::now();
-    let model = CostModel::from_params(calibrate::cpu());
+    let model = CostModel::from_params(calibrate::cpu(PARALLEL_WANTED.load(Ordering::Relaxed)));
     calibrate::log(&model, started, "calibrated the CPU figures of the cost model");
     model
 }
@@ -166,6 +205,19 @@ fn spawn_gpu_probes(base: CostParams) {
     };
     if let Err(e) = platform::spawn_measurement(platform::thread_name::GPU_PROBES, run) {
         tracing::warn!(target: "adaptive_kernel", "cannot start the GPU calibration thread ({e}); the GPU stays unpredicted");
+    }
+}
+
+fn spawn_parallel_probes() {
+    let run = || {
+        let started = Instant::now();
+        let figures = calibrate::parallel();
+        tracing::debug!(target: "adaptive_kernel", parallel_threads = figures.0, fork_join_latency = figures.1,
+            elapsed_ms = started.elapsed().as_secs_f64() * 1e3, "calibrated the Parallel figures of the cost model");
+        let _ = PARALLEL.set(figures);
+    };
+    if let Err(e) = platform::spawn_measurement(platform::thread_name::CALIBRATION, run) {
+        tracing::warn!(target: "adaptive_kernel", "cannot start the Parallel calibration thread ({e}); Parallel stays unpredicted");
     }
 }
 

@@ -15,16 +15,19 @@ use std::sync::MutexGuard;
 use std::time::Duration;
 
 use super::bucket_state::BucketState;
+use super::budget;
 use super::decision_byte::{self, DecisionByte, MAX_SHIFT, MIN_SHIFT};
 use super::overrides;
-use super::policy::{self, CallInputs, Event, Outcome, Pick, Policy, Predictions, Publish, Sample, Sampling, Tell};
+use super::policy::{
+    self, CallInputs, Charge, Event, Outcome, Pick, Policy, Predictions, Publish, Sample, Sampling, Tell,
+};
 use super::site::{frozen, Kernel, KernelState, SampleClock, SPAN_THRESHOLD_NS};
 use super::spec::Decision;
 use super::telemetry;
 use crate::backend::{Backend, OpComplexity};
 use crate::candidate::{Candidate, PerCandidate};
-use crate::cost::{self, Work};
-use crate::{clock, config, persist};
+use crate::cost::{self, Transfers, Work};
+use crate::{clock, persist};
 
 /// A site above this many calls per second is hot: no per-call spans.
 const HOT_CALLS_PER_SEC: f64 = 10_000.0;
@@ -37,16 +40,22 @@ pub(super) enum Source {
     /// The policy, on a sampled call that measured the call rate: the sampling
     /// interval (`shift`) and span it asks for.
     Sampled { shift: u8, span: bool },
-    /// A forced backend (a scope, [`Kernel::force`], the environment): published
+    /// A forced backend (a scope, [`Kernel::force`], the process-wide setting): published
     /// while the kernel is forced.
     Forced,
 }
 
 impl Kernel {
     /// Decides a call the fast path could not: returns the backend and whether the call is timed.
+    /// `transfers`: what the call would move between host and device, by where it runs.
+    ///
+    /// Forcing comes first, on every path (`policy`'s decision order): a scope, then
+    /// [`Kernel::force`], then the process-wide setting, before any decision cached, loaded
+    /// or learned. A forced call is never timed; its byte samples at the longest interval,
+    /// and a sampled forced call is not timed either ([`Kernel::route_sampled`]).
     #[cold]
     #[inline(never)]
-    pub(super) fn route_cold(&'static self, bucket: usize, work: Work) -> (Candidate, bool) {
+    pub(super) fn route_cold(&'static self, bucket: usize, work: Work, transfers: Transfers) -> (Candidate, bool) {
         if let Some(b) = overrides::scoped() {
             let mut st = self.lock();
             let d = self.resolve_forced(&mut st, b);
@@ -54,6 +63,12 @@ impl Kernel {
             return (Candidate::of(d.backend), false);
         }
         let mut st = self.lock();
+        if let Some(b) = self.forcing(&st) {
+            let d = self.resolve_forced(&mut st, b);
+            let publish = Publish::Cache { candidate: Candidate::of(d.backend), sampling: Sampling::First };
+            self.publish(st, bucket, work.size, forced(d, publish), Source::Forced);
+            return (Candidate::of(d.backend), false);
+        }
         let byte = self.decision(bucket).load();
         if byte.is_cached() {
             // Cached meanwhile, or we came here only because another thread holds a scoped override.
@@ -61,16 +76,10 @@ impl Kernel {
             let route = self.cached_route(byte, work.size);
             return (route.candidate(), route.is_timed());
         }
-        if let Some(b) = st.forced.or_else(config::forced_backend) {
-            let d = self.resolve_forced(&mut st, b);
-            let publish = Publish::Cache { candidate: Candidate::of(d.backend), sampling: Sampling::First };
-            self.publish(st, bucket, work.size, forced(d, publish), Source::Forced);
-            return (Candidate::of(d.backend), false);
-        }
         if frozen() {
-            return self.route_frozen(st, bucket, work);
+            return self.route_frozen(st, bucket, work, transfers);
         }
-        let inputs = self.call_inputs(&mut st, bucket, &work);
+        let inputs = self.call_inputs(&mut st, bucket, &work, &transfers);
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(work.size));
         let outcome = policy::step(bs, Event::Call(&inputs), &Policy::DEFAULT);
         let candidate = outcome.run.unwrap_or(Candidate::Scalar);
@@ -81,24 +90,26 @@ impl Kernel {
 
     /// What a call of `work` in `bucket` needs decided ([`CallInputs`]), gathered
     /// under the lock; makes the bucket when it is new.
-    fn call_inputs(&'static self, st: &mut KernelState, bucket: usize, work: &Work) -> CallInputs {
+    fn call_inputs(
+        &'static self,
+        st: &mut KernelState,
+        bucket: usize,
+        work: &Work,
+        transfers: &Transfers,
+    ) -> CallInputs {
         let runnable = self.runnable(self.gpu_usable());
-        let (neighbours, reach) = predict_from_neighbours(&st.buckets, bucket, self.complexity(), work.size);
-        let scalar_per_simd = scalar_per_simd(&st.buckets, bucket, work.size);
-        let pool = crate::ops::par::pool_threads();
+        let pool = self.pool_threads();
+        if runnable.contains(Candidate::Parallel) {
+            // The cost model's Parallel terms are measured once a Parallel candidate exists.
+            cost::parallel_wanted();
+        }
+        let predicted = predictions(&st.buckets, bucket, self.complexity(), work, transfers, pool);
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(work.size));
         bs.pool = pool;
         let candidates = bs.allowed(runnable);
-        let prior = policy::prior(self.spec(), work, candidates, |b| cost::global().predict(b, work));
-        // Measured figures only. They order the candidates from the first call (a variant
-        // predicted 8× slower is not tried second because it is the simplest), and prune
-        // only once something was measured here to compare with.
-        let model = match cost::measured() {
-            Some(model) => PerCandidate::from_fn(|c| Some(model.predict_candidate(c, work, pool) * 1e9)),
-            None => PerCandidate::default(),
-        };
-        let predicted = Predictions { neighbours, reach, model, scalar_per_simd };
-        CallInputs { candidates, later: self.later(), prior, predicted }
+        let prior = policy::prior(self.spec(), work, candidates, |b| cost::global().predict_placed(b, work, transfers));
+        let process_left_ns = budget::left(clock::now_ns(), &Policy::DEFAULT);
+        CallInputs { candidates, later: self.later(), prior, predicted, process_left_ns }
     }
 
     /// Frozen mode's cold path: the saved decision, else the cold-start prior (said
@@ -108,11 +119,13 @@ impl Kernel {
         mut st: MutexGuard<'static, KernelState>,
         bucket: usize,
         work: Work,
+        transfers: Transfers,
     ) -> (Candidate, bool) {
         let runnable = self.runnable(self.gpu_usable());
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(work.size));
         let candidates = bs.allowed(runnable);
-        let prior = policy::prior(self.spec(), &work, candidates, |b| cost::global().predict(b, &work));
+        let prior =
+            policy::prior(self.spec(), &work, candidates, |b| cost::global().predict_placed(b, &work, &transfers));
         let fell_back = bs.chosen().is_none();
         let outcome = policy::step(bs, Event::FrozenCall { prior, candidates }, &Policy::DEFAULT);
         let candidate = outcome.run.unwrap_or(Candidate::Scalar);
@@ -125,17 +138,23 @@ impl Kernel {
         (candidate, false)
     }
 
-    /// The candidate a sampled call of a bucket with a decision times: the chosen one, or
-    /// an alternative to re-time (`policy`'s self-correction). Also where the bucket's
-    /// sampling interval follows its call rate and the cost of timing it
-    /// ([`decision_byte::sampling_shift`]). Called for at most about 50 calls a second
-    /// per bucket, fewer where timing would cost more than 1% of the bucket's time.
+    /// The candidate a sampled call of a bucket with a decision runs, and whether it is
+    /// timed: the chosen one, or an alternative to re-time (`policy`'s self-correction).
+    /// Also where the bucket's sampling interval follows its call rate and the cost of
+    /// timing it ([`decision_byte::sampling_shift`]). Called for at most about 50 calls a
+    /// second per bucket, fewer where timing would cost more than 1% of the bucket's time.
+    ///
+    /// A forced kernel's call and a frozen run's are never timed: the cached candidate,
+    /// untimed (their bytes sample at the longest interval, so this costs nothing).
     #[cold]
     #[inline(never)]
-    pub(super) fn route_sampled(&'static self, bucket: usize, byte: DecisionByte) -> Candidate {
+    pub(super) fn route_sampled(&'static self, bucket: usize, byte: DecisionByte) -> (Candidate, bool) {
         let entered = clock::now();
         let cached = byte.candidate();
         let mut guard = self.lock();
+        if self.forcing(&guard).is_some() || frozen() {
+            return (cached, false);
+        }
         let st = &mut *guard;
         let new_clock = SampleClock { last: entered, secs_per_call: 0.0, overhead_ns: 0.0, pending_ns: 0.0 };
         let clock = st.clocks.entry(bucket).or_insert(new_clock);
@@ -147,25 +166,22 @@ impl Kernel {
             if clock.secs_per_call == 0.0 { per_call } else { 0.8 * clock.secs_per_call + 0.2 * per_call };
         let rate = if clock.secs_per_call > 0.0 { 1.0 / clock.secs_per_call } else { 0.0 };
         let overhead_ns = clock.overhead_ns;
-        if st.forced.is_some() || frozen() {
-            return cached;
-        }
-        let Some(bs) = st.buckets.get_mut(&bucket) else { return cached };
-        let Some(chosen) = bs.chosen() else { return cached };
+        let Some(bs) = st.buckets.get(&bucket) else { return (cached, true) };
+        let Some(chosen) = bs.chosen() else { return (cached, true) };
         let centre = bs.of(chosen).centre().unwrap_or(0.0);
         let shift = decision_byte::sampling_shift(rate, overhead_ns, centre);
         let candidates = bs.allowed(self.runnable(self.gpu_usable()));
-        // Predictions for alternatives never measured here (a GPU that started after the
-        // bucket settled); from the complexity's defaults, so a settled call needs no `work`.
-        // Before the figures are measured nothing unmeasured is re-timed.
+        // Predictions for alternatives not measured here (one the exploration deferred, or a
+        // GPU that started after the bucket settled), as exploring predicts them; the work
+        // from the complexity's defaults, so a settled call needs no `work`.
         let size = bs.typical_size;
         let work = Work::estimate(self.complexity(), size, None, None);
-        let pool = crate::ops::par::pool_threads();
-        let predicted = match cost::measured() {
-            Some(model) => PerCandidate::from_fn(|c| Some(model.predict_candidate(c, &work, pool) * 1e9)),
-            None => PerCandidate::default(),
-        };
-        let event = Event::SampledCall { candidates, predicted: &predicted, now_ns: clock::now_ns() };
+        let predicted =
+            predictions(&st.buckets, bucket, self.complexity(), &work, &Transfers::host(&work), self.pool_threads());
+        let Some(bs) = st.buckets.get_mut(&bucket) else { return (cached, true) };
+        let now_ns = clock::now_ns();
+        let process_left_ns = budget::left(now_ns, &Policy::DEFAULT);
+        let event = Event::SampledCall { candidates, predicted: &predicted, now_ns, process_left_ns };
         let outcome = policy::step(bs, event, &Policy::DEFAULT);
         let site_rate: f64 =
             st.clocks.values().map(|c| if c.secs_per_call > 0.0 { 1.0 / c.secs_per_call } else { 0.0 }).sum();
@@ -175,7 +191,7 @@ impl Kernel {
         }
         let run = outcome.run.unwrap_or(cached);
         self.publish(guard, bucket, size, outcome, Source::Sampled { shift, span });
-        run
+        (run, true)
     }
 
     /// Records one timed call (the cold part of [`Kernel::observe`]). `partial`: the call's
@@ -215,8 +231,9 @@ impl Kernel {
         }
         let warmup = st.warmed.insert(candidate);
         let byte = self.decision(bucket).load();
+        let pool = self.pool_threads();
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(size));
-        bs.pool = crate::ops::par::pool_threads();
+        bs.pool = pool;
         // A timed call of a bucket with a decision stands for the calls its sampling interval skips.
         let interval = if bs.chosen().is_some() { f64::from(1u32 << byte.shift()) } else { 1.0 };
         let sample = Sample { candidate, ns, now_ns: clock::now_ns(), interval, warmup };
@@ -238,8 +255,9 @@ impl Kernel {
 
     /// Applies `outcome` for `bucket` (a call of `size`): writes its decision byte
     /// under the lock `st`, then, with the lock released, reports the change and
-    /// marks the history for saving. While the kernel is forced its bytes hold the
-    /// forced backend, so only [`Source::Forced`] outcomes write one.
+    /// marks the history for saving. While the kernel is forced (by [`Kernel::force`] or
+    /// the process-wide setting) its bytes hold the forced backend, so only
+    /// [`Source::Forced`] outcomes write one.
     pub(super) fn publish(
         &'static self,
         mut st: MutexGuard<'static, KernelState>,
@@ -248,9 +266,10 @@ impl Kernel {
         outcome: Outcome,
         source: Source,
     ) {
-        if st.forced.is_none() || source == Source::Forced {
+        if source == Source::Forced || self.forcing(&st).is_none() {
             self.write_byte(bucket, outcome.publish, source);
         }
+        budget::charge(outcome.charge, clock::now_ns(), &Policy::DEFAULT);
         // A disagreement is reported once per kernel and backend.
         let tell = match outcome.tell {
             Some(Tell::Excluded { candidate, .. }) if !st.warned_excluded.insert(candidate) => None,
@@ -286,8 +305,8 @@ impl Kernel {
     }
 
     /// Writes `bucket`'s decision byte as `publish` says. A cached decision's sampling
-    /// interval: in frozen mode the longest (a sampled call's timing is discarded
-    /// anyway); else [`MIN_SHIFT`] until the call rate is known, every call while a
+    /// interval: for a forced backend and in frozen mode the longest (a sampled call of
+    /// either is not timed: [`Kernel::route_sampled`]); else [`MIN_SHIFT`] until the call rate is known, every call while a
     /// loaded decision is confirmed, what a sampled call measured once it is.
     fn write_byte(&self, bucket: usize, publish: Publish, source: Source) {
         let cell = self.decision(bucket);
@@ -297,7 +316,7 @@ impl Kernel {
             Publish::Cache { candidate, sampling } => (candidate, sampling),
         };
         let (shift, span) = match (source, sampling) {
-            (Source::Forced, _) => (MIN_SHIFT, false),
+            (Source::Forced, _) => (MAX_SHIFT, false),
             _ if frozen() => (MAX_SHIFT, false),
             (_, Sampling::First) => (MIN_SHIFT, false),
             (Source::Sampled { span, .. }, Sampling::EveryCall) => (0, span),
@@ -317,7 +336,32 @@ fn forced(d: Decision, publish: Publish) -> Outcome {
         publish,
         tell: Some(Tell::Decision { decision: Pick::from(d), has_history: false }),
         dirty: false,
+        charge: Charge::NONE,
     }
+}
+
+/// What is known of a call of `work` in `bucket` before it is measured there
+/// ([`Predictions`]): the nearest buckets' figures, the kernel's own Scalar-to-SIMD ratio,
+/// and the cost model's figures where they were measured. Measured figures only: they
+/// order the candidates from the first call (a variant predicted 8× slower is not tried
+/// second because it is the simplest), and prune only once something was measured here
+/// to compare with. `transfers`: what the call would move by where it runs; `pool`: the
+/// threads a Parallel call of the kernel would use.
+fn predictions(
+    buckets: &BTreeMap<usize, BucketState>,
+    bucket: usize,
+    complexity: OpComplexity,
+    work: &Work,
+    transfers: &Transfers,
+    pool: usize,
+) -> Predictions {
+    let (neighbours, reach) = predict_from_neighbours(buckets, bucket, complexity, work.size);
+    let scalar_per_simd = scalar_per_simd(buckets, bucket, work.size);
+    let model = match cost::measured() {
+        Some(model) => PerCandidate::from_fn(|c| Some(model.predict_candidate(c, work, transfers, pool) * 1e9)),
+        None => PerCandidate::default(),
+    };
+    Predictions { neighbours, reach, model, scalar_per_simd }
 }
 
 /// Predicted time (ns) per backend for `size` from the nearest bucket where that backend

@@ -34,9 +34,12 @@ pub(crate) fn scoped() -> Option<Backend> {
 
 /// Runs `f` with every adaptive kernel called by this thread inside it forced onto
 /// `backend`, then restores the previous setting (also when `f` panics). Scopes nest;
-/// the innermost wins. A scope overrides [`crate::Kernel::force`] and
-/// `ADAPTIVE_KERNEL_BACKEND`. Calls inside a scope are not timed, so they teach the
-/// router nothing.
+/// the innermost wins. A scope overrides [`crate::Kernel::force`], the process-wide
+/// setting ([`crate::config::Settings::backend`], `ADAPTIVE_KERNEL_BACKEND`) and every
+/// saved or learned decision. Calls inside a scope are never timed, compared or
+/// recorded, so they teach the router nothing. The scope is this thread's: kernels
+/// that `f` calls on other threads (a rayon pool's workers) are not forced by it; the
+/// process-wide setting reaches them.
 ///
 /// ```
 /// # use adaptive_kernel_runtime as adaptive_kernel;

@@ -13,7 +13,7 @@ use crate::backend::Backend;
 use crate::bucket::bucket_of;
 use crate::candidate::{Candidate, Width};
 use crate::clock;
-use crate::cost::Work;
+use crate::cost::{Transfers, Work};
 
 thread_local! {
     /// This thread's sampling allowance. Each settled call spends `2^(MAX_SHIFT - shift)`
@@ -28,6 +28,56 @@ thread_local! {
     static ALLOWANCE: Cell<i32> = const { Cell::new(0) };
     /// The refill's generator (xorshift32), touched only on timed calls.
     static REFILL: Cell<u32> = const { Cell::new(0x9e37_79b9) };
+    /// The last call [`Route::run`] finished on this thread: its kernel and route flags.
+    static LAST: Cell<Option<(&'static Kernel, RouteFlags)>> = const { Cell::new(None) };
+}
+
+/// What the last routed call on this thread ran: see [`last_route`].
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct LastRoute {
+    /// The kernel called (its [`Kernel::name`], its table, …).
+    pub kernel: &'static Kernel,
+    /// The variant that ran. A forced backend the kernel lacks shows as the fallback that
+    /// ran in its place (SIMD); a GPU call that failed inside its op and fell back there
+    /// still shows as the GPU.
+    pub backend: Backend,
+    /// For a Parallel call on fewer threads than its whole pool, how many; `None` otherwise.
+    pub threads: Option<usize>,
+    /// Whether the call was timed (and its timing recorded). Never for a forced call
+    /// (a scope, [`Kernel::force`], the process-wide setting) nor in frozen mode.
+    pub timed: bool,
+}
+
+/// What the last routed call made on this thread ran, once it returned: which kernel,
+/// which variant, and whether it was timed; `None` before the thread's first. For tests
+/// that check where a call went, e.g. that a forced backend was obeyed:
+///
+/// ```
+/// # use adaptive_kernel_runtime as adaptive_kernel;
+/// use adaptive_kernel::{last_route, with_backend, Backend, Kernel, KernelSpec, OpComplexity, Work};
+///
+/// static SUM: Kernel = Kernel::new(KernelSpec {
+///     name: "docs::last_route", complexity: OpComplexity::Medium, has_gpu: false, has_parallel: false,
+///     token_hash: 1, loops: &[], splits: &[], gpu_loops: &[],
+/// });
+/// # adaptive_kernel::set_history(adaptive_kernel::config::HistorySetting::Off);
+/// with_backend(Backend::Scalar, || SUM.route(8, || Work::estimate(OpComplexity::Medium, 8, None, None)).run(|| ()));
+/// let last = last_route().expect("a routed call ran on this thread");
+/// assert_eq!((last.kernel.name(), last.backend, last.timed), ("docs::last_route", Backend::Scalar, false));
+/// ```
+///
+/// A routed call is one made through a kernel's wrapper (`k(..)`) or [`Kernel::route`]
+/// and [`Route::run`]; calling a variant directly (`k::simd(..)`) is not. It is per
+/// thread: a kernel called inside a Parallel variant's chunks, on the pool's workers,
+/// is not the calling thread's last call; a kernel whose body calls another kernel
+/// returns after it, so the outer one is the last. The record costs a store of two
+/// words per call.
+pub fn last_route() -> Option<LastRoute> {
+    let (kernel, flags) = LAST.with(Cell::get)?;
+    let candidate = flags.candidate();
+    let threads = candidate.is_narrow().then(|| candidate.narrow_threads(crate::ops::par::pool_threads())).flatten();
+    Some(LastRoute { kernel, backend: candidate.backend(), threads, timed: flags.is_timed() })
 }
 
 /// Whether a settled call is timed (see [`ALLOWANCE`]).
@@ -73,17 +123,43 @@ impl Kernel {
     /// of `kernel::policy`.)
     #[inline]
     pub fn route(&'static self, size: usize, work: impl FnOnce() -> Work) -> Route {
+        self.route_with(size, || {
+            let work = work();
+            (work, Transfers::host(&work))
+        })
+    }
+
+    /// Routes one call of `size` as [`route`](Self::route) does, for a call whose data
+    /// may already be on the device: `transfers` (evaluated, like `work`, only when a
+    /// decision must be made) says what it would move between host and device by where
+    /// it runs, and the cost model charges that instead of `work.bytes` (see
+    /// [`CostModel::predict_placed`](crate::CostModel::predict_placed)). What a kernel's
+    /// generated `k::resident` entry calls, on its own handle `k::RESIDENT`: the decisions
+    /// of calls on resident data are not those of calls on host data.
+    #[inline]
+    pub fn route_placed(
+        &'static self,
+        size: usize,
+        work: impl FnOnce() -> Work,
+        transfers: impl FnOnce() -> Transfers,
+    ) -> Route {
+        self.route_with(size, || (work(), transfers()))
+    }
+
+    #[inline]
+    fn route_with(&'static self, size: usize, placed: impl FnOnce() -> (Work, Transfers)) -> Route {
         let bucket = bucket_of(size);
         let byte = self.decision(bucket).load();
         if byte.is_cached() && !super::overrides::any_active() {
             if !sample(byte) {
                 return Route { kernel: self, size, flags: RouteFlags::untimed(byte) };
             }
-            let backend = self.route_sampled(bucket, byte);
-            return Route::new(self, backend, size, true);
+            let (candidate, timed) = self.route_sampled(bucket, byte);
+            return Route::new(self, candidate, size, timed);
         }
         registry::register(self);
-        let (backend, timed) = self.route_cold(bucket, work());
+        let (work, transfers) = placed();
+        let (backend, timed) = self.route_cold(bucket, work, transfers);
         Route::new(self, backend, size, timed)
     }
 
@@ -92,8 +168,8 @@ impl Kernel {
         if !sample(byte) {
             return Route { kernel: self, size, flags: RouteFlags::untimed(byte) };
         }
-        let backend = self.route_sampled(bucket_of(size), byte);
-        Route::new(self, backend, size, true)
+        let (candidate, timed) = self.route_sampled(bucket_of(size), byte);
+        Route::new(self, candidate, size, timed)
     }
 }
 
@@ -142,13 +218,17 @@ impl Route {
     /// is timed: a timed call runs the same code as an untimed one (a separate
     /// timed copy ran unspecialized, and a bucket called rarely, which times
     /// most of its calls, then ran that slower copy most of the time).
+    ///
+    /// Once the variant returns, the call is this thread's [`last_route`].
     #[inline]
     pub fn run<R>(self, variant: impl FnOnce() -> R) -> R {
+        let last = (self.kernel, self.flags);
         let observed = if self.flags.is_plain() { None } else { Some(Observed::start(self)) };
         let out = variant();
         if let Some(observed) = observed {
             observed.finish();
         }
+        LAST.with(|l| l.set(Some(last)));
         out
     }
 }
@@ -173,7 +253,12 @@ impl Observed {
         let candidate = route.flags.candidate();
         let backend = candidate.backend();
         let _span = route.flags.spans().then(|| telemetry::call_span(route.kernel.name(), backend, route.size));
-        let _width = candidate.narrow_threads(crate::ops::par::pool_threads()).map(crate::ops::par::Narrowed::to);
+        // Only a narrower Parallel candidate asks for the pool's size (asking builds the pool).
+        let _width = candidate
+            .is_narrow()
+            .then(|| candidate.narrow_threads(crate::ops::par::pool_threads()))
+            .flatten()
+            .map(crate::ops::par::Narrowed::to);
         // What the call's split loops will say of their width, not an earlier call's.
         let _ = crate::ops::par::loops::take_width();
         let start = route.flags.is_timed().then(clock::now);

@@ -13,12 +13,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use super::as_written::AsWrittenCalls;
 use super::bucket_state::BucketState;
 use super::decision_byte::{DecisionByte, DecisionCell};
 use super::loops::LoopSummary;
 use super::report::{BackendReport, BucketReport, KernelTable};
 use super::spec::{Decision, DecisionKind, KernelSpec, LoopRewrite};
-use super::{snapshot, telemetry};
+use super::{snapshot, telemetry, transfers};
 use crate::backend::{Backend, OpComplexity};
 use crate::bucket::{bucket_range, BUCKETS};
 use crate::candidate::{Candidate, CandidateSet};
@@ -125,6 +126,8 @@ pub struct Kernel {
     decisions: [DecisionCell; BUCKETS],
     registered: AtomicBool,
     state: Mutex<KernelState>,
+    /// Calls that ran the body as written for an array's layout (`as_written`).
+    as_written: AsWrittenCalls,
 }
 
 impl Kernel {
@@ -135,7 +138,20 @@ impl Kernel {
             decisions: [const { DecisionCell::new() }; BUCKETS],
             registered: AtomicBool::new(false),
             state: Mutex::new(KernelState::new()),
+            as_written: AsWrittenCalls::new(),
         }
+    }
+
+    /// Records that a variant ran this call's body as written because the ndarray array
+    /// parameter `param`, of `shape` and `strides` (its `shape()` and `strides()`), is not
+    /// in standard layout (see [`crate::layout`]). The first such call of the kernel is
+    /// reported (a `tracing` info event and a line on stderr, unless quiet); every one is
+    /// counted in [`table`](Kernel::table)'s [`as_written`](KernelTable::as_written).
+    /// Called by generated code; cheap after the first.
+    #[cold]
+    #[inline(never)]
+    pub fn ran_as_written(&'static self, param: &'static str, shape: &[usize], strides: &[isize]) {
+        self.as_written.record(self.spec.name, param, shape, strides);
     }
 
     /// What the macro recorded about this kernel.
@@ -185,8 +201,11 @@ impl Kernel {
                     st.borrowed_from = Some(from);
                 }
             }
-            // Buckets loaded with a decision are published now, so the first call takes the fast path.
-            self.publish_loaded(&st);
+            // Buckets loaded with a decision are published now, so the first call takes the fast
+            // path; not while every kernel is forced, whose calls must find no decision cached.
+            if config::forced_backend().is_none() {
+                self.publish_loaded(&st);
+            }
         }
         st
     }
@@ -231,7 +250,7 @@ impl Kernel {
     /// pool offers ([`Width::offered`](crate::candidate::Width::offered): half and a quarter of it from 4 and 8 threads on);
     /// the GPU when [`gpu_usable`](Self::gpu_usable).
     pub(super) fn runnable(&self, gpu_usable: bool) -> CandidateSet {
-        let pool = crate::ops::par::pool_threads();
+        let pool = self.pool_threads();
         CandidateSet::from_fn(|c| match c.backend() {
             Backend::Scalar | Backend::Simd => true,
             Backend::Parallel => self.spec.has_parallel && c.width().offered(pool),
@@ -239,46 +258,75 @@ impl Kernel {
         })
     }
 
-    /// The backend a forced choice really runs on: GPU without a GPU variant or a
-    /// usable device falls back to SIMD, and says why once.
-    pub(super) fn resolve_forced(&'static self, st: &mut KernelState, b: Backend) -> Decision {
-        if b != Backend::Gpu {
-            return Decision { backend: b, kind: DecisionKind::Forced };
-        }
-        let why = if !self.spec.has_gpu {
-            let loops = LoopSummary::new::<LoopRewrite>("", &[]).with_gpu(self.spec.gpu_loops).to_string();
-            // The loop lines alone: not the summary's "loops: …" and "gpu: …" headings.
-            let loops = loops.lines().skip(2).map(str::trim).collect::<Vec<_>>().join("; ");
-            Some(if loops.is_empty() {
-                "the kernel has no GPU variant (its body calls no `ops::` function, has no top-level loop and no \
-                 `gpu = path` was given)"
-                    .to_owned()
-            } else {
-                format!(
-                    "the kernel has no GPU variant (its body calls no `ops::` function, no `gpu = path` was given, \
-                     and its top-level loops stay on the host: {loops})"
-                )
-            })
-        } else if !crate::ops::gpu::is_available() {
-            // A forced GPU waits for start-up: the caller asked for it.
-            Some("no usable GPU adapter (see `ops::gpu::health()` and ADAPTIVE_KERNEL_GPU)".to_owned())
+    /// The backend forcing puts this kernel's calls on, if any: [`Kernel::force`], else the
+    /// process-wide setting ([`config::forced_backend`]). (A scope is the thread's, looked
+    /// up before the lock.)
+    pub(super) fn forcing(&self, st: &KernelState) -> Option<Backend> {
+        st.forced.or_else(config::forced_backend)
+    }
+
+    /// The threads of the pool a Parallel call of this kernel made here would use; 1 for a
+    /// kernel without a Parallel variant, which never asks rayon (asking builds the pool:
+    /// a program of such kernels starts no pool thread).
+    pub(super) fn pool_threads(&self) -> usize {
+        if self.spec.has_parallel {
+            crate::ops::par::pool_threads()
         } else {
-            None
+            1
+        }
+    }
+
+    /// The backend a forced choice really runs on: a backend the kernel lacks (GPU without
+    /// a GPU variant or a usable device, Parallel without a Parallel variant) falls back to
+    /// SIMD, and says why once per kernel.
+    pub(super) fn resolve_forced(&'static self, st: &mut KernelState, b: Backend) -> Decision {
+        let why = match b {
+            Backend::Scalar | Backend::Simd => None,
+            Backend::Parallel if self.spec.has_parallel => None,
+            Backend::Parallel => Some(
+                "the kernel has no Parallel variant (it is `serial`, or its body calls no `ops::` function, splits \
+                 no top-level loop and no `parallel = path` was given)"
+                    .to_owned(),
+            ),
+            Backend::Gpu if !self.spec.has_gpu => {
+                let loops = LoopSummary::new::<LoopRewrite>("", &[]).with_gpu(self.spec.gpu_loops).to_string();
+                // The loop lines alone: not the summary's "loops: …" and "gpu: …" headings.
+                let loops = loops.lines().skip(2).map(str::trim).collect::<Vec<_>>().join("; ");
+                Some(if loops.is_empty() {
+                    "the kernel has no GPU variant (its body calls no `ops::` function, has no top-level loop and \
+                     no `gpu = path` was given)"
+                        .to_owned()
+                } else {
+                    format!(
+                        "the kernel has no GPU variant (its body calls no `ops::` function, no `gpu = path` was \
+                         given, and its top-level loops stay on the host: {loops})"
+                    )
+                })
+            }
+            // A forced GPU waits for start-up: the caller asked for it.
+            Backend::Gpu if !crate::ops::gpu::is_available() => {
+                Some("no usable GPU adapter (see `ops::gpu::health()` and ADAPTIVE_KERNEL_GPU)".to_owned())
+            }
+            Backend::Gpu => None,
         };
         match why {
-            None => Decision { backend: Backend::Gpu, kind: DecisionKind::Forced },
+            None => Decision { backend: b, kind: DecisionKind::Forced },
             Some(why) => {
                 if !std::mem::replace(&mut st.warned_unavailable, true) {
-                    telemetry::forced_fallback(self.spec.name, &why);
+                    telemetry::forced_fallback(self.spec.name, b, &why);
                 }
                 Decision { backend: Backend::Simd, kind: DecisionKind::Forced }
             }
         }
     }
 
-    /// Forces every call of this kernel onto `backend` (`None` lifts it), overriding
-    /// history but not a scoped [`crate::with_backend`]. A forced GPU on a kernel
-    /// without a usable GPU variant runs SIMD and says why once.
+    /// Forces every call of this kernel onto `backend` (`None` lifts it), on every thread,
+    /// overriding the process-wide setting ([`crate::config::Settings::backend`],
+    /// `ADAPTIVE_KERNEL_BACKEND`) and any saved or learned decision, but not a scoped
+    /// [`crate::with_backend`]. Forced calls are never timed, compared or recorded, so
+    /// lifting the force finds the table as it was. A forced backend the kernel lacks (GPU
+    /// without a usable GPU variant, Parallel without a Parallel variant) runs SIMD and
+    /// says why once.
     pub fn force(&'static self, backend: Option<Backend>) {
         let mut st = self.lock();
         st.forced = backend;
@@ -296,7 +344,8 @@ impl Kernel {
     /// from another machine's entry and are not yet confirmed here.
     pub fn table(&'static self) -> KernelTable {
         let st = self.lock();
-        let rows = st
+        let mut moved = transfers::of(self.transfer_id());
+        let mut rows: Vec<BucketReport> = st
             .buckets
             .iter()
             .map(|(&bucket, bs)| BucketReport {
@@ -321,8 +370,24 @@ impl Kernel {
                 decided_by: bs.decided_by(),
                 excluded: excluded_backends(bs),
                 from: if bs.is_borrowed() { st.borrowed_from.clone() } else { None },
+                transfers: moved.remove(&bucket),
             })
             .collect();
+        // Buckets whose calls moved data but are not in the router's state (forced calls).
+        for (bucket, t) in moved {
+            rows.push(BucketReport {
+                bucket,
+                sizes: bucket_range(bucket).unwrap_or(0..=0),
+                backends: Vec::new(),
+                chosen: None,
+                chosen_threads: None,
+                decided_by: if st.forced.is_some() { DecisionKind::Forced } else { DecisionKind::Exploring },
+                excluded: Vec::new(),
+                from: None,
+                transfers: Some(t),
+            });
+        }
+        rows.sort_by_key(|r| r.bucket);
         let borrowed = st.buckets.values().any(|bs| bs.is_borrowed() || bs.stats.values().any(|s| s.borrowed));
         let borrowed_from = if borrowed { st.borrowed_from.clone() } else { None };
         KernelTable {
@@ -334,11 +399,13 @@ impl Kernel {
             gpu_loops: self.spec.gpu_loops,
             rows,
             borrowed_from,
+            as_written: self.as_written.report(),
         }
     }
 
     /// Forgets everything learned for this kernel in this process (the history file is untouched until the next save).
     pub fn reset(&'static self) {
+        transfers::forget(self.transfer_id());
         let mut st = self.lock();
         st.buckets.clear();
         st.clocks.clear();
@@ -362,7 +429,28 @@ impl Kernel {
     /// This kernel's state as a snapshot for a save.
     pub(super) fn snapshot(&'static self) -> KernelSnapshot {
         let st = self.lock();
-        snapshot::snapshot(&self.spec, &st.buckets, &st.touched)
+        snapshot::snapshot(&self.spec, &st.buckets, &st.touched, &transfers::of(self.transfer_id()))
+    }
+
+    /// This kernel as the transfer ledger knows it.
+    fn transfer_id(&'static self) -> transfers::KernelId {
+        transfers::KernelId { addr: self as *const Kernel as usize, name: self.name() }
+    }
+
+    /// Runs `call` (a call of this kernel of `size` on `backend`) and records what it moved
+    /// between host and device in the kernel's row for `size`. What generated code runs
+    /// GPU calls and `k::resident` calls through. Not a public API.
+    #[doc(hidden)]
+    #[inline]
+    pub fn traffic_of<R>(&'static self, size: usize, backend: Backend, call: impl FnOnce() -> R) -> R {
+        let before = crate::ops::gpu::thread_traffic();
+        let start = (backend == Backend::Gpu).then(clock::now);
+        let out = call();
+        let moved = crate::ops::gpu::thread_traffic() - before;
+        if start.is_some() || !moved.is_empty() {
+            transfers::record(self.transfer_id(), size, moved, start.map(clock::since));
+        }
+        out
     }
 }
 

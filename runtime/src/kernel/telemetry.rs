@@ -82,9 +82,10 @@ pub(crate) fn corrected(spec: &KernelSpec, size: usize, bucket: usize, from: Bac
 
 /// A forced backend cannot run; said once per kernel, as a warning and on stderr
 /// (like a bad environment value, it must be seen even without a subscriber).
-pub(crate) fn forced_fallback(kernel: &str, why: &str) {
-    warn!(target: "adaptive_kernel", kernel, "GPU forced but {why}; running SIMD instead");
-    config::say(format_args!("{kernel}: GPU forced but {why}; running SIMD instead"));
+pub(crate) fn forced_fallback(kernel: &str, forced: Backend, why: &str) {
+    let forced = forced.name();
+    warn!(target: "adaptive_kernel", kernel, "{forced} forced but {why}; running SIMD instead");
+    config::say(format_args!("{kernel}: {forced} forced but {why}; running SIMD instead"));
 }
 
 /// Frozen mode met a bucket the saved table has no decision for (said once per kernel).

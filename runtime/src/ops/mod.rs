@@ -4,8 +4,9 @@
 //! across a rayon thread pool) and [`gpu`] (compute shaders over wgpu).
 //!
 //! The `#[adaptive_kernel]` macro binds `ops` to a different module in each
-//! generated variant, so one body runs on every backend. Outside a kernel,
-//! `ops::add` and friends are the scalar functions.
+//! generated variant, so one body runs on every backend; an `exact` kernel's
+//! variants bind it to [`exact`]'s sets, which give Scalar's bits. Outside a
+//! kernel, `ops::add` and friends are the scalar functions.
 //!
 //! # Two forms of every op that produces an array
 //! `add(a, b)` returns a fresh `Vec<f32>`; `add_into(a, b, out)` writes the
@@ -47,6 +48,7 @@
 //! - `conv2d` is valid-mode cross-correlation (the kernel is not flipped).
 
 pub(crate) mod check;
+pub mod exact;
 pub mod gpu;
 mod out;
 pub mod par;

@@ -4,11 +4,15 @@
 //! # The file
 //! The path chosen in code ([`crate::config::Settings::history`],
 //! [`set_history`]) or in `ADAPTIVE_KERNEL_HISTORY`, or nothing when that is
-//! `off`; by default `$XDG_CACHE_HOME/adaptive-kernel/history.json`, else
-//! `$HOME/.cache/adaptive-kernel/history.json`, and no history at all when
-//! neither variable is set ([`default_path`]; [`history_status`] is then
-//! [`HistoryStatus::Off`]). One file holds an entry per machine, keyed by
-//! [`Fingerprint::key`]: the CPU model, its SIMD features and the crate version.
+//! `off` ([`history_status`] is then [`HistoryStatus::Off`]); by default
+//! `adaptive-kernel/history.json` in the platform's user cache directory
+//! ([`default_path`], from the `dirs` crate: `$XDG_CACHE_HOME` or `~/.cache` on
+//! Linux (the home directory from `HOME`, else the user database),
+//! `~/Library/Caches` on macOS, `%LOCALAPPDATA%` on Windows), and no
+//! history at all where there is none ([`HistoryStatus::NoLocation`]). One file
+//! holds an entry per machine and build, keyed by [`Fingerprint::key`]: the CPU
+//! model, its SIMD features, the crate version and whether it is a debug build
+//! ([`BuildProfile`]: a debug build's timings never decide a release build's calls).
 //! The GPU adapter is recorded in the entry but is not part of the key (it is
 //! known only once the GPU has started in the background; `fingerprint` says
 //! why). Inside an entry, per kernel name, the macro's token hash and the
@@ -86,10 +90,10 @@ mod store;
 mod trim;
 
 pub use edit::{clear_history, export_history, import_history, read_history, save_calibration};
-pub use fingerprint::Fingerprint;
+pub use fingerprint::{BuildProfile, Fingerprint};
 pub use format::{
     BucketRecord, ExclusionRecord, GpuLoopRecord, HistoryFile, KernelRecord, LoopRecord, MachineRecord, SplitRecord,
-    TimingRecord,
+    TimingRecord, TransferRecord,
 };
 pub use memory::{export_learned, import_learned, ImportError, LearnedImport};
 pub use merge::ImportSummary;

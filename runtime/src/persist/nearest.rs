@@ -23,6 +23,9 @@
 //!    waits for the GPU when only this rule could apply, so every frozen run
 //!    makes the same choice.
 //!
+//! Only entries recorded by the same kind of build ([`BuildProfile`](super::BuildProfile))
+//! are near: a debug build's figures say nothing of a release build's on the same CPU.
+//!
 //! Nothing looser is used. Where the SIMD features differ, the SIMD (and
 //! Parallel) variants are other code (AVX-512 clones against AVX2 ones, say) and
 //! their figures say nothing about this machine's; across architectures nothing
@@ -133,7 +136,7 @@ pub(crate) fn rule(here: &Fingerprint, there: &Fingerprint) -> Option<NearestRul
 pub(crate) fn ranked(here: &Fingerprint, own: &str, machines: &BTreeMap<String, MachineRecord>) -> Vec<NearestEntry> {
     let mut near: Vec<(NearestRule, bool, bool, &String, &MachineRecord)> = machines
         .iter()
-        .filter(|(key, _)| key.as_str() != own)
+        .filter(|(key, m)| key.as_str() != own && m.fingerprint.profile == here.profile)
         .filter_map(|(key, m)| {
             let rule = rule(here, &m.fingerprint)?;
             let other_version = m.fingerprint.crate_version != here.crate_version;
@@ -151,7 +154,12 @@ pub(crate) fn ranked(here: &Fingerprint, own: &str, machines: &BTreeMap<String, 
 /// adapter known: no entry but its own is near by the CPU rules, and some entry of
 /// the same architecture recorded a GPU.
 pub(crate) fn only_gpu_could_decide(here: &Fingerprint, own: &str, machines: &BTreeMap<String, MachineRecord>) -> bool {
-    let others = || machines.iter().filter(|(key, _)| key.as_str() != own).map(|(_, m)| &m.fingerprint);
+    let others = || {
+        machines
+            .iter()
+            .filter(|(key, m)| key.as_str() != own && m.fingerprint.profile == here.profile)
+            .map(|(_, m)| &m.fingerprint)
+    };
     let by_cpu = others().any(|there| arch(here) == arch(there) && same_features(here, there));
     !by_cpu && others().any(|there| arch(here) == arch(there) && there.gpu.is_some())
 }
@@ -216,6 +224,7 @@ mod tests {
             cpu_features: features.iter().map(|f| (*f).to_owned()).collect(),
             gpu: gpu.map(str::to_owned),
             crate_version: version.into(),
+            profile: crate::persist::BuildProfile::current(),
         }
     }
 
@@ -268,6 +277,24 @@ mod tests {
     }
 
     #[test]
+    fn another_kind_of_build_is_never_near() {
+        use crate::persist::BuildProfile;
+        let here = fp(HERE, &["avx2", "fma"], None, "0.2.0");
+        let other_build = match here.profile {
+            BuildProfile::Release => BuildProfile::Debug,
+            BuildProfile::Debug => BuildProfile::Release,
+        };
+        let same_cpu_other_build = Fingerprint { profile: other_build, ..here.clone() };
+        assert_ne!(same_cpu_other_build.key(), here.key(), "its own key");
+        let same_features = Fingerprint { cpu: "x86_64 Intel Core".into(), ..same_cpu_other_build.clone() };
+        let all = [same_cpu_other_build, same_features];
+        assert!(ranked(&here, &here.key(), &machines(&all)).is_empty(), "nothing borrowed across builds");
+        let gpu_only =
+            [Fingerprint { cpu_features: vec!["avx512f".into()], gpu: Some("gpu".into()), ..all[0].clone() }];
+        assert!(!only_gpu_could_decide(&here, &here.key(), &machines(&gpu_only)));
+    }
+
+    #[test]
     fn the_gpu_is_waited_for_only_when_it_alone_could_decide() {
         let here = fp(HERE, &["avx2"], None, "0.2.0");
         let own = here.key();
@@ -288,6 +315,7 @@ mod tests {
             chosen_threads: None,
             timings: vec![t(Backend::Scalar), t(Backend::Simd), t(Backend::Gpu)],
             excluded: vec![],
+            transfers: None,
         }
     }
 

@@ -131,8 +131,14 @@ struct Store {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HistoryStatus {
-    /// Persistence is off (`ADAPTIVE_KERNEL_HISTORY=off`, no home directory to keep it in, or WebAssembly).
+    /// Persistence was turned off: `ADAPTIVE_KERNEL_HISTORY=off`, or
+    /// [`HistorySetting::Off`] chosen in code ([`set_history`], [`config::Settings::history`]).
     Off,
+    /// The default file has nowhere to go: this platform has no user cache directory
+    /// ([`default_path`]: on Linux neither `XDG_CACHE_HOME` nor a home directory; always
+    /// on WebAssembly). Nothing is loaded or saved; set `ADAPTIVE_KERNEL_HISTORY` (or
+    /// [`config::Settings::history`]) to a file to keep history.
+    NoLocation,
     /// There was no file: this process starts fresh and creates it at its first save.
     Missing,
     /// The file held no entry for this machine and build, and none near it (other
@@ -170,7 +176,15 @@ pub enum HistoryStatus {
 impl fmt::Display for HistoryStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            HistoryStatus::Off => f.write_str("off"),
+            HistoryStatus::Off => f.write_str(
+                "off: nothing is loaded or saved (turned off by ADAPTIVE_KERNEL_HISTORY=off or by \
+                 HistorySetting::Off in code)",
+            ),
+            HistoryStatus::NoLocation => write!(
+                f,
+                "off: nothing is loaded or saved, the default file has nowhere to go ({NO_LOCATION}); set \
+                 ADAPTIVE_KERNEL_HISTORY to a file to keep history"
+            ),
             HistoryStatus::Missing => f.write_str("not there yet: starting fresh"),
             HistoryStatus::NoEntry => f.write_str("no entry for this machine: starting fresh"),
             HistoryStatus::Nearest { from, kernels } => {
@@ -196,7 +210,11 @@ static STORE: OnceLock<Mutex<Store>> = OnceLock::new();
 
 fn lock_store() -> MutexGuard<'static, Store> {
     STORE
-        .get_or_init(|| Mutex::new(open(resolve(config::history_setting()))))
+        .get_or_init(|| {
+            let setting = config::history_setting();
+            let off = if setting == HistorySetting::Off { HistoryStatus::Off } else { HistoryStatus::NoLocation };
+            Mutex::new(open(resolve(setting), off))
+        })
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
 }
@@ -259,20 +277,25 @@ pub fn set_history(setting: HistorySetting) -> bool {
     config::choose_history(setting)
 }
 
-/// `$XDG_CACHE_HOME/adaptive-kernel/history.json`, else `$HOME/.cache/adaptive-kernel/history.json`;
-/// `None` when neither variable is set (or both are empty): no history is kept then.
-/// `None` on WebAssembly: persistence is off there unless a file is set (WASI), and a
-/// page keeps its tables with [`crate::export_learned`] instead.
+/// `adaptive-kernel/history.json` in this platform's user cache directory, as the `dirs`
+/// crate finds it: `$XDG_CACHE_HOME`, else `~/.cache` on Linux and the BSDs (the home
+/// directory from `HOME`, else the user database, so a service without `HOME` still has one),
+/// `~/Library/Caches` on macOS, `%LOCALAPPDATA%` (`{FOLDERID_LocalAppData}`) on Windows.
+/// `None` when the platform has none: no history is kept then, and [`history_status`]
+/// says why ([`HistoryStatus::NoLocation`]). `None` on
+/// WebAssembly: persistence is off there unless a file is set (WASI), and a page keeps
+/// its tables with [`crate::export_learned`] instead.
 pub fn default_path() -> Option<PathBuf> {
-    if !crate::platform::DEFAULT_HISTORY_FILE {
-        return None;
-    }
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(cache.join("adaptive-kernel").join("history.json"))
+    crate::platform::user_cache_dir().map(|cache| cache.join("adaptive-kernel").join("history.json"))
 }
+
+/// Why [`default_path`] has none, in words ([`HistoryStatus::NoLocation`] says it).
+const NO_LOCATION: &str = if cfg!(target_family = "wasm") {
+    "WebAssembly has no user cache directory"
+} else {
+    "this platform reports no user cache directory: on Linux no XDG_CACHE_HOME, no HOME and no home directory in \
+     the user database"
+};
 
 /// Says once per save that trimming made the file fit under the loader's cap.
 fn report_trim(path: &Path, before: usize, after: usize, dropped: &trim::Dropped) {
@@ -288,7 +311,8 @@ fn report(path: &Path, what: &str) {
     config::say(format_args!("history file {} ignored: {what}", path.display()));
 }
 
-fn open(path: Option<PathBuf>) -> Store {
+/// The history store for `path`; `off` is its status when there is none.
+fn open(path: Option<PathBuf>, off: HistoryStatus) -> Store {
     let mut store = Store {
         path: None,
         machine: String::new(),
@@ -297,7 +321,7 @@ fn open(path: Option<PathBuf>) -> Store {
         nearest: Vec::new(),
         refused: None,
         corrupt: false,
-        status: HistoryStatus::Off,
+        status: off,
     };
     let frozen = config::mode() == Mode::Frozen;
     let Some(path) = path else {
@@ -536,4 +560,19 @@ pub fn history_file() -> Option<PathBuf> {
 /// has yet, so call it before the first kernel to read the state a run starts from.
 pub fn history_status() -> HistoryStatus {
     lock_store().status.clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_without_history_says_why_and_what_to_do() {
+        let no_location = HistoryStatus::NoLocation.to_string();
+        assert!(no_location.starts_with("off: nothing is loaded or saved"), "{no_location}");
+        assert!(no_location.contains("no user cache directory"), "{no_location}");
+        assert!(no_location.contains("set ADAPTIVE_KERNEL_HISTORY to a file"), "{no_location}");
+        let off = HistoryStatus::Off.to_string();
+        assert!(off.contains("ADAPTIVE_KERNEL_HISTORY=off") && off.contains("HistorySetting::Off"), "{off}");
+    }
 }

@@ -165,6 +165,7 @@ mod tests {
                     recent_ns: (0..samples as u64).collect(),
                 }],
                 excluded: Vec::new(),
+                transfers: None,
             })
             .collect();
         KernelRecord {
@@ -179,7 +180,13 @@ mod tests {
 
     fn machine(cpu: &str, kernels: &[(&str, KernelRecord)]) -> MachineRecord {
         MachineRecord {
-            fingerprint: Fingerprint { cpu: cpu.into(), cpu_features: vec![], gpu: None, crate_version: "1".into() },
+            fingerprint: Fingerprint {
+                cpu: cpu.into(),
+                cpu_features: vec![],
+                gpu: None,
+                crate_version: "1".into(),
+                profile: Default::default(),
+            },
             calibration: None,
             kernels: kernels.iter().map(|(n, k)| ((*n).to_owned(), k.clone())).collect(),
         }

@@ -21,9 +21,8 @@
 //!
 //! Every subcommand takes `--history PATH`; the default is the file the library
 //! uses: `ADAPTIVE_KERNEL_HISTORY` if set, else
-//! `$XDG_CACHE_HOME/adaptive-kernel/history.json`, else
-//! `$HOME/.cache/adaptive-kernel/history.json` (with neither variable set there
-//! is no default: pass `--history`).
+//! `adaptive-kernel/history.json` in the platform's user cache directory
+//! (`$XDG_CACHE_HOME` or `~/.cache` on Linux; where there is none, pass `--history`).
 //!
 //! # Exit status
 //!
@@ -47,17 +46,19 @@
 //!   "format_version": 2,                  // the history file's format (null when none)
 //!   "machines": [                         // this machine's entry first, then by key
 //!     {
-//!       "key": "9b1c0d6e2f3a4b5c",        // hash of CPU, CPU features, crate version
+//!       "key": "9b1c0d6e2f3a4b5c",        // hash of CPU, CPU features, crate version (and profile, if debug)
 //!       "this_machine": true,
 //!       "cpu": "x86_64 AMD EPYC 7B13",
 //!       "cpu_features": ["sse4.2", "avx", "avx2", "fma"],
 //!       "gpu": null,                      // or "adapter | driver | info | API | vendor:device"
 //!       "crate_version": "0.1.0",
+//!       "profile": "release",             // the kind of build that recorded it: "release" or "debug"
 //!       "nearest": null,                  // another entry near this machine: { "rank": 1, "rule": "same_features" }
 //!       "calibration": {                  // null when none was saved; SI units
 //!         "scalar_flops": 2.1e9, "simd_flops": 4.5e10, "mem_bandwidth": 1.2e10,
 //!         "gpu_flops": 1e12, "transfer_bandwidth": 8e9, "gpu_latency": 1e-4,
-//!         "cpu_call_latency": 6e-8, "gpu_available": false
+//!         "cpu_call_latency": 6e-8, "gpu_available": false,
+//!         "parallel_threads": 2.0, "fork_join_latency": 2e-5
 //!       },
 //!       "kernels": [                      // by name
 //!         {
@@ -82,7 +83,12 @@
 //!               ],
 //!               "excluded": [             // backends `verify` excluded here (their result disagreed with Scalar's)
 //!                 { "backend": "Gpu", "size": 3000, "largest_error": 0.5 }
-//!               ]
+//!               ],
+//!               "transfers": {            // what the calls moved between host and device; absent when nothing
+//!                 "gpu_calls": 200, "cpu_calls": 0, "submissions": 200,
+//!                 "bytes_up": 8388608, "bytes_down": 800,
+//!                 "moving_share": 0.02      // of the GPU calls' time, estimated; null without a GPU call
+//!               }
 //!             }
 //!           ],
 //!           "crossovers": [               // where the chosen backend changes
@@ -94,6 +100,12 @@
 //!   ]
 //! }
 //! ```
+//!
+//! `transfers` (added in schema 1) counts the last run's calls of the bucket that
+//! moved data: GPU calls, and CPU calls of a `k::resident` entry that first
+//! downloaded data kept on the device; bytes each way and submissions are
+//! counted, the share of the GPU calls' time spent moving data is estimated from
+//! the bytes and the transfer bandwidth the cost model measured.
 //!
 //! A crossover compares consecutive *settled* buckets: `to` is chosen from
 //! `size` on, `from` was chosen up to `below` (buckets between them were not
@@ -253,7 +265,7 @@ impl HistoryArg {
             None => match config::history_setting() {
                 HistorySetting::Path(p) => Ok(p),
                 HistorySetting::Default => adaptive_kernel::history::default_path()
-                    .ok_or_else(|| none("neither XDG_CACHE_HOME nor HOME is set")),
+                    .ok_or_else(|| none(&adaptive_kernel::history::HistoryStatus::NoLocation.to_string())),
                 HistorySetting::Off => Err(none("ADAPTIVE_KERNEL_HISTORY is `off`")),
             },
         }

@@ -102,6 +102,11 @@
 //! each loop through [`loops`] (not a public API: generated code's), on this
 //! same device, pipeline cache and buffer pool.
 //!
+//! # Traffic
+//! [`traffic`] counts the bytes every op call, generated loop and resident
+//! handle moves each way and the submissions they make (`traffic.rs`); a routed
+//! call's share is what its kernel's table shows per size bucket.
+//!
 //! Files: `device.rs` (start-up, adapter, device, health, error scopes),
 //! `startup.rs` (creating it in the background, safely with respect to
 //! exit), `instance.rs` (the compute-only Vulkan instance), `pipelines.rs`
@@ -115,9 +120,12 @@ use super::{check, simd};
 
 mod faults;
 mod health;
+pub(crate) mod residency;
+mod traffic;
 #[doc(hidden)]
 pub use faults::GpuFault;
 pub use health::{AdapterSummary, GpuApi, GpuDeviceType, GpuHealth};
+pub use traffic::{thread_traffic, traffic, Traffic};
 
 #[cfg(feature = "gpu")]
 mod buffers;

@@ -57,6 +57,7 @@ pub use elementwise::{
 };
 pub use matrix::{conv2d, conv2d_into, matmul, matmul_into, matvec, matvec_into, transpose, transpose_into};
 pub use reduce::{dot, max, mean, min, norm_l2, sum};
+pub(crate) use split::chunked;
 pub(crate) use threads::{pool_threads, Narrowed};
 pub use threads::{threads, with_threads};
 

@@ -76,7 +76,7 @@ impl Grain {
     pub const MATMUL: usize = 1 << 23;
 
     /// A grain of `work` units expressed in rows that cost `per_row` units each (at least one row).
-    pub(super) fn rows(work: usize, per_row: usize) -> usize {
+    pub(crate) fn rows(work: usize, per_row: usize) -> usize {
         work.div_ceil(per_row.max(1)).max(1)
     }
 }
@@ -218,4 +218,23 @@ pub(super) fn partials_writing<T: Send, R>(
         }
         combine(p)
     })
+}
+
+/// `f(units, out part)` for the chunks of a grid over `n` units of at least `grain`
+/// each (chunk lengths a multiple of `align`), each writing `per_unit` elements of `out`
+/// per unit, across the pool; `f(0..n, out)` on this thread when that gives one chunk
+/// or the team has one thread. (The exact op set's one fork–join: `ops::exact::par`.)
+pub(crate) fn chunked(
+    n: usize,
+    grain: usize,
+    align: usize,
+    per_unit: usize,
+    out: &mut [f32],
+    f: impl Fn(Range<usize>, &mut [f32]) + Sync,
+) {
+    let team = Grid::new(n, grain, align).map(|grid| (grid, Team::here())).filter(|(_, t)| t.threads() > 1);
+    match team {
+        Some((grid, team)) => for_chunks(&team, grid, per_unit, out, f),
+        None => f(0..n, out),
+    }
 }

@@ -2,7 +2,7 @@
 //! slices, scalars and reductions, why a call ran on the host, and how often
 //! each loop ran where ([`runs`]). No behaviour here beyond the counters.
 
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 /// Invocations per workgroup of every generated loop: `LP_WG` in `shaders/loops.wgsl`.
@@ -58,6 +58,9 @@ pub struct Binding {
     pub elem: Elem,
     /// Read, or read and written.
     pub access: Access,
+    /// A slice parameter of the kernel (`&[T]`, `&mut [T]`), which a `k::resident` call may
+    /// pass as a resident handle's host memory; only these are looked up as resident.
+    pub param: bool,
 }
 
 /// The operator of a reduction a generated loop carries.
@@ -73,8 +76,9 @@ pub enum ReduceOp {
     Min,
 }
 
-/// A reduction a generated loop carries: each workgroup's partial result,
-/// combined into the accumulator on the host.
+/// A reduction a generated loop carries: each workgroup's partial result (a tree
+/// within the workgroup), the partials combined on the device (a tree again; a
+/// `usize` sum's on the host, in 64 bits), then into the accumulator on the host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reduction {
     /// The operator.
@@ -85,7 +89,7 @@ pub struct Reduction {
 
 /// Why a call of a generated loop ran on the host: said once per loop and reason.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
+#[repr(u16)]
 #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
 pub(crate) enum HostReason {
     /// A captured value's type is not the one the shader was written for.
@@ -99,6 +103,17 @@ pub(crate) enum HostReason {
     /// The shader set its status word (an index out of bounds, a division by zero, a value
     /// the device cannot compute as the host does).
     Status = 16,
+    /// A row narrower than the width the shader's bounds were proved for (not said).
+    Narrow = 32,
+    /// An earlier loop of the same group runs on the host, so this one does too (not said:
+    /// the earlier one's reason is).
+    Earlier = 64,
+    /// A resident handle it binds lost its data with the device.
+    Lost = 128,
+    /// A NaN or infinity among the loop's float inputs, or one the shader computed: WGSL lets
+    /// a device assume there are none (lavapipe folds `x * 0.0` to `0` for `x = ∞`), so the
+    /// host computes the call, as Rust does. Data, not a fault: counted, never said.
+    Special = 256,
 }
 
 impl HostReason {
@@ -108,10 +123,13 @@ impl HostReason {
             HostReason::Size => "a size or value is beyond u32, or a slice beyond the device's storage binding limit",
             HostReason::Bindings => "the device binds fewer storage buffers than the loop needs",
             HostReason::Shader => "its shader failed validation (please report this)",
+            HostReason::Special => "a NaN or an infinity among its float values",
             HostReason::Status => {
                 "the device met what Rust computes otherwise (an index out of bounds, a division by zero, a value \
                  beyond u32, a sine of a huge argument)"
             }
+            HostReason::Lost => "the device that held a resident handle's data was lost",
+            HostReason::Narrow | HostReason::Earlier => "",
         }
     }
 }
@@ -134,11 +152,12 @@ pub struct GpuLoop {
     pub scalars: &'static [Scalar],
     /// The reductions it carries, in order.
     pub reductions: &'static [Reduction],
-    /// Calls run on the device, and on the host.
+    /// Calls run on the device, and on the host (of which `special` for a NaN or infinity).
     on_device: AtomicU64,
     on_host: AtomicU64,
+    special: AtomicU64,
     /// `HostReason` bits already said.
-    said: AtomicU8,
+    said: AtomicU16,
     /// 0: not validated yet; 1: valid; 2: invalid.
     #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
     pub(crate) shader: AtomicU8,
@@ -172,7 +191,8 @@ impl GpuLoop {
             reductions,
             on_device: AtomicU64::new(0),
             on_host: AtomicU64::new(0),
-            said: AtomicU8::new(0),
+            special: AtomicU64::new(0),
+            said: AtomicU16::new(0),
             shader: AtomicU8::new(0),
             registered: AtomicU8::new(0),
         }
@@ -192,9 +212,26 @@ impl GpuLoop {
         }
     }
 
-    /// Says once per reason why this loop ran on the host.
-    pub(crate) fn say_once(&'static self, reason: HostReason) {
-        let bit = reason as u8;
+    /// Records a call computed on the host, and says once per reason why (`None`: no usable
+    /// device, said elsewhere; a NaN or infinity is data, counted and never said).
+    pub(crate) fn ran_on_host(&'static self, reason: Option<HostReason>) {
+        self.count(false);
+        match reason {
+            None => {}
+            Some(HostReason::Special) => {
+                self.special.fetch_add(1, Ordering::Relaxed);
+            }
+            Some(reason) => self.say_once(reason),
+        }
+    }
+
+    /// Says once per reason why this loop ran on the host (a narrow row, or an earlier
+    /// loop of its group on the host, is not said).
+    fn say_once(&'static self, reason: HostReason) {
+        if matches!(reason, HostReason::Narrow | HostReason::Earlier) {
+            return;
+        }
+        let bit = reason as u16;
         if self.said.fetch_or(bit, Ordering::Relaxed) & bit == 0 {
             let (file, line, says) = (self.file, self.line, reason.says());
             tracing::info!(target: "adaptive_kernel", file, line, reason = says, "a GPU loop ran on the CPU");
@@ -210,6 +247,9 @@ pub struct LoopRuns {
     pub on_device: u64,
     /// Calls computed on the host (no usable device, or one of the reasons of the module docs).
     pub on_host: u64,
+    /// Of those, the calls computed on the host because a NaN or an infinity was among the
+    /// loop's float inputs or arose in the shader (the GPU contract: the host computes them).
+    pub special: u64,
 }
 
 /// The calls of the generated loops at `file:line` so far (the sum over loops
@@ -222,6 +262,7 @@ pub fn runs(file: &str, line: u32) -> LoopRuns {
         |acc, l| LoopRuns {
             on_device: acc.on_device + l.on_device.load(Ordering::Relaxed),
             on_host: acc.on_host + l.on_host.load(Ordering::Relaxed),
+            special: acc.special + l.special.load(Ordering::Relaxed),
         },
     )
 }

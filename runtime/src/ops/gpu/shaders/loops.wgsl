@@ -20,12 +20,22 @@
 // bounds, a sub-slice past its slice, `clamp` with min > max, an integer
 // division by zero) sets LP_PANIC, and what the device cannot compute as the
 // host would (a usize beyond u32, `sin` of a huge argument) sets LP_HOST. The
-// host reads the status before it copies any result back; either bit makes it
+// host reads the status before it copies any result back; any bit makes it
 // run the loop on the CPU instead, which panics where Rust panics.
+//
+// NaN and infinities: WGSL lets an implementation assume that no float value is
+// NaN or infinite, and Vulkan drivers apply the algebra that allows (Mesa's
+// lavapipe folds `x * 0.0` to 0 and `x != x` to false even for x = ∞ or NaN).
+// So the host runs every call whose float inputs hold one, and every float
+// operation that can create one (+ − × /, mul_add, sqrt, exp, ln, powi, powf,
+// recip) goes through lp_fin, a bit test the driver cannot fold, which sets
+// LP_SPECIAL: a call in which one arises runs on the host too, where Rust
+// computes it. Every value the shader works with is then finite.
 
 const LP_WG: u32 = 64u;
 const LP_PANIC: u32 = 1u;
 const LP_HOST: u32 = 2u;
+const LP_SPECIAL: u32 = 4u;
 
 @group(0) @binding(0) var<uniform> lp_u: array<vec4<u32>, 64>;
 @group(0) @binding(1) var<storage, read_write> lp_status: array<atomic<u32>>;
@@ -204,6 +214,14 @@ fn lp_i2usize(x: i32) -> u32 {
         lp_fail(LP_HOST);
     }
     return bitcast<u32>(x);
+}
+
+// A float the shader computed, unless it is NaN or infinite (see the header).
+fn lp_fin(x: f32) -> f32 {
+    if ((bitcast<u32>(x) & 0x7f800000u) == 0x7f800000u) {
+        lp_fail(LP_SPECIAL);
+    }
+    return x;
 }
 
 // f32::max / f32::min: NaN only when both are NaN (WGSL's may return either side).

@@ -1,0 +1,176 @@
+//! The four classes of defect the differential tester (`difftest/`, issue 40) found, each
+//! by its minimal kernel: the GPU dropping NaN and ∞, a generated shader that did not
+//! validate, the Parallel variant replacing libm calls it did not report, and generated
+//! code that warned. This file compiles under `#![deny(warnings)]`: a warning in any
+//! expansion below fails the build.
+//!
+//! The GPU tests need a device (lavapipe with `ADAPTIVE_KERNEL_GPU=software`); without
+//! one they FAIL, unless `ADAPTIVE_KERNEL_SKIP_GPU_TESTS=1` asks to skip them.
+#![deny(warnings)]
+// The kernels are called through their variants, not routed; `a[i] != a[i]` and `big - big` are
+// the findings' NaN and infinity cases, written so on purpose.
+#![allow(dead_code, clippy::needless_range_loop, clippy::eq_op)]
+
+use adaptive_kernel::__private::gpu_loop;
+use adaptive_kernel::ops::gpu;
+use adaptive_kernel::{adaptive_kernel, Backend};
+
+const SKIP_VAR: &str = "ADAPTIVE_KERNEL_SKIP_GPU_TESTS";
+
+fn gpu_or_skip() -> bool {
+    if std::env::var(SKIP_VAR).as_deref() == Ok("1") {
+        eprintln!("skipped: {SKIP_VAR}=1");
+        return false;
+    }
+    assert!(
+        gpu::is_available(),
+        "no usable GPU device ({}); run with ADAPTIVE_KERNEL_GPU=software, or set {SKIP_VAR}=1",
+        gpu::health()
+    );
+    true
+}
+
+fn same_bits(a: &[f32], b: &[f32]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
+}
+
+#[adaptive_kernel(complexity = "Low")]
+fn times_zero(a: &[f32], out: &mut [f32]) {
+    for i in 0..out.len() {
+        out[i] = a[i] * 0.0;
+    }
+}
+
+#[adaptive_kernel(complexity = "Low")]
+fn not_itself(a: &[f32], out: &mut [f32]) {
+    for i in 0..out.len() {
+        out[i] = if a[i] != a[i] { 1.0 } else { 0.0 };
+    }
+}
+
+/// Finite inputs whose products overflow: the ∞ arises in the shader.
+#[adaptive_kernel(complexity = "Low")]
+fn overflow_then_zero(a: &[f32], out: &mut [f32]) {
+    for i in 0..out.len() {
+        let big = a[i] * 1e30;
+        out[i] = (big - big) * 0.0 + 1.0;
+    }
+}
+
+/// Class 1: `[NaN, ∞, −∞, 1] × 0` on the GPU gave `[0, 0, 0, 0]`; Scalar gives `[NaN, NaN, NaN, 0]`.
+#[test]
+fn the_gpu_keeps_nan_and_infinities() {
+    if !gpu_or_skip() {
+        return;
+    }
+    let a = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1.0];
+    let (mut scalar, mut on_gpu) = ([9.0; 4], [9.0; 4]);
+    times_zero::scalar(&a, &mut scalar);
+    times_zero::gpu(&a, &mut on_gpu);
+    assert!(scalar[..3].iter().all(|x| x.is_nan()) && scalar[3] == 0.0);
+    assert!(same_bits(&on_gpu, &scalar), "GPU {on_gpu:?}, Scalar {scalar:?}");
+
+    let (mut scalar, mut on_gpu) = ([9.0; 4], [9.0; 4]);
+    not_itself::scalar(&a, &mut scalar);
+    not_itself::gpu(&a, &mut on_gpu);
+    assert_eq!(scalar, [1.0, 0.0, 0.0, 0.0]);
+    assert!(same_bits(&on_gpu, &scalar), "GPU {on_gpu:?}, Scalar {scalar:?}");
+
+    // Finite inputs, ∞ and NaN inside: the call runs on the host and gives Rust's NaN.
+    let a = [3e30f32, 1.0, -2e10, 0.5];
+    let (mut scalar, mut on_gpu) = ([9.0; 4], [9.0; 4]);
+    overflow_then_zero::scalar(&a, &mut scalar);
+    overflow_then_zero::gpu(&a, &mut on_gpu);
+    assert!(scalar[0].is_nan() && scalar[2].is_nan() && scalar[1] == 1.0);
+    assert!(same_bits(&on_gpu, &scalar), "GPU {on_gpu:?}, Scalar {scalar:?}");
+
+    // Finite values all through: on the device, with the same values (the sign of a zero
+    // is the one thing the device may change: lavapipe folds `-3.0 * 0.0` to `+0.0`).
+    let a: Vec<f32> = (0..200).map(|i| i as f32 * 0.25 - 20.0).collect();
+    let before = gpu_loop::runs(file!(), times_zero::KERNEL.spec().gpu_loops[0].line).on_device;
+    let (mut scalar, mut on_gpu) = (vec![0.0; 200], vec![0.0; 200]);
+    times_zero::scalar(&a, &mut scalar);
+    times_zero::gpu(&a, &mut on_gpu);
+    assert_eq!(on_gpu, scalar);
+    assert!(
+        gpu_loop::runs(file!(), times_zero::KERNEL.spec().gpu_loops[0].line).on_device > before,
+        "ran on the device"
+    );
+}
+
+#[adaptive_kernel(complexity = "Low")]
+fn if_in_cond(a: &[f32], out: &mut [f32], s: f32) {
+    for i in 0..out.len() {
+        if (if a[i] > 0.0 { a[i] } else { s }) < 0.5 {
+            out[i] = 1.0;
+        }
+    }
+}
+
+/// Class 2: an `if` value inside an `if` condition gave a shader naga refused
+/// (`no definition in scope for identifier v2`), and the loop ran on the host unseen.
+#[test]
+fn an_if_value_in_a_condition_runs_on_the_device() {
+    assert!(if_in_cond::KERNEL.spec().gpu_loops[0].on_gpu());
+    if !gpu_or_skip() {
+        return;
+    }
+    let a: Vec<f32> = (0..300).map(|i| (i as f32 - 150.0) * 0.01).collect();
+    let line = if_in_cond::KERNEL.spec().gpu_loops[0].line;
+    let before = gpu_loop::runs(file!(), line).on_device;
+    let (mut scalar, mut on_gpu) = (vec![0.0; 300], vec![0.0; 300]);
+    if_in_cond::scalar(&a, &mut scalar, 0.3);
+    if_in_cond::gpu(&a, &mut on_gpu, 0.3);
+    assert_eq!(on_gpu, scalar);
+    assert!(gpu_loop::runs(file!(), line).on_device > before, "the shader validated and ran on the device");
+}
+
+#[adaptive_kernel(complexity = "Low")]
+fn sat_tanh(a: &[f32], out: &mut [f32]) {
+    for i in 0..out.len().saturating_sub(1) {
+        out[i] = a[i].tanh();
+    }
+}
+
+/// Class 3: the Parallel variant computed `tanh` with the runtime's formula in a loop the
+/// SIMD variant could not take (`source`), and the report said nothing of it.
+#[test]
+fn a_replaced_libm_call_is_reported_for_the_variant_that_replaces_it() {
+    let spec = sat_tanh::KERNEL.spec();
+    let a: Vec<f32> = (0..1000).map(|i| (i as f32 - 500.0) * 0.013).collect();
+    let (mut scalar, mut parallel, mut simd) = (vec![0.0; 1000], vec![0.0; 1000], vec![0.0; 1000]);
+    sat_tanh::scalar(&a, &mut scalar);
+    sat_tanh::simd(&a, &mut simd);
+    sat_tanh::parallel(&a, &mut parallel);
+    let replaced = |v: Backend| spec.loops.iter().any(|l| l.variants.contains(&v) && l.vector_math.contains(&"tanh"));
+    for (v, got) in [(Backend::Simd, &simd), (Backend::Parallel, &parallel)] {
+        if same_bits(got, &scalar) {
+            continue;
+        }
+        assert!(replaced(v), "{v:?} differs from Scalar but its report names no replaced call: {:?}", spec.loops);
+        let ulps = adaptive_kernel::math::ulp_bound("tanh").expect("a bound") + 1;
+        for (g, s) in got.iter().zip(&scalar) {
+            let diff = (g.to_bits() as i64 - s.to_bits() as i64).unsigned_abs();
+            assert!(diff <= u64::from(ulps), "{v:?}: {g} against {s}");
+        }
+    }
+    // The Parallel variant does replace it here (its chunks take the loop's plain range).
+    assert!(replaced(Backend::Parallel), "{:?}", spec.loops);
+}
+
+#[adaptive_kernel(complexity = "Low")]
+fn fold_paren(a: &[f32], s: f32) -> f32 {
+    a.iter().fold(0.0f32, |acc, &x| acc + (x - s))
+}
+
+/// Class 4: `acc + (x - s)` in a fold became `acc += (x - s)` in the expansion, an
+/// `unused_parens` error under `#![deny(warnings)]` (this file's first line).
+#[test]
+fn a_folds_parentheses_do_not_warn() {
+    let a: Vec<f32> = (0..100).map(|i| i as f32 * 0.5).collect();
+    let scalar = fold_paren::scalar(&a, 1.0);
+    assert_eq!(scalar, a.iter().fold(0.0f32, |acc, &x| acc + (x - 1.0)));
+    let simd = fold_paren::simd(&a, 1.0);
+    assert!((simd - scalar).abs() <= 1e-3 * scalar.abs().max(1.0), "{simd} against {scalar}");
+    assert!(fold_paren::KERNEL.spec().loops[0].rewritten(), "the fold is still put in lanes");
+}
