@@ -5,9 +5,10 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::{GenericArgument, PathArguments, Type};
+use syn::Type;
 
 use crate::arrays;
+use crate::body::Ty;
 use crate::signature::Param;
 
 /// `0usize.saturating_add(a.len()).saturating_add(b.len())…` over the slice-like
@@ -24,25 +25,13 @@ pub(crate) fn default_size(params: &[Param]) -> Option<TokenStream> {
     }
 }
 
-/// The types whose `.len()` counts elements: `&[T]`, `&mut [T]`, `&Vec<T>`,
-/// `&mut Vec<T>`, `Vec<T>`, `&[T; N]`, `[T; N]` (also behind `&&`, parentheses
-/// or an invisible group, and with any lifetime).
+/// The types whose `.len()` counts elements: what the body model reads as a slice-like
+/// ([`Ty::of_type`]): `&[T]`, `&mut [T]`, std's `Vec<T>` behind a reference or owned, `[T; N]`
+/// and `&[T; N]` (also behind `&&`, parentheses or an invisible group, and with any lifetime).
+/// A user's own type named `Vec` (`my::Vec<f32>`) is not one: its length may be anything,
+/// or missing.
 fn is_slice_like(ty: &Type) -> bool {
-    match ty {
-        Type::Reference(r) => match &*r.elem {
-            Type::Slice(_) => true,
-            other => is_slice_like(other),
-        },
-        Type::Array(_) => true,
-        Type::Paren(p) => is_slice_like(&p.elem),
-        Type::Group(g) => is_slice_like(&g.elem),
-        Type::Path(p) if p.qself.is_none() => p.path.segments.last().is_some_and(|last| {
-            last.ident == "Vec"
-                && matches!(&last.arguments, PathArguments::AngleBracketed(a)
-                    if a.args.len() == 1 && matches!(a.args[0], GenericArgument::Type(_)))
-        }),
-        _ => false,
-    }
+    matches!(Ty::of_type(ty), Ty::Slice { .. })
 }
 
 #[cfg(test)]
@@ -110,5 +99,19 @@ mod tests {
     fn one_slice_is_its_length_and_none_is_none() {
         assert_eq!(default_size(&params(&[("x", "&[f32]"), ("n", "usize")])).unwrap().to_string(), "x . len ()");
         assert!(default_size(&params(&[("n", "usize"), ("s", "&str"), ("b", "Box<[f32]>")])).is_none());
+    }
+
+    #[test]
+    fn a_vec_is_std_s() {
+        // Disagreement resolved: any path ending in `Vec` counted here, so a user's own
+        // `my::Vec<f32>` without a `len()` gave a default size that did not compile; the body
+        // model (and `verify`, and the three rewrites) read it as a type of its own.
+        let ps =
+            params(&[("v", "&my::Vec<f32>"), ("x", "&std::vec::Vec<f32>"), ("a", "&&[f32]"), ("w", "&mut Vec<u8>")]);
+        assert_eq!(
+            default_size(&ps).unwrap().to_string(),
+            "x . len () . saturating_add (a . len ()) . saturating_add (w . len ())"
+        );
+        assert!(default_size(&params(&[("v", "&my::Vec<f32>"), ("n", "usize")])).is_none());
     }
 }
