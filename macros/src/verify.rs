@@ -158,7 +158,7 @@ fn float_elements(ty: &Type) -> bool {
 }
 
 fn is_float(ty: &Type) -> bool {
-    matches!(ty, Type::Path(p) if p.qself.is_none() && (p.path.is_ident("f32") || p.path.is_ident("f64")))
+    matches!(body::Ty::of_type(ty), body::Ty::Float(_))
 }
 
 /// The kernel's parameters that are arrays it writes and the wrapper can copy, with how:

@@ -25,7 +25,7 @@ use syn::Expr;
 use super::names::Env;
 use super::scope::Kind;
 use super::syntax::plain_ident;
-use super::walk::{How, Walk};
+use super::walk::{is_iterator_zip, How, Walk};
 
 /// The iteration space of a loop the split can cut into chunks.
 pub(crate) enum Space {
@@ -84,6 +84,11 @@ impl Space {
                 Expr::Range(_) => {
                     words.push("range".to_string());
                     break;
+                }
+                // `Iterator::zip(a, b)` is `a.zip(b)` (`Walk::of`): one word for both spellings.
+                Expr::Call(c) if c.args.len() == 2 && is_iterator_zip(&c.func) => {
+                    words.push("zip".to_string());
+                    e = &c.args[0];
                 }
                 Expr::MethodCall(m) => {
                     if !matches!(m.method.to_string().as_str(), "copied" | "cloned") {
@@ -250,6 +255,10 @@ mod tests {
         assert_eq!(Space::idiom(&parse_quote!(0..n)), "for range");
         assert_eq!(Space::idiom(&parse_quote!(out.iter_mut().zip(a).enumerate())), "for iter_mut.zip.enumerate");
         assert_eq!(Space::idiom(&parse_quote!(out)), "for slice");
+        // Disagreement resolved: the walk's grammar read `Iterator::zip(a, b)` as a zip, the
+        // report's word for it was `for slice`.
+        assert_eq!(Space::idiom(&parse_quote!(::core::iter::Iterator::zip(out.iter_mut(), a))), "for iter_mut.zip");
+        assert_eq!(Space::idiom(&parse_quote!(out.iter_mut().zip(a))), "for iter_mut.zip");
         assert_eq!(Space::idiom(&parse_quote!(&mut out)), "for &mut");
         assert_eq!(Space::idiom(&parse_quote!(f().iter_mut())), "for iter_mut");
     }

@@ -660,6 +660,24 @@ mod tests {
     }
 
     #[test]
+    fn an_unsuffixed_vec_is_a_float_of_either_width() {
+        // Disagreement resolved: `vec![0.0; n]` held floats of either width to the SIMD rewrite
+        // and `f32`s to the GPU's reading of lets. The model's answer is "a float, width not
+        // known"; its elements take the width they meet. (The GPU variant guesses `f32` on top of
+        // this answer, and its run-time probe checks the guess: `shader::outer`.)
+        let any = Ty::Slice { elem: Elem::Float(Width::Any), access: Access::Owned };
+        assert_eq!(ty(parse_quote!(vec![0.0; n])), any);
+        assert_eq!(ty(parse_quote!(vec![0; n])), Ty::Slice { elem: Elem::Int(Int::Lit), access: Access::Owned });
+        let mut e = env();
+        let syn::Stmt::Local(local) = parse_quote!(let tmp = vec![0.0; n];) else { unreachable!() };
+        e.bind_let(&local);
+        assert_eq!(e.lookup("tmp"), Some((any, false)));
+        assert_eq!(e.ty(&parse_quote!(tmp[n])), Ty::Float(Width::Any));
+        assert_eq!(e.ty(&parse_quote!(tmp[n] * w[0])), Ty::Float(Width::F64));
+        assert_eq!(e.ty(&parse_quote!(tmp[n] * s)), Ty::Float(Width::F32));
+    }
+
+    #[test]
     fn sub_slices_are_slices() {
         let shared = Ty::Slice { elem: Elem::Float(Width::F32), access: Access::Shared };
         assert_eq!(ty(parse_quote!(&x[n * 2..(n + 1) * 2])), shared);

@@ -642,11 +642,7 @@ fn fold_op(f: &Expr) -> Option<Op> {
 fn path_extremum(f: &Expr) -> Option<(Op, Width)> {
     let Expr::Path(p) = f else { return None };
     let segments: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-    let width = match segments.first().map(String::as_str) {
-        Some("f32") => Width::F32,
-        Some("f64") => Width::F64,
-        _ => return None,
-    };
+    let width = Width::of_name(segments.first()?)?;
     match (p.qself.is_none() && p.path.segments.iter().all(|s| s.arguments.is_empty()), segments.as_slice()) {
         (true, [_, op]) if op == "max" => Some((Op::Max, width)),
         (true, [_, op]) if op == "min" => Some((Op::Min, width)),
