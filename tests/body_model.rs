@@ -183,6 +183,21 @@ fn label_means(x: &[f32], labels: &[u8], means: &mut [f32]) {
     }
 }
 
+/// k-means' update step: points per cluster and the sum of each cluster's points. The inner
+/// loop's index `l * d + j` has a base read from a `usize` slice, a `usize` to every rewrite now,
+/// so it is in lanes in SIMD and in the Parallel variant's chunks (it was an `effect`); the outer
+/// loop is split with private copies of `counts` and `sums` merged in chunk order.
+#[adaptive_kernel(complexity = "Medium", size = points.len())]
+fn cluster_sums(points: &[f64], labels: &[usize], d: usize, counts: &mut Vec<u64>, sums: &mut [f64]) {
+    for i in 0..labels.len() {
+        let l = labels[i];
+        counts[l] += 1;
+        for j in 0..d {
+            sums[l * d + j] += points[i * d + j];
+        }
+    }
+}
+
 /// A gather through an index slice: left as written by every rewrite, for one reason (`source`:
 /// the index does not move with the loop's); it was `effect` to the SIMD rewrite.
 #[adaptive_kernel(complexity = "Low")]
@@ -495,6 +510,40 @@ fn an_element_of_an_integer_table_has_a_type_and_the_means_are_in_lanes() {
                 close(&par, "Parallel");
             }
         }
+    }
+}
+
+#[test]
+fn a_row_at_a_label_read_from_a_usize_slice_is_in_lanes() {
+    common::no_history();
+    assert_eq!(reductions(&cluster_sums::KERNEL), [("for range =", LANES, "")]);
+    assert_eq!(splits(&cluster_sums::KERNEL), [""]);
+    for (n, d, k) in [(0, 3, 2), (1, 1, 1), (7, 3, 2), (33, 4, 5), (257, 17, 3), (1000, 8, 7)] {
+        let points: Vec<f64> = values(n * d, 14).iter().map(|&v| f64::from(v)).collect();
+        let labels: Vec<usize> = (0..n).map(|i| (i * 5 + i / 3) % k).collect();
+        let (mut counts, mut sums) = (vec![0u64; k], vec![0.0; k * d]);
+        cluster_sums::scalar(&points, &labels, d, &mut counts, &mut sums);
+        // Element by element in lanes: Scalar's bits.
+        let (mut c, mut s) = (vec![0u64; k], vec![0.0; k * d]);
+        cluster_sums::simd(&points, &labels, d, &mut c, &mut s);
+        assert_eq!(c, counts);
+        assert!(s.iter().zip(&sums).all(|(a, b)| a.to_bits() == b.to_bits()), "SIMD, n = {n}, d = {d}");
+        for t in THREADS {
+            let (mut c, mut s) = (vec![0u64; k], vec![0.0; k * d]);
+            with_threads(t, || cluster_sums::parallel(&points, &labels, d, &mut c, &mut s));
+            assert_eq!(c, counts, "Parallel on {t} threads");
+            // Per-chunk partial sums merged in chunk order: within the sum's bound.
+            for l in 0..k {
+                for j in 0..d {
+                    let terms = (0..n).filter(|&i| labels[i] == l).map(|i| points[i * d + j]);
+                    let (got, want) = (s[l * d + j], sums[l * d + j]);
+                    assert!(sums_agree(got, want, terms, f64::EPSILON / 2.0), "({l}, {j}) on {t}: {got} vs {want}");
+                }
+            }
+        }
+        let (mut c, mut s) = (vec![0u64; k], vec![0.0; k * d]);
+        cluster_sums(&points, &labels, d, &mut c, &mut s);
+        assert_eq!(c, counts);
     }
 }
 

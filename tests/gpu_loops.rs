@@ -396,6 +396,10 @@ fn every_kernel_here_runs_its_loops_on_the_gpu_or_says_why_not() {
     }
     // `wrapping_add` and `unsigned_abs` are not in the subset.
     assert_eq!(integers::KERNEL.spec().gpu_loops[0].reason, "call");
+    // `a.len()` of an `i32` slice is a `usize` to every rewrite (issue 41): the SIMD rewrite reads
+    // the range, and leaves the loop for its `i32` accumulator (it said `for ?` and `source`).
+    let sums = &integer_ops::KERNEL.spec().loops[0];
+    assert_eq!((sums.idiom, sums.reason), ("for range +=", "type"));
 }
 
 proptest! {
