@@ -56,6 +56,10 @@ impl Kernel {
     #[cold]
     #[inline(never)]
     pub(super) fn route_cold(&'static self, bucket: usize, work: Work, transfers: Transfers) -> (Candidate, bool) {
+        // The SIMD variants' first call would otherwise detect the CPU's features (`cpuid`,
+        // which traps to the hypervisor on a VM: ~40 µs measured on a 2-vCPU KVM guest) inside
+        // the timed call, and that one figure, 20× Scalar's, pruned SIMD for its bucket.
+        crate::simd_level();
         if let Some(b) = overrides::scoped() {
             let mut st = self.lock();
             let d = self.resolve_forced(&mut st, b);
