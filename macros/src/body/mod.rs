@@ -18,6 +18,30 @@
 //! | `record` | each `for` loop recorded once: its walk, index, lets, what it holds, how it exits |
 //! | `loops` | the model of one body ([`Body`]), built once per kernel: its parameters and each top-level loop analysed |
 //! | `syntax` | questions about expressions and tokens that every analysis asks |
+//!
+//! ## Where each question is answered
+//!
+//! Each question the rewrites ask about a body has one implementation here (issue 41 lists
+//! where the answers used to disagree; `tests/body_model.rs` holds a kernel for each case):
+//!
+//! | question | file | function |
+//! | --- | --- | --- |
+//! | what a declared type is (`Vec` is std's; the twelve integers) | `types` | [`Ty::of_type`], `Value::of_type`, `IntTy::ALL` |
+//! | what a `let` holds (`vec![v; n]`, `to_vec`, `&x[a..b]`, `split_at`) | `typer` | `Env::bind_let`, `Env::value_of` (`vec![0.0; n]` is a float of either width, `Width::Any`) |
+//! | the type of an expression (one typer) | `typer` | `Env::ty` (a pure expression), `Env::type_of` (any), `Env::item` (a walk's item) |
+//! | names in scope (one table) | `names` | [`Scopes`], [`Env`] (`bind`, `poison`, `binding`); `scope`: `Env::outer` (a loop's outside names as [`Kind`]s) |
+//! | read or write (one classifier; the ten compound assignments; the sixteen read-only methods) | `access` | [`Write::of`], [`is_compound`], [`method_writes`], [`whole_use_writes`], [`root`] |
+//! | reductions and scatter updates | `reduction` | [`accumulation`], [`extremum_of`], [`keep`], [`slot`], `update_of`, `Scatter::check` |
+//! | what a `for` walks (one grammar; `Iterator::zip(a, b)` is `a.zip(b)`) | `walk` | [`Walk::of`]; `space`: [`Space::of`], `Chain::of`, `Space::idiom` (the report's word) |
+//! | index ranges (one interval analysis; the row `&x[i*d..(i+1)*d]` however written) | `interval` | `row_index`, [`row_range`], [`unit_base`], [`moves_with`] |
+//! | whether a loop's iterations are independent | `independence` | `check` → [`Facts`] |
+//! | each loop recorded once | `record`, `loops` | [`ForLoop::new`] (any `for`), [`Body::new`] → [`TopLoop`] (each top-level one, analysed) |
+//! | why a loop is left alone (one list of words, shared with the runtime) | `crate::reason` | `Reason` |
+//!
+//! Rules stricter than the model's answer stay in the rewrite that needs them, on top of it:
+//! the GPU variant's guesses (`f32` for a float of either width, `i32` for an unsuffixed
+//! integer; `crate::shader`'s `outer` and its unification of shader types, checked at run
+//! time), and the element-wise rewrite's borrow rule (`crate::reduce`'s `elementwise`).
 
 mod access;
 mod independence;
