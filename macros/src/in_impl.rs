@@ -135,8 +135,7 @@ fn body_closure(ops: Ident, body: &Block) -> TokenStream {
     let stmts = &body.stmts;
     quote! {
         move || {
-            #[allow(unused_imports)]
-            use ::adaptive_kernel::__private::#ops as #ops_ident;
+            #[allow(unused_imports)] use ::adaptive_kernel::__private::#ops as #ops_ident;
             #(#stmts)*
         }
     }

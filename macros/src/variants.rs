@@ -328,8 +328,7 @@ impl Variants<'_> {
             #must_use
             #attrs
             #vis #sig {
-                #[allow(unused_imports)]
-                use ::adaptive_kernel::__private::#ops as #ops_ident;
+                #[allow(unused_imports)] use ::adaptive_kernel::__private::#ops as #ops_ident;
                 #(#stmts)*
             }
         }

@@ -251,8 +251,7 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &
         None => (TokenStream::new(), TokenStream::new()),
     };
     let tokens = quote!({
-        #[allow(unused_imports)]
-        use ::adaptive_kernel::__private::split::{Across as _, InOrder as _};
+        #[allow(unused_imports)] use ::adaptive_kernel::__private::split::{Across as _, InOrder as _};
         #head
         #guard {
         #prelude
