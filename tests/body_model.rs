@@ -188,7 +188,7 @@ fn label_means(x: &[f32], labels: &[u8], means: &mut [f32]) {
 /// so it is in lanes in SIMD and in the Parallel variant's chunks (it was an `effect`); the outer
 /// loop is split with private copies of `counts` and `sums` merged in chunk order.
 #[adaptive_kernel(complexity = "Medium", size = points.len())]
-fn cluster_sums(points: &[f64], labels: &[usize], d: usize, counts: &mut Vec<u64>, sums: &mut [f64]) {
+fn cluster_sums(points: &[f64], labels: &[usize], d: usize, counts: &mut [u64], sums: &mut [f64]) {
     for i in 0..labels.len() {
         let l = labels[i];
         counts[l] += 1;
@@ -278,6 +278,9 @@ fn gpu(k: &Kernel) -> Vec<&'static str> {
 }
 
 const LANES: &[Backend] = &[Backend::Simd, Backend::Parallel];
+
+/// A call that writes three outputs of rows.
+type ThreeRows<'a> = dyn Fn(&mut [f32], &mut [f32], &mut [f32]) + 'a;
 
 // ---- tests --------------------------------------------------------------------------------------
 
@@ -456,7 +459,7 @@ fn a_row_is_one_shape_however_its_bounds_are_written() {
     assert_eq!(splits(&row_norms::KERNEL), ["", "", ""]);
     for (rows, d) in [(0, 4), (1, 1), (3, 33), (17, 8), (64, 9), (257, 16)] {
         let x = values(rows * d, 7);
-        let run = |f: &dyn Fn(&mut [f32], &mut [f32], &mut [f32])| {
+        let run = |f: &ThreeRows<'_>| {
             let (mut a, mut b, mut c) = (vec![0.0; rows], vec![0.0; rows], vec![0.0; rows]);
             f(&mut a, &mut b, &mut c);
             (a, b, c)
