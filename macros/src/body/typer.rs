@@ -325,7 +325,8 @@ impl Typer<'_> {
         Typer { env: &inner, ..*self }.ty(value)
     }
 
-    /// The type of `e` as a place: see [`Env::place`].
+    /// The type of `e` where a `&` or `&mut` takes it: a sub-slice `x[a..b]` is a slice of `x`'s
+    /// elements, anything else the type of its value.
     fn place(&self, e: &Expr) -> Ty {
         match e {
             Expr::Index(i) if i.attrs.is_empty() && self.is_index_range(&i.index) => match self.place(&i.expr) {

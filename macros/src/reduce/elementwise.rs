@@ -60,8 +60,8 @@
 //!   not (`a[0]`, `a[j]`: read as written, in each lane);
 //! * otherwise holds only `let`s of pure expressions, assignments to its own
 //!   `let mut` names, `if`s over pure conditions and a top-level
-//!   [`continue_guard`](crate::body::continue_guard) (pure as
-//!   [`types`](super::types) says: no call that may have an effect, no `&mut`).
+//!   [`continue_guard`] (pure as
+//!   [`types`](crate::body::Ty) says: no call that may have an effect, no `&mut`).
 //!
 //! An index that moves with the loop is a sum and difference of the loop
 //! index, once and added, and of terms computed before the loop that cannot
@@ -78,7 +78,7 @@
 //! chunks would be sound (the body runs for each element in order whatever
 //! `T` is; only bounds checks move), but the body's operations on them (`+`
 //! on a `T: Add`, an integer overflow) are what the macro cannot see to be
-//! pure, and a slice of `u8` is not a type [`types`](super::types) tracks.
+//! pure, and a slice of `u8` is not a type [`types`](crate::body::Ty) tracks.
 
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{quote, ToTokens};
@@ -271,7 +271,7 @@ fn written(body: &Block) -> Result<Vec<(String, String)>, Reason> {
 struct Check {
     index: Ident,
     env: Env,
-    /// [`let_names`] of the body.
+    /// [`let_names`](crate::body::let_names) of the body.
     lets: Vec<String>,
     /// [`written`] of the body.
     written: Vec<(String, String)>,

@@ -35,7 +35,7 @@
 //! read that would fail leaves the level to the next one and finally to the
 //! verbatim tail, which then fails (or wraps, in release) exactly where the
 //! original did. A `continue` guard of the body (see
-//! [`continue_guard`](super::recognise::continue_guard)) ends one lane's
+//! [`continue_guard`](crate::body::continue_guard)) ends one lane's
 //! iteration, which is one element's. Generated names are `Span::mixed_site`:
 //! the body cannot see them.
 

@@ -3,7 +3,7 @@
 //! (`adaptive_kernel::math`), so that the loop vectorises: a call stops it.
 //!
 //! Replaced, when the receiver (or the argument of the path form) is provably
-//! an `f32` (see [`types`](super::types)):
+//! an `f32` (see [`types`](crate::body::Ty)):
 //!
 //! * `x.exp()`, `x.exp2()`, `x.ln()`, `x.log2()`, `x.tanh()`, `x.sin()`,
 //!   `x.cos()` and `f32::exp(x)` …;

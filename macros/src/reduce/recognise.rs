@@ -9,7 +9,7 @@
 //!   `x.iter().copied()`, `&x`, a shared slice `x`, `a.iter().zip(b)`), also
 //!   `.enumerate()`d; a slice may be a parameter or a local row of one
 //!   (`let p = &x[a..b];`, `split_at`, `for row in x.chunks(d)`, see
-//!   [`types`](super::types));
+//!   [`types`](crate::body::Ty));
 //! * a **body** with no effect but the accumulation: `let` bindings of pure
 //!   expressions (tuple patterns included), `if` over pure conditions,
 //!   [`continue_guard`]s (`if i == j { continue; }` at the top level), and
@@ -17,7 +17,7 @@
 //!   `acc = acc.max(t)`, `acc = f32::min(acc, t)` (also in the iterator forms
 //!   `.sum()`, `.product()`, `.fold(init, f32::max)`, `.fold(init, |a, x| a + t)`,
 //!   after an optional `.map(|x| t)`), where every `t` is a pure float
-//!   expression (see [`types`](super::types)) that does not read any
+//!   expression (see [`types`](crate::body::Ty)) that does not read any
 //!   accumulator;
 //! * **accumulators** that are mutable locals of a known float type (declared
 //!   type, a float literal initialiser such as `let mut acc = 0.0`, one part of
