@@ -330,7 +330,7 @@ impl Er {
         // The GPU may round the product (the contract's `mul_add`).
         let product = if on_gpu() { ulp(f64::from(self.v) * f64::from(b.v)) } else { 0.0 };
         let mut out = Er::result(r, carried + product, 0.0, 0.0);
-        out.n = c.n + 1;
+        out.n = c.n.saturating_add(1);
         out.abs = c.abs + (f64::from(self.v) * f64::from(b.v)).abs() + carried;
         out
     }
@@ -583,4 +583,21 @@ pub fn chain(line: u32, carry: Carry, f: impl FnOnce() -> Er) -> Er {
     end(&mut r, line, carry);
     drop(guard);
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Seed 209, kernel `k228`: `out[i] = out[i - 1] + out[i - 1].mul_add(a[i], out[i - 1])`
+    /// doubles the count of terms each step; the count saturates instead of overflowing
+    /// (which panicked the tracked copy and read as a crashed program).
+    #[test]
+    fn a_carried_chain_of_multiply_adds_saturates_its_term_count() {
+        let mut x = c(0.5);
+        for _ in 0..40 {
+            x = x + x.mul_add(c(0.5), x);
+        }
+        assert_eq!(x.n, u32::MAX);
+    }
 }
