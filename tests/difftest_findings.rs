@@ -98,6 +98,46 @@ fn the_gpu_keeps_nan_and_infinities() {
     );
 }
 
+/// Seed 206, kernel `k72`: `(s - s) / x` is `0 / 0 = NaN` for `x = 0`, which `max` ignores.
+#[adaptive_kernel(complexity = "Low")]
+fn folded_quotient(a: &[f32], b: &[f32], out: &mut [f32], s: f32) {
+    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+        *o *= (y.ceil() as i32 as f32).max((s - s) / x);
+    }
+}
+
+/// Class 1, found again after its fix (seed 206, `k72`): lavapipe folded the quotient
+/// `(s - s) / x` to a constant before the shader's NaN test could see `0 / 0`, and the GPU
+/// gave `-0.0` where Scalar gives `0.8125` (`-0.8125 · max(-1, NaN)`). A zero divisor now runs the call on the host.
+#[test]
+fn a_quotient_the_driver_folds_keeps_its_nan() {
+    assert!(folded_quotient::KERNEL.spec().gpu_loops[0].on_gpu());
+    if !gpu_or_skip() {
+        return;
+    }
+    let line = folded_quotient::KERNEL.spec().gpu_loops[0].line;
+    let n = 200;
+    let a: Vec<f32> = (0..n).map(|i| if i % 7 == 3 { 0.0 } else { 0.5 + i as f32 }).collect();
+    // ceil(b) = -1: max(-1, NaN) is -1, max(-1, 0) would be 0.
+    let b: Vec<f32> = (0..n).map(|i| -1.3125 - (i % 5) as f32 * 0.125).collect();
+    let before = gpu_loop::runs(file!(), line);
+    let (mut scalar, mut on_gpu) = (vec![-0.8125f32; n], vec![-0.8125f32; n]);
+    folded_quotient::scalar(&a, &b, &mut scalar, 1.5);
+    folded_quotient::gpu(&a, &b, &mut on_gpu, 1.5);
+    assert_eq!(scalar[3], 0.8125, "-0.8125 · max(-1, NaN)");
+    assert!(same_bits(&on_gpu, &scalar), "GPU {on_gpu:?}, Scalar {scalar:?}");
+    let after = gpu_loop::runs(file!(), line);
+    assert!(after.special > before.special, "the zero divisor sent the call to the host");
+
+    // No zero divisor: the device computes it, with the same values.
+    let a: Vec<f32> = (0..n).map(|i| 0.5 + i as f32).collect();
+    let (mut scalar, mut on_gpu) = (vec![-0.8125f32; n], vec![-0.8125f32; n]);
+    folded_quotient::scalar(&a, &b, &mut scalar, 1.5);
+    folded_quotient::gpu(&a, &b, &mut on_gpu, 1.5);
+    assert_eq!(on_gpu, scalar);
+    assert!(gpu_loop::runs(file!(), line).on_device > after.on_device, "ran on the device");
+}
+
 #[adaptive_kernel(complexity = "Low")]
 fn if_in_cond(a: &[f32], out: &mut [f32], s: f32) {
     for i in 0..out.len() {

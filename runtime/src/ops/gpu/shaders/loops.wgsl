@@ -30,7 +30,10 @@
 // operation that can create one (+ − × /, mul_add, sqrt, exp, ln, powi, powf,
 // recip) goes through lp_fin, a bit test the driver cannot fold, which sets
 // LP_SPECIAL: a call in which one arises runs on the host too, where Rust
-// computes it. Every value the shader works with is then finite.
+// computes it. A driver may also fold an operation that would create one before
+// the test sees it (`0 / b`, `b / b` for b = 0): with finite operands only a
+// division can, so lp_div also tests its divisor. Every value the shader works
+// with is then finite.
 
 const LP_WG: u32 = 64u;
 const LP_PANIC: u32 = 1u;
@@ -222,6 +225,18 @@ fn lp_fin(x: f32) -> f32 {
         lp_fail(LP_SPECIAL);
     }
     return x;
+}
+
+// a / b through `lp_fin`, and a divisor that is zero or subnormal sets the same status bit.
+// With finite operands only such a divisor gives a NaN or an infinity, and a driver may fold
+// the quotient before `lp_fin` sees it (WGSL lets it assume finite values): lavapipe turns
+// `(s - s) / b` into 0 for b = 0, where Rust's is NaN. The divisor is a run-time value
+// whatever the quotient became, so its test stands.
+fn lp_div(a: f32, b: f32) -> f32 {
+    if ((bitcast<u32>(b) & 0x7f800000u) == 0u) {
+        lp_fail(LP_SPECIAL);
+    }
+    return lp_fin(div_full(a, b));
 }
 
 // f32::max / f32::min: NaN only when both are NaN (WGSL's may return either side).
