@@ -138,6 +138,49 @@ fn a_quotient_the_driver_folds_keeps_its_nan() {
     assert!(gpu_loop::runs(file!(), line).on_device > after.on_device, "ran on the device");
 }
 
+/// The issue's `mul_add` chain: Scalar's `+∞` for `a = −3.4e38`, `b = ∞`, `s = 2`.
+#[adaptive_kernel(complexity = "Low")]
+fn mul_add_chain(a: &[f32], b: &[f32], out: &mut [f32], s: f32) {
+    for i in 0..out.len() {
+        out[i] = (-b[i]).mul_add(-a[i].mul_add(s, b[i] * b[i]), 1.0);
+    }
+}
+
+/// The GPU contract lets `mul_add` round its product (WGSL's `fma`), which would turn
+/// Scalar's `+∞` into NaN here and which `fusion::results_agree` (so `verify`) does not
+/// excuse. The device never meets it: an infinite input, or a product that overflows
+/// when rounded (`-3e38 · 2`, where the fused `-3e38 · 2 + 3.24e38` is finite), runs
+/// the call on the host, so the classes are Scalar's; finite values stay on the device.
+#[test]
+fn a_gpu_mul_add_keeps_scalars_classes() {
+    assert!(mul_add_chain::KERNEL.spec().gpu_loops[0].on_gpu());
+    if !gpu_or_skip() {
+        return;
+    }
+    let line = mul_add_chain::KERNEL.spec().gpu_loops[0].line;
+    for (a, b) in [(-3.4e38f32, f32::INFINITY), (-3e38, 1.8e19)] {
+        let (a, b) = (vec![a; 100], vec![b; 100]);
+        let (mut scalar, mut on_gpu) = (vec![9.0; 100], vec![9.0; 100]);
+        let before = gpu_loop::runs(file!(), line).on_device;
+        mul_add_chain::scalar(&a, &b, &mut scalar, 2.0);
+        mul_add_chain::gpu(&a, &b, &mut on_gpu, 2.0);
+        assert!(!scalar[0].is_finite(), "{}", scalar[0]);
+        assert!(same_bits(&on_gpu, &scalar), "a = {}, b = {}: GPU {}, Scalar {}", a[0], b[0], on_gpu[0], scalar[0]);
+        assert_eq!(gpu_loop::runs(file!(), line).on_device, before, "ran on the host");
+    }
+    let a: Vec<f32> = (0..100).map(|i| i as f32 * 0.37 - 11.0).collect();
+    let b: Vec<f32> = (0..100).map(|i| 1.5 - i as f32 * 0.021).collect();
+    let before = gpu_loop::runs(file!(), line).on_device;
+    let (mut scalar, mut on_gpu) = (vec![0.0; 100], vec![0.0; 100]);
+    mul_add_chain::scalar(&a, &b, &mut scalar, 2.0);
+    mul_add_chain::gpu(&a, &b, &mut on_gpu, 2.0);
+    assert!(gpu_loop::runs(file!(), line).on_device > before, "ran on the device");
+    for (g, s) in on_gpu.iter().zip(&scalar) {
+        // The inner product rounded (½ ulp of a·s ≤ 2⁻²⁴·|a·s|), carried through the outer one.
+        assert!((g - s).abs() <= 1e-5 * (1.0 + s.abs()), "GPU {g}, Scalar {s}");
+    }
+}
+
 #[adaptive_kernel(complexity = "Low")]
 fn if_in_cond(a: &[f32], out: &mut [f32], s: f32) {
     for i in 0..out.len() {
