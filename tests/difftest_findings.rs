@@ -12,23 +12,10 @@
 #![allow(dead_code, clippy::needless_range_loop, clippy::eq_op)]
 
 use adaptive_kernel::__private::gpu_loop;
-use adaptive_kernel::ops::gpu;
 use adaptive_kernel::{adaptive_kernel, Backend};
+use common::gpu_or_skip;
 
-const SKIP_VAR: &str = "ADAPTIVE_KERNEL_SKIP_GPU_TESTS";
-
-fn gpu_or_skip() -> bool {
-    if std::env::var(SKIP_VAR).as_deref() == Ok("1") {
-        eprintln!("skipped: {SKIP_VAR}=1");
-        return false;
-    }
-    assert!(
-        gpu::is_available(),
-        "no usable GPU device ({}); run with ADAPTIVE_KERNEL_GPU=software, or set {SKIP_VAR}=1",
-        gpu::health()
-    );
-    true
-}
+mod common;
 
 fn same_bits(a: &[f32], b: &[f32]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
