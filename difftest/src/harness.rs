@@ -267,7 +267,7 @@ pub struct Harness {
     shown: u64,
 }
 
-/// The program of a generated crate: `difftest_gen::main` calls this with its seed and kernels.
+/// The program of a generated crate: the generated `main` calls this with its seed and kernels.
 pub fn main(seed: u64, kernels: &Kernels) {
     let parallel = std::env::var("DIFFTEST_PARALLEL").unwrap_or_else(|_| "parallel".into());
     let wanted = std::env::var("DIFFTEST_VARIANTS").unwrap_or_else(|_| "scalar,simd,parallel,gpu".into());

@@ -87,8 +87,22 @@ fn say(line: &str) {
     println!("{line}");
 }
 
-/// Writes the crate of `kernels` into `dir`.
+/// The package name of the crate in `dir`: `difftest-` and the folder's name (`difftest-batch`,
+/// `difftest-minimise`). Crates that share a target directory need names of their own: cargo
+/// keys a path package's build by its name and version, not its folder, so a second folder's
+/// crate of the same name counts as fresh while the first folder's files are unchanged, and
+/// the first folder's program runs in its place.
+pub fn package_name(dir: &Path) -> String {
+    let folder = dir.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let folder: String =
+        folder.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+    format!("difftest-{}", folder.trim_matches('-'))
+}
+
+/// Writes the crate of `kernels` into `dir` (named by [`package_name`]).
 pub fn write_crate(cfg: &Config, dir: &Path, seed: u64, kernels: &[Kernel]) -> std::io::Result<()> {
+    let name = package_name(dir);
+    let lib_name = name.replace('-', "_");
     std::fs::create_dir_all(dir.join("src"))?;
     for entry in std::fs::read_dir(dir.join("src"))? {
         std::fs::remove_file(entry?.path())?;
@@ -97,7 +111,7 @@ pub fn write_crate(cfg: &Config, dir: &Path, seed: u64, kernels: &[Kernel]) -> s
     std::fs::write(
         dir.join("Cargo.toml"),
         format!(
-            "[package]\nname = \"difftest-gen\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
+            "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
              [dependencies]\nadaptive-kernel = {{ path = \"{repo}\" }}\ndifftest = {{ package = \"adaptive-kernel-difftest\", path = \"{repo}/difftest\" }}\n\n\
              # The repository's profiles, so that its build of the dependencies is reused.\n\
              [profile.dev]\ndebug = \"line-tables-only\"\n\n[profile.dev.package.\"*\"]\ndebug = false\n\n[workspace]\n"
@@ -129,7 +143,9 @@ pub fn write_crate(cfg: &Config, dir: &Path, seed: u64, kernels: &[Kernel]) -> s
     std::fs::write(dir.join("src/lib.rs"), lib)?;
     std::fs::write(
         dir.join("src/main.rs"),
-        "//! Runs the kernels (see `difftest::harness`).\nfn main() {\n    difftest::harness::main(difftest_gen::SEED, difftest_gen::KERNELS);\n}\n",
+        format!(
+            "//! Runs the kernels (see `difftest::harness`).\nfn main() {{\n    difftest::harness::main({lib_name}::SEED, {lib_name}::KERNELS);\n}}\n"
+        ),
     )?;
     Ok(())
 }
@@ -168,14 +184,14 @@ fn build(cfg: &Config, dir: &Path, clippy: bool) -> Result<Vec<(String, String, 
     Ok(bad)
 }
 
-/// The built program.
-fn program(cfg: &Config) -> PathBuf {
-    cfg.target.join(if cfg.release { "release" } else { "debug" }).join("difftest-gen")
+/// The built program of the crate in `dir`.
+fn program(cfg: &Config, dir: &Path) -> PathBuf {
+    cfg.target.join(if cfg.release { "release" } else { "debug" }).join(package_name(dir))
 }
 
 /// Runs the program with `variants` on `threads` threads; the lines it printed.
-fn run_child(cfg: &Config, threads: usize, variants: &str, skip: &[String]) -> (Vec<String>, bool) {
-    let mut child = match Command::new(program(cfg))
+fn run_child(cfg: &Config, dir: &Path, threads: usize, variants: &str, skip: &[String]) -> (Vec<String>, bool) {
+    let mut child = match Command::new(program(cfg, dir))
         .env("ADAPTIVE_KERNEL_THREADS", threads.to_string())
         .env("ADAPTIVE_KERNEL_GPU", "software")
         .env("ADAPTIVE_KERNEL_HISTORY", "off")
@@ -213,12 +229,12 @@ fn run_child(cfg: &Config, threads: usize, variants: &str, skip: &[String]) -> (
 /// Runs every variant of the built program: one process on one thread (Scalar, SIMD,
 /// Parallel ×1, GPU) and one on three (Parallel ×3), restarted past a kernel that
 /// crashes or hangs. The lines of both.
-fn run_all(cfg: &Config, seed: u64, kernels: &[Kernel]) -> Vec<String> {
+fn run_all(cfg: &Config, dir: &Path, seed: u64, kernels: &[Kernel]) -> Vec<String> {
     let mut lines = Vec::new();
     for (threads, variants) in [(1, "scalar,simd,parallel,gpu"), (3, "parallel")] {
         let mut skip: Vec<String> = Vec::new();
         loop {
-            let (out, ok) = run_child(cfg, threads, variants, &skip);
+            let (out, ok) = run_child(cfg, dir, threads, variants, &skip);
             let mut open: Option<String> = None;
             for l in &out {
                 if let Some(k) = field(l, "kernel").filter(|_| l.starts_with("difftest: BEGIN")) {
@@ -287,7 +303,7 @@ fn build_and_run(cfg: &Config, dir: &Path, seed: u64, mut kernels: Vec<Kernel>, 
     }
     out.build_s += started.elapsed().as_secs_f64();
     let started = Instant::now();
-    lines.extend(run_all(cfg, seed, &kernels));
+    lines.extend(run_all(cfg, dir, seed, &kernels));
     out.run_s += started.elapsed().as_secs_f64();
     lines
 }
