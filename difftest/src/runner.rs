@@ -125,10 +125,11 @@ pub fn write_crate(cfg: &Config, dir: &Path, seed: u64, kernels: &[Kernel]) -> s
          #![allow(clippy::needless_range_loop, clippy::eq_op, clippy::neg_multiply, clippy::manual_range_contains, \
          clippy::float_cmp, clippy::suspicious_arithmetic_impl, clippy::identity_op, clippy::erasing_op, \
          clippy::manual_memcpy, clippy::excessive_precision, clippy::nonminimal_bool, clippy::overly_complex_bool_expr, \
-         clippy::neg_cmp_op_on_partial_ord, clippy::manual_clamp, clippy::unnecessary_cast, clippy::double_neg, \
+         clippy::neg_cmp_op_on_partial_ord, clippy::manual_clamp, clippy::unnecessary_cast, double_negations, \
          clippy::precedence, clippy::let_and_return, clippy::collapsible_if, clippy::collapsible_else_if, \
          clippy::assign_op_pattern, clippy::zero_divided_by_zero, clippy::unused_enumerate_index, clippy::manual_div_ceil, \
-         clippy::cast_abs_to_unsigned, clippy::implicit_saturating_sub, clippy::bool_to_int_with_if, clippy::explicit_counter_loop)]\n",
+         clippy::cast_abs_to_unsigned, clippy::implicit_saturating_sub, clippy::bool_to_int_with_if, clippy::explicit_counter_loop, clippy::if_same_then_else, \
+         clippy::redundant_comparisons)]\n",
     );
     lib.push_str(&format!("/// The seed the kernels were generated from.\npub const SEED: u64 = {seed};\n"));
     for k in kernels {
