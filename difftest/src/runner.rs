@@ -364,9 +364,11 @@ pub fn batch(cfg: &Config, seed: u64, first: usize, count: usize, out: &mut Outc
     out.failures.extend(failures);
 }
 
-/// Whether a candidate's failure is the same as the original's.
+/// Whether a candidate's failure is the same as the original's: the same variant and `why`
+/// but for its digits (a shader's line and a generated name move as the kernel shrinks).
 fn same(a: &Failure, b: &Failure) -> bool {
-    a.variant == b.variant && a.why == b.why
+    let words = |w: &str| w.chars().filter(|c| !c.is_ascii_digit()).collect::<String>();
+    a.variant == b.variant && words(&a.why) == words(&b.why)
 }
 
 /// Minimises `k`, which failed as `f`: rounds of candidates, each round one crate.
