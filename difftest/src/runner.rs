@@ -96,7 +96,10 @@ pub fn package_name(dir: &Path) -> String {
     let folder = dir.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
     let folder: String =
         folder.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
-    format!("difftest-{}", folder.trim_matches('-'))
+    match folder.trim_matches('-') {
+        "" => "difftest-gen".to_string(),
+        folder => format!("difftest-{folder}"),
+    }
 }
 
 /// Writes the crate of `kernels` into `dir` (named by [`package_name`]).
