@@ -1,8 +1,10 @@
 //! The four classes of defect the differential tester (`difftest/`, issue 40) found, each
 //! by its minimal kernel: the GPU dropping NaN and ∞, a generated shader that did not
 //! validate, the Parallel variant replacing libm calls it did not report, and generated
-//! code that warned. This file compiles under `#![deny(warnings)]`: a warning in any
-//! expansion below fails the build.
+//! code that warned; then what the long runs found after those fixes (seed 206, `k72`: a
+//! quotient the driver folds before the NaN test) and the `mul_add` case of the GPU
+//! contract. This file compiles under `#![deny(warnings)]`: a warning in any expansion
+//! below fails the build.
 //!
 //! The GPU tests need a device (lavapipe with `ADAPTIVE_KERNEL_GPU=software`); without
 //! one they FAIL, unless `ADAPTIVE_KERNEL_SKIP_GPU_TESTS=1` asks to skip them.
