@@ -170,6 +170,35 @@ fn a_gpu_mul_add_keeps_scalars_classes() {
     }
 }
 
+/// Seed 311, kernel `k215`: `s + x` rounds away `s` for a large `x`.
+#[adaptive_kernel(complexity = "Low")]
+fn cancelled(a: &[f32], out: &mut [f32], s: f32) {
+    for (o, &x) in out.iter_mut().zip(a) {
+        *o = -x + (s + x);
+    }
+}
+
+/// The second long run (seed 311, `k215`): lavapipe reassociated `-x + (s + x)` into `s`, so the
+/// GPU gave `0.1` where each operation rounded as WGSL promises gives `0` (`x = 1e8`) or
+/// `0.099999905`. Every float result now goes through an operation the driver cannot see
+/// through (`lp_fin`), so each is rounded as written.
+#[test]
+fn the_driver_does_not_reassociate() {
+    assert!(cancelled::KERNEL.spec().gpu_loops[0].on_gpu());
+    if !gpu_or_skip() {
+        return;
+    }
+    let line = cancelled::KERNEL.spec().gpu_loops[0].line;
+    let a: Vec<f32> = (0..256).map(|i| if i % 2 == 0 { 1e8 + i as f32 * 64.0 } else { 3.0 + i as f32 * 0.37 }).collect();
+    let before = gpu_loop::runs(file!(), line).on_device;
+    let (mut scalar, mut on_gpu) = (vec![0.0; 256], vec![0.0; 256]);
+    cancelled::scalar(&a, &mut scalar, 0.1);
+    cancelled::gpu(&a, &mut on_gpu, 0.1);
+    assert_eq!(scalar[0], 0.0, "0.1 + 1e8 rounds to 1e8");
+    assert!(same_bits(&on_gpu, &scalar), "GPU {:?}, Scalar {:?}", &on_gpu[..4], &scalar[..4]);
+    assert!(gpu_loop::runs(file!(), line).on_device > before, "ran on the device");
+}
+
 #[adaptive_kernel(complexity = "Low")]
 fn if_in_cond(a: &[f32], out: &mut [f32], s: f32) {
     for i in 0..out.len() {
