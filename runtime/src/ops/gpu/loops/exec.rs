@@ -162,8 +162,6 @@ fn call(exec: &mut Exec<'_>, launch: &mut Call<'_, '_>) -> Result<Result<Vec<u32
     let mut uniforms = vec![0u8; dispatches.len() * stride as usize];
     for (d, &(base, _)) in dispatches.iter().enumerate() {
         let mut words = [0u32; UNIFORM_WORDS];
-        // Word 3 is zero: the shader's `lp_fin` XORs it into every float result, which keeps the
-        // driver from rewriting across operations (loops.wgsl).
         words[..HEADER_WORDS].copy_from_slice(&[base as u32, units as u32, start as u32, 0]);
         let lens_end = HEADER_WORDS + lengths.len();
         words[HEADER_WORDS..lens_end].copy_from_slice(&lengths);
