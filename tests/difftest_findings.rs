@@ -189,7 +189,8 @@ fn the_driver_does_not_reassociate() {
         return;
     }
     let line = cancelled::KERNEL.spec().gpu_loops[0].line;
-    let a: Vec<f32> = (0..256).map(|i| if i % 2 == 0 { 1e8 + i as f32 * 64.0 } else { 3.0 + i as f32 * 0.37 }).collect();
+    let a: Vec<f32> =
+        (0..256).map(|i| if i % 2 == 0 { 1e8 + i as f32 * 64.0 } else { 3.0 + i as f32 * 0.37 }).collect();
     let before = gpu_loop::runs(file!(), line).on_device;
     let (mut scalar, mut on_gpu) = (vec![0.0; 256], vec![0.0; 256]);
     cancelled::scalar(&a, &mut scalar, 0.1);
