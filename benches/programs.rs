@@ -1,6 +1,6 @@
 //! Real programs, three builds each, in one run (issue #23, item 4): an
 //! n-body step, a k-means assignment, a layer norm, a row-wise softmax, a 3×3
-//! blur and a histogram, each written the way its
+//! blur, a histogram and a Jacobi sweep (issue 43), each written the way its
 //! author writes it (`benches/programs/*.rs`), built **plain** (unannotated),
 //! **annotated** (the same source under one `#[adaptive_kernel(…)]`, stamped
 //! by the same `macro_rules!`) and **hand**-optimised (explicit lanes, a
@@ -15,6 +15,14 @@
 //! every build starts warm: caches filled, rayon's threads awake); each
 //! build's figure is the median over rounds, each ratio the median of the
 //! per-round ratios (both sides of a ratio saw the same load).
+//!
+//! Part 1 also times three of the programs written with ndarray (`programs/arrays.rs`,
+//! issue 42: k-means assignment, layer norm, a 5-point stencil), in four builds: plain,
+//! annotated, **twin** (the same program written over slices, annotated) and hand (an
+//! ndarray twin handing `as_slice()` to hand-written lanes, rayon over rows), interleaved
+//! the same way, in a table of their own. Target (issue 42): each annotated ndarray
+//! program ≥ 0.9× its twin and ≥ its hand twin, once the attribute rewrites ndarray's
+//! shapes (the second part of the issue); until then the table is the "before".
 //!
 //! Part 2, whole runs from a cold start: per program, a realistic run
 //! (`WholeRun`: e.g. 20 steps of a 4,096-body simulation) in a fresh child
@@ -33,11 +41,18 @@
 //! `ADAPTIVE_KERNEL_GPU=software` lavapipe counts as a device: a CPU running the
 //! shaders, which the router should leave wherever it loses.
 //!
+//! The **resident GPU** column (issue 43) times the same forced GPU calls through
+//! the kernel's `resident` entry on `Resident` handles, where the program has one
+//! (the Jacobi sweep: both grids; k-means: the points and labels, the centroids
+//! staying host data as a Lloyd iteration updates them on the host): after the
+//! first call nothing but status words and results crosses the bus. `resident ×
+//! annotated` is its median per-round speed ratio over the routed build.
+//!
 //! Targets (issue #23): annotated ≥ 0.8× hand for the pairwise interactions,
 //! ≥ 0.9× hand for the others; every whole run ≥ 0.98× plain. The histogram,
 //! split with private copies since: ≥ 0.5× hand.
 //!
-//! Run (about 4 minutes here; record figures only with no other build or
+//! Run (about 7 minutes here; record figures only with no other build or
 //! bench running on the machine):
 //!
 //! ```sh
@@ -47,7 +62,7 @@
 //! `cargo bench --bench programs -- --quick` runs the smallest size of each
 //! program and one whole run each (a minute; for trying changes, not for
 //! figures); `-- --only k-means` keeps the cases and runs whose names
-//! contain `k-means`. History and the GPU are off unless `ADAPTIVE_KERNEL_HISTORY` /
+//! contain `k-means` (`-- --only ndarray`: the ndarray programs alone). History and the GPU are off unless `ADAPTIVE_KERNEL_HISTORY` /
 //! `ADAPTIVE_KERNEL_GPU` say otherwise (`ADAPTIVE_KERNEL_GPU=software` for the GPU
 //! column on a machine without a GPU).
 //!
@@ -72,17 +87,18 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use adaptive_kernel::{with_backend, Backend};
-use programs::{blur, histogram, kmeans, layernorm, nbody, softmax, Build, Case, WholeRun};
+use programs::{arrays, blur, histogram, jacobi, kmeans, layernorm, nbody, softmax, Build, Case, WholeRun};
 
 /// Every program's whole run (here, not in `programs/`: that folder's files import
 /// its `mod.rs`, which so imports none of them).
-const WHOLE_RUNS: [WholeRun; 6] = [
+const WHOLE_RUNS: [WholeRun; 7] = [
     nbody::WHOLE_RUN,
     kmeans::WHOLE_RUN,
     layernorm::WHOLE_RUN,
     softmax::WHOLE_RUN,
     blur::WHOLE_RUN,
     histogram::WHOLE_RUN,
+    jacobi::WHOLE_RUN,
 ];
 
 /// The work in one timed sample.
@@ -111,6 +127,21 @@ fn cases(quick: bool) -> Vec<Box<dyn Case>> {
         vec![Box::new(softmax::Softmax::new(12 * 256, 256)), Box::new(softmax::Softmax::new(64, 32_000))],
         vec![Box::new(blur::Blur::new(640, 480)), Box::new(blur::Blur::new(3_840, 2_160))],
         vec![Box::new(histogram::Histogram::new(1 << 20, 256)), Box::new(histogram::Histogram::new(1 << 24, 4_096))],
+        vec![Box::new(jacobi::Sweep::new(256)), Box::new(jacobi::Sweep::new(2_048))],
+    ];
+    if quick {
+        all.iter_mut().for_each(|program| program.truncate(1));
+    }
+    all.into_iter().flatten().collect()
+}
+
+/// Every case of the ndarray programs (issue 42), smallest first per program: the sizes of
+/// their slice-written twins' cases.
+fn array_cases(quick: bool) -> Vec<Box<dyn Case>> {
+    let mut all: Vec<Vec<Box<dyn Case>>> = vec![
+        vec![Box::new(arrays::assign::Case::new(16_384, 32, 16)), Box::new(arrays::assign::Case::new(16_384, 256, 39))],
+        vec![Box::new(arrays::norm::Case::new(512, 768)), Box::new(arrays::norm::Case::new(8_192, 1_024))],
+        vec![Box::new(arrays::heat::Case::new(512, 512)), Box::new(arrays::heat::Case::new(2_048, 2_048))],
     ];
     if quick {
         all.iter_mut().for_each(|program| program.truncate(1));
@@ -159,18 +190,35 @@ fn time(seconds: f64) -> String {
 struct Row {
     label: String,
     target: &'static str,
-    /// Median seconds per call, per build in [`Build::ALL`] order.
-    medians: [f64; 3],
-    /// Medians of the per-round speed ratios: annotated vs hand, annotated vs plain, hand vs plain.
-    ann_hand: f64,
-    ann_plain: f64,
-    hand_plain: f64,
+    /// The case's builds, in table order, and each one's seconds per call, every round.
+    builds: &'static [Build],
+    per_build: Vec<Vec<f64>>,
     hand_rate: String,
     chosen: String,
     rounds: usize,
     /// The annotated kernel forced onto its GPU variant: median seconds per call and the
     /// median per-round speed ratio over the routed build; `None` without a GPU variant or device.
     gpu: Option<(f64, f64)>,
+    /// The same through its `resident` entry on data kept on the device; `None` where the
+    /// program has none, or without a device.
+    resident: Option<(f64, f64)>,
+}
+
+impl Row {
+    fn at(&self, build: Build) -> &[f64] {
+        let b = self.builds.iter().position(|&x| x == build).expect("a build of the case");
+        &self.per_build[b]
+    }
+
+    /// The median seconds per call of `build`.
+    fn median(&self, build: Build) -> f64 {
+        median(self.at(build).to_vec())
+    }
+
+    /// The median of the per-round speed ratios of `fast` over `slow` (`slow`'s time over `fast`'s).
+    fn speed(&self, fast: Build, slow: Build) -> f64 {
+        median(self.at(slow).iter().zip(self.at(fast)).map(|(s, f)| s / f).collect())
+    }
 }
 
 /// Whether `case`'s annotated kernel can run on the GPU here (a GPU variant and a usable device).
@@ -183,14 +231,34 @@ fn gpu_sample(case: &mut dyn Case, reps: usize) -> f64 {
     with_backend(Backend::Gpu, || sample(case, Build::Annotated, reps, true))
 }
 
-/// Settles the annotated kernel on `case`, then times the three builds interleaved.
+/// One sample of `case`'s annotated kernel forced onto its GPU variant through its
+/// `resident` entry (data kept on the device), after one untimed call.
+fn resident_sample(case: &mut dyn Case, reps: usize) -> f64 {
+    with_backend(Backend::Gpu, || {
+        case.call_resident();
+        let start = Instant::now();
+        for _ in 0..reps {
+            case.call_resident();
+        }
+        start.elapsed().as_secs_f64() / reps as f64
+    })
+}
+
+/// Settles the annotated kernel on `case` (and its twin's), then times its builds interleaved.
 fn measure(case: &mut dyn Case) -> Row {
-    // Settle the annotated build's bucket.
+    let builds = case.builds();
+    // Settle the annotated build's bucket, and the twin's.
     let settle_start = Instant::now();
     let mut calls = 0;
     while programs::settled(case).is_none() && settle_start.elapsed() < Duration::from_secs(60) {
         case.call(Build::Annotated);
         calls += 1;
+    }
+    if let Some((twin, size)) = case.twin() {
+        let start = Instant::now();
+        while programs::settled_at(twin, size).is_none() && start.elapsed() < Duration::from_secs(60) {
+            case.call(Build::Twin);
+        }
     }
     let settled_after = settle_start.elapsed();
     let recheck = Instant::now();
@@ -202,16 +270,24 @@ fn measure(case: &mut dyn Case) -> Row {
     // sample is about `SAMPLE` of its build's work, so that a build on several threads keeps
     // them busy for most of its sample (an idle pool here wakes in up to a few ms, and a
     // batch sized by the plain build's calls would be a fraction of a millisecond of it).
-    let reps = Build::ALL.map(|build| {
-        case.call(build);
-        let once = sample(case, build, 1, false);
-        ((smoke::pick(SAMPLE, Duration::ZERO).as_secs_f64() / once).ceil() as usize).max(1)
-    });
+    let reps: Vec<usize> = builds
+        .iter()
+        .map(|&build| {
+            case.call(build);
+            let once = sample(case, build, 1, false);
+            ((smoke::pick(SAMPLE, Duration::ZERO).as_secs_f64() / once).ceil() as usize).max(1)
+        })
+        .collect();
     let gpu_reps = has_gpu(case).then(|| {
         gpu_sample(case, 1);
         ((smoke::pick(SAMPLE, Duration::ZERO).as_secs_f64() / gpu_sample(case, 1)).ceil() as usize).max(1)
     });
+    // The first resident call uploads the handles; the samples time the calls after it.
+    let resident_reps = (has_gpu(case) && with_backend(Backend::Gpu, || case.call_resident())).then(|| {
+        ((smoke::pick(SAMPLE, Duration::ZERO).as_secs_f64() / resident_sample(case, 1)).ceil() as usize).max(1)
+    });
     let mut gpu_times = Vec::new();
+    let mut resident_times = Vec::new();
     eprintln!(
         "{}: annotated settled on {:?} after {calls} calls ({:.2} s); samples of {reps:?} calls",
         case.label(),
@@ -219,48 +295,55 @@ fn measure(case: &mut dyn Case) -> Row {
         settled_after.as_secs_f64()
     );
     // Rounds: as many as fit the budget, judged from one round.
-    let mut per_build: [Vec<f64>; 3] = Default::default();
+    let n = builds.len();
+    let mut per_build: Vec<Vec<f64>> = vec![Vec::new(); n];
     let round_start = Instant::now();
-    for (b, build) in Build::ALL.into_iter().enumerate() {
+    for (b, &build) in builds.iter().enumerate() {
         per_build[b].push(sample(case, build, reps[b], true));
     }
     if let Some(g) = gpu_reps {
         gpu_times.push(gpu_sample(case, g));
     }
+    if let Some(r) = resident_reps {
+        resident_times.push(resident_sample(case, r));
+    }
     let round = round_start.elapsed().as_secs_f64();
     let rounds = smoke::pick(((CASE_BUDGET.as_secs_f64() / round) as usize).clamp(ROUNDS.0, ROUNDS.1), 1);
     for r in 1..rounds {
         // The GPU's sample takes its turn in the rotation, after the build `r` names.
-        for k in 0..3 {
-            let b = (r + k) % 3;
-            per_build[b].push(sample(case, Build::ALL[b], reps[b], true));
+        for k in 0..n {
+            let b = (r + k) % n;
+            per_build[b].push(sample(case, builds[b], reps[b], true));
             if let (Some(g), 0) = (gpu_reps, k) {
                 gpu_times.push(gpu_sample(case, g));
             }
+            if let (Some(r), 1) = (resident_reps, k) {
+                resident_times.push(resident_sample(case, r));
+            }
         }
     }
-    let ratio =
-        |num: usize, den: usize| median(per_build[num].iter().zip(&per_build[den]).map(|(n, d)| n / d).collect());
-    let medians = [0, 1, 2].map(|b| median(per_build[b].clone()));
     let (kernel, size) = case.routed();
     let chosen = match kernel.table().row_for(size).and_then(|row| row.chosen) {
         Some(backend) => format!("{backend:?}"),
         None => "exploring".to_owned(),
     };
+    let annotated = per_build[builds.iter().position(|&b| b == Build::Annotated).expect("an annotated build")].clone();
+    let hand = median(per_build[builds.iter().position(|&b| b == Build::Hand).expect("a hand build")].clone());
     Row {
         label: case.label(),
         target: case.target(),
-        medians,
-        // Speed ratios: the other build's time over this one's.
-        ann_hand: ratio(2, 1),
-        ann_plain: ratio(0, 1),
-        hand_plain: ratio(0, 2),
-        hand_rate: case.work().rate(medians[2]),
+        builds,
+        per_build,
+        hand_rate: case.work().rate(hand),
         chosen,
         rounds,
         gpu: gpu_reps.map(|_| {
-            let ratio = median(per_build[1].iter().zip(&gpu_times).map(|(a, g)| a / g).collect());
+            let ratio = median(annotated.iter().zip(&gpu_times).map(|(a, g)| a / g).collect());
             (median(gpu_times.clone()), ratio)
+        }),
+        resident: resident_reps.map(|_| {
+            let ratio = median(annotated.iter().zip(&resident_times).map(|(a, r)| a / r).collect());
+            (median(resident_times.clone()), ratio)
         }),
     }
 }
@@ -390,31 +473,69 @@ fn main() {
         let row = measure(case.as_mut());
         eprintln!(
             "  plain {}, annotated {}, hand {} ({}); {} rounds",
-            time(row.medians[0]),
-            time(row.medians[1]),
-            time(row.medians[2]),
+            time(row.median(Build::Plain)),
+            time(row.median(Build::Annotated)),
+            time(row.median(Build::Hand)),
             row.hand_rate,
             row.rounds
         );
         rows.push(row);
     }
-    println!("| program, size | plain | annotated | hand | GPU | hand reaches | annotated × hand | annotated × plain | hand × plain | GPU × annotated | routed to | target | rounds |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| program, size | plain | annotated | hand | GPU | resident GPU | hand reaches | annotated × hand | annotated × plain | hand × plain | GPU × annotated | resident × annotated | routed to | target | rounds |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let cell = |figure: Option<(f64, f64)>| match figure {
+        Some((t, ratio)) => (time(t), format!("{ratio:.2}")),
+        None => ("-".to_owned(), "-".to_owned()),
+    };
     for r in &rows {
-        let (gpu, gpu_ratio) = match r.gpu {
-            Some((t, ratio)) => (time(t), format!("{ratio:.2}")),
-            None => ("-".to_owned(), "-".to_owned()),
-        };
+        let ((gpu, gpu_ratio), (resident, resident_ratio)) = (cell(r.gpu), cell(r.resident));
         println!(
-            "| {} | {} | {} | {} | {gpu} | {} | {:.2} | {:.2} | {:.2} | {gpu_ratio} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {gpu} | {resident} | {} | {:.2} | {:.2} | {:.2} | {gpu_ratio} | {resident_ratio} | {} | {} | {} |",
             r.label,
-            time(r.medians[0]),
-            time(r.medians[1]),
-            time(r.medians[2]),
+            time(r.median(Build::Plain)),
+            time(r.median(Build::Annotated)),
+            time(r.median(Build::Hand)),
             r.hand_rate,
-            r.ann_hand,
-            r.ann_plain,
-            r.hand_plain,
+            r.speed(Build::Annotated, Build::Hand),
+            r.speed(Build::Annotated, Build::Plain),
+            r.speed(Build::Hand, Build::Plain),
+            r.chosen,
+            r.target,
+            r.rounds
+        );
+    }
+
+    println!("\n## The programs written with ndarray (issue 42; same rules; twin: the same program over slices, annotated)\n");
+    let mut array_cases = array_cases(quick);
+    array_cases.retain(|c| c.label().contains(only.as_str()));
+    let mut array_rows = Vec::new();
+    for case in &mut array_cases {
+        let row = measure(case.as_mut());
+        eprintln!(
+            "  plain {}, annotated {}, twin {}, hand {}; {} rounds",
+            time(row.median(Build::Plain)),
+            time(row.median(Build::Annotated)),
+            time(row.median(Build::Twin)),
+            time(row.median(Build::Hand)),
+            row.rounds
+        );
+        array_rows.push(row);
+    }
+    println!("| program, size | plain | annotated | twin | hand | hand reaches | annotated × twin | annotated × hand | annotated × plain | twin × hand | routed to | target | rounds |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for r in &array_rows {
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {} |",
+            r.label,
+            time(r.median(Build::Plain)),
+            time(r.median(Build::Annotated)),
+            time(r.median(Build::Twin)),
+            time(r.median(Build::Hand)),
+            r.hand_rate,
+            r.speed(Build::Annotated, Build::Twin),
+            r.speed(Build::Annotated, Build::Hand),
+            r.speed(Build::Annotated, Build::Plain),
+            r.speed(Build::Twin, Build::Hand),
             r.chosen,
             r.target,
             r.rounds
@@ -470,6 +591,11 @@ fn main() {
         ("softmax::softmax_rows", &softmax::annotated::softmax_rows::KERNEL),
         ("blur::box_blur", &blur::annotated::box_blur::KERNEL),
         ("histogram::histogram", &histogram::annotated::histogram::KERNEL),
+        ("arrays::assign", &arrays::assign::annotated::assign::KERNEL),
+        ("arrays::norm::layer_norm", &arrays::norm::annotated::layer_norm::KERNEL),
+        ("arrays::heat::heat_step", &arrays::heat::annotated::heat_step::KERNEL),
+        ("stencil::heat_step (twin)", &programs::stencil::annotated::heat_step::KERNEL),
+        ("jacobi::sweep", &jacobi::annotated::sweep::KERNEL),
     ] {
         let spec = kernel.spec();
         println!("  {name} (Parallel variant: {})", if spec.has_parallel { "yes" } else { "no" });
@@ -483,6 +609,13 @@ fn main() {
         &softmax::annotated::softmax_rows::KERNEL,
         &blur::annotated::box_blur::KERNEL,
         &histogram::annotated::histogram::KERNEL,
+        &arrays::assign::annotated::assign::KERNEL,
+        &arrays::norm::annotated::layer_norm::KERNEL,
+        &arrays::heat::annotated::heat_step::KERNEL,
+        &programs::stencil::annotated::heat_step::KERNEL,
+        &jacobi::annotated::sweep::KERNEL,
+        &kmeans::annotated::assign::RESIDENT,
+        &jacobi::annotated::sweep::RESIDENT,
     ] {
         println!("{}", kernel.table());
     }

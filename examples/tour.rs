@@ -10,8 +10,10 @@
 //! same inputs. The tour prints, per kernel, what the attribute did to its
 //! float reductions, the learned table with the speed-ups, the crossovers
 //! found (a change between two backends that measured within the router's tie
-//! band is said to be a tie, not a crossover), the totals, and how many calls
-//! explored.
+//! band is said to be a tie, not a crossover), what the GPU calls moved between
+//! host and device, the totals, and how many calls explored. With a usable GPU it
+//! ends with `saxpy` on data kept on the device (`saxpy::resident` with
+//! `Resident` handles) against the same calls on host slices: the bytes each moved.
 //!
 //! Run it twice: what the first run learned is saved (`adaptive_kernel::flush`),
 //! and the second starts from it and explores nothing.
@@ -35,7 +37,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 // Numbers printed as `adaptive-kernel report` prints them.
 #[path = "../src/bin/adaptive-kernel/units.rs"]
 mod units;
-use units::thousands;
+use units::{bytes, thousands};
 
 /// `y += alpha·x`, a plain loop: the Scalar variant is this loop as written, the
 /// SIMD variant the same loop compiled for this CPU's widest instruction set
@@ -293,6 +295,7 @@ fn main() {
     let all: Vec<&Measured> = results.iter().flatten().collect();
     println!();
     print_totals(&all);
+    resident();
     save();
     println!("the tour took {:.1} s", started.elapsed().as_secs_f64());
 }
@@ -371,6 +374,19 @@ fn print_kernel(sweep: &Sweep, measured: &[Measured]) {
     for line in crossovers(kernel, measured) {
         println!("  {line}");
     }
+    for m in measured {
+        let Some(row) = table.row_for(m.size) else { continue };
+        let Some(t) = row.transfers else { continue };
+        let share = t.moving_share().map_or(String::new(), |s| format!(", {:.0}% of GPU time moving data", 100.0 * s));
+        println!(
+            "  GPU calls at {}: {} call(s), {:.2} submission(s) per call, {} up, {} down{share}",
+            m.label,
+            t.gpu_calls,
+            t.submissions_per_call(),
+            bytes(t.bytes_up),
+            bytes(t.bytes_down)
+        );
+    }
     if let Some(from) = measured.iter().find_map(|m| table.row_for(m.size)?.from.as_ref()) {
         println!("  * decided on another machine, not yet confirmed here: {from}");
     }
@@ -423,6 +439,50 @@ fn print_totals(all: &[&Measured]) {
         (_, false) => format!("{} spent learning; a second run starts from what was saved", duration(explore_time)),
     };
     println!("exploring calls: {exploring} ({why})");
+}
+
+/// `saxpy` on 1M elements, 20 calls forced onto the GPU (forced calls teach the router
+/// nothing), on `Resident` handles through `saxpy::resident` and on host slices: what
+/// each moved between host and device, and how long it took. Only with a usable GPU.
+fn resident() {
+    if !ops::gpu::is_ready() {
+        return;
+    }
+    use adaptive_kernel::resident::Resident;
+    let (n, calls) = (1 << 20, 20);
+    let (x, y) = (vec![1.0f32; n], vec![0.0f32; n]);
+    let run = |on_device: bool| {
+        let (xr, mut yr) = (Resident::new(x.clone()), Resident::new(y.clone()));
+        let mut yh = y.clone();
+        let before = ops::gpu::thread_traffic();
+        let started = Instant::now();
+        adaptive_kernel::with_backend(Backend::Gpu, || {
+            for _ in 0..calls {
+                if on_device {
+                    saxpy::resident(0.5, &xr, &mut yr);
+                } else {
+                    saxpy(0.5, &x, &mut yh);
+                }
+            }
+            // The result on the host, as the program would use it.
+            let last = if on_device { yr.host()[n - 1] } else { yh[n - 1] };
+            black_box(last);
+        });
+        (started.elapsed(), ops::gpu::thread_traffic() - before)
+    };
+    let (host_time, host) = run(false);
+    let (resident_time, kept) = run(true);
+    println!();
+    println!("Data kept on the GPU: saxpy of {} elements, {calls} calls forced onto the GPU", thousands(n));
+    for (what, time, t) in [("host slices", host_time, host), ("Resident handles", resident_time, kept)] {
+        println!(
+            "  {what:<17} {:>10}   {} up, {} down, {} submissions",
+            duration(time),
+            bytes(t.bytes_up),
+            bytes(t.bytes_down),
+            t.submissions
+        );
+    }
 }
 
 /// Saves what was learned, and says where.

@@ -5,7 +5,9 @@
 //! | --- | --- |
 //! | [getting started](getting_started) | depend on the crate, annotate a function, run it, see what it learned |
 //! | [what the attribute does](attribute) | the variants it compiles, what it does to your loops, the op set |
+//! | [arrays] | ndarray's arrays and views as parameters: size, `verify`, the layout rule, supported versions, what each shape gets |
 //! | [routing] | how a call picks a variant, and what the router learns |
+//! | [data kept on the GPU](resident) | `Resident` handles and `k::resident`: iterative programs whose data stays on the device, and what each call moved |
 //! | [persistence] | the history file, saving, sharing tables between machines and programs |
 //! | [modes] | `frozen`, `verify`, `exact` and `serial`: when to reach for each |
 //! | [configuration] | every setting, as a variable and in code |
@@ -34,8 +36,14 @@ pub mod getting_started {}
 #[doc = include_str!("../docs/guide/attribute.md")]
 pub mod attribute {}
 
+#[doc = include_str!("../docs/guide/arrays.md")]
+pub mod arrays {}
+
 #[doc = include_str!("../docs/guide/routing.md")]
 pub mod routing {}
+
+#[doc = include_str!("../docs/guide/resident.md")]
+pub mod resident {}
 
 #[doc = include_str!("../docs/guide/persistence.md")]
 pub mod persistence {}

@@ -251,6 +251,24 @@ fn report_lists_the_variants_verify_excluded() {
     assert_eq!(buckets[0]["excluded"], serde_json::json!([]));
 }
 
+#[test]
+fn report_says_what_each_buckets_calls_moved_between_host_and_device() {
+    let good = fixture("good.json");
+    let out = ok(&["report", "--history", good.to_str().unwrap()]);
+    let line = "    moved 131,073..=262,143: 40 GPU calls and 2 CPU calls downloading data kept on the device, 1.00 \
+                submission per call, 8.0 MiB up, 160 B down, 25% of GPU time moving data\n";
+    assert_eq!(out.matches(line).count(), 1, "{out}");
+    let doc = json(&["report", "--history", good.to_str().unwrap(), "--json"]);
+    let buckets = doc["machines"][0]["kernels"][0]["buckets"].as_array().unwrap();
+    let gpu = buckets.iter().find(|b| b["sizes"] == serde_json::json!([131073, 262143])).unwrap();
+    assert_eq!(
+        gpu["transfers"],
+        serde_json::json!({ "gpu_calls": 40, "cpu_calls": 2, "submissions": 42, "bytes_up": 8388608,
+                            "bytes_down": 160, "moving_share": 0.25 })
+    );
+    assert!(buckets[0].get("transfers").is_none(), "absent where nothing moved: {}", buckets[0]);
+}
+
 /// A history file with one entry per fingerprint, each holding kernel `demo::k` with one settled bucket.
 fn entries(fps: &[&Fingerprint]) -> String {
     let machines: serde_json::Map<String, Value> = fps

@@ -392,6 +392,10 @@ fn every_kernel_here_runs_its_loops_on_the_gpu_or_says_why_not() {
     }
     // `wrapping_add` and `unsigned_abs` are not in the subset.
     assert_eq!(integers::KERNEL.spec().gpu_loops[0].reason, "call");
+    // `a.len()` of an `i32` slice is a `usize` to every rewrite (issue 41): the SIMD rewrite reads
+    // the range, and leaves the loop for its `i32` accumulator (it said `for ?` and `source`).
+    let sums = &integer_ops::KERNEL.spec().loops[0];
+    assert_eq!((sums.idiom, sums.reason), ("for range +=", "type"));
 }
 
 proptest! {
@@ -552,6 +556,29 @@ proptest! {
                     prop_assert!((dist(lg[i]) - dist(ls[i])).abs() <= 1e-4 * (1.0 + dist(ls[i])));
                 }
             }
+            close("inertia", &[ig], &[is], |_| (n + 8) as f64 * 4.0 * EPS * f64::from(is.abs()) + 1e-3);
+        }
+    }
+
+    /// The centroids every invocation walks are kept in workgroup memory when they fit the
+    /// tile (3,520 words beside one reduction's tree) and read from global memory when they
+    /// do not: the same labels either way, around the limit too.
+    #[test]
+    fn centroids_in_workgroup_memory_or_not_give_the_same_labels(
+        n in 1usize..300, d in prop_oneof![Just(16usize), Just(11)], extra in 0usize..3, seed in 0u32..1000,
+    ) {
+        if !gpu_or_skip() {
+            return Ok(());
+        }
+        for k in [2, 3520 / d, 3520 / d + 1 + extra, 400] {
+            let f = |i: usize| ((i as u32).wrapping_mul(2654435761) ^ seed) % 997;
+            let points: Vec<f32> = (0..n * d).map(|i| f(i) as f32 * 0.01).collect();
+            let centroids: Vec<f32> = (0..k * d).map(|i| f(i + 7919) as f32 * 0.01).collect();
+            let (mut lg, mut ls) = (vec![0usize; n], vec![0usize; n]);
+            let ig = ran_on_device(assign::KERNEL.spec(), n, || assign::gpu(&points, &centroids, d, &mut lg));
+            let is = assign::scalar(&points, &centroids, d, &mut ls);
+            // lavapipe sums each distance in the body's order, as the host does: the same labels.
+            prop_assert_eq!(&lg, &ls, "k = {} ({} centroid values)", k, k * d);
             close("inertia", &[ig], &[is], |_| (n + 8) as f64 * 4.0 * EPS * f64::from(is.abs()) + 1e-3);
         }
     }

@@ -424,6 +424,43 @@ fn macro_files_import_each_other_in_one_direction() {
 }
 
 #[test]
+fn the_three_rewrites_stand_side_by_side_above_the_body_model() {
+    // `reduce/` (SIMD), `split/` (Parallel) and `shader/` (GPU) read the model of the body
+    // (`body/`) and nothing of each other; the model reads none of them.
+    let edges = graph(MACROS);
+    let folder = |p: &Path| p.components().next().and_then(|c| c.as_os_str().to_str()).map(str::to_owned);
+    let rewrites = ["reduce", "split", "shader"];
+    for (from, to) in &edges {
+        let Some(here) = folder(from) else { continue };
+        for target in to {
+            let there = folder(target).unwrap_or_default();
+            if rewrites.contains(&here.as_str()) {
+                assert!(
+                    there == here || !rewrites.contains(&there.as_str()),
+                    "{} reads {}: a rewrite reads the model, not another rewrite",
+                    from.display(),
+                    target.display()
+                );
+            }
+            if here == "body" {
+                assert!(
+                    !rewrites.contains(&there.as_str()),
+                    "the model reads a rewrite: {} → {}",
+                    from.display(),
+                    target.display()
+                );
+            }
+        }
+    }
+    for rewrite in rewrites {
+        let reads_model = edges.iter().any(|(from, to)| {
+            folder(from).as_deref() == Some(rewrite) && to.iter().any(|t| folder(t).as_deref() == Some("body"))
+        });
+        assert!(reads_model, "{rewrite}/ reads the model");
+    }
+}
+
+#[test]
 fn every_crate_s_files_import_each_other_in_one_direction() {
     for src in CRATES {
         let edges = graph(src);

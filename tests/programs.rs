@@ -13,6 +13,9 @@
 //! bit in every annotated variant; integer programs (the histogram) exactly,
 //! in every build.
 //!
+//! The programs written with ndarray (`benches/programs/arrays.rs`) are held to the
+//! same checks in their four builds (their twin: the program written over slices).
+//!
 //! The same checks run once more in a child process with every call forced onto
 //! the GPU (`ADAPTIVE_KERNEL_BACKEND=gpu`, on lavapipe where there is no GPU): each
 //! program with a GPU variant runs its loops on the device, within the same
@@ -26,7 +29,8 @@ mod programs;
 
 use adaptive_kernel::__private::gpu_loop;
 use adaptive_kernel::kernel::KernelSpec;
-use programs::{blur, histogram, kmeans, layernorm, nbody, softmax, Build};
+use adaptive_kernel::resident::Resident;
+use programs::{arrays, blur, histogram, jacobi, kmeans, layernorm, nbody, softmax, stencil, Build};
 
 const EPS: f64 = f32::EPSILON as f64;
 
@@ -142,9 +146,27 @@ fn kmeans_builds_break_ties_towards_the_first_centroid() {
 }
 
 #[test]
-fn layer_norm_builds_agree_with_an_f64_reference() {
-    let (rows, cols) = (7, 203);
-    let data = layernorm::Data::new(rows, cols, 3);
+fn ndarray_kmeans_builds_assign_nearest_centroids() {
+    for (n, k, d) in [(1_001, 37, 39), (50, 3, 5)] {
+        // The case's data: `kmeans::Data` of the same seed, as arrays.
+        let data = kmeans::Data::new(n, k, d, 0xC1A55);
+        let case = arrays::assign::Case::new(n, k, d);
+        for build in Build::ARRAYS {
+            let (labels, inertia) = case.labels(build);
+            check_assignment(&format!("ndarray {build:?} {n}×{d}d k={k}"), &data, labels.as_slice().unwrap(), inertia);
+        }
+        let (plain, inertia) = case.labels(Build::Plain);
+        assert_eq!(
+            (plain.to_vec(), inertia.to_bits()),
+            (data.assign(Build::Plain).0, data.assign(Build::Plain).1.to_bits())
+        );
+    }
+}
+
+/// The layer norm of `data` in `f64`, and per element the bound a build must keep to.
+fn layer_norm_reference(data: &layernorm::Data) -> (Vec<f64>, Vec<f64>) {
+    let cols = data.gamma.len();
+    let rows = data.x.len() / cols;
     let mut reference = vec![0.0f64; rows * cols];
     let mut bound = vec![0.0f64; rows * cols];
     for r in 0..rows {
@@ -161,6 +183,41 @@ fn layer_norm_builds_agree_with_an_f64_reference() {
                 2.0 * cols as f64 * EPS * max * inv_std * g.abs() + 8.0 * EPS * reference[r * cols + j].abs();
         }
     }
+    (reference, bound)
+}
+
+#[test]
+fn ndarray_layer_norm_builds_agree_with_an_f64_reference() {
+    // The case's data: `layernorm::Data` of the same seed, as arrays.
+    let (rows, cols) = (7, 203);
+    let data = layernorm::Data::new(rows, cols, 0x1A7E);
+    let (reference, bound) = layer_norm_reference(&data);
+    let case = arrays::norm::Case::new(rows, cols);
+    for build in Build::ARRAYS {
+        within(&format!("ndarray {build:?}"), case.normalised(build).as_slice().unwrap(), &reference, &bound);
+    }
+}
+
+#[test]
+fn stencil_builds_give_the_plain_step_bit_for_bit() {
+    // Element-wise, no reduction: every build, and the slice program, bit for bit.
+    for (h, w) in [(37, 53), (3, 3), (2, 9), (9, 2), (64, 65)] {
+        let case = arrays::heat::Case::new(h, w);
+        let grid = case.grid();
+        let mut out = grid.to_vec();
+        stencil::plain::heat_step(grid, &mut out, w, arrays::heat::ALPHA);
+        assert_eq!(out != grid, h > 2 && w > 2, "{h}×{w}: the step changes the interior, if there is one");
+        for build in Build::ARRAYS {
+            assert_eq!(bits(case.step(build).as_slice().unwrap()), bits(&out), "ndarray {build:?} {h}×{w}");
+        }
+    }
+}
+
+#[test]
+fn layer_norm_builds_agree_with_an_f64_reference() {
+    let (rows, cols) = (7, 203);
+    let data = layernorm::Data::new(rows, cols, 3);
+    let (reference, bound) = layer_norm_reference(&data);
     let plain = data.layer_norm(Build::Plain);
     for build in Build::ALL {
         within(&format!("{build:?}"), &data.layer_norm(build), &reference, &bound);
@@ -244,6 +301,36 @@ fn blur_builds_agree_and_the_annotated_variants_bit_for_bit() {
 }
 
 #[test]
+fn jacobi_builds_agree_and_the_annotated_ones_bit_for_bit() {
+    // Odd sizes: lanes with a shifted last step, rows narrower than one lane group, the smallest grid.
+    for n in [37, 10, 3, 70] {
+        let start = jacobi::grid(n, 5);
+        let run = |build: Build| {
+            let (mut a, mut b) = (start.clone(), start.clone());
+            for _ in 0..4 {
+                jacobi::sweep(build, &a, &mut b, n);
+                jacobi::sweep(build, &b, &mut a, n);
+            }
+            a
+        };
+        let plain = run(Build::Plain);
+        // Each point is 0.25·(((l + r) + u) + d) in every build: the same roundings.
+        assert_eq!(bits(&run(Build::Hand)), bits(&plain), "hand {n}");
+        assert_eq!(bits(&run(Build::Annotated)), bits(&plain), "routed {n}");
+        let (mut a, mut b) = (start.clone(), start.clone());
+        let (mut ra, mut rb) = (Resident::new(start.clone()), Resident::new(start.clone()));
+        for _ in 0..4 {
+            jacobi::annotated::sweep::simd(&a, &mut b, n);
+            jacobi::annotated::sweep::parallel(&b, &mut a, n);
+            jacobi::annotated::sweep::resident(&ra, &mut rb, n);
+            jacobi::annotated::sweep::resident(&rb, &mut ra, n);
+        }
+        assert_eq!(bits(&a), bits(&plain), "SIMD and Parallel variants {n}");
+        assert_eq!(bits(ra.host()), bits(&plain), "resident entry {n}");
+    }
+}
+
+#[test]
 fn histogram_builds_count_exactly_alike() {
     for (n, bins) in [(100_003, 256), (1_000, 7), (70_000, 4_096), (5, 1)] {
         let samples = histogram::samples(n, 2);
@@ -274,12 +361,13 @@ fn histogram_builds_count_exactly_alike() {
 }
 
 /// The programs with a GPU variant, and the file each kernel is in.
-fn with_gpu() -> [(&'static KernelSpec, &'static str); 4] {
+fn with_gpu() -> [(&'static KernelSpec, &'static str); 5] {
     [
         (nbody::annotated::accelerations::KERNEL.spec(), "benches/programs/nbody.rs"),
         (kmeans::annotated::assign::KERNEL.spec(), "benches/programs/kmeans.rs"),
         (layernorm::annotated::layer_norm::KERNEL.spec(), "benches/programs/layernorm.rs"),
         (softmax::annotated::softmax_rows::KERNEL.spec(), "benches/programs/softmax.rs"),
+        (jacobi::annotated::sweep::KERNEL.spec(), "benches/programs/jacobi.rs"),
     ]
 }
 
@@ -293,6 +381,7 @@ fn every_program_forced_onto_the_gpu() {
     softmax_builds_agree_with_an_f64_reference();
     blur_builds_agree_and_the_annotated_variants_bit_for_bit();
     histogram_builds_count_exactly_alike();
+    jacobi_builds_agree_and_the_annotated_ones_bit_for_bit();
     for (spec, file) in with_gpu() {
         for l in spec.gpu_loops {
             let runs = gpu_loop::runs(file, l.line);

@@ -19,7 +19,7 @@
 #![deny(warnings)]
 #![allow(clippy::needless_range_loop)]
 
-use adaptive_kernel::{adaptive_kernel, tolerance, LoopRewrite};
+use adaptive_kernel::{adaptive_kernel, ops::par::with_threads, tolerance, Backend, LoopRewrite};
 use proptest::prelude::*;
 
 // ---- kernels: one per idiom ---------------------------------------------------------------------
@@ -414,6 +414,14 @@ fn every_idiom_is_reported_rewritten() {
     rewritten(finite_dot_f64::KERNEL.spec().loops, &["for zip +="]);
     rewritten(sq_dist_chain::KERNEL.spec().loops, &["zip.sum()"]);
     rewritten(mirrored_dot::KERNEL.spec().loops, &["for range +="]);
+    // A zip loop is in lanes in the Parallel variant's chunks too (issue 41: its chunks spell the
+    // zip `Iterator::zip(a, b)`, which the SIMD rewrite's own grammar did not read as one).
+    for k in [&dot_zip_loop::KERNEL, &three_sums::KERNEL, &finite_dot_f64::KERNEL] {
+        assert_eq!(k.spec().loops[0].variants, [Backend::Simd, Backend::Parallel], "{}", k.name());
+    }
+    // The halves of `split_at` of an `f64` slice are `f64` slices to the GPU variant (it had no
+    // reading of them, and said `call`).
+    assert_eq!(halves_dot::KERNEL.spec().gpu_loops[0].reason, "f64");
 }
 
 #[test]
@@ -625,6 +633,13 @@ proptest! {
             prop_assert!(sums32(simd, scalar, terms()), "simd {simd} scalar {scalar} n {}", a.len());
         }
         prop_assert_eq!(dot_exact::simd(&a, &b).to_bits(), dot_exact::scalar(&a, &b).to_bits());
+        // The Parallel variant's chunks of a zip loop are in lanes too (their `Iterator::zip` is a
+        // zip to the one grammar of walks), on any number of threads.
+        let scalar = dot_zip_loop::scalar(&a, &b);
+        for t in [1, 2, 3] {
+            let parallel = with_threads(t, || dot_zip_loop::parallel(&a, &b));
+            prop_assert!(sums32(parallel, scalar, terms()), "parallel {parallel} scalar {scalar} threads {t}");
+        }
     }
 
     #[test]
@@ -750,7 +765,11 @@ proptest! {
         let finite = a.iter().zip(&b).filter(|(x, y)| x.is_finite() && y.is_finite());
         let terms = finite.map(|(x, y)| f64::from(*x) * f64::from(*y));
         let (simd, scalar) = (finite_dot_f64::simd(&a, &b), finite_dot_f64::scalar(&a, &b));
-        prop_assert!(sums_agree(simd, scalar, terms, E64, f64::MAX), "{simd} {scalar}");
+        prop_assert!(sums_agree(simd, scalar, terms.clone(), E64, f64::MAX), "{simd} {scalar}");
+        for t in [1, 3] {
+            let parallel = with_threads(t, || finite_dot_f64::parallel(&a, &b));
+            prop_assert!(sums_agree(parallel, scalar, terms.clone(), E64, f64::MAX), "{parallel} {scalar} threads {t}");
+        }
         let terms = a.iter().zip(&b).map(|(x, y)| (x - y) * (x - y));
         prop_assert!(sums32(sq_dist_chain::simd(&a, &b), sq_dist_chain::scalar(&a, &b), terms));
     }
@@ -764,10 +783,13 @@ proptest! {
 
     #[test]
     fn tuple_accumulators_and_halves_agree((a, b) in pair()) {
-        let (simd, scalar) = (three_sums::simd(&a, &b), three_sums::scalar(&a, &b));
-        prop_assert!(sums32(simd.0, scalar.0, a.iter().zip(&b).map(|(x, y)| x * y)));
-        prop_assert!(sums32(simd.1, scalar.1, a.iter().map(|x| x * x)));
-        prop_assert!(sums32(simd.2, scalar.2, b.iter().map(|y| y * y)));
+        let scalar = three_sums::scalar(&a, &b);
+        let parallel = [1, 3].map(|t| with_threads(t, || three_sums::parallel(&a, &b)));
+        for got in [three_sums::simd(&a, &b), parallel[0], parallel[1]] {
+            prop_assert!(sums32(got.0, scalar.0, a.iter().zip(&b).map(|(x, y)| x * y)));
+            prop_assert!(sums32(got.1, scalar.1, a.iter().map(|x| x * x)));
+            prop_assert!(sums32(got.2, scalar.2, b.iter().map(|y| y * y)));
+        }
         let wide: Vec<f64> = a.iter().map(|&v| f64::from(v)).collect();
         let half = wide.len() / 2;
         let terms = (0..half).map(|i| wide[i] * wide[half + i]);

@@ -118,7 +118,7 @@ pub(crate) fn image(w: usize, h: usize, seed: u32) -> Vec<f32> {
 fn box_blur(build: Build, src: &[f32], dst: &mut [f32], w: usize) {
     match build {
         Build::Plain => plain::box_blur(src, dst, w),
-        Build::Annotated => annotated::box_blur(src, dst, w),
+        Build::Annotated | Build::Twin => annotated::box_blur(src, dst, w),
         Build::Hand => hand::box_blur(src, dst, w),
     }
 }

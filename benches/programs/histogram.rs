@@ -139,7 +139,7 @@ fn histogram(build: Build, samples: &[f32], counts: &mut [u32]) {
     let (lo, hi) = RANGE;
     match build {
         Build::Plain => plain::histogram(samples, lo, hi, counts),
-        Build::Annotated => annotated::histogram(samples, lo, hi, counts),
+        Build::Annotated | Build::Twin => annotated::histogram(samples, lo, hi, counts),
         Build::Hand => hand::histogram(samples, lo, hi, counts),
     }
 }

@@ -14,6 +14,7 @@
 //! Each distance term costs 3 floating-point operations (subtract, multiply,
 //! add): `3·n·k·d` per assignment.
 
+use adaptive_kernel::resident::Resident;
 use rayon::prelude::*;
 
 use super::{clones, Build, Case, WholeRun, Work};
@@ -193,7 +194,7 @@ impl Data {
 fn assign(build: Build, points: &[f32], centroids: &[f32], d: usize, labels: &mut [u32]) -> f32 {
     match build {
         Build::Plain => plain::assign(points, centroids, d, labels),
-        Build::Annotated => annotated::assign(points, centroids, d, labels),
+        Build::Annotated | Build::Twin => annotated::assign(points, centroids, d, labels),
         Build::Hand => hand::assign(points, centroids, d, labels),
     }
 }
@@ -203,12 +204,17 @@ pub(crate) struct Assignment {
     data: Data,
     k: usize,
     labels: Vec<u32>,
+    /// The points and labels as `Resident` handles, for the resident GPU column (the
+    /// centroids, which a Lloyd iteration updates on the host, stay host data).
+    resident: (Resident<f32>, Resident<u32>),
 }
 
 impl Assignment {
     /// The case for `n` points, `k` centroids, `d` dimensions.
     pub(crate) fn new(n: usize, k: usize, d: usize) -> Assignment {
-        Assignment { data: Data::new(n, k, d, 0xC1A55), k, labels: vec![0; n] }
+        let data = Data::new(n, k, d, 0xC1A55);
+        let resident = (Resident::new(data.points.clone()), Resident::new(vec![0; n]));
+        Assignment { data, k, labels: vec![0; n], resident }
     }
 }
 
@@ -218,6 +224,11 @@ impl Case for Assignment {
     }
     fn call(&mut self, build: Build) {
         std::hint::black_box(assign(build, &self.data.points, &self.data.centroids, self.data.d, &mut self.labels));
+    }
+    fn call_resident(&mut self) -> bool {
+        let (points, labels) = &mut self.resident;
+        std::hint::black_box(annotated::assign::resident(&*points, &self.data.centroids, self.data.d, labels));
+        true
     }
     fn work(&self) -> Work {
         Work::Flops(3.0 * (self.labels.len() * self.k * self.data.d) as f64)

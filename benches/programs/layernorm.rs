@@ -129,7 +129,7 @@ impl Data {
 fn layer_norm(build: Build, data: &Data, out: &mut [f32]) {
     let f = match build {
         Build::Plain => plain::layer_norm,
-        Build::Annotated => annotated::layer_norm,
+        Build::Annotated | Build::Twin => annotated::layer_norm,
         Build::Hand => hand::layer_norm,
     };
     f(&data.x, &data.gamma, &data.beta, out);

@@ -1,4 +1,4 @@
-//! Six numerical programs written the way their authors write them (plain
+//! Seven numerical programs written the way their authors write them (plain
 //! loops over slices), each in three builds, for issue #23:
 //!
 //! - **plain**: the loops, unannotated;
@@ -12,20 +12,28 @@
 //!   chosen at run time ([`clones!`]: AVX-512, AVX2+FMA, baseline), and rayon
 //!   over the outer loop.
 //!
-//! Used by `benches/programs.rs` (the three builds timed in one run) and
-//! `tests/programs.rs` (the three builds compute the same result).
+//! Three of them are also written with ndarray (`arrays.rs`, issue 42), each in
+//! four builds: the three above and its **twin**, the same program written over
+//! slices and annotated (`kmeans.rs`, `layernorm.rs`, and the 5-point stencil of
+//! `stencil.rs`, which is here for that alone).
+//!
+//! Used by `benches/programs.rs` (the builds timed in one run) and
+//! `tests/programs.rs` (the builds compute the same result).
 
 // Each user of this module uses a different part of it.
 #![allow(dead_code)]
 // The programs are written as index loops on purpose: that is the code under test.
 #![allow(clippy::needless_range_loop)]
 
+pub(crate) mod arrays;
 pub(crate) mod blur;
 pub(crate) mod histogram;
+pub(crate) mod jacobi;
 pub(crate) mod kmeans;
 pub(crate) mod layernorm;
 pub(crate) mod nbody;
 pub(crate) mod softmax;
+pub(crate) mod stencil;
 
 use adaptive_kernel::{Backend, Kernel};
 
@@ -38,11 +46,16 @@ pub(crate) enum Build {
     Annotated,
     /// Explicit lanes, a CPU-feature clone chosen at run time, rayon.
     Hand,
+    /// The same program written over slices, annotated: the twin of a program written
+    /// with ndarray (`arrays.rs`). A program written over slices is its own twin.
+    Twin,
 }
 
 impl Build {
-    /// Every build, in table order.
+    /// Every build of a program written over slices, in table order.
     pub(crate) const ALL: [Build; 3] = [Build::Plain, Build::Annotated, Build::Hand];
+    /// Every build of a program written with ndarray, in table order.
+    pub(crate) const ARRAYS: [Build; 4] = [Build::Plain, Build::Annotated, Build::Twin, Build::Hand];
 
     /// The build's name in tables and on the command line.
     pub(crate) fn name(self) -> &'static str {
@@ -50,12 +63,13 @@ impl Build {
             Build::Plain => "plain",
             Build::Annotated => "annotated",
             Build::Hand => "hand",
+            Build::Twin => "twin",
         }
     }
 
     /// The build named `name`.
     pub(crate) fn parse(name: &str) -> Option<Build> {
-        Build::ALL.into_iter().find(|b| b.name() == name)
+        Build::ARRAYS.into_iter().find(|b| b.name() == name)
     }
 }
 
@@ -89,6 +103,20 @@ pub(crate) trait Case {
     fn work(&self) -> Work;
     /// The annotated kernel's handle and the size its routed call reports.
     fn routed(&self) -> (&'static Kernel, usize);
+    /// The twin's kernel and size, for a program written with ndarray (settled like
+    /// [`Case::routed`]'s before the rounds); `None` for a program written over slices.
+    fn twin(&self) -> Option<(&'static Kernel, usize)> {
+        None
+    }
+    /// The builds it has, in table order.
+    fn builds(&self) -> &'static [Build] {
+        &Build::ALL
+    }
+    /// One call of the annotated kernel's `resident` entry on `Resident` handles (data
+    /// kept on the device between calls), where the program has one; `false` otherwise.
+    fn call_resident(&mut self) -> bool {
+        false
+    }
     /// What the issue asks of the annotated build here, in words.
     fn target(&self) -> &'static str;
 }
@@ -96,6 +124,11 @@ pub(crate) trait Case {
 /// The backend the annotated build's bucket for this case settled on, if it has.
 pub(crate) fn settled(case: &dyn Case) -> Option<Backend> {
     let (kernel, size) = case.routed();
+    settled_at(kernel, size)
+}
+
+/// The backend `kernel`'s bucket for `size` settled on, if it has.
+pub(crate) fn settled_at(kernel: &'static Kernel, size: usize) -> Option<Backend> {
     kernel.table().row_for(size).and_then(|row| row.chosen)
 }
 

@@ -190,7 +190,7 @@ pub(crate) type AccelerationsFn = fn(&[f32], &[f32], &[f32], &[f32], &mut [f32],
 fn accelerations(build: Build, b: &Bodies, ax: &mut [f32], ay: &mut [f32], az: &mut [f32]) {
     let f: AccelerationsFn = match build {
         Build::Plain => plain::accelerations,
-        Build::Annotated => annotated::accelerations,
+        Build::Annotated | Build::Twin => annotated::accelerations,
         Build::Hand => hand::accelerations,
     };
     f(&b.x, &b.y, &b.z, &b.m, ax, ay, az);

@@ -134,7 +134,7 @@ pub(crate) fn scores(rows: usize, cols: usize, seed: u32) -> Vec<f32> {
 fn softmax_rows(build: Build, scores: &mut [f32], cols: usize) {
     match build {
         Build::Plain => plain::softmax_rows(scores, cols),
-        Build::Annotated => annotated::softmax_rows(scores, cols),
+        Build::Annotated | Build::Twin => annotated::softmax_rows(scores, cols),
         Build::Hand => hand::softmax_rows(scores, cols),
     }
 }

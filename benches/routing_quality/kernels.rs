@@ -2,6 +2,8 @@
 
 use adaptive_kernel::{adaptive_kernel, ops, Kernel, Work};
 
+use crate::sine_table::sin_by_table;
+
 /// Element-wise sum (Low; GPU variant through `ops`).
 #[adaptive_kernel(complexity = "Low")]
 pub(crate) fn add(a: &[f32], b: &[f32]) -> Vec<f32> {
@@ -44,22 +46,6 @@ pub(crate) fn conv2d(x: &[f32], k: &[f32], n: usize) -> Vec<f32> {
 #[adaptive_kernel(complexity = "Low", simd = sin_by_table)]
 pub(crate) fn sine(x: &[f32]) -> Vec<f32> {
     x.iter().map(|v| v.sin()).collect()
-}
-
-pub(crate) fn sin_by_table(x: &[f32]) -> Vec<f32> {
-    const N: usize = 4096;
-    let step = std::f64::consts::TAU / N as f64;
-    let table: Vec<f32> = (0..=N).map(|i| (i as f64 * step).sin() as f32).collect();
-    let per_unit = (N as f64 / std::f64::consts::TAU) as f32;
-    x.iter()
-        .map(|&v| {
-            let t = v * per_unit;
-            let whole = t.floor();
-            // N is a power of two: masking the two's-complement index wraps negatives too.
-            let i = (whole as i32 & (N as i32 - 1)) as usize;
-            table[i] + (table[i + 1] - table[i]) * (t - whole)
-        })
-        .collect()
 }
 
 pub(crate) const POLY: [f32; 17] =

@@ -43,6 +43,19 @@
 //! to count lavapipe as a GPU). `ROUTING_QUALITY_TOP_CALLS` (default 32) sets
 //! the calls of the largest size of each kernel; each size below gets twice as many, at most 4,096.
 //!
+//! The router's figures, per kernel and in total: cold (pass 1), warm (pass 2) and warm
+//! start (the child), each with what its *exploring* calls cost beyond the oracle's time
+//! for them (a call the router decided on its cold path by anything but the bucket's
+//! decision), as a share of the oracle's time.
+//!
+//! `-- --quick` measures only those three (no stale history, fresh process, busy machine or
+//! sampling rate: half the time). `-- --against LABEL=PATH [--rounds N]` compares this
+//! build with another build of this bench (`scripts/bench-against COMMIT routing_quality`
+//! builds one against another commit's runtime): each round runs one measurement of each
+//! build in a process of its own, the builds alternating (`common/builds.rs`), and the
+//! per-round figures and their medians are printed and written to
+//! `target/routing_quality_against.json`.
+//!
 //! At start-up every kernel's arms in `calls::call` are held to the variants it has
 //! (`calls::check_arms`): a kernel that gains a Parallel or GPU variant needs the arm
 //! that calls it. Smoke run (CI: `scripts/bench-smoke`): `cargo bench --bench
@@ -62,12 +75,16 @@
 //! | `busy` | a busy machine while exploring and the recovery after it; the sampling rate |
 //! | `report` | printing and writing the results |
 
+#[path = "../common/builds.rs"]
+mod builds;
 mod busy;
 mod calls;
 mod children;
 mod kernels;
 mod pass;
 mod report;
+#[path = "../common/sine_table.rs"]
+mod sine_table;
 #[path = "../common/smoke.rs"]
 mod smoke;
 mod tally;
@@ -86,12 +103,15 @@ use crate::calls::{check_arms, GPU, PARALLEL, TRUENO};
 use crate::children::{child_main, spawn_child, write_stale, CHILD};
 use crate::kernels::KERNELS;
 use crate::pass::{pass, Measured, PassCfg};
-use crate::report::{cpu_model, letter, loadavg, out_path, print_per_kernel, print_rows, rows_json};
+use crate::report::{cpu_model, letter, loadavg, out_path, print_per_kernel, print_router, print_rows, rows_json};
 use crate::tally::{
     judge, medians, oracle_of, per_pair, selector_costs, stall_ns, stalls, tally, Ctx, Strategy, STRATEGIES,
 };
 use crate::trace::{install_recorder, Track, Via};
 use crate::workload::{build_pairs, top_calls, workload, SEED};
+
+/// Runs one measurement in this process and writes its report to the path that follows.
+const RUN: &str = "--routing-quality-run";
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -99,6 +119,102 @@ fn main() {
         child_main(&args[i + 1], &args[i + 2], Path::new(&args[i + 3]));
         return;
     }
+    let quick = args.iter().any(|a| a == "--quick");
+    if let Some(i) = args.iter().position(|a| a == RUN) {
+        return measure(quick, Path::new(&args[i + 1]));
+    }
+    let builds = builds::builds();
+    let rounds = builds::count_arg("rounds", 1);
+    if builds.len() == 1 && rounds == 1 {
+        return measure(quick, &out_path("routing_quality.json"));
+    }
+    against(&builds, rounds, quick);
+}
+
+/// Runs `rounds` measurements of each build, alternating, each in a process of its own;
+/// prints their cold, warm and warm-start ratios and exploring shares, and their medians.
+fn against(builds: &[builds::Build], rounds: usize, quick: bool) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut runs: Vec<Vec<Value>> = vec![Vec::new(); builds.len()];
+    let figures = |v: &Value| -> [f64; 5] {
+        let all = |pass: &str| &v[pass]["policies"]["adaptive"]["all"];
+        let get = |x: &Value| x.as_f64().unwrap_or(f64::NAN);
+        let start = &v["warm_start_child"]["policies"]["adaptive"]["all"];
+        [
+            get(&all("pass1_cold")["ratio"]),
+            get(&all("pass2_warm")["ratio"]),
+            get(&start["ratio"]),
+            get(&all("pass1_cold")["exploring_share"]),
+            get(&start["exploring_share"]),
+        ]
+    };
+    println!("routing_quality against other builds: {} rounds{}", rounds, if quick { ", --quick" } else { "" });
+    println!(
+        "  {:<6} {:<10} {:>8} {:>8} {:>8} {:>13} {:>13}",
+        "round", "build", "cold", "warm", "w.start", "explore cold", "explore w.st"
+    );
+    for round in 0..rounds {
+        for b in builds::order(builds, round) {
+            let bi = builds.iter().position(|x| x.label == b.label).expect("a build");
+            let out = dir.path().join(format!("{}-{round}.json", b.label));
+            let mut cmd = builds::command(b);
+            cmd.arg("--bench").arg(RUN).arg(&out).stdout(std::process::Stdio::null());
+            if quick {
+                cmd.arg("--quick");
+            }
+            let status = cmd.status().unwrap_or_else(|e| panic!("cannot start {}: {e}", b.exe.display()));
+            assert!(status.success(), "{} failed: {status}", b.label);
+            let v: Value = serde_json::from_slice(&std::fs::read(&out).expect("its report")).expect("json");
+            let [c, w, s, ec, es] = figures(&v);
+            println!(
+                "  {round:<6} {:<10} {c:>7.3}x {w:>7.3}x {s:>7.3}x {:>12.1}% {:>12.1}%",
+                b.label,
+                100.0 * ec,
+                100.0 * es
+            );
+            runs[bi].push(v);
+        }
+    }
+    println!(
+        "
+medians over the rounds:"
+    );
+    let mut report = serde_json::Map::new();
+    for (b, runs) in builds.iter().zip(&runs) {
+        let per: Vec<[f64; 5]> = runs.iter().map(&figures).collect();
+        let med = |i: usize| {
+            adaptive_kernel::__private::median(&mut per.iter().map(|f| f[i]).collect::<Vec<_>>()).unwrap_or(f64::NAN)
+        };
+        println!(
+            "  {:<17} {:>7.3}x {:>7.3}x {:>7.3}x {:>12.1}% {:>12.1}%",
+            b.label,
+            med(0),
+            med(1),
+            med(2),
+            100.0 * med(3),
+            100.0 * med(4)
+        );
+        report.insert(
+            b.label.clone(),
+            json!({ "exe": b.exe, "cold": per.iter().map(|f| f[0]).collect::<Vec<_>>(),
+                "warm": per.iter().map(|f| f[1]).collect::<Vec<_>>(), "warm_start": per.iter().map(|f| f[2]).collect::<Vec<_>>(),
+                "exploring_cold": per.iter().map(|f| f[3]).collect::<Vec<_>>(), "exploring_warm_start": per.iter().map(|f| f[4]).collect::<Vec<_>>(),
+                "median": { "cold": med(0), "warm": med(1), "warm_start": med(2), "exploring_cold": med(3), "exploring_warm_start": med(4) },
+                "runs": runs }),
+        );
+    }
+    let path = out_path("routing_quality_against.json");
+    if let Some(parent) = path.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    std::fs::write(&path, serde_json::to_vec_pretty(&json!({ "cpu": cpu_model(), "builds": report })).expect("json"))
+        .expect("write the report");
+    println!("wrote {}", path.display());
+}
+
+/// One measurement (see the module docs), its report written to `path`; `quick`: the passes
+/// and the warm-start child only.
+fn measure(quick: bool, path: &Path) {
     let started = Instant::now();
     let load_before = loadavg();
     install_recorder();
@@ -153,10 +269,12 @@ fn main() {
     );
     print_rows("cold", &rows1, &STRATEGIES);
     print_rows("warm", &rows2, &[Strategy::Adaptive]);
-    println!("\nratio to oracle per kernel, pass 1 (adaptive = cold):");
-    print_per_kernel(&rows1);
-    println!("ratio to oracle per kernel, pass 2 (adaptive = warm):");
-    print_per_kernel(&rows2);
+    if !quick {
+        println!("\nratio to oracle per kernel, pass 1 (adaptive = cold):");
+        print_per_kernel(&rows1);
+        println!("ratio to oracle per kernel, pass 2 (adaptive = warm):");
+        print_per_kernel(&rows2);
+    }
     println!("\noracle's variant per size (S Scalar, V SIMD, P Parallel, G GPU), pass 2; router's choice after pass 2 in brackets where it differs:");
     let mut choices = serde_json::Map::new();
     for k in KERNELS {
@@ -181,32 +299,40 @@ fn main() {
     // Children: a real warm start, a stale history, a fresh process's stalls.
     let stale_file = dir.path().join("stale.json");
     let (warm_child, stale_child, doctored) = if warm_ok {
-        let doctored = write_stale(&warm_file, &stale_file, &pairs, &meds1);
         let w = spawn_child("warm", warm_file.to_str().expect("utf-8 path"), &dir.path().join("warm-out.json"));
-        let s = spawn_child("stale", stale_file.to_str().expect("utf-8 path"), &dir.path().join("stale-out.json"));
-        (w, s, doctored)
+        if quick {
+            (w, None, Vec::new())
+        } else {
+            let doctored = write_stale(&warm_file, &stale_file, &pairs, &meds1);
+            let s = spawn_child("stale", stale_file.to_str().expect("utf-8 path"), &dir.path().join("stale-out.json"));
+            (w, s, doctored)
+        }
     } else {
         eprintln!("routing_quality: no history written ({flushed:?}); warm-start and stale children skipped");
         (None, None, Vec::new())
     };
-    let fresh_child = spawn_child("fresh", "off", &dir.path().join("fresh-out.json"));
-    let first_direct = spawn_child("fresh-direct", "off", &dir.path().join("fresh-direct-out.json"));
+    let fresh =
+        |mode: &str| (!quick).then(|| spawn_child(mode, "off", &dir.path().join(format!("{mode}-out.json")))).flatten();
+    let fresh_child = fresh("fresh");
+    let first_direct = fresh("fresh-direct");
     let first_direct_ns = |pi: usize, b: usize| -> Option<f64> {
         first_direct.as_ref().and_then(|c| c["first_direct_ns"][pi][b].as_u64()).map(|ns| ns as f64)
     };
 
+    println!("\nthe router against the oracle (cold: pass 1; warm: pass 2; warm start: a second process from pass 1's history), and its exploring calls beyond the oracle, as a share of the oracle's time:");
+    let child_policies = warm_child.as_ref().map(|c| &c["policies"]);
+    print_router(&rows_json(&rows1), &rows_json(&rows2), child_policies);
     println!("\nchild processes (each its own oracle, same workload; direct calls and routed calls interleaved):");
     for (label, child) in [("warm start (history from pass 1)", &warm_child), ("stale history", &stale_child)] {
         if let Some(c) = child {
             let a = &c["policies"]["adaptive"]["all"];
             println!(
-                "  {label:<34} adaptive {:.3} s / oracle {:.3} s = {:.3}x; re-explored buckets: {}; wrong at end: {}",
+                "  {label:<34} adaptive {:.3} s / oracle {:.3} s = {:.3}x; re-explored buckets: {}; corrected: {}; wrong at end: {}",
                 a["total_s"].as_f64().unwrap_or(f64::NAN),
                 a["oracle_s"].as_f64().unwrap_or(f64::NAN),
                 a["ratio"].as_f64().unwrap_or(f64::NAN),
-                c["pairs"]
-                    .as_array()
-                    .map_or(0, |ps| ps.iter().filter(|p| p["reexplores"].as_u64().unwrap_or(0) > 0).count()),
+                buckets_with(c, "reexplores"),
+                buckets_with(c, "corrections"),
                 c["mismatched_at_end"].as_array().map_or(0, Vec::len),
             );
         }
@@ -217,16 +343,19 @@ fn main() {
             .iter()
             .map(|&(pi, wrong)| {
                 let p = &ps[pi];
+                // Left by a new round, or (a trusted decision) by a re-timed alternative taking over.
+                let corrected = p["corrections"].as_u64().unwrap_or(0) > 0;
+                let left = if p["first_explore_s"].is_null() && corrected { &p["last_settle_s"] } else { &p["first_explore_s"] };
                 json!({ "kernel": pairs[pi].k.label(), "n": pairs[pi].n, "stale_choice": Backend::ALL[wrong].name(),
-                    "left_stale_at_s": p["first_explore_s"], "resettled_at_s": p["last_settle_s"], "end_chosen": p["end_chosen"],
-                    "reexplores": p["reexplores"] })
+                    "left_stale_at_s": left, "resettled_at_s": p["last_settle_s"], "end_chosen": p["end_chosen"],
+                    "reexplores": p["reexplores"], "corrections": p["corrections"] })
             })
             .collect();
         let left = rows.iter().filter(|r| !r["left_stale_at_s"].is_null()).count();
         let last = rows.iter().filter_map(|r| r["left_stale_at_s"].as_f64()).fold(0.0, f64::max);
         let stuck = rows.iter().filter(|r| r["end_chosen"] == r["stale_choice"]).count();
         println!(
-            "  stale history: {} buckets claimed a wrong backend; {left} re-explored (the last {last:.2} s into the run); {stuck} still on the stale choice at the end",
+            "  stale history: {} buckets claimed a wrong backend; {left} left it, re-explored or corrected (the last {last:.2} s into the run); {stuck} still on the stale choice at the end",
             rows.len()
         );
         json!({ "doctored": rows.len(), "reexplored": left, "last_reexplore_s": last, "still_stale": stuck, "buckets": rows })
@@ -270,6 +399,16 @@ fn main() {
             "longest_cold_path_stalls": cold, "longest_settled_stalls": settled })
     });
 
+    if quick {
+        let report = json!({
+            "machine": { "cpu": cpu_model(), "adaptive_kernel_gpu": gpu_env, "gpu_usable": gpu,
+                "loadavg_before": load_before, "loadavg_after": loadavg() },
+            "pass1_cold": { "wall_s": wall1, "policies": rows_json(&rows1), "pairs": per_pair(&pairs, &items1, &meds1, gpu) },
+            "pass2_warm": { "wall_s": wall2, "policies": rows_json(&rows2), "pairs": per_pair(&pairs, &items2, &meds2, gpu) },
+            "warm_start_child": warm_child, "quick": true, "total_wall_s": started.elapsed().as_secs_f64(),
+        });
+        return write_report(path, &report, started, &load_before);
+    }
     // Noise in this process.
     let busy = busy_exploration(&mut pairs, &order, &meds2, gpu, (&wrong2, excess2));
     println!(
@@ -326,11 +465,19 @@ fn main() {
         "fresh_process": fresh_report, "busy_exploration": busy, "sampling": sampling,
         "total_wall_s": started.elapsed().as_secs_f64(),
     });
-    let path = out_path();
+    write_report(path, &report, started, &load_before);
+}
+
+/// How many of a child's pairs have a non-zero `key` (`reexplores`, `corrections`).
+fn buckets_with(child: &Value, key: &str) -> usize {
+    child["pairs"].as_array().map_or(0, |ps| ps.iter().filter(|p| p[key].as_u64().unwrap_or(0) > 0).count())
+}
+
+fn write_report(path: &Path, report: &Value, started: Instant, load_before: &str) {
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    match std::fs::write(&path, serde_json::to_vec_pretty(&report).expect("json")) {
+    match std::fs::write(path, serde_json::to_vec_pretty(report).expect("json")) {
         Ok(()) => println!(
             "\nwrote {} ({:.0} s in all; load average {} before, {} after)",
             path.display(),

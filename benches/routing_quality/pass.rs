@@ -59,6 +59,8 @@ pub(crate) struct Item {
     pub(crate) via: Via,
     /// The routed call took the cold path (see [`Track::attribute`]).
     pub(crate) cold: bool,
+    /// The routed call explored: the router ran it on a candidate to measure it.
+    pub(crate) exploring: bool,
 }
 
 pub(crate) fn pass(
@@ -100,12 +102,13 @@ pub(crate) fn pass(
         for a in (1..hows.len()).rev() {
             hows.swap(a, (within.next() % (a as u64 + 1)) as usize);
         }
-        let mut item = Item { pair: pi, t: [NONE; SLOTS], routed: NONE, via: Via::Unknown, cold: false };
+        let mut item =
+            Item { pair: pi, t: [NONE; SLOTS], routed: NONE, via: Via::Unknown, cold: false, exploring: false };
         for &h in &hows {
             if h == How::Routed {
                 EVENTS.with(|e| e.borrow_mut().clear());
                 item.routed = call(p, h);
-                (item.via, item.cold) = track.attribute(pi, start.elapsed().as_secs_f64());
+                (item.via, item.cold, item.exploring) = track.attribute(pi, start.elapsed().as_secs_f64());
             } else {
                 let j = DIRECT.iter().position(|&d| d == h).expect("direct");
                 let ns = call(p, h);

@@ -10,13 +10,12 @@ use crate::tally::{Strategy, Tally};
 pub(crate) fn rows_json(rows: &[(Strategy, Tally, Vec<Tally>)]) -> Value {
     rows.iter()
         .map(|(pol, all, per)| {
-            let per: serde_json::Map<String, Value> = KERNELS
-                .iter()
-                .zip(per)
-                .filter(|(_, t)| t.calls > 0)
-                .map(|(k, t)| (k.label().to_owned(), json!(t.total / t.oracle)))
-                .collect();
-            (pol.label(), json!({ "all": all.json(), "ratio_per_kernel": per }))
+            let covered = || KERNELS.iter().zip(per).filter(|(_, t)| t.calls > 0);
+            let ratio: serde_json::Map<String, Value> =
+                covered().map(|(k, t)| (k.label().to_owned(), json!(t.total / t.oracle))).collect();
+            let exploring: serde_json::Map<String, Value> =
+                covered().map(|(k, t)| (k.label().to_owned(), json!(t.exploring / t.oracle))).collect();
+            (pol.label(), json!({ "all": all.json(), "ratio_per_kernel": ratio, "exploring_per_kernel": exploring }))
         })
         .collect::<serde_json::Map<_, _>>()
         .into()
@@ -26,8 +25,13 @@ pub(crate) fn print_rows(pass: &str, rows: &[(Strategy, Tally, Vec<Tally>)], onl
     for (pol, t, per) in rows.iter().filter(|r| only.contains(&r.0)) {
         let covered = per.iter().filter(|t| t.calls > 0).count();
         let label = if *pol == Strategy::Adaptive { format!("adaptive {pass}") } else { pol.label() };
+        let exploring = if *pol == Strategy::Adaptive {
+            format!("{:>7.1}%", 100.0 * t.exploring / t.oracle)
+        } else {
+            String::new()
+        };
         println!(
-            "  {label:<22} {covered:>2}/9  {:>9.3} s  {:>9.3} s  {:>7.3}x  {:>7.3}x  {:>5.1}%",
+            "  {label:<22} {covered:>2}/9  {:>9.3} s  {:>9.3} s  {:>7.3}x  {:>7.3}x  {:>5.1}%{exploring}",
             t.total / 1e9,
             t.oracle / 1e9,
             t.total / t.oracle,
@@ -35,6 +39,42 @@ pub(crate) fn print_rows(pass: &str, rows: &[(Strategy, Tally, Vec<Tally>)], onl
             100.0 * t.extrapolated / t.total
         );
     }
+}
+
+/// The router against the oracle per kernel and in total, cold (pass 1), warm (pass 2) and
+/// from a warm start (the child's `policies`), each with what its exploring calls cost
+/// beyond the oracle, as a share of the oracle's time.
+pub(crate) fn print_router(cold: &Value, warm: &Value, warm_start: Option<&Value>) {
+    println!(
+        "  {:<15} {:>8} {:>8} {:>8}   {:>8} {:>8} {:>8}",
+        "kernel", "cold", "warm", "w.start", "explore", "explore", "explore"
+    );
+    let of = |v: Option<&Value>, key: &str, k: &str| {
+        let a = v.map(|v| &v["adaptive"]);
+        let x = a.and_then(|a| if k.is_empty() { a["all"][key].as_f64() } else { a[key][k].as_f64() });
+        x.map_or(format!("{:>8}", "-"), |x| {
+            if key.starts_with("exploring") {
+                format!("{:>7.1}%", 100.0 * x)
+            } else {
+                format!("{x:>7.3}x")
+            }
+        })
+    };
+    let row = |label: &str, ratio: &str, exploring: &str, k: &str| {
+        println!(
+            "  {label:<15} {} {} {}   {} {} {}",
+            of(Some(cold), ratio, k),
+            of(Some(warm), ratio, k),
+            of(warm_start, ratio, k),
+            of(Some(cold), exploring, k),
+            of(Some(warm), exploring, k),
+            of(warm_start, exploring, k)
+        );
+    };
+    for k in KERNELS {
+        row(k.label(), "ratio_per_kernel", "exploring_per_kernel", k.label());
+    }
+    row("all", "ratio", "exploring_share", "");
 }
 
 pub(crate) fn print_per_kernel(rows: &[(Strategy, Tally, Vec<Tally>)]) {
@@ -72,11 +112,12 @@ pub(crate) fn loadavg() -> String {
         .unwrap_or_default()
 }
 
-pub(crate) fn out_path() -> PathBuf {
+/// Where a report named `name` goes: the target directory.
+pub(crate) fn out_path(name: &str) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
-        .join("routing_quality.json")
+        .join(name)
 }
 
 pub(crate) fn letter(j: usize) -> char {

@@ -99,6 +99,8 @@ pub(crate) struct Tally {
     pub(crate) trimmed: f64,
     pub(crate) trimmed_oracle: f64,
     pub(crate) calls: usize,
+    /// The router's exploring calls beyond the oracle's time for them.
+    pub(crate) exploring: f64,
 }
 
 impl Tally {
@@ -107,7 +109,7 @@ impl Tally {
             "total_s": self.total / 1e9, "oracle_s": self.oracle / 1e9,
             "ratio": self.total / self.oracle, "trimmed_ratio": self.trimmed / self.trimmed_oracle,
             "extrapolated_share": self.extrapolated / self.total,
-            "calls": self.calls,
+            "calls": self.calls, "exploring_share": self.exploring / self.oracle,
         })
     }
 }
@@ -170,6 +172,9 @@ pub(crate) fn tally(
                 t.calls += 1;
                 if extrapolated {
                     t.extrapolated += ns;
+                }
+                if pol == Strategy::Adaptive && it.exploring {
+                    t.exploring += (ns - o).max(0.0);
                 }
             }
         }
@@ -239,10 +244,15 @@ pub(crate) fn per_pair(pairs: &[Pair], items: &[Item], meds: &[[Option<f64>; SLO
     let mut routed: Vec<Vec<u64>> = vec![Vec::new(); pairs.len()];
     let mut oracle = vec![0.0; pairs.len()];
     let mut on = vec![[0u32; BACKENDS]; pairs.len()];
+    let mut exploring = vec![0.0; pairs.len()];
     for it in items.iter().filter(|it| it.routed != NONE) {
         routed[it.pair].push(it.routed);
         let o = oracle_of(&meds[it.pair], pairs[it.pair].k, gpu);
-        oracle[it.pair] += if it.t[o] != NONE { it.t[o] as f64 } else { meds[it.pair][o].unwrap_or(0.0) };
+        let o_ns = if it.t[o] != NONE { it.t[o] as f64 } else { meds[it.pair][o].unwrap_or(0.0) };
+        oracle[it.pair] += o_ns;
+        if it.exploring {
+            exploring[it.pair] += (it.routed as f64 - o_ns).max(0.0);
+        }
         if let Via::Traced(b) | Via::Settled(b) = it.via {
             on[it.pair][b] += 1;
         }
@@ -253,7 +263,7 @@ pub(crate) fn per_pair(pairs: &[Pair], items: &[Item], meds: &[[Option<f64>; SLO
         .map(|(i, p)| {
             let total: u64 = routed[i].iter().sum();
             json!({ "kernel": p.k.label(), "n": p.n, "calls": routed[i].len(),
-                "adaptive_ms": total as f64 / 1e6, "oracle_ms": oracle[i] / 1e6,
+                "adaptive_ms": total as f64 / 1e6, "oracle_ms": oracle[i] / 1e6, "exploring_ms": exploring[i] / 1e6,
                 "adaptive_median_us": median(&routed[i]).map(|x| x / 1e3),
                 "oracle_median_us": meds[i][oracle_of(&meds[i], p.k, gpu)].map(|x| x / 1e3),
                 "calls_on_scalar_simd_gpu": on[i] })

@@ -110,20 +110,22 @@ impl Track {
     }
 
     /// Reads the events of the routed call just made on pair `p`, at `t` seconds into the pass:
-    /// which backend it ran, and whether it took the cold path (a route event: an exploring
-    /// call, or the one that settled its bucket), the calls that could do one-time work.
-    pub(crate) fn attribute(&mut self, p: usize, t: f64) -> (Via, bool) {
+    /// which backend it ran; whether it took the cold path (a route event: an exploring
+    /// call, or the one that settled its bucket), the calls that could do one-time work; and
+    /// whether it explored (a route event other than the bucket's decision).
+    pub(crate) fn attribute(&mut self, p: usize, t: f64) -> (Via, bool, bool) {
         let events = EVENTS.with(|e| std::mem::take(&mut *e.borrow_mut()));
         let mut via = match self.chosen[p] {
             Some(b) => Via::Settled(b),
             None => Via::Unknown,
         };
-        let mut cold = false;
+        let (mut cold, mut exploring) = (false, false);
         for ev in events {
             match ev {
                 Event::Route { backend, settled } => {
                     via = Via::Traced(backend);
                     cold = true;
+                    exploring |= !settled;
                     if settled {
                         self.chosen[p] = Some(backend);
                         self.last_settle[p] = Some(t);
@@ -146,6 +148,6 @@ impl Track {
             }
         }
         // A call nothing is known about counts as a cold one.
-        (via, cold || matches!(via, Via::Unknown))
+        (via, cold || matches!(via, Via::Unknown), exploring)
     }
 }

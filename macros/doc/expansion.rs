@@ -41,7 +41,12 @@ pub fn matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
         ::adaptive_kernel::__private::Backend::Scalar => __adaptive_route.run(move || matmul::scalar(a, b, m, n, k)),
         ::adaptive_kernel::__private::Backend::Simd => __adaptive_route.run(move || matmul::simd(a, b, m, n, k)),
         ::adaptive_kernel::__private::Backend::Parallel => __adaptive_route.run(move || matmul::parallel(a, b, m, n, k)),
-        ::adaptive_kernel::__private::Backend::Gpu => __adaptive_route.run(move || matmul::gpu(a, b, m, n, k)),
+        // A GPU call's transfers go to the kernel's table (`TransferReport`).
+        ::adaptive_kernel::__private::Backend::Gpu => __adaptive_route.run(move || matmul::KERNEL.traffic_of(
+            __adaptive_size,
+            ::adaptive_kernel::__private::Backend::Gpu,
+            move || matmul::gpu(a, b, m, n, k)
+        )),
     }
 }
 // `mod matmul` beside the function (another namespace), with the function's visibility.

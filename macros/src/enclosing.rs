@@ -58,6 +58,10 @@ pub(crate) enum Enclosing {
 
 /// Where `func`, the attribute's item, was written.
 pub(crate) fn of(func: &ItemFn) -> Enclosing {
+    #[cfg(test)]
+    if let Some(assumed) = ASSUMED.with(std::cell::Cell::get) {
+        return assumed;
+    }
     let Some(path) = func.sig.ident.span().local_file() else {
         return Enclosing::Unknown;
     };
@@ -86,6 +90,22 @@ const FILES_KEPT: usize = 4;
 thread_local! {
     /// The files looked into last, the most recent first.
     static PARSED: RefCell<Vec<Parsed>> = const { RefCell::new(Vec::new()) };
+}
+
+#[cfg(test)]
+thread_local! {
+    /// What [`of`] answers while [`assume`] runs: a unit test's tokens point to no file.
+    static ASSUMED: std::cell::Cell<Option<Enclosing>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with [`of`] answering `enclosing` for every function (the golden expansions know
+/// where each kernel sits in its file; their tokens, parsed from a string, do not).
+#[cfg(test)]
+pub(crate) fn assume<T>(enclosing: Enclosing, f: impl FnOnce() -> T) -> T {
+    let before = ASSUMED.with(|a| a.replace(Some(enclosing)));
+    let result = f();
+    ASSUMED.with(|a| a.set(before));
+    result
 }
 
 /// One source file's functions (plain data: no compiler token outlives its expansion).

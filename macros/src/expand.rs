@@ -121,7 +121,7 @@ mod snapshot {
     //! The expansions shown in the crate docs (`doc/*expansion.rs`) are the real ones.
 
     use super::*;
-    use proc_macro2::TokenTree;
+    use crate::golden::normalised;
     use syn::ItemFn;
 
     /// The first function of an example file (free, or in an `impl`), split into the
@@ -147,40 +147,12 @@ mod snapshot {
         (args, func.into_token_stream())
     }
 
-    /// Tokens as syn prints a parsed file (comments gone, `///` as `#[doc]`), one token at a
-    /// time: punctuation spacing (`::<` against `:: <`, which inside a macro call's tokens
-    /// depends on how they were written) is left out.
-    fn normalised(tokens: TokenStream) -> String {
-        fn render(tokens: TokenStream, out: &mut String) {
-            for tt in tokens {
-                match tt {
-                    TokenTree::Group(g) => {
-                        let (open, close) = match g.delimiter() {
-                            proc_macro2::Delimiter::Parenthesis => ("(", ")"),
-                            proc_macro2::Delimiter::Brace => ("{", "}"),
-                            proc_macro2::Delimiter::Bracket => ("[", "]"),
-                            proc_macro2::Delimiter::None => ("", ""),
-                        };
-                        out.push_str(open);
-                        render(g.stream(), out);
-                        out.push_str(close);
-                    }
-                    other => out.push_str(&other.to_string()),
-                }
-                out.push(' ');
-            }
-        }
-        let mut out = String::new();
-        render(syn::parse2::<syn::File>(tokens).unwrap().into_token_stream(), &mut out);
-        out
-    }
-
     fn check(name: &str, example_src: &str, documented: &str) {
         let (args, item) = example(example_src);
         let actual = adaptive_kernel(args, item).unwrap();
         let documented: TokenStream = documented.parse().unwrap();
         assert!(
-            normalised(documented) == normalised(actual.clone()),
+            normalised(documented, false) == normalised(actual.clone(), false),
             "doc/{name} is stale; regenerate it from this expansion (rustfmt it, write its \
              #[doc] attributes as /// comments, keep the explanatory comments):\n{actual}"
         );

@@ -9,7 +9,7 @@
 //! tells `x:&` from `x: &`) is left out, so reformatting a kernel keeps its
 //! history.
 
-use proc_macro2::{Delimiter, TokenStream, TokenTree};
+use proc_macro2::{TokenStream, TokenTree};
 
 const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
 const PRIME: u64 = 0x0000_0100_0000_01b3;
@@ -39,12 +39,7 @@ impl Fnv1a {
         for tt in tokens.clone() {
             match tt {
                 TokenTree::Group(g) => {
-                    let (open, close) = match g.delimiter() {
-                        Delimiter::Parenthesis => ("(", ")"),
-                        Delimiter::Brace => ("{", "}"),
-                        Delimiter::Bracket => ("[", "]"),
-                        Delimiter::None => ("", ""),
-                    };
+                    let (open, close) = crate::tokens::delimiters(g.delimiter());
                     self.write(open.as_bytes());
                     self.stream(&g.stream());
                     self.write(close.as_bytes());

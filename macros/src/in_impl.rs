@@ -39,7 +39,8 @@ use quote::{quote, quote_spanned, ToTokens};
 use syn::{Block, FnArg, Ident};
 
 use crate::kernel_def::{KernelDef, OpSet};
-use crate::variants::{generic_values, instance_name, spec};
+use crate::kernel_spec::spec;
+use crate::variants::{generic_values, instance_name};
 use crate::wrapper::routed_body;
 
 /// Prints the method with everything inside it.
@@ -101,6 +102,7 @@ impl ToTokens for InImpl<'_> {
             Some(path) => self.explicit(path),
             None => body_closure(k.ops(OpSet::Gpu), &k.gpu_body),
         };
+        let gpu = crate::wrapper::traffic_of(&kernel, quote!((#gpu)()));
         let body = routed_body(k, prelude, kernel, [scalar, simd, parallel, gpu], &|_, _| TokenStream::new());
 
         tokens.extend(quote! {

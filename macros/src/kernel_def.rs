@@ -9,8 +9,10 @@ use syn::{Item, ItemFn};
 
 use crate::args::Args;
 use crate::attrs::Attrs;
+use crate::body::Body;
 use crate::errors::Errors;
 use crate::hash::token_hash;
+use crate::reason::Reason;
 use crate::reduce::{self, LoopReport};
 use crate::relocate::relocate;
 use crate::shader::{self, GpuReport};
@@ -41,6 +43,10 @@ pub(crate) struct KernelDef {
     pub gpu_body: syn::Block,
     /// What the GPU variant does with each top-level `for` loop.
     pub gpu_loops: Vec<GpuReport>,
+    /// The `&[T]` parameters the GPU variant's host code reads (the `k::resident` entry makes a
+    /// resident handle passed there current first); `None` when the GPU variant's body is not
+    /// the generated one (`exact`, `gpu = path`): the kernel then has no `k::resident` entry.
+    pub gpu_host_reads: Option<Vec<syn::Ident>>,
     pub attrs: Attrs,
     pub params: Vec<Param>,
     pub args: Args,
@@ -98,7 +104,7 @@ impl Lanes {
                     }
                 }
                 None => {
-                    let report = LoopReport { rewritten: false, reason: "", ..p.clone() };
+                    let report = LoopReport { rewritten: false, reason: None, ..p.clone() };
                     lanes.push(Lanes { report, parallel: true });
                 }
             }
@@ -152,8 +158,9 @@ impl KernelDef {
                         func.sig.paren_token.span.join(),
                         format!(
                             "cannot infer the size of a call: `{}` has no slice-like parameter (`&[T]`, `&mut [T]`, \
-                             `&Vec<T>`, `Vec<T>`, `[T; N]`); add `size = <usize expression>` to the attribute, \
-                             e.g. `size = n * n`",
+                             `&Vec<T>`, `Vec<T>`, `[T; N]`) and no ndarray array or view (`&Array2<T>`, \
+                             `ArrayView2<T>`, `ArrayViewMut1<T>`, …); add `size = <usize expression>` to the \
+                             attribute, e.g. `size = n * n`",
                             func.sig.ident
                         ),
                     );
@@ -190,37 +197,38 @@ impl KernelDef {
         // A hand-written SIMD variant: the body is not the SIMD variant's, and stays as written
         // (the Parallel one, if it is the body, too); its reductions are reported left alone.
         let opt_out = match (parsed_args.exact, &parsed_args.simd) {
-            (true, _) => Some("exact"),
-            (false, Some(_)) => Some("simd"),
+            (true, _) => Some(Reason::Exact),
+            (false, Some(_)) => Some(Reason::Simd),
             (false, None) => None,
         };
-        let (simd_body, simd_loops) = reduce::reassociate(&relocated.block, &relocated.sig, opt_out);
+        // The model of the body, built once: every rewrite below reads it.
+        let model = Body::new(&relocated.block, &relocated.sig, parsed_args.exact);
+        let (simd_body, simd_loops) = reduce::reassociate(&relocated.block, &model, opt_out);
         let split_opt_out = match (&parsed_args.parallel, parsed_args.serial) {
             (Some(_), _) => Some(OptOut::Parallel),
             (None, true) => Some(OptOut::Serial),
             (None, false) => None,
         };
-        // One analysis of the top-level loops, read by the split and by the GPU variant's shader.
-        let top_loops = split::analyse_loops(&relocated.block, &relocated.sig, parsed_args.exact);
-        let (split_body, splits) = split::split_analysed(&relocated.block, &top_loops, split_opt_out);
+        let (split_body, splits) = split::split(&relocated.block, &model, split_opt_out);
         let gpu_opt_out = match (parsed_args.exact, &parsed_args.gpu) {
-            (true, _) => Some("exact"),
-            (false, Some(_)) => Some("gpu"),
+            (true, _) => Some(Reason::Exact),
+            (false, Some(_)) => Some(Reason::Gpu),
             (false, None) => None,
         };
-        let (gpu_body, gpu_loops) = shader::gpu_loops(&relocated.block, &relocated.sig, &top_loops, gpu_opt_out);
+        let gpu = shader::gpu_loops(&relocated.block, &relocated.sig, &model, gpu_opt_out);
+        let (gpu_body, gpu_loops, gpu_host_reads) = (gpu.block, gpu.reports, gpu.host_reads);
         let token_hash = token_hash([&args, &func.sig.to_token_stream(), &func.block.to_token_stream()]);
-        let any_gpu_loop = gpu_loops.iter().any(|l| l.reason.is_empty());
+        let any_gpu_loop = gpu_loops.iter().any(|l| l.reason.is_none());
         // `exact`: no GPU op keeps Scalar's bits (a GPU may flush subnormals, drop NaN payloads,
         // fuse `a*b + c` and reduce in a tree), so only a `gpu = path` of the user's is one.
         let has_gpu = parsed_args.gpu.is_some() || (!parsed_args.exact && (ops_use.is_some() || any_gpu_loop));
-        let any_split = splits.iter().any(|s| s.reason.is_empty());
+        let any_split = splits.iter().any(|s| s.reason.is_none());
         // `serial`: the kernel stays on the calling thread, so no Parallel variant, whatever the
         // body calls (`ops::` would bind to `ops::par`, which forks); `parallel = path` beside it
         // is an error (`Args::parse`).
         let has_parallel = parsed_args.parallel.is_some() || (!parsed_args.serial && (ops_use.is_some() || any_split));
-        let parallel = (has_parallel && parsed_args.parallel.is_none())
-            .then(|| reduce::reassociate(&split_body, &relocated.sig, opt_out));
+        let parallel =
+            (has_parallel && parsed_args.parallel.is_none()).then(|| reduce::reassociate(&split_body, &model, opt_out));
         let loops = Lanes::match_up(simd_loops, parallel.as_ref().map(|(_, reports)| reports.as_slice()));
         let parallel_body = parallel.map(|(body, _)| body);
         Ok(KernelDef {
@@ -232,6 +240,7 @@ impl KernelDef {
             splits,
             gpu_body,
             gpu_loops,
+            gpu_host_reads,
             attrs: Attrs::sort(&func.attrs),
             params,
             args: parsed_args,
@@ -309,5 +318,31 @@ mod tests {
             let ops = 3;
             ops + 1
         })));
+    }
+
+    #[test]
+    fn loops_inside_a_split_loops_chunks_are_rewritten_too() {
+        // The Parallel variant's body: the split, then the SIMD variant's rewrite over it.
+        let item: Item = syn::parse2(quote!(
+            fn k(src: &[f32], dst: &mut [f32], w: usize, s: f32) {
+                for (y, out) in dst.chunks_exact_mut(w).enumerate() {
+                    let row = &src[y * w..(y + 1) * w];
+                    for x in 1..w - 1 {
+                        out[x] = (row[x - 1] + row[x + 1]) * s;
+                    }
+                }
+                for i in 0..src.len() {
+                    dst[i] = src[i] * s;
+                }
+            }
+        ))
+        .unwrap();
+        let k = KernelDef::new(quote!(complexity = "Low"), &item).unwrap();
+        assert!(k.splits.iter().all(|s| s.reason.is_none()));
+        let lanes: Vec<(&str, bool, bool)> =
+            k.loops.iter().map(|l| (l.report.idiom.as_str(), l.report.rewritten, l.parallel)).collect();
+        assert_eq!(lanes, [("for range =", true, true), ("for range =", true, true)]);
+        let parallel = k.parallel_body.unwrap().into_token_stream().to_string();
+        assert!(parallel.matches("chunk_mut :: < _ , 64 >").count() == 2, "{parallel}");
     }
 }

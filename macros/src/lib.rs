@@ -57,29 +57,39 @@
 //! | `enclosing` | whether a function with neither `self` nor `Self` sits in an `impl` or `trait`, from its source file |
 //! | `errors` | collecting every problem before reporting (`syn::Error::combine`) |
 //! | `size` | the default `size` expression |
+//! | `arrays` | ndarray's arrays and views in a signature, recognised by their type's name: one list |
 //! | `tokens` | searching token streams for identifiers |
 //! | `std_macros` | the standard and logging macros the analyses know by name, and what each may do |
 //! | `hash` | `token_hash`: FNV-1a over a layout-independent rendering of the tokens |
 //! | `attrs` | which user attribute goes on which generated item |
 //! | `relocate` | module-relative paths moved to where the variants live |
+//! | `body` | the model of the body every rewrite reads: types of names, what loops walk, what they read and write, reductions, index ranges, and each top-level loop analysed once |
 //! | `reduce` | the SIMD body's float reductions reassociated into independent lanes, its bounds-checked element-wise index loops taken in chunks, and what was done to each |
-//! | `split` | the Parallel body: top-level loops with independent iterations split across threads, and why not where not; the one analysis of top-level loops every rewrite reads |
+//! | `split` | the Parallel body: top-level loops with independent iterations split across threads, and why not where not |
 //! | `shader` | the GPU body: those loops as WGSL compute shaders, one invocation per iteration (a checked subset with its own type inference, types confirmed at run time), and why not where not |
 //! | `variants` | `mod k`: the variants and `KERNEL` (a `ToTokens` printer, one method per piece) |
 //! | `wrapper` | the routed function |
 //! | `in_impl` | a method or associated function: the routed function with its variants inside it |
 //! | `verify` | which kernels `verify` applies to, from the signature, and its errors |
+//! | `reason` | the reason words every analysis answers with, and the facade's check that the runtime lists the same |
 
 mod args;
+mod arrays;
 mod attrs;
+mod body;
 mod enclosing;
 mod errors;
 mod expand;
+#[cfg(test)]
+mod golden;
 mod hash;
 mod in_impl;
 mod kernel_def;
+mod kernel_spec;
+mod reason;
 mod reduce;
 mod relocate;
+mod resident;
 mod shader;
 mod signature;
 mod size;
@@ -138,4 +148,15 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn adaptive_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::adaptive_kernel(args.into(), item.into()).unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
+/// The facade's compile-time check that the runtime's `LoopReason`, at the path given,
+/// lists exactly the reason words this macro writes (`crate::reason`). Not a public API.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __loop_reasons(path: TokenStream) -> TokenStream {
+    match syn::parse::<syn::Path>(path) {
+        Ok(path) => reason::check(&path).into(),
+        Err(e) => e.into_compile_error().into(),
+    }
 }

@@ -29,9 +29,10 @@ use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::Expr;
 
+use crate::arrays::Copied;
 use crate::kernel_def::KernelDef;
 use crate::variants::forwarding;
-use crate::verify::Verification;
+use crate::verify::{self, Verification};
 
 /// Prints the routed function.
 pub(crate) struct Wrapper<'a>(pub &'a KernelDef);
@@ -62,7 +63,8 @@ impl ToTokens for Wrapper<'_> {
         };
         // A generic kernel has one routing table per instantiation.
         let kernel = if k.is_generic() { quote!(#name::kernel #turbofish ()) } else { quote!(#name::KERNEL) };
-        let variants = [call("scalar"), call("simd"), call("parallel"), call("gpu")];
+        let gpu = traffic_of(&kernel, direct("gpu"));
+        let variants = [call("scalar"), call("simd"), call("parallel"), gpu];
         let verify = |route: &syn::Ident, size_var: &syn::Ident| self.verify(&kernel, route, size_var, &direct);
         let body = routed_body(k, TokenStream::new(), kernel.clone(), variants, &verify);
 
@@ -166,14 +168,21 @@ impl Wrapper<'_> {
             Some(t) => quote!(::core::option::Option::Some(#t as f64)),
             None => quote!(::core::option::Option::None),
         };
-        // Each parameter is passed to two variants: `Copy` is required, said at its type.
+        let outputs = verify::outputs(&k.params);
+        // Each parameter but the arrays it writes (copied below) is passed to two variants:
+        // `Copy` is required, said at its type.
         let inputs = always.then(|| {
-            let checks = k.params.iter().map(|p| {
+            let checks = k.params.iter().filter(|p| !outputs.iter().any(|(o, _)| o.ident == p.ident)).map(|p| {
                 let (ident, ty) = (&p.ident, &p.ty);
                 quote_spanned!(ty.span()=> ::adaptive_kernel::__private::verify_input(&#ident);)
             });
             quote!(#(#checks)*)
         });
+        let array_result = matches!(&k.func.sig.output, syn::ReturnType::Type(_, ty) if verify::array_result(ty));
+        if !outputs.is_empty() || array_result {
+            let checked = self.verify_arrays(kernel, route, size_var, &outputs, always, &tolerance);
+            return quote!(#inputs #checked);
+        }
         let backend = KernelDef::hidden("__adaptive_backend");
         let (scalar, simd) = (direct("scalar"), direct("simd"));
         let gpu = if k.has_gpu { direct("gpu") } else { simd.clone() };
@@ -197,6 +206,142 @@ impl Wrapper<'_> {
                 });
             }
         }
+    }
+}
+
+impl Wrapper<'_> {
+    /// The check against Scalar of a kernel that writes ndarray arrays or returns one (see
+    /// `crate::verify`): the Scalar variant runs first on copies of the written arrays, the
+    /// chosen one on the caller's; the writes and the results are compared element by
+    /// element, in logical order; where they disagree the caller gets Scalar's, arrays included.
+    fn verify_arrays(
+        &self,
+        kernel: &TokenStream,
+        route: &syn::Ident,
+        size_var: &syn::Ident,
+        outputs: &[(&crate::signature::Param, Copied)],
+        always: bool,
+        tolerance: &TokenStream,
+    ) -> TokenStream {
+        let k = self.0;
+        let private = quote!(::adaptive_kernel::__private);
+        let (check, backend, tol) = (
+            KernelDef::hidden("__adaptive_check"),
+            KernelDef::hidden("__adaptive_backend"),
+            KernelDef::hidden("__adaptive_tolerance"),
+        );
+        let (result, reference, agreement) = (
+            KernelDef::hidden("__adaptive_result"),
+            KernelDef::hidden("__adaptive_reference"),
+            KernelDef::hidden("__adaptive_agreement"),
+        );
+        let mut copies = TokenStream::new();
+        let mut rebinds = TokenStream::new();
+        let mut compares = TokenStream::new();
+        let mut restores = TokenStream::new();
+        // The arguments of the Scalar call (copies) and of the chosen variant's (the caller's
+        // arrays, reborrowed so that they can be compared and restored after the call).
+        let mut scalar_args = Vec::new();
+        let mut variant_args = Vec::new();
+        for p in &k.params {
+            let ident = &p.ident;
+            let Some(at) = outputs.iter().position(|(o, _)| o.ident == p.ident) else {
+                scalar_args.push(quote!(#ident));
+                variant_args.push(quote!(#ident));
+                continue;
+            };
+            let how = &outputs[at].1;
+            let copy = KernelDef::hidden(&format!("__adaptive_copy_{at}"));
+            let view = KernelDef::hidden(&format!("__adaptive_view_{at}"));
+            match how {
+                Copied::Owned | Copied::View => copies.extend(quote!(let mut #copy = #ident.to_owned();)),
+                Copied::Shared => copies.extend(quote!(let mut #copy = ::core::clone::Clone::clone(&*#ident);)),
+                Copied::ViewRef => {
+                    copies.extend(quote!(let mut #copy = #ident.to_owned(); let mut #view = #copy.view_mut();))
+                }
+            }
+            match how {
+                Copied::Owned | Copied::Shared => scalar_args.push(quote!(&mut #copy)),
+                Copied::View => scalar_args.push(quote!(#copy.view_mut())),
+                Copied::ViewRef => scalar_args.push(quote!(&mut #view)),
+            }
+            match how {
+                // A view taken by value: bound `mut` here to be reborrowed (the wrapper's
+                // parameters are not `mut`).
+                Copied::View => {
+                    rebinds.extend(quote!(#[allow(unused_mut)] let mut #ident = #ident;));
+                    variant_args.push(quote!(#ident.view_mut()));
+                }
+                _ => variant_args.push(quote!(&mut *#ident)),
+            }
+            compares.extend(quote! {
+                let #agreement = #agreement.and(#private::compare_arrays(
+                    #ident.shape(), #ident.iter(), #copy.shape(), #copy.iter(), #tol,
+                ));
+            });
+            restores.extend(quote!(#ident.assign(&#copy);));
+        }
+        let name = &k.func.sig.ident;
+        let turbofish = k.turbofish();
+        let call = |variant: &str, args: &[TokenStream]| {
+            let variant = syn::Ident::new(variant, proc_macro2::Span::call_site());
+            let call = quote!(#name::#variant #turbofish (#(#args),*));
+            if k.func.sig.unsafety.is_some() {
+                quote!(unsafe { #call })
+            } else {
+                call
+            }
+        };
+        let scalar_ref = call("scalar", &scalar_args);
+        let (scalar, simd) = (call("scalar", &variant_args), call("simd", &variant_args));
+        let parallel = if k.has_parallel { call("parallel", &variant_args) } else { simd.clone() };
+        let gpu = if k.has_gpu { call("gpu", &variant_args) } else { simd.clone() };
+        let compare_result = match &k.func.sig.output {
+            syn::ReturnType::Default => quote!(#private::Agreement::EXACT),
+            syn::ReturnType::Type(_, ty) if verify::array_result(ty) => quote_spanned! {ty.span()=>
+                #private::compare_arrays(#result.shape(), #result.iter(), #reference.shape(), #reference.iter(), #tol)
+            },
+            // Spanned at the return type: a result that cannot be compared is reported there.
+            syn::ReturnType::Type(_, ty) => {
+                quote_spanned!(ty.span()=> #private::Comparable::compare(&#result, &#reference, #tol))
+            }
+        };
+        quote! {
+            if #route.is_timed() && #route.backend() != #private::Backend::Scalar {
+                if let ::core::option::Option::Some(#check) =
+                    #private::VerifiedCall::begin(&#kernel, &#route, #size_var, #always, #tolerance)
+                {
+                    #rebinds
+                    let #backend = #route.backend();
+                    #copies
+                    let #reference = #scalar_ref;
+                    let #result = #route.run(|| match #backend {
+                        #private::Backend::Scalar => #scalar,
+                        #private::Backend::Simd => #simd,
+                        #private::Backend::Parallel => #parallel,
+                        #private::Backend::Gpu => #gpu,
+                    });
+                    let #tol = #check.tolerance();
+                    let #agreement = #compare_result;
+                    #compares
+                    if #check.finish(#agreement) {
+                        return #result;
+                    }
+                    #restores
+                    return #reference;
+                }
+            }
+        }
+    }
+}
+
+/// `move || KERNEL.traffic_of(size, Gpu, move || CALL)`: a GPU call whose transfers are
+/// recorded in `kernel`'s table (`kernel`: the `Kernel` static, or an expression of type
+/// `&'static Kernel`).
+pub(crate) fn traffic_of(kernel: &TokenStream, call: TokenStream) -> TokenStream {
+    let size_var = KernelDef::hidden("__adaptive_size");
+    quote! {
+        move || #kernel.traffic_of(#size_var, ::adaptive_kernel::__private::Backend::Gpu, move || #call)
     }
 }
 

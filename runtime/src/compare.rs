@@ -1,7 +1,9 @@
 //! How `verify` compares a variant's result with the Scalar variant's: the
 //! [`Comparable`] trait (implemented for `f32`, `f64`, and `Vec`s, boxed slices
-//! and arrays of them; users implement it for their own result types) and the
-//! [`Tolerance`] a call is held to.
+//! and arrays of them, and with the feature `ndarray` for ndarray 0.17's arrays of
+//! them; users implement it for their own result types), [`compare_arrays`] for
+//! arrays of any ndarray version (what `verify` uses for the arrays a kernel writes
+//! or returns), and the [`Tolerance`] a call is held to.
 //!
 //! The bound is the one [`crate::tolerance`] proves for two orders of one sum,
 //! `2·γₖ·Σ|xᵢ|` ([`tolerance::sum_bound`] over `k + 1` summands), with the
@@ -124,6 +126,13 @@ impl Agreement {
 
     /// Results that cannot be compared element by element (lengths differ): disagreement.
     pub const MISMATCH: Agreement = Agreement { largest_error: f64::INFINITY, agrees: false };
+
+    /// The agreement of two comparisons together (a result and the arrays a kernel wrote):
+    /// the larger error, and agreement only where both agree.
+    #[must_use]
+    pub fn and(self, other: Agreement) -> Agreement {
+        Agreement { largest_error: self.largest_error.max(other.largest_error), agrees: self.agrees && other.agrees }
+    }
 }
 
 /// A kernel result that `verify` can compare with the Scalar variant's.
@@ -221,28 +230,92 @@ fn largest_finite(epsilon: f64) -> f64 {
     }
 }
 
-/// A float type a result may hold.
-trait Float: Copy {
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+/// `f32` and `f64`: the element types [`compare_arrays`] compares (sealed).
+#[diagnostic::on_unimplemented(
+    message = "`verify` compares arrays of `f32` or `f64`, but these hold `{Self}`",
+    label = "elements of type `{Self}` cannot be compared",
+    note = "make the kernel's arrays hold `f32` or `f64`, or remove `verify`"
+)]
+pub trait Element: Copy + sealed::Sealed {
+    /// The type's machine epsilon, as `f64`.
     const EPSILON: f64;
+    /// The value as `f64` (exactly).
     fn wide(self) -> f64;
 }
 
-impl Float for f32 {
+impl Element for f32 {
     const EPSILON: f64 = f32::EPSILON as f64;
     fn wide(self) -> f64 {
         f64::from(self)
     }
 }
 
-impl Float for f64 {
+impl Element for f64 {
     const EPSILON: f64 = f64::EPSILON;
     fn wide(self) -> f64 {
         self
     }
 }
 
-fn compare_slices<T: Float>(mine: &[T], scalar: &[T], tolerance: Tolerance) -> Agreement {
+fn compare_slices<T: Element>(mine: &[T], scalar: &[T], tolerance: Tolerance) -> Agreement {
     compare_floats(mine.iter().map(|x| x.wide()), scalar.iter().map(|x| x.wide()), T::EPSILON, tolerance)
+}
+
+/// Compares two arrays given as their shapes and their elements in logical order
+/// (row-major, whatever their memory layout: what ndarray's `iter()` yields), as
+/// [`compare_floats`] does; arrays of different shapes disagree
+/// ([`Agreement::MISMATCH`]).
+///
+/// It names no ndarray type, so it compares arrays of any ndarray version: this is
+/// what `verify` calls for the arrays a kernel writes or returns. For example, an
+/// array and its transposed copy laid out column-major agree:
+///
+/// ```
+/// # use adaptive_kernel_runtime as adaptive_kernel;
+/// use adaptive_kernel::compare::{compare_arrays, Tolerance};
+///
+/// // [[1, 2, 3], [4, 5, 6]] row-major, and the same matrix stored column by column,
+/// // walked in logical (row-major) order.
+/// let row_major = [1.0_f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+/// let column_major = [1.0_f32, 4.0, 2.0, 5.0, 3.0, 6.0];
+/// let logical = [0, 2, 4, 1, 3, 5].map(|i| &column_major[i]);
+/// let t = Tolerance::Relative(0.0);
+/// assert!(compare_arrays(&[2, 3], &row_major, &[2, 3], logical, t).agrees);
+/// assert!(!compare_arrays(&[2, 3], &row_major, &[3, 2], &row_major, t).agrees, "shapes differ");
+/// ```
+pub fn compare_arrays<'a, 'b, T: Element + 'a + 'b>(
+    mine_shape: &[usize],
+    mine: impl IntoIterator<Item = &'a T>,
+    scalar_shape: &[usize],
+    scalar: impl IntoIterator<Item = &'b T>,
+    tolerance: Tolerance,
+) -> Agreement {
+    if mine_shape != scalar_shape {
+        return Agreement::MISMATCH;
+    }
+    compare_floats(mine.into_iter().map(|x| x.wide()), scalar.into_iter().map(|x| x.wide()), T::EPSILON, tolerance)
+}
+
+/// ndarray 0.17's arrays of `f32` or `f64`, of any storage and dimension, element by
+/// element in logical order ([`compare_arrays`]): a result type `verify` and code of
+/// your own can compare. (`verify` compares the arrays of any ndarray version itself,
+/// through their methods, without this implementation.)
+#[cfg(feature = "ndarray")]
+impl<A, S, D> Comparable for ndarray::ArrayBase<S, D>
+where
+    A: Element,
+    S: ndarray::Data<Elem = A>,
+    D: ndarray::Dimension,
+{
+    fn compare(&self, scalar: &Self, tolerance: Tolerance) -> Agreement {
+        compare_arrays(self.shape(), self.iter(), scalar.shape(), scalar.iter(), tolerance)
+    }
 }
 
 macro_rules! comparable_floats {
@@ -339,6 +412,37 @@ mod tests {
         assert!(!vec![f32::INFINITY].compare(&vec![1.0], t).agrees, "far below f32::MAX");
         assert!(vec![f32::INFINITY].compare(&vec![f32::MAX], t).agrees, "at f32::MAX");
         assert!(!vec![f64::INFINITY].compare(&vec![f64::from(f32::MAX)], t).agrees, "f64 results overflow at f64::MAX");
+    }
+
+    #[test]
+    fn agreements_combine_and_arrays_compare_by_shape_and_logical_order() {
+        let t = Tolerance::Relative(1e-6);
+        let off = Agreement { largest_error: 0.5, agrees: false };
+        assert_eq!(Agreement::EXACT.and(off), off);
+        assert_eq!(off.and(Agreement::EXACT), off);
+        assert_eq!(Agreement::EXACT.and(Agreement::EXACT), Agreement::EXACT);
+        let a = [1.0_f64, 2.0, 3.0, 4.0];
+        assert_eq!(compare_arrays(&[2, 2], &a, &[2, 2], &a, t), Agreement::EXACT);
+        assert_eq!(compare_arrays(&[2, 2], &a, &[4], &a, t), Agreement::MISMATCH, "same elements, other shape");
+        assert_eq!(compare_arrays(&[0, 3], &[] as &[f64], &[0, 3], &[], t), Agreement::EXACT, "empty");
+        let b = [1.0_f64, 2.0, 3.5, 4.0];
+        let d = compare_arrays(&[2, 2], &a, &[2, 2], &b, t);
+        assert!(!d.agrees && d.largest_error == 0.5, "{d:?}");
+    }
+
+    #[cfg(feature = "ndarray")]
+    #[test]
+    fn ndarray_arrays_compare_in_logical_order_whatever_their_layout() {
+        let t = Tolerance::Relative(0.0);
+        let a = ndarray::Array2::from_shape_fn((3, 4), |(i, j)| (i * 4 + j) as f32);
+        let column_major = a.t().as_standard_layout().into_owned().reversed_axes();
+        assert!(!column_major.is_standard_layout());
+        assert!(column_major.compare(&a, t).agrees);
+        assert!(a.view().compare(&column_major.view(), t).agrees);
+        assert!(!a.t().compare(&a.view(), t).agrees, "a transposed view is another shape");
+        let mut b = a.clone();
+        b[[2, 3]] += 1.0;
+        assert!(!b.compare(&a, t).agrees);
     }
 
     #[test]

@@ -32,6 +32,21 @@ pub fn thousands(n: usize) -> String {
     out
 }
 
+/// Bytes as people read them: `512 B`, `4.0 KiB`, `8.0 MiB`, `1.50 GiB`.
+pub fn bytes(n: u64) -> String {
+    const KIB: f64 = 1024.0;
+    let b = n as f64;
+    if n < 1024 {
+        format!("{n} B")
+    } else if b < KIB * KIB {
+        format!("{:.1} KiB", b / KIB)
+    } else if b < KIB * KIB * KIB {
+        format!("{:.1} MiB", b / (KIB * KIB))
+    } else {
+        format!("{:.2} GiB", b / (KIB * KIB * KIB))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -58,5 +73,13 @@ mod tests {
         assert!(!is_positive_finite(f64::NAN));
         assert!(!is_positive_finite(f64::INFINITY));
         assert!(!is_positive_finite(-1.0));
+    }
+
+    #[test]
+    fn bytes_pick_a_unit() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(4096), "4.0 KiB");
+        assert_eq!(bytes(8 << 20), "8.0 MiB");
+        assert_eq!(bytes(3 << 29), "1.50 GiB");
     }
 }

@@ -84,6 +84,18 @@ pub(crate) fn settle_with_work(
     panic!("{} never settled at size {size}; asked for {asked:?}", kernel.name());
 }
 
+/// Makes `calls` routed calls of `size`, each running as a variant taking `cost(backend)`
+/// (as a program's calls would: a settled bucket times a sample of them at the rate they
+/// come, and may re-time an alternative); returns the backend each call was routed to.
+pub(crate) fn route_with(
+    kernel: &'static Kernel,
+    size: usize,
+    calls: usize,
+    cost: impl Fn(Backend) -> Duration,
+) -> Vec<Backend> {
+    (0..calls).map(|_| call_spinning(kernel, size, &cost).0).collect()
+}
+
 /// The settled backend of `size`'s bucket, if settled.
 pub(crate) fn settled(kernel: &'static Kernel, size: usize) -> Option<Backend> {
     kernel.table().row_for(size).and_then(|r| r.chosen)

@@ -44,7 +44,8 @@ use quote::{quote, ToTokens};
 use syn::visit_mut::VisitMut;
 use syn::{Expr, Pat};
 
-use super::recognise::{plain_ident, Fold, Init, Op, Plan, Source};
+use super::recognise::{Init, Plan, Source};
+use crate::body::{plain_ident, Fold, Op};
 
 pub(super) fn hidden(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
@@ -256,7 +257,7 @@ pub(crate) fn rewritten_loop(plan: &Plan) -> Expr {
 /// The rewritten iterator reduction: a parenthesised block expression of the result's type.
 pub(crate) fn rewritten_expr(plan: &Plan, init: &Init) -> Expr {
     let acc = &plan.accs[0].ident;
-    let ty = |w: &super::types::Width| w.name().map(|n| Ident::new(n, Span::call_site()));
+    let ty = |w: &crate::body::Width| w.name().map(|n| Ident::new(n, Span::call_site()));
     let decl = match init {
         Init::Sum(w) => {
             let t = ty(w);

@@ -87,12 +87,15 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{quote, ToTokens};
 use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
-use syn::{BinOp, Block, Expr, ExprForLoop, Pat, RangeLimits, Stmt};
+use syn::{Block, Expr, ExprForLoop, Pat, RangeLimits, Stmt};
 
 use super::emit::hidden;
 use super::jam::{holds_loop, suffix_problem};
-use super::recognise::{continue_guard, plain_ident, source, Source};
-use super::types::{let_names, pat_names, Env, Int, Ty, Width};
+use super::recognise::{source, Source};
+use crate::body::{
+    continue_guard, forbidden, is_compound, let_names, pat_names, plain_ident, row_range, Access, Elem, Env, ForLoop,
+    Int, Ty, Width, Write,
+};
 use crate::tokens::{mentions, strip};
 
 /// The idiom loops taken this way are reported under.
@@ -120,9 +123,10 @@ struct Row {
 /// the names in scope before it. `Some((jammed, rest))`: the part that takes `L` items at a
 /// time (a block of its own, which the walk does not enter) and the loop as written over
 /// the items left, for the walk to rewrite as usual.
-pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Option<(TokenStream, ExprForLoop)> {
-    let Some(Source::Range { start, end }) = source(&f.expr, env, true) else { return None };
-    let index = plain_pat(&f.pat)?;
+pub(crate) fn analyse(l: &ForLoop, env: &Env) -> Option<(TokenStream, ExprForLoop)> {
+    let f = l.f;
+    let Some(Source::Range { start, end }) = Source::of(&l.walk, env) else { return None };
+    let index = l.index.clone()?;
     if f.label.is_some() {
         return None;
     }
@@ -253,7 +257,7 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Option<(TokenStream, ExprFo
     if suffix_problem(prefix, middle, suffix, &per_item, &item_env).is_some() {
         return None;
     }
-    if super::recognise::forbidden(&Block { brace_token: Default::default(), stmts: suffix.to_vec() }).is_some() {
+    if forbidden(&Block { brace_token: Default::default(), stmts: suffix.to_vec() }).is_some() {
         return None;
     }
     // Names the statements after the loops bind (a `let`, a closure's parameter) must not hide
@@ -331,40 +335,18 @@ fn row(pat: &Pat, init: &Expr, index: &Ident, env: &Env) -> Option<(Row, Expr)> 
     let Expr::Index(ix) = strip(&r.expr) else { return None };
     let slice = plain_ident(&ix.expr)?;
     let width = match env.lookup(&slice.to_string()) {
-        Some((Ty::Slice { width, shared: true }, _)) if width != Width::Any => width,
+        Some((Ty::Slice { elem: Elem::Float(width), access: Access::Shared }, _)) if width != Width::Any => width,
         _ => return None,
     };
     let Expr::Range(range) = strip(&ix.index) else { return None };
-    if !matches!(range.limits, RangeLimits::HalfOpen(_)) {
-        return None;
-    }
-    let (lo, hi) = (strip(range.start.as_deref()?), strip(range.end.as_deref()?));
     let is_index = |e: &Expr| plain_ident(e).is_some_and(|i| i == *index);
-    let is_next = |e: &Expr| match strip(e) {
-        Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
-            is_index(&b.left) && matches!(strip(&b.right), Expr::Lit(l) if l.to_token_stream().to_string() == "1")
-        }
-        _ => false,
-    };
-    // `a * b` with one side `is(..)`: the other side.
-    let times = |e: &Expr, is: &dyn Fn(&Expr) -> bool| -> Option<Expr> {
-        let Expr::Binary(b) = strip(e) else { return None };
-        if !matches!(b.op, BinOp::Mul(_)) {
-            return None;
-        }
-        match (is(&b.left), is(&b.right)) {
-            (true, false) => Some((*b.right).clone()),
-            (false, true) => Some((*b.left).clone()),
-            _ => None,
-        }
-    };
-    let (w1, w2) = (times(lo, &is_index)?, times(hi, &is_next)?);
-    let invariant = match strip(&w1) {
+    let w = row_range(range, &is_index)?;
+    let invariant = match strip(&w) {
         Expr::Lit(l) => matches!(&l.lit, syn::Lit::Int(i) if matches!(i.suffix(), "" | "usize")),
         e => plain_ident(e)
             .is_some_and(|w| w != *index && matches!(env.lookup(&w.to_string()), Some((Ty::Int(Int::Usize), _)))),
     };
-    (invariant && tokens(&w1) == tokens(&w2)).then(|| (Row { name: name.to_string(), width }, w1))
+    invariant.then(|| (Row { name: name.to_string(), width }, w))
 }
 
 /// Whether a pattern anywhere in `stmt` binds one of `names`.
@@ -386,11 +368,7 @@ fn assigned_names(a: &[Stmt], b: &[Stmt]) -> Vec<String> {
     struct Assigned(Vec<String>);
     impl<'ast> Visit<'ast> for Assigned {
         fn visit_expr(&mut self, e: &'ast Expr) {
-            let place = match e {
-                Expr::Assign(a) => Some(&*a.left),
-                Expr::Binary(b) if super::jam::is_compound(&b.op) => Some(&*b.left),
-                _ => None,
-            };
+            let place = Write::of(e).and_then(Write::store).map(|(place, _)| place);
             if let Some(name) = place.and_then(plain_ident) {
                 self.0.push(name.to_string());
             }
@@ -453,9 +431,9 @@ fn lane_expr(e: &Expr, env: &mut Env, lanes: &[String], rows: &[String], j: Opti
             lane_stmts(&b.block.stmts, env, lanes, rows, j, false)
         }
         Expr::Assign(a) if a.attrs.is_empty() => assignment(&a.left, &a.right, env, lanes, rows, j),
-        Expr::Binary(b) if b.attrs.is_empty() && super::jam::is_compound(&b.op) => {
+        Expr::Binary(b) if b.attrs.is_empty() && is_compound(&b.op) => {
             // `x op= t` is pure where `x op t` is.
-            assignment(&b.left, &b.right, env, lanes, rows, j) && env.ty(&b.left) != Ty::Unknown
+            assignment(&b.left, &b.right, env, lanes, rows, j) && env.ty(&b.left).is_known()
         }
         _ => false,
     }
@@ -463,7 +441,7 @@ fn lane_expr(e: &Expr, env: &mut Env, lanes: &[String], rows: &[String], j: Opti
 
 fn assignment(place: &Expr, value: &Expr, env: &Env, lanes: &[String], rows: &[String], j: Option<&Ident>) -> bool {
     let target = plain_ident(place).is_some_and(|p| lanes.iter().any(|l| p == l));
-    target && env.ty(value) != Ty::Unknown && rows_read_at(value, rows, j)
+    target && env.ty(value).is_known() && rows_read_at(value, rows, j)
 }
 
 /// Whether `e` names rows only as `p[j]`.

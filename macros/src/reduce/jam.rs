@@ -73,11 +73,14 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{quote, ToTokens};
 use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
-use syn::{Block, Expr, ExprForLoop, Pat, Stmt};
+use syn::{Block, Expr, ExprForLoop, Stmt};
 
 use super::emit::{hidden, rewritten_loop, WIDE_AFTER_CHUNKS};
-use super::recognise::{analyse_loop, continue_guard, forbidden, plain_ident, source, Source, Verdict as Reduction};
-use super::types::{pat_names, Env, Int, Ty};
+use super::recognise::{analyse_loop, Source, Verdict as Reduction};
+use crate::body::{
+    continue_guard, method_writes, pat_names, plain_ident, root, whole_use_writes, Env, ForLoop, Holds, Int, Ty, Write,
+};
+use crate::reason::Reason;
 
 /// The idiom jammed loops are reported under.
 pub(crate) const IDIOM: &str = "for range jam";
@@ -87,7 +90,7 @@ pub(crate) enum Verdict {
     /// Not a loop around one reduction: not reported.
     NotAJam,
     /// A loop around a reduction that cannot be jammed, and why in a word.
-    LeftAlone(&'static str),
+    LeftAlone(Reason),
     /// The jammed loop: its first part takes `U` items at a time (a block of its own, which
     /// the rest of the walk does not enter); `rest` is the loop as written over the items
     /// left, for the walk to rewrite its reduction as usual.
@@ -105,17 +108,13 @@ fn items_for(accumulators: usize) -> Option<usize> {
     }
 }
 
-/// Decides about `for pat in expr { body }` (neither a reduction nor element-wise); `env`
-/// holds the names in scope before the loop.
-pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
+/// Decides about the loop `l`, `for pat in expr { body }` (neither a reduction nor
+/// element-wise); `env` holds the names in scope before the loop.
+pub(crate) fn analyse(l: &ForLoop, env: &Env) -> Verdict {
+    let f = l.f;
     // The shape: a range over a plain index, and one loop in its body at the top level.
-    let Some(Source::Range { start, end }) = source(&f.expr, env, true) else { return Verdict::NotAJam };
-    let index = match &*f.pat {
-        Pat::Ident(p) if p.attrs.is_empty() && p.by_ref.is_none() && p.mutability.is_none() && p.subpat.is_none() => {
-            p.ident.clone()
-        }
-        _ => return Verdict::NotAJam,
-    };
+    let Some(Source::Range { start, end }) = Source::of(&l.walk, env) else { return Verdict::NotAJam };
+    let Some(index) = l.index.clone() else { return Verdict::NotAJam };
     let stmts = &f.body.stmts;
     let loops: Vec<usize> = stmts
         .iter()
@@ -145,7 +144,8 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
             _ => pure_prefix = false,
         }
     }
-    let Reduction::Rewrite { plan, .. } = analyse_loop(inner, &item_env) else { return Verdict::NotAJam };
+    let inner_loop = ForLoop::new(inner);
+    let Reduction::Rewrite { plan, .. } = analyse_loop(&inner_loop, &item_env) else { return Verdict::NotAJam };
     // A `continue` guard would skip an element for every item at once (an n-body's self-skip):
     // not a shape to jam, and nothing to say about it.
     if plan.body.stmts.iter().any(|s| continue_guard(s).is_some()) {
@@ -154,13 +154,13 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
     let Some(items) = items_for(plan.accs.len()) else { return Verdict::NotAJam };
     // A reduction to jam: from here on, every reason is reported.
     if f.label.is_some() {
-        return Verdict::LeftAlone("label");
+        return Verdict::LeftAlone(Reason::Label);
     }
-    if let Some(reason) = forbidden(&f.body) {
+    if let Some(reason) = l.exits {
         return Verdict::LeftAlone(reason);
     }
     if !pure_prefix {
-        return Verdict::LeftAlone("effect");
+        return Verdict::LeftAlone(Reason::Effect);
     }
     // Per item: the index and every name the prefix binds.
     let mut per_item = vec![index.to_string()];
@@ -170,13 +170,13 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
         }
     }
     if plan.accs.iter().any(|a| !per_item.contains(&a.ident.to_string())) {
-        return Verdict::LeftAlone("carried");
+        return Verdict::LeftAlone(Reason::Carried);
     }
-    let Some(Source::Range { start: j_start, end: j_end }) = source(&inner.expr, &item_env, true) else {
+    let Some(Source::Range { start: j_start, end: j_end }) = Source::of(&inner_loop.walk, &item_env) else {
         return Verdict::NotAJam;
     };
     if mentions_any(&j_start, &per_item) || mentions_any(&j_end, &per_item) {
-        return Verdict::LeftAlone("source");
+        return Verdict::LeftAlone(Reason::Source);
     }
     if let Some(reason) = suffix_problem(prefix, inner, suffix, &per_item, &item_env) {
         return Verdict::LeftAlone(reason);
@@ -213,7 +213,7 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
     let (pat, range) = (&inner.pat, &inner.expr);
     let jammed_loop: ExprForLoop = match syn::parse2(quote!(for #pat in #range { #(#copies)* })) {
         Ok(l) => l,
-        Err(_) => return Verdict::LeftAlone("effect"),
+        Err(_) => return Verdict::LeftAlone(Reason::Effect),
     };
     // Only short reductions (a distance over tens of coordinates) gain: their folds and reloads
     // are what the jam shares. From the length at which one item's loop takes its wide lanes
@@ -221,7 +221,7 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
     // accumulators per item halve that length (BENCHMARKS.md, "Jammed reductions"; a matrix–
     // vector product's rows of hundreds, 8 streams at once, measured 0.83× at 288 × 4,000).
     let short = plan.lanes * WIDE_AFTER_CHUNKS / plan.accs.len();
-    let combined = match analyse_loop(&jammed_loop, &jam_env) {
+    let combined = match analyse_loop(&ForLoop::new(&jammed_loop), &jam_env) {
         Reduction::Rewrite { mut plan, .. } => {
             // Each item's lanes a quarter of a 256-bit vector (4 `f32`, 2 `f64`), in one level:
             // with 8-lane chunks a jammed k-means distance measured 0.19–0.25 of its twin, with
@@ -233,7 +233,7 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
             rewritten_loop(&plan)
         }
         Reduction::LeftAlone { reason, .. } => return Verdict::LeftAlone(reason),
-        Reduction::NotAReduction | Reduction::InPlace { .. } => return Verdict::LeftAlone("effect"),
+        Reduction::NotAReduction | Reduction::InPlace { .. } => return Verdict::LeftAlone(Reason::Effect),
     };
     let suffixes = renamed.iter().map(|names| {
         let mut block = Block { brace_token: Default::default(), stmts: suffix.to_vec() };
@@ -263,19 +263,7 @@ pub(crate) fn analyse(f: &ExprForLoop, env: &Env) -> Verdict {
 
 /// Whether a statement holds a loop (or a closure or item, whose bodies run elsewhere).
 pub(super) fn holds_loop(stmt: &Stmt) -> bool {
-    struct Find(bool);
-    impl<'ast> Visit<'ast> for Find {
-        fn visit_expr(&mut self, e: &'ast Expr) {
-            self.0 |= matches!(e, Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) | Expr::Closure(_));
-            syn::visit::visit_expr(self, e);
-        }
-        fn visit_item(&mut self, _: &'ast syn::Item) {
-            self.0 = true;
-        }
-    }
-    let mut find = Find(false);
-    find.visit_stmt(stmt);
-    find.0
+    Holds::of(std::slice::from_ref(stmt)).any()
 }
 
 fn mentions_any(e: &Expr, names: &[String]) -> bool {
@@ -291,52 +279,32 @@ pub(super) fn suffix_problem(
     suffix: &[Stmt],
     per_item: &[String],
     env: &Env,
-) -> Option<&'static str> {
+) -> Option<Reason> {
     struct Writes<'e> {
         names: Vec<String>,
         structs: bool,
         env: &'e Env,
     }
-    impl Writes<'_> {
-        /// `s.len()` or `s.is_empty()` of a name known to be a slice: it reads `s`, whatever
-        /// the slice's mutability.
-        fn reads_a_length(&self, m: &syn::ExprMethodCall) -> bool {
-            (m.method == "len" || m.method == "is_empty")
-                && m.args.is_empty()
-                && m.turbofish.is_none()
-                && plain_ident(&m.receiver)
-                    .is_some_and(|name| matches!(self.env.lookup(&name.to_string()), Some((Ty::Slice { .. }, _))))
-        }
-
-        fn root(&mut self, e: &Expr) {
-            match e {
-                Expr::Index(i) => self.root(&i.expr),
-                Expr::Field(f) => self.root(&f.base),
-                Expr::Paren(p) => self.root(&p.expr),
-                Expr::Group(g) => self.root(&g.expr),
-                Expr::Unary(u) => self.root(&u.expr),
-                Expr::Reference(r) => self.root(&r.expr),
-                // A length is a number, not a place (`f(p.len())`).
-                Expr::MethodCall(m) if self.reads_a_length(m) => {}
-                Expr::MethodCall(m) => self.root(&m.receiver),
-                e => {
-                    if let Some(name) = plain_ident(e) {
-                        self.names.push(name.to_string());
-                    }
-                }
-            }
-        }
-    }
     impl<'ast> Visit<'ast> for Writes<'_> {
         fn visit_expr(&mut self, e: &'ast Expr) {
+            // What the statement writes, by the one rule of what counts as a write.
+            let written = match Write::of(e) {
+                Some(Write::Method { receiver, method }) => {
+                    root(receiver).filter(|r| method_writes(self.env.binding(&r.to_string()), &method.to_string()))
+                }
+                Some(w) => root(w.place()),
+                None => None,
+            };
+            self.names.extend(written.map(|n| n.to_string()));
             match e {
-                Expr::Assign(a) => self.root(&a.left),
-                Expr::Binary(b) if is_compound(&b.op) => self.root(&b.left),
-                Expr::Reference(r) if r.mutability.is_some() => self.root(&r.expr),
-                Expr::MethodCall(m) if self.reads_a_length(m) => {}
-                // A method may take `&mut self`; an argument may be a `&mut` passed on.
-                Expr::MethodCall(m) => self.root(&m.receiver),
-                Expr::Call(c) => c.args.iter().for_each(|a| self.root(a)),
+                // An argument that holds a `&mut` may be written through by the callee.
+                Expr::Call(c) => {
+                    for a in &c.args {
+                        let whole = plain_ident(a)
+                            .filter(|n| self.env.binding(&n.to_string()).is_none_or(|b| whole_use_writes(b.ty)));
+                        self.names.extend(whole.map(|n| n.to_string()));
+                    }
+                }
                 Expr::Struct(_) => self.structs = true,
                 _ => {}
             }
@@ -348,28 +316,11 @@ pub(super) fn suffix_problem(
         writes.visit_stmt(stmt);
     }
     if writes.structs {
-        return Some("effect");
+        return Some(Reason::Effect);
     }
     let read: TokenStream = prefix.iter().map(ToTokens::to_token_stream).chain([inner.to_token_stream()]).collect();
     let carried: Vec<&String> = writes.names.iter().filter(|n| !per_item.contains(n)).collect();
-    crate::tokens::mentions(read, &carried).then_some("carried")
-}
-
-pub(super) fn is_compound(op: &syn::BinOp) -> bool {
-    use syn::BinOp::*;
-    matches!(
-        op,
-        AddAssign(_)
-            | SubAssign(_)
-            | MulAssign(_)
-            | DivAssign(_)
-            | RemAssign(_)
-            | BitXorAssign(_)
-            | BitAndAssign(_)
-            | BitOrAssign(_)
-            | ShlAssign(_)
-            | ShrAssign(_)
-    )
+    crate::tokens::mentions(read, &carried).then_some(Reason::Carried)
 }
 
 /// Renames the names of one item (`names`: written name → its hidden name) wherever they

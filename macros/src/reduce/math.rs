@@ -25,7 +25,7 @@ use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, Lit, UnOp};
 
-use super::types::{Env, Ty, Width};
+use crate::body::{Env, Ty, Width};
 use crate::tokens::strip;
 
 /// The replaced functions: the method's name (also the runtime's), and its arguments after
@@ -143,7 +143,7 @@ impl Replace {
     fn argument(&self, function: &str, a: &Expr) -> bool {
         let float = matches!(self.env.ty(a), Ty::Float(Width::F32 | Width::Any));
         match function {
-            "powf" => constant(a, &self.env) && (float || self.env.ty(a) == Ty::Unknown),
+            "powf" => constant(a, &self.env) && (float || !self.env.ty(a).is_known()),
             _ => matches!(self.env.ty(a), Ty::Float(Width::F32)),
         }
     }
@@ -239,18 +239,14 @@ mod tests {
     use syn::parse_quote;
 
     fn env() -> Env {
-        let mut env = Env::default();
-        for (name, ty) in [
+        crate::body::declared(&[
             ("x", parse_quote!(&[f32])),
             ("w", parse_quote!(&[f64])),
             ("s", parse_quote!(f32)),
             ("r", parse_quote!(&f32)),
             ("i", parse_quote!(usize)),
             ("d", parse_quote!(f64)),
-        ] {
-            env.bind(name.to_string(), Ty::of_type(&ty), false);
-        }
-        env
+        ])
     }
 
     #[test]

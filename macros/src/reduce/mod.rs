@@ -26,16 +26,14 @@ mod items;
 mod jam;
 mod math;
 mod recognise;
-pub(crate) mod types;
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use syn::visit_mut::VisitMut;
-use syn::{Block, Expr, FnArg, ReturnType, Signature, Stmt};
+use syn::{Block, Expr, Stmt};
 
+use crate::body::{Body, Env, ForLoop, Int, Ty, Width};
+use crate::reason::Reason;
 use recognise::Verdict;
-// What the `split` analysis reuses: the type inference, and the accumulation statements.
-pub(crate) use recognise::{accumulation, plain_ident, Op};
-pub(crate) use types::{pat_names, Env, Int, Ty, Width};
 
 /// What happened to one reduction-shaped loop or iterator chain of a body.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,37 +43,23 @@ pub(crate) struct LoopReport {
     /// Its shape: `for range +=`, `zip.sum()`, `iter.fold(max)`, …
     pub idiom: String,
     pub rewritten: bool,
-    /// Why it was left as written, in a word; empty when rewritten.
-    pub reason: &'static str,
+    /// Why it was left as written; `None` when rewritten.
+    pub reason: Option<Reason>,
     /// The libm functions whose calls it computes with the runtime's formulas, in lanes.
     pub math: Vec<&'static str>,
 }
 
-/// `block` (the body of a function with signature `sig`) with its provable
+/// `block` (a body, or the Parallel variant's form of it, whose model is `model`) with its provable
 /// float reductions reassociated and its element-wise index loops in chunks,
 /// and a report per reduction and element-wise loop found. With an `opt_out`
 /// word (`exact`: the kernel opted out; `simd`: its SIMD variant is the user's
 /// own), no reduction is rewritten and each that would have been is reported
 /// left alone for that reason; element-wise loops are left alone for `simd`
 /// only (`exact` keeps the order of float operations, which they keep too).
-pub(crate) fn reassociate(block: &Block, sig: &Signature, opt_out: Option<&'static str>) -> (Block, Vec<LoopReport>) {
-    let mut walker = Walker { env: Env::default(), opt_out, reports: Vec::new(), ret: None };
-    walker.env.push();
-    for input in &sig.inputs {
-        if let FnArg::Typed(pt) = input {
-            walker.env.bind_pat(&pt.pat, Ty::of_type(&pt.ty));
-        }
-    }
-    let ret = match &sig.output {
-        ReturnType::Type(_, ty) => match Ty::of_type(ty) {
-            Ty::Float(w) => Some(w),
-            _ => None,
-        },
-        ReturnType::Default => None,
-    };
-    walker.ret = ret;
+pub(crate) fn reassociate(block: &Block, model: &Body, opt_out: Option<Reason>) -> (Block, Vec<LoopReport>) {
+    let ret = model.ret;
+    let mut walker = Walker { env: model.params.clone(), opt_out, reports: Vec::new(), ret };
     let mut block = block.clone();
-    walker.env.push();
     walker.poison_items(&block.stmts);
     let last = block.stmts.len().checked_sub(1);
     for (n, stmt) in block.stmts.iter_mut().enumerate() {
@@ -88,11 +72,25 @@ pub(crate) fn reassociate(block: &Block, sig: &Signature, opt_out: Option<&'stat
     (block, walker.reports)
 }
 
+/// What the walk does with one `for` loop.
+enum Action {
+    /// Replace the loop by `expr` (a reduction or an element-wise loop in lanes).
+    Replace { idiom: String, math: Vec<&'static str>, expr: Expr },
+    /// Keep the loop with `body` (its libm calls the runtime's formulas).
+    Body { idiom: String, math: Vec<&'static str>, body: Block },
+    /// Items several at a time: `jammed`, then the loop `rest` over the items left.
+    Jam { idiom: &'static str, jammed: TokenStream, rest: syn::ExprForLoop },
+    /// Left as written, and why; its body is walked.
+    Left { idiom: String, reason: Reason },
+    /// Not a loop any rewrite takes: its body is walked.
+    Walk,
+}
+
 /// Walks a body in order, keeping track of the names in scope.
 struct Walker {
     env: Env,
     /// Why nothing is rewritten, if so (see [`reassociate`]).
-    opt_out: Option<&'static str>,
+    opt_out: Option<Reason>,
     reports: Vec<LoopReport>,
     /// The function's float return width, for `return expr`; `None` inside closures.
     ret: Option<Width>,
@@ -134,20 +132,19 @@ impl Walker {
         }
     }
 
-    fn report(&mut self, span: Span, idiom: String, rewritten: bool, reason: &'static str) {
-        self.report_math(span, idiom, rewritten, reason, Vec::new());
+    /// A reduction (or element-wise loop) left as written, and why.
+    fn left(&mut self, span: Span, idiom: String, reason: Reason) {
+        self.push(span, idiom, Some(reason), Vec::new());
     }
 
-    fn report_math(
-        &mut self,
-        span: Span,
-        idiom: String,
-        rewritten: bool,
-        reason: &'static str,
-        math: Vec<&'static str>,
-    ) {
+    /// A reduction (or element-wise loop) rewritten, with the libm functions it computes in lanes.
+    fn rewritten(&mut self, span: Span, idiom: String, math: Vec<&'static str>) {
+        self.push(span, idiom, None, math);
+    }
+
+    fn push(&mut self, span: Span, idiom: String, reason: Option<Reason>, math: Vec<&'static str>) {
         let line = u32::try_from(span.start().line).unwrap_or(u32::MAX);
-        self.reports.push(LoopReport { line, idiom, rewritten, reason, math });
+        self.reports.push(LoopReport { line, idiom, rewritten: reason.is_none(), reason, math });
     }
 
     /// Rewrites `e` when it is a reducing iterator chain whose result type is
@@ -157,17 +154,17 @@ impl Walker {
         let acc = proc_macro2::Ident::new("__adaptive_acc", Span::mixed_site());
         match (recognise::analyse_call(m, &self.env, expected, &acc), self.opt_out) {
             (Verdict::Rewrite { idiom, plan, init: Some(init) }, None) => {
-                self.report_math(m.method.span(), idiom, true, "", plan.math.clone());
+                self.rewritten(m.method.span(), idiom, plan.math.clone());
                 *e = emit::rewritten_expr(&plan, &init);
             }
             // An iterator chain's verdict always carries its hidden accumulator.
             (Verdict::Rewrite { init: None, .. }, None) => syn::visit_mut::visit_expr_mut(self, e),
             (Verdict::Rewrite { idiom, .. }, Some(why)) => {
-                self.report(m.method.span(), idiom, false, why);
+                self.left(m.method.span(), idiom, why);
                 syn::visit_mut::visit_expr_mut(self, e);
             }
             (Verdict::LeftAlone { idiom, reason }, _) => {
-                self.report(m.method.span(), idiom, false, reason);
+                self.left(m.method.span(), idiom, reason);
                 syn::visit_mut::visit_expr_mut(self, e);
             }
             (Verdict::NotAReduction | Verdict::InPlace { .. }, _) => syn::visit_mut::visit_expr_mut(self, e),
@@ -177,74 +174,80 @@ impl Walker {
     /// A `for` loop: rewritten whole, or walked with its pattern in scope.
     fn for_loop(&mut self, e: &mut Expr) {
         let Expr::ForLoop(f) = e else { return };
-        match (recognise::analyse_loop(f, &self.env), self.opt_out) {
-            (Verdict::Rewrite { idiom, plan, .. }, None) => {
-                self.report_math(f.for_token.span, idiom, true, "", plan.math.clone());
-                *e = emit::rewritten_loop(&plan);
-                return;
+        let span = f.for_token.span;
+        // Decided on the loop's record (`crate::body::ForLoop`, read once by every analysis)
+        // before anything of it changes.
+        match self.decide(&ForLoop::new(f)) {
+            Action::Replace { idiom, math, expr } => {
+                self.rewritten(span, idiom, math);
+                *e = expr;
             }
-            (Verdict::InPlace { idiom, body, math }, None) => {
-                self.report_math(f.for_token.span, idiom, true, "", math);
+            Action::Body { idiom, math, body } => {
+                self.rewritten(span, idiom, math);
                 f.body = body;
-                return;
             }
+            Action::Jam { idiom, jammed, rest } => self.jam(e, span, idiom, jammed, rest),
+            Action::Left { idiom, reason } => {
+                self.left(span, idiom, reason);
+                self.walk_for(f);
+            }
+            Action::Walk => self.walk_for(f),
+        }
+    }
+
+    /// What to do with the loop `l`: a reduction, a loop of `exp`s in place, an element-wise
+    /// loop, items in lanes or a jam, in that order of preference, or nothing.
+    fn decide(&self, l: &ForLoop) -> Action {
+        let (env, opt_out) = (&self.env, self.opt_out);
+        // Several items at once: in lanes, else jammed; else left for `why` (the reduction's own
+        // word, when there is one), or for the jam's.
+        let several = |why: Option<(String, Reason)>| -> Action {
+            if opt_out.is_none() {
+                if let Some((jammed, rest)) = items::analyse(l, env) {
+                    return Action::Jam { idiom: items::IDIOM, jammed, rest };
+                }
+            }
+            let idiom = jam::IDIOM.to_string();
+            match (jam::analyse(l, env), opt_out, why) {
+                (jam::Verdict::Jam { jammed, rest }, None, _) => Action::Jam { idiom: jam::IDIOM, jammed, rest },
+                (_, _, Some((idiom, reason))) => Action::Left { idiom, reason },
+                (jam::Verdict::Jam { .. }, Some(why), None) => Action::Left { idiom, reason: why },
+                (jam::Verdict::LeftAlone(reason), _, None) => Action::Left { idiom, reason },
+                (jam::Verdict::NotAJam, _, None) => Action::Walk,
+            }
+        };
+        match (recognise::analyse_loop(l, env), opt_out) {
+            (Verdict::Rewrite { idiom, plan, .. }, None) => {
+                Action::Replace { idiom, math: plan.math.clone(), expr: emit::rewritten_loop(&plan) }
+            }
+            (Verdict::InPlace { idiom, body, math }, None) => Action::Body { idiom, math, body },
             (Verdict::Rewrite { idiom, .. } | Verdict::InPlace { idiom, .. }, Some(why)) => {
-                self.report(f.for_token.span, idiom, false, why)
+                Action::Left { idiom, reason: why }
             }
             // An accumulation after a reduction in the loop (`total += dist`) is no obstacle to a jam.
-            (Verdict::LeftAlone { idiom, reason }, _) => {
-                if let (Some((jammed, rest)), None) = (items::analyse(f, &self.env), self.opt_out) {
-                    let span = f.for_token.span;
-                    return self.jam(e, span, items::IDIOM, jammed, rest);
-                }
-                match (jam::analyse(f, &self.env), self.opt_out) {
-                    (jam::Verdict::Jam { jammed, rest }, None) => {
-                        let span = f.for_token.span;
-                        return self.jam(e, span, jam::IDIOM, jammed, rest);
-                    }
-                    _ => self.report(f.for_token.span, idiom, false, reason),
-                }
-            }
+            (Verdict::LeftAlone { idiom, reason }, _) => several(Some((idiom, reason))),
             (Verdict::NotAReduction, _) => {
                 let idiom = elementwise::IDIOM.to_string();
                 // `exact` keeps the order of float operations, which the element-wise rewrite keeps
                 // too; but libm's calls too, so no vector math there.
-                let vector_math = self.opt_out.is_none();
-                match (elementwise::analyse(f, &self.env, vector_math), self.opt_out.filter(|why| *why != "exact")) {
+                let vector_math = opt_out.is_none();
+                match (elementwise::analyse(l, env, vector_math), opt_out.filter(|why| *why != Reason::Exact)) {
                     (elementwise::Verdict::Rewrite(plan), None) => {
-                        self.report_math(f.for_token.span, idiom, true, "", plan.math.clone());
-                        *e = elementwise::rewritten(&plan);
-                        return;
+                        Action::Replace { idiom, math: plan.math.clone(), expr: elementwise::rewritten(&plan) }
                     }
-                    (elementwise::Verdict::Rewrite(_), Some(why)) => self.report(f.for_token.span, idiom, false, why),
-                    (elementwise::Verdict::LeftAlone(reason), _) => self.report(f.for_token.span, idiom, false, reason),
-                    (elementwise::Verdict::NotElementWise, _) => {
-                        if let (Some((jammed, rest)), None) = (items::analyse(f, &self.env), self.opt_out) {
-                            let span = f.for_token.span;
-                            return self.jam(e, span, items::IDIOM, jammed, rest);
-                        }
-                        let idiom = jam::IDIOM.to_string();
-                        match (jam::analyse(f, &self.env), self.opt_out) {
-                            (jam::Verdict::Jam { jammed, rest }, None) => {
-                                let span = f.for_token.span;
-                                return self.jam(e, span, jam::IDIOM, jammed, rest);
-                            }
-                            (jam::Verdict::Jam { .. }, Some(why)) => self.report(f.for_token.span, idiom, false, why),
-                            (jam::Verdict::LeftAlone(reason), _) => self.report(f.for_token.span, idiom, false, reason),
-                            (jam::Verdict::NotAJam, _) => {}
-                        }
-                    }
+                    (elementwise::Verdict::Rewrite(_), Some(why)) => Action::Left { idiom, reason: why },
+                    (elementwise::Verdict::LeftAlone(reason), _) => Action::Left { idiom, reason },
+                    (elementwise::Verdict::NotElementWise, _) => several(None),
                 }
             }
         }
-        self.walk_for(f);
     }
 
     /// Replaces `e`, a loop over items, by its jammed form (`jam::Verdict::Jam`, or the items
     /// in lanes of `items`), and walks the loop over the items left, whose loops are rewritten
     /// and reported as usual.
     fn jam(&mut self, e: &mut Expr, span: Span, idiom: &str, jammed: TokenStream, mut rest: syn::ExprForLoop) {
-        self.report(span, idiom.to_string(), true, "");
+        self.rewritten(span, idiom.to_string(), Vec::new());
         self.env.push();
         for name in ["__adaptive_c", "__adaptive_cend", "__adaptive_i", "__adaptive_iend"] {
             self.env.bind(name.to_string(), Ty::Int(Int::Usize), false);
@@ -360,7 +363,8 @@ mod tests {
 
     fn rewrite(f: TokenStream, enabled: bool) -> (String, Vec<LoopReport>) {
         let f: syn::ItemFn = syn::parse2(f).unwrap();
-        let (block, reports) = reassociate(&f.block, &f.sig, (!enabled).then_some("exact"));
+        let (block, reports) =
+            reassociate(&f.block, &Body::new(&f.block, &f.sig, false), (!enabled).then_some(Reason::Exact));
         (block.into_token_stream().to_string(), reports)
     }
 
@@ -369,7 +373,7 @@ mod tests {
         let (body, reports) = rewrite(f, true);
         assert_eq!(reports.len(), 1, "{reports:?}");
         let r = &reports[0];
-        ((r.idiom.clone(), r.rewritten, r.reason), body)
+        ((r.idiom.clone(), r.rewritten, crate::reason::word(r.reason)), body)
     }
 
     fn rewritten(f: TokenStream, idiom: &str) -> String {
@@ -768,7 +772,7 @@ mod tests {
     /// The reports of `f`'s body as (idiom, rewritten, reason), and the rewritten body.
     fn all(f: TokenStream) -> (Vec<(String, bool, &'static str)>, String) {
         let (body, reports) = rewrite(f, true);
-        (reports.into_iter().map(|r| (r.idiom, r.rewritten, r.reason)).collect(), body)
+        (reports.into_iter().map(|r| (r.idiom, r.rewritten, crate::reason::word(r.reason))).collect(), body)
     }
 
     fn yes(idiom: &str) -> (String, bool, &'static str) {
@@ -1412,12 +1416,36 @@ mod tests {
             let (reports, text) = all(items(body));
             assert_eq!(reports.first(), Some(&yes("for range jam")), "{text}");
         }
-        // Any other method of a slice the items read may write it, and so may a `len` that is
-        // not a slice's (`d` is a `usize` here: its `len` could only come from a user's trait).
-        for suffix in [quote!(cent.reverse(); out[c] = dist;), quote!(out[c] = dist + d.len() as f32;)] {
+        // Disagreement resolved: every other method was a write to the jam, though the split read
+        // the sixteen of `READ_ONLY` and any method of a shared slice. One rule now (`crate::body::
+        // access`): a method of a shared slice reads it, so does a read-only one of a `&mut` slice.
+        for suffix in [
+            quote!(if cent.contains(&dist) {
+                out[c] = dist;
+            }),
+            quote!(out[c] = dist + *cent.first().unwrap();),
+            quote!(out[c] = dist; let _ = out.first();),
+        ] {
             let body = quote!(let q = &cent[c * d..(c + 1) * d]; let mut dist = cent[c]; #dist #suffix);
             let (reports, text) = all(items(body));
-            assert_eq!(reports.first().map(|r| r.2), Some("carried"), "{text}");
+            assert_eq!(reports.first(), Some(&yes("for range jam")), "{text}");
+        }
+        // A method that may write a slice the items read (`reverse` of a `&mut` slice) is a write.
+        // (A method of a name bound without `mut` and holding no `&mut`, `d.len()` of a `usize`
+        // from a user's trait, cannot take `&mut self`: a read.)
+        let writes = |body: TokenStream| {
+            quote!(fn k(p: &[f32], cent: &mut [f32], out: &mut [f32], d: usize, k: usize) {
+                for c in 0..k {
+                    #body
+                }
+            })
+        };
+        for (suffix, word) in
+            [(quote!(cent.reverse(); out[c] = dist;), "carried"), (quote!(out[c] = dist + d.len() as f32;), "")]
+        {
+            let body = quote!(let q = &cent[c * d..(c + 1) * d]; let mut dist = cent[c]; #dist #suffix);
+            let (reports, text) = all(writes(body));
+            assert_eq!(reports.first().map(|r| r.2), Some(word), "{text}");
         }
     }
 
@@ -1453,8 +1481,9 @@ mod tests {
         // Under `exact`: nothing jammed, said once per loop.
         let f: syn::ItemFn =
             syn::parse2(items(quote!(let mut s = 0.0f32; for j in 0..d { s += p[j]; } out[c] = s;))).unwrap();
-        let (_, reports) = reassociate(&f.block, &f.sig, Some("exact"));
-        let why: Vec<(&str, bool, &str)> = reports.iter().map(|r| (r.idiom.as_str(), r.rewritten, r.reason)).collect();
+        let (_, reports) = reassociate(&f.block, &Body::new(&f.block, &f.sig, true), Some(Reason::Exact));
+        let why: Vec<(&str, bool, &str)> =
+            reports.iter().map(|r| (r.idiom.as_str(), r.rewritten, crate::reason::word(r.reason))).collect();
         assert_eq!(why, [("for range jam", false, "exact"), ("for range +=", false, "exact")]);
     }
 
@@ -1475,9 +1504,9 @@ mod tests {
         })
     }
 
-    #[test]
-    fn points_in_lanes_for_a_nearest_centroid_search() {
-        let middle = quote!(
+    /// The centroid loop's body of [`nearest`]: the distance to one centroid, the nearest kept.
+    fn nearest_centroid() -> TokenStream {
+        quote!(
             let q = &cent[c * d..(c + 1) * d];
             let mut dist = 0.0f32;
             for j in 0..d {
@@ -1488,7 +1517,12 @@ mod tests {
                 best_dist = dist;
                 best = c;
             }
-        );
+        )
+    }
+
+    #[test]
+    fn points_in_lanes_for_a_nearest_centroid_search() {
+        let middle = nearest_centroid();
         let (reports, body) = all(nearest(
             quote!(let p = &points[i * d..(i + 1) * d];),
             middle.clone(),
@@ -1548,6 +1582,91 @@ mod tests {
     }
 
     #[test]
+    fn a_zip_spelled_as_a_path_is_a_zip() {
+        // Disagreement resolved: the typer read `Iterator::zip(a, b)` (how a split loop's chunk
+        // spells `a.zip(b)`) as a zip, this rewrite's own grammar did not: a zip reduction ran one
+        // element at a time in the Parallel variant's chunks. One grammar of walks (`body/walk.rs`).
+        rewritten(
+            quote!(
+                fn dot(a: &[f32], b: &[f32]) -> f32 {
+                    let mut s = 0.0f32;
+                    for (x, y) in ::core::iter::Iterator::zip(a.iter(), b) {
+                        s += x * y;
+                    }
+                    s
+                }
+            ),
+            "for zip +=",
+        );
+    }
+
+    #[test]
+    fn a_remainder_store_beside_a_reduction() {
+        // Disagreement resolved: the reductions' stores were `=`, `+=`, `-=`, `*=`, `/=`, so a
+        // `%=` through an `iter_mut` item made the loop an `effect`; every compound assignment is
+        // a store (`crate::body::access`).
+        rewritten(
+            quote!(
+                fn k(x: &[f32], out: &mut [f32]) -> f32 {
+                    let mut s = 0.0f32;
+                    for (o, v) in out.iter_mut().zip(x) {
+                        *o %= 2.0;
+                        s += v;
+                    }
+                    s
+                }
+            ),
+            "for zip +=",
+        );
+    }
+
+    #[test]
+    fn the_length_of_any_slice_is_a_usize() {
+        // Disagreement resolved: `a.len()` of a slice of integers was of no known type to this
+        // rewrite (a `for ? +=` left for its `source`), though the split took it for a `usize`.
+        // The range is known now, and what is left is the accumulator's type.
+        left(
+            quote!(
+                fn k(a: &[i32]) -> i32 {
+                    let mut s = 0i32;
+                    for i in 0..a.len() {
+                        s += a[i];
+                    }
+                    s
+                }
+            ),
+            "for range +=",
+            "type",
+        );
+        // And a name bound to a cast (`let n = len as usize;`) is a `usize` whatever it casts.
+        rewritten(
+            quote!(
+                fn k(x: &[f32], m: &Meta) -> f32 {
+                    let n = m.len as usize;
+                    let mut s = 0.0f32;
+                    for i in 0..n {
+                        s += x[i];
+                    }
+                    s
+                }
+            ),
+            "for range +=",
+        );
+    }
+
+    #[test]
+    fn a_row_is_one_shape_to_every_rewrite() {
+        // Disagreement resolved: the split took `&x[i * d..i * d + d]` and `&x[i * d..(1 + i) * d]`
+        // for the index's row, the items in lanes only `&x[i * d..(i + 1) * d]`. One shape of a
+        // row (`body/interval.rs`, `row_range`).
+        let middle = nearest_centroid();
+        for row in [quote!(let p = &points[i * d..i * d + d];), quote!(let p = &points[d * i..(1 + i) * d];)] {
+            let (reports, body) = all(nearest(row, middle.clone(), quote!(labels[i] = best as u32;)));
+            assert_eq!(reports.first(), Some(&yes("for range items")), "{body}");
+        }
+    }
+
+    #[test]
     fn exact_rewrites_nothing_and_says_so() {
         let f = quote!(
             fn k(x: &[f32]) -> f32 {
@@ -1561,7 +1680,8 @@ mod tests {
         let (body, reports) = rewrite(f.clone(), false);
         let original: syn::ItemFn = syn::parse2(f).unwrap();
         assert_eq!(body, original.block.into_token_stream().to_string());
-        let why: Vec<(&str, bool, &str)> = reports.iter().map(|r| (r.idiom.as_str(), r.rewritten, r.reason)).collect();
+        let why: Vec<(&str, bool, &str)> =
+            reports.iter().map(|r| (r.idiom.as_str(), r.rewritten, crate::reason::word(r.reason))).collect();
         assert_eq!(why, [("for iter +=", false, "exact"), ("iter.sum()", false, "exact")]);
     }
 
@@ -1571,7 +1691,7 @@ mod tests {
             "fn k(x: &[f32]) -> f32 {\n    let mut s = 0.0;\n    for v in x {\n        s += v;\n    }\n    s\n}",
         )
         .unwrap();
-        let (_, reports) = reassociate(&f.block, &f.sig, None);
+        let (_, reports) = reassociate(&f.block, &Body::new(&f.block, &f.sig, false), None);
         assert_eq!(reports[0].line, 3);
     }
 }

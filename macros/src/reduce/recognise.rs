@@ -33,58 +33,14 @@
 use proc_macro2::Ident;
 use quote::ToTokens;
 use syn::visit::Visit;
-use syn::{BinOp, Block, Expr, ExprForLoop, ExprMethodCall, Pat, Stmt, UnOp};
+use syn::{BinOp, Block, Expr, ExprMethodCall, Pat, Stmt, UnOp};
 
-use super::types::{let_names, pat_names, Env, Int, Ty, Value, Width};
+use crate::body::{
+    accumulation, continue_guard, extremum_of, keep, let_names, pat_names, plain_ident, unit_base, Access, Env, Fold,
+    ForLoop, How, Int, Op, Ty, TyValue as Value, Walk, Width, Write,
+};
+use crate::reason::Reason;
 use crate::tokens::{mentions, strip};
-
-/// How an accumulator combines its terms.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Op {
-    /// `+=` and `-=` (`x - t` is `x + (-t)`, exactly).
-    Sum,
-    /// `*=`.
-    Product,
-    /// `f32::max`: NaN-ignoring, so associative and commutative on values.
-    Max,
-    /// `f32::min`, likewise.
-    Min,
-}
-
-impl Op {
-    pub(crate) fn word(self) -> &'static str {
-        match self {
-            Op::Sum => "+=",
-            Op::Product => "*=",
-            Op::Max => "max",
-            Op::Min => "min",
-        }
-    }
-}
-
-/// How an accumulator of a rewritten reduction combines its terms: an operator
-/// statement ([`Op`], which the `split` analysis shares), or a compare-and-keep.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Fold {
-    Op(Op),
-    /// `if t > acc { acc = t; }` (see [`keep`]): the greater value, the first of equal
-    /// ones; a NaN term never wins and a NaN accumulator stays NaN. Associative and
-    /// commutative on values, and idempotent, so each lane may start from the
-    /// accumulator itself; two orders differ at most in the sign of a zero.
-    KeepGreater,
-    /// `if t < acc { acc = t; }`, likewise.
-    KeepLess,
-}
-
-impl Fold {
-    pub(crate) fn word(self) -> &'static str {
-        match self {
-            Fold::Op(op) => op.word(),
-            Fold::KeepGreater => "keep max",
-            Fold::KeepLess => "keep min",
-        }
-    }
-}
 
 /// One accumulator of a rewritten reduction.
 pub(crate) struct Acc {
@@ -169,7 +125,7 @@ pub(crate) enum Verdict {
     /// No accumulation in sight: not a reduction, not reported.
     NotAReduction,
     /// A reduction left as written: its idiom and why, in a word.
-    LeftAlone { idiom: String, reason: &'static str },
+    LeftAlone { idiom: String, reason: Reason },
     /// A reduction to rewrite as `plan` says; `init`: the hidden accumulator of an iterator chain.
     Rewrite { idiom: String, plan: Box<Plan>, init: Option<Init> },
     /// An element-wise loop over `iter_mut()` items (no accumulator) whose body calls libm
@@ -186,93 +142,6 @@ pub(crate) enum Init {
     Product(Width),
     /// `.fold(init, ..)`: the user's `init`, typed when the width is known.
     Fold(Box<Expr>, Width),
-}
-
-/// An accumulation statement: `acc += t`, `acc -= t`, `acc *= t`, `acc = acc.max(t)`,
-/// `acc = t.max(acc)`, `acc = f32::max(acc, t)` (and `min`). Returns the accumulator, its
-/// operator and the term.
-pub(crate) fn accumulation(e: &Expr) -> Option<(Ident, Op, &Expr)> {
-    match e {
-        Expr::Binary(b) => {
-            let op = match b.op {
-                BinOp::AddAssign(_) | BinOp::SubAssign(_) => Op::Sum,
-                BinOp::MulAssign(_) => Op::Product,
-                _ => return None,
-            };
-            Some((plain_ident(&b.left)?, op, &b.right))
-        }
-        Expr::Assign(a) => {
-            let acc = plain_ident(&a.left)?;
-            let (op, term) = extremum_of(&a.right, &acc)?;
-            Some((acc, op, term))
-        }
-        _ => None,
-    }
-}
-
-/// `acc.max(t)`, `t.max(acc)`, `f32::max(acc, t)`, `f32::max(t, acc)` (and `min`): the operator and `t`.
-fn extremum_of<'e>(e: &'e Expr, acc: &Ident) -> Option<(Op, &'e Expr)> {
-    let is_acc = |e: &Expr| plain_ident(e).is_some_and(|i| i == *acc);
-    let op_of = |name: &Ident| match name.to_string().as_str() {
-        "max" => Some(Op::Max),
-        "min" => Some(Op::Min),
-        _ => None,
-    };
-    let (op, a, b) = match e {
-        Expr::MethodCall(m) if m.turbofish.is_none() && m.args.len() == 1 => {
-            (op_of(&m.method)?, &*m.receiver, &m.args[0])
-        }
-        Expr::Call(c) if c.args.len() == 2 => {
-            let Expr::Path(p) = &*c.func else { return None };
-            let segments: Vec<&Ident> = p.path.segments.iter().map(|s| &s.ident).collect();
-            match (p.qself.is_none(), segments.as_slice()) {
-                (true, [ty, name]) if *ty == "f32" || *ty == "f64" => (op_of(name)?, &c.args[0], &c.args[1]),
-                _ => return None,
-            }
-        }
-        _ => return None,
-    };
-    match (is_acc(a), is_acc(b)) {
-        (true, false) => Some((op, b)),
-        (false, true) => Some((op, a)),
-        _ => None,
-    }
-}
-
-/// `x` as an expression: a path of one identifier.
-pub(crate) fn plain_ident(e: &Expr) -> Option<Ident> {
-    match e {
-        Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => p.path.get_ident().cloned(),
-        Expr::Paren(p) => plain_ident(&p.expr),
-        Expr::Group(g) => plain_ident(&g.expr),
-        _ => None,
-    }
-}
-
-/// A compare-and-keep statement: `if t > acc { acc = t; }`, `if acc < t { acc = t; }`
-/// (`>=`, `<=` too) keep the greater, `if t < acc { acc = t; }` the lesser, where the
-/// assigned `t` is the compared one, token for token. Returns the accumulator, which it
-/// keeps, and `t`.
-pub(crate) fn keep(e: &Expr) -> Option<(Ident, Fold, &Expr)> {
-    let Expr::If(i) = e else { return None };
-    if !i.attrs.is_empty() || i.else_branch.is_some() {
-        return None;
-    }
-    let [Stmt::Expr(Expr::Assign(a), _)] = i.then_branch.stmts.as_slice() else { return None };
-    let acc = plain_ident(&a.left)?;
-    let Expr::Binary(c) = strip(&i.cond) else { return None };
-    let is_acc = |e: &Expr| plain_ident(e).is_some_and(|x| x == acc);
-    let greater = matches!(c.op, BinOp::Gt(_) | BinOp::Ge(_));
-    let less = matches!(c.op, BinOp::Lt(_) | BinOp::Le(_));
-    let (fold, term) = match (is_acc(&c.left), is_acc(&c.right)) {
-        (false, true) if greater => (Fold::KeepGreater, &*c.left),
-        (false, true) if less => (Fold::KeepLess, &*c.left),
-        (true, false) if less => (Fold::KeepGreater, &*c.right),
-        (true, false) if greater => (Fold::KeepLess, &*c.right),
-        _ => return None,
-    };
-    let same = strip(&a.right).to_token_stream().to_string() == strip(term).to_token_stream().to_string();
-    (same && !mentions(term.to_token_stream(), &[acc.to_string()])).then_some((acc, fold, term))
 }
 
 /// The accumulators a loop body updates, in order of first update, with the
@@ -312,143 +181,74 @@ fn accumulations(stmts: &[Stmt], out: &mut Vec<(Ident, Fold)>) {
     }
 }
 
-/// The first construct that rules a body out, as the word reported. An unlabelled
-/// `break` or `continue` inside a nested loop is that loop's own (the nested loop rules
-/// the body out anyway, as an `effect`).
-pub(super) fn forbidden(block: &Block) -> Option<&'static str> {
-    struct Find {
-        found: Option<&'static str>,
-        /// How many loops of the body enclose the expression visited.
-        nested: usize,
-    }
-    impl<'ast> Visit<'ast> for Find {
-        fn visit_expr(&mut self, e: &'ast Expr) {
-            if self.found.is_some() {
-                return;
-            }
-            let ours = |label: &Option<syn::Lifetime>| label.is_some() || self.nested == 0;
-            self.found = match e {
-                Expr::Break(b) if ours(&b.label) => Some("break"),
-                Expr::Continue(c) if ours(&c.label) => Some("continue"),
-                Expr::Return(_) => Some("return"),
-                Expr::Try(_) => Some("try"),
-                Expr::Await(_) => Some("await"),
-                Expr::Yield(_) => Some("yield"),
-                Expr::Macro(_) => Some("macro"),
-                _ => None,
-            };
-            let is_loop = matches!(e, Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_));
-            self.nested += usize::from(is_loop);
-            syn::visit::visit_expr(self, e);
-            self.nested -= usize::from(is_loop);
-        }
-        fn visit_stmt_macro(&mut self, _: &'ast syn::StmtMacro) {
-            self.found = self.found.or(Some("macro"));
-        }
-        fn visit_label(&mut self, _: &'ast syn::Label) {
-            self.found = self.found.or(Some("label"));
-        }
-    }
-    let mut find = Find { found: None, nested: 0 };
-    for stmt in &block.stmts {
-        match continue_guard(stmt) {
-            Some(cond) => find.visit_expr(cond),
-            None => find.visit_stmt(stmt),
-        }
-    }
-    find.found
-}
-
-/// `if cond { continue; }` (no label, no `else`) as a statement of a loop's body: a
-/// guard that skips the rest of the iteration. Its condition.
-///
-/// A guard is allowed only there, at the top level of the body, which the rewrite
-/// copies into a `for` over the lanes of a chunk, one lane per element, and into the
-/// verbatim tail: either way the `continue` ends this element's iteration and goes
-/// on with the next element, as in the loop as written. (`continue` elsewhere, as a
-/// value or inside a branch, is reported as `continue`.)
-pub(crate) fn continue_guard(stmt: &Stmt) -> Option<&Expr> {
-    let Stmt::Expr(Expr::If(i), _) = stmt else { return None };
-    if !i.attrs.is_empty() || i.else_branch.is_some() {
-        return None;
-    }
-    match i.then_branch.stmts.as_slice() {
-        [Stmt::Expr(Expr::Continue(c), _)] if c.label.is_none() && c.attrs.is_empty() => Some(&i.cond),
-        _ => None,
-    }
-}
-
 /// The source of `for pat in expr` (`into_iter`: a slice itself is allowed) or of an
-/// iterator chain's receiver (an iterator is needed).
+/// iterator chain's receiver (an iterator is needed): what this rewrite takes of the
+/// model's grammar of walks ([`Walk`]).
 pub(super) fn source(e: &Expr, env: &Env, into_iter: bool) -> Option<Source> {
-    match e {
-        Expr::Paren(p) => source(&p.expr, env, into_iter),
-        Expr::Group(g) => source(&g.expr, env, into_iter),
-        Expr::Range(r) if matches!(r.limits, syn::RangeLimits::HalfOpen(_)) => {
-            let (start, end) = (r.start.as_deref()?, r.end.as_deref()?);
-            match (env.ty(start), env.ty(end)) {
+    Source::of(&Walk::of(e, into_iter), env)
+}
+
+impl Source {
+    /// A `usize` range, or one or two float slices (zipped) walked by element, `enumerate`d or not.
+    pub(super) fn of(walk: &Walk, env: &Env) -> Option<Source> {
+        match walk {
+            Walk::Range { start: Some(start), end: Some(end), closed: false } => match (env.ty(start), env.ty(end)) {
                 (Ty::Int(a), Ty::Int(b))
-                    if (a == Int::Usize || b == Int::Usize) && a != Int::Other && b != Int::Other =>
+                    if (a == Int::Usize || b == Int::Usize)
+                        && !matches!(a, Int::Other(_))
+                        && !matches!(b, Int::Other(_)) =>
                 {
-                    Some(Source::Range { start: Box::new(start.clone()), end: Box::new(end.clone()) })
+                    Some(Source::Range { start: Box::new((*start).clone()), end: Box::new((*end).clone()) })
                 }
                 _ => None,
+            },
+            Walk::Zip(a, b) => {
+                let Some(Source::Slices { items: mut left, indexed: false }) = Source::of(a, env) else { return None };
+                let right = SliceItem::of(b, env)?;
+                (left.len() == 1).then(|| {
+                    left.push(right);
+                    Source::Slices { items: left, indexed: false }
+                })
             }
-        }
-        Expr::MethodCall(m) if m.method == "zip" && m.args.len() == 1 && m.turbofish.is_none() => {
-            let Some(Source::Slices { items: mut left, indexed: false }) = source(&m.receiver, env, false) else {
-                return None;
-            };
-            let right = slice_iter(&m.args[0], env, true)?;
-            (left.len() == 1).then(|| {
-                left.push(right);
-                Source::Slices { items: left, indexed: false }
-            })
-        }
-        Expr::MethodCall(m) if m.method == "enumerate" && m.args.is_empty() && m.turbofish.is_none() => {
-            match source(&m.receiver, env, false)? {
+            Walk::Enumerate(a) => match Source::of(a, env)? {
                 Source::Slices { items, indexed: false } => Some(Source::Slices { items, indexed: true }),
                 _ => None,
-            }
+            },
+            walk => SliceItem::of(walk, env).map(|s| Source::Slices { items: vec![s], indexed: false }),
         }
-        e => slice_iter(e, env, into_iter).map(|s| Source::Slices { items: vec![s], indexed: false }),
     }
 }
 
-/// `x.iter()`, `x.iter().copied()`, `x.iter().cloned()`, and (where `into_iter` is
-/// allowed: a `for` source or a `zip` argument) `&x` or a shared slice `x`.
-fn slice_iter(e: &Expr, env: &Env, into_iter: bool) -> Option<SliceItem> {
-    let slice = |e: &Expr| -> Option<(Ident, Width, bool)> {
-        let ident = plain_ident(e)?;
-        match env.lookup(&ident.to_string())?.0 {
-            Ty::Slice { width, shared } => Some((ident, width, shared)),
-            _ => None,
-        }
-    };
-    match e {
-        Expr::Paren(p) => slice_iter(&p.expr, env, into_iter),
-        Expr::MethodCall(m) if m.args.is_empty() && m.turbofish.is_none() => match m.method.to_string().as_str() {
-            "iter" => slice(&m.receiver).map(|(slice, width, _)| SliceItem::shared(slice, width)),
-            "iter_mut" => match slice(&m.receiver)? {
+impl SliceItem {
+    /// `x.iter()`, `x.iter_mut()`, `x.iter().copied()`, `x.iter().cloned()`, and (where a
+    /// slice itself is walked: a `for` source or a `zip` argument) `&x` or a shared slice `x`,
+    /// of a float slice `x`.
+    fn of(walk: &Walk, env: &Env) -> Option<SliceItem> {
+        let slice = |e: &Expr| -> Option<(Ident, Width, bool)> {
+            let ident = plain_ident(e)?;
+            let (width, access) = env.lookup(&ident.to_string())?.0.float_slice()?;
+            Some((ident, width, access == Access::Shared))
+        };
+        match walk {
+            Walk::Items { of, how: How::Iter | How::Whole(Some(false)) } => {
+                slice(of).map(|(slice, width, _)| SliceItem::shared(slice, width))
+            }
+            Walk::Items { of, how: How::IterMut } => match slice(of)? {
                 (slice, width, false) => Some(SliceItem { slice, width, by_value: false, mutable: true }),
                 _ => None,
             },
-            "copied" | "cloned" => match slice_iter(&m.receiver, env, false)? {
+            Walk::Items { of, how: How::Whole(None) } => match slice(of)? {
+                (slice, width, true) => Some(SliceItem::shared(slice, width)),
+                _ => None,
+            },
+            Walk::Copied(inner, _) => match SliceItem::of(inner, env)? {
                 SliceItem { by_value: false, mutable: false, slice, width } => {
                     Some(SliceItem { slice, width, by_value: true, mutable: false })
                 }
                 _ => None,
             },
             _ => None,
-        },
-        Expr::Reference(r) if r.mutability.is_none() && into_iter => {
-            slice(&r.expr).map(|(slice, width, _)| SliceItem::shared(slice, width))
         }
-        e if into_iter => match slice(e)? {
-            (slice, width, true) => Some(SliceItem::shared(slice, width)),
-            _ => None,
-        },
-        _ => None,
     }
 }
 
@@ -507,21 +307,17 @@ impl Stores {
     }
 }
 
-/// `place = t`, `place += t`, `place -= t`, `place *= t`, `place /= t`: the place and `t`.
+/// `place = t` or `place op= t` (any compound assignment: `crate::body::Write`): the place and `t`.
 fn store(e: &Expr) -> Option<(&Expr, &Expr)> {
-    match e {
-        Expr::Assign(a) if a.attrs.is_empty() => Some((&a.left, &a.right)),
-        Expr::Binary(b)
-            if b.attrs.is_empty()
-                && matches!(
-                    b.op,
-                    BinOp::AddAssign(_) | BinOp::SubAssign(_) | BinOp::MulAssign(_) | BinOp::DivAssign(_)
-                ) =>
-        {
-            Some((&b.left, &b.right))
-        }
-        _ => None,
+    let attrs = match e {
+        Expr::Assign(a) => &a.attrs,
+        Expr::Binary(b) => &b.attrs,
+        _ => return None,
+    };
+    if !attrs.is_empty() {
+        return None;
     }
+    Write::of(e)?.store()
 }
 
 /// The walk of a reduction's body: only pure `let`s, pure `if`s, accumulations of pure
@@ -540,53 +336,53 @@ impl Check<'_> {
         mentions(e.to_token_stream(), &self.names)
     }
 
-    fn stmts(&mut self, stmts: &[Stmt], guards: bool) -> Result<(), &'static str> {
+    fn stmts(&mut self, stmts: &[Stmt], guards: bool) -> Result<(), Reason> {
         for stmt in stmts {
             if let Some(cond) = continue_guard(stmt).filter(|_| guards) {
                 if self.reads(cond) {
-                    return Err("reads");
+                    return Err(Reason::Reads);
                 }
                 if self.env.ty(cond) != Ty::Bool {
-                    return Err("effect");
+                    return Err(Reason::Effect);
                 }
                 continue;
             }
             match stmt {
                 Stmt::Local(local) => {
-                    let Some(init) = &local.init else { return Err("effect") };
+                    let Some(init) = &local.init else { return Err(Reason::Effect) };
                     if init.diverge.is_some() {
-                        return Err("effect");
+                        return Err(Reason::Effect);
                     }
                     if self.reads(&init.expr) {
-                        return Err("reads");
+                        return Err(Reason::Reads);
                     }
                     if pat_names(&local.pat).iter().any(|n| self.names.contains(n)) {
-                        return Err("shadow");
+                        return Err(Reason::Shadow);
                     }
                     if !self.env.value(&init.expr).known() {
-                        return Err("effect");
+                        return Err(Reason::Effect);
                     }
                     self.env.bind_let(local);
                 }
                 Stmt::Expr(e, _) => self.expr(e)?,
-                Stmt::Item(_) => return Err("effect"),
-                Stmt::Macro(_) => return Err("macro"),
+                Stmt::Item(_) => return Err(Reason::Effect),
+                Stmt::Macro(_) => return Err(Reason::Macro),
             }
         }
         Ok(())
     }
 
-    fn expr(&mut self, e: &Expr) -> Result<(), &'static str> {
+    fn expr(&mut self, e: &Expr) -> Result<(), Reason> {
         if let Some((acc, fold, term)) = keep(e) {
             return self.term(acc, fold, term);
         }
         match e {
             Expr::If(i) => {
                 if self.reads(&i.cond) {
-                    return Err("reads");
+                    return Err(Reason::Reads);
                 }
                 if self.env.ty(&i.cond) != Ty::Bool {
-                    return Err("effect");
+                    return Err(Reason::Effect);
                 }
                 self.block(&i.then_branch)?;
                 match i.else_branch.as_ref().map(|(_, e)| &**e) {
@@ -602,31 +398,31 @@ impl Check<'_> {
                 match store(e) {
                     Some((place, term)) if self.stores.allow(place) => {
                         if self.reads(term) {
-                            return Err("reads");
+                            return Err(Reason::Reads);
                         }
-                        self.env.ty(term).float_width().map(|_| ()).ok_or("type")
+                        self.env.ty(term).float_width().map(|_| ()).ok_or(Reason::Type)
                     }
-                    _ => Err("effect"),
+                    _ => Err(Reason::Effect),
                 }
             }
         }
     }
 
     /// One accumulation of `term` into `acc` by `fold`.
-    fn term(&mut self, acc: Ident, fold: Fold, term: &Expr) -> Result<(), &'static str> {
+    fn term(&mut self, acc: Ident, fold: Fold, term: &Expr) -> Result<(), Reason> {
         if self.reads(term) {
-            return Err("reads");
+            return Err(Reason::Reads);
         }
-        let width = self.env.ty(term).float_width().ok_or("type");
-        let Some(entry) = self.accs.iter_mut().find(|(a, ..)| *a == acc) else { return Err("effect") };
+        let width = self.env.ty(term).float_width().ok_or(Reason::Type);
+        let Some(entry) = self.accs.iter_mut().find(|(a, ..)| *a == acc) else { return Err(Reason::Effect) };
         if entry.1 != fold {
-            return Err("mixed");
+            return Err(Reason::Mixed);
         }
-        entry.2 = entry.2.unify(width?).ok_or("type")?;
+        entry.2 = entry.2.unify(width?).ok_or(Reason::Type)?;
         Ok(())
     }
 
-    fn block(&mut self, block: &Block) -> Result<(), &'static str> {
+    fn block(&mut self, block: &Block) -> Result<(), Reason> {
         self.env.push();
         let checked = self.stmts(&block.stmts, false);
         self.env.pop();
@@ -634,38 +430,39 @@ impl Check<'_> {
     }
 }
 
-/// Decides about `for pat in expr { body }`; `env` holds the names in scope before the loop.
-pub(crate) fn analyse_loop(f: &ExprForLoop, env: &Env) -> Verdict {
+/// Decides about the loop `l`, `for pat in expr { body }`; `env` holds the names in scope
+/// before the loop.
+pub(crate) fn analyse_loop(l: &ForLoop, env: &Env) -> Verdict {
+    let f = l.f;
     let mut found = Vec::new();
     accumulations(&f.body.stmts, &mut found);
     // A compare-and-keep of a name the body declares (`let mut v = ..; if v < lo { v = lo; }`)
     // is a clamp, not a reduction.
-    let lets = let_names(&f.body.stmts);
     found.retain(|(acc, fold)| {
-        matches!(fold, Fold::Op(_)) || !lets.contains(&acc.to_string()) || env.lookup(&acc.to_string()).is_some()
+        matches!(fold, Fold::Op(_)) || !l.lets.contains(&acc.to_string()) || env.lookup(&acc.to_string()).is_some()
     });
-    let Some(&(_, first)) = found.first() else { return in_place(f, env) };
-    let source = source(&f.expr, env, true);
+    let Some(&(_, first)) = found.first() else { return in_place(l, env) };
+    let source = Source::of(&l.walk, env);
     let idiom = format!("for {} {}", source.as_ref().map_or("?", Source::word), first.word());
     let left = |reason| Verdict::LeftAlone { idiom: idiom.clone(), reason };
     if f.label.is_some() {
-        return left("label");
+        return left(Reason::Label);
     }
-    if let Some(reason) = forbidden(&f.body) {
+    if let Some(reason) = l.exits {
         return left(reason);
     }
-    let Some(source) = source else { return left("source") };
+    let Some(source) = source else { return left(Reason::Source) };
     let mut accs: Vec<(Ident, Fold, Width)> = Vec::new();
     for (ident, fold) in found {
         if let Some(seen) = accs.iter().find(|(a, ..)| *a == ident) {
             if seen.1 != fold {
-                return left("mixed");
+                return left(Reason::Mixed);
             }
             continue;
         }
         match env.lookup(&ident.to_string()) {
             Some((Ty::Float(width), true)) => accs.push((ident, fold, width)),
-            _ => return left("type"),
+            _ => return left(Reason::Type),
         }
     }
     match plan(source, f.pat.as_ref().clone(), f.body.clone(), accs, env) {
@@ -678,20 +475,21 @@ pub(crate) fn analyse_loop(f: &ExprForLoop, env: &Env) -> Verdict {
 /// zipped with shared slices) whose body calls libm functions on `f32` values is
 /// [`Verdict::InPlace`] when its body is pure but for stores through its items, and
 /// reported left alone when not; any other is not a reduction.
-fn in_place(f: &ExprForLoop, env: &Env) -> Verdict {
-    let source = source(&f.expr, env, true);
+fn in_place(l: &ForLoop, env: &Env) -> Verdict {
+    let f = l.f;
+    let source = Source::of(&l.walk, env);
     let mutable = matches!(&source, Some(Source::Slices { items, .. }) if items.iter().any(|s| s.mutable));
     // A loop with a loop inside is an outer loop: the inner one is judged on its own.
-    if !mutable || !super::math::calls_any(&f.body) || holds_loop(&f.body) {
+    if !mutable || !super::math::calls_any(&f.body) || l.holds.any() {
         return Verdict::NotAReduction;
     }
     let source = source.expect("checked above");
     let idiom = format!("for {} =", source.word());
     let left = |reason| Verdict::LeftAlone { idiom: idiom.clone(), reason };
     if f.label.is_some() {
-        return left("label");
+        return left(Reason::Label);
     }
-    if let Some(reason) = forbidden(&f.body) {
+    if let Some(reason) = l.exits {
         return left(reason);
     }
     let stores = Stores { items: mutable_items(&f.pat, &source), ..Stores::default() };
@@ -708,20 +506,6 @@ fn in_place(f: &ExprForLoop, env: &Env) -> Verdict {
         return Verdict::NotAReduction;
     }
     Verdict::InPlace { idiom, body, math }
-}
-
-/// Whether `block` holds a loop, or a closure (whose body runs elsewhere).
-fn holds_loop(block: &Block) -> bool {
-    struct Find(bool);
-    impl<'ast> Visit<'ast> for Find {
-        fn visit_expr(&mut self, e: &'ast Expr) {
-            self.0 |= matches!(e, Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) | Expr::Closure(_));
-            syn::visit::visit_expr(self, e);
-        }
-    }
-    let mut find = Find(false);
-    find.visit_block(block);
-    find.0
 }
 
 /// The names an element pattern binds to `iter_mut()` items: `v` of `for v in x.iter_mut()`,
@@ -765,16 +549,16 @@ pub(crate) fn analyse_call(m: &ExprMethodCall, env: &Env, expected: Option<Width
         _ => format!("{word}.{method}()"),
     };
     let left = |reason| Verdict::LeftAlone { idiom: idiom.clone(), reason };
-    let Some(source) = source else { return left("source") };
+    let Some(source) = source else { return left(Reason::Source) };
     // The element pattern and the value the chain reduces, before any `fold` closure.
     let item = Ident::new("__adaptive_x", proc_macro2::Span::mixed_site());
     let (pat, value): (Pat, Expr) = match map {
         None => (syn::parse_quote!(#item), syn::parse_quote!(#item)),
         Some(Expr::Closure(c)) => match closure(c, 1) {
             Some((mut params, body)) => (params.remove(0), body),
-            None => return left("effect"),
+            None => return left(Reason::Effect),
         },
-        Some(_) => return left("effect"),
+        Some(_) => return left(Reason::Effect),
     };
     let planned = match method.as_str() {
         "sum" | "product" => {
@@ -788,7 +572,7 @@ pub(crate) fn analyse_call(m: &ExprMethodCall, env: &Env, expected: Option<Width
                 },
                 None => expected,
             };
-            let Some(width) = width.filter(|w| *w != Width::Any) else { return left("type") };
+            let Some(width) = width.filter(|w| *w != Width::Any) else { return left(Reason::Type) };
             let (op, init, body): (Op, Init, Block) = if method == "sum" {
                 (Op::Sum, Init::Sum(width), syn::parse_quote!({ #acc += #value; }))
             } else {
@@ -798,16 +582,16 @@ pub(crate) fn analyse_call(m: &ExprMethodCall, env: &Env, expected: Option<Width
         }
         _ => {
             let init = &m.args[0];
-            let Some(init_width) = env.ty(init).float_width() else { return left("type") };
+            let Some(init_width) = env.ty(init).float_width() else { return left(Reason::Type) };
             // The update of the hidden accumulator: a closure's element pattern is bound to `value`
             // first (`let x = value; acc += t(x);`), a path (`f32::max`) takes `value` itself.
             let (op, width, body): (Op, Width, Block) = match &m.args[1] {
                 Expr::Closure(c) => {
                     let Some((params, body)) = closure(c, 2).filter(|(_, b)| !matches!(b, Expr::Block(_))) else {
-                        return left("effect");
+                        return left(Reason::Effect);
                     };
-                    let Some(a) = pat_ident(&params[0]) else { return left("effect") };
-                    let Some((op, term)) = fold_body(&body, &a) else { return left("op") };
+                    let Some(a) = pat_ident(&params[0]) else { return left(Reason::Effect) };
+                    let Some((op, term)) = fold_body(&body, &a) else { return left(Reason::Op) };
                     let (element, update) = (&params[1], update(acc, op, term));
                     (op, Width::Any, syn::parse_quote!({ let #element = #value; #update; }))
                 }
@@ -816,10 +600,10 @@ pub(crate) fn analyse_call(m: &ExprMethodCall, env: &Env, expected: Option<Width
                         let update = update(acc, op, &value);
                         (op, width, syn::parse_quote!({ #update; }))
                     }
-                    None => return left("op"),
+                    None => return left(Reason::Op),
                 },
             };
-            let Some(width) = init_width.unify(width) else { return left("type") };
+            let Some(width) = init_width.unify(width) else { return left(Reason::Type) };
             plan(source, pat, body, vec![(acc.clone(), Fold::Op(op), width)], env)
                 .map(|p| (p, Init::Fold(Box::new(init.clone()), width)))
         }
@@ -858,11 +642,7 @@ fn fold_op(f: &Expr) -> Option<Op> {
 fn path_extremum(f: &Expr) -> Option<(Op, Width)> {
     let Expr::Path(p) = f else { return None };
     let segments: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-    let width = match segments.first().map(String::as_str) {
-        Some("f32") => Width::F32,
-        Some("f64") => Width::F64,
-        _ => return None,
-    };
+    let width = Width::of_name(segments.first()?)?;
     match (p.qself.is_none() && p.path.segments.iter().all(|s| s.arguments.is_empty()), segments.as_slice()) {
         (true, [_, op]) if op == "max" => Some((Op::Max, width)),
         (true, [_, op]) if op == "min" => Some((Op::Min, width)),
@@ -938,13 +718,13 @@ fn plan(
     mut body: Block,
     mut accs: Vec<(Ident, Fold, Width)>,
     env: &Env,
-) -> Result<Plan, &'static str> {
+) -> Result<Plan, Reason> {
     if matches!(source, Source::Range { .. }) && !matches!(&pat, Pat::Wild(_)) && pat_ident(&pat).is_none() {
-        return Err("source");
+        return Err(Reason::Source);
     }
     let names: Vec<String> = accs.iter().map(|(i, ..)| i.to_string()).collect();
     if pat_names(&pat).iter().any(|n| names.contains(n)) {
-        return Err("shadow");
+        return Err(Reason::Shadow);
     }
     let stores = match (&source, pat_ident(&pat)) {
         (Source::Range { .. }, Some(index)) => {
@@ -958,7 +738,7 @@ fn plan(
     let mut check = Check { env: start.clone(), accs: &mut accs, names, stores: &stores };
     check.stmts(&body.stmts, true)?;
     if accs.iter().any(|(_, fold, w)| matches!(fold, Fold::Op(Op::Max | Op::Min)) && *w == Width::Any) {
-        return Err("type");
+        return Err(Reason::Type);
     }
     let math = super::math::replace(&mut body, &start);
     let mut hoists = match index_ident(&pat, &source) {
@@ -976,7 +756,7 @@ fn plan(
 /// The slices a range loop's body over `index` stores into: each a mutable float slice from
 /// outside the loop, named only as `x[index]` in the body (`overlap` otherwise: a store at
 /// another index, or another use, would reach elements of other iterations).
-fn written_slices(body: &Block, index: &Ident, pat: &Pat, env: &Env) -> Result<Vec<String>, &'static str> {
+fn written_slices(body: &Block, index: &Ident, pat: &Pat, env: &Env) -> Result<Vec<String>, Reason> {
     struct Places(Vec<String>);
     impl<'ast> Visit<'ast> for Places {
         fn visit_expr(&mut self, e: &'ast Expr) {
@@ -1005,10 +785,10 @@ fn written_slices(body: &Block, index: &Ident, pat: &Pat, env: &Env) -> Result<V
     locals.extend(let_names(&body.stmts));
     for slice in &written {
         if locals.contains(slice) {
-            return Err("shadow");
+            return Err(Reason::Shadow);
         }
-        if !matches!(env.lookup(slice), Some((Ty::Slice { shared: false, .. }, _))) {
-            return Err("type");
+        if !env.lookup(slice).and_then(|(ty, _)| ty.float_slice()).is_some_and(|(_, access)| access != Access::Shared) {
+            return Err(Reason::Type);
         }
     }
     // Every mention of a written slice is `x[index]`.
@@ -1032,7 +812,7 @@ fn written_slices(body: &Block, index: &Ident, pat: &Pat, env: &Env) -> Result<V
     let mut uses = Uses { written: &written, index, other: false };
     uses.visit_block(body);
     if uses.other {
-        return Err("overlap");
+        return Err(Reason::Overlap);
     }
     Ok(written)
 }
@@ -1060,19 +840,8 @@ fn hoists(body: &Block, index: &Ident, pat: &Pat, env: &Env) -> Vec<(Hoist, Vec<
             let invariant = |e: &Expr| {
                 !mentions(e.to_token_stream(), &self.locals) && matches!(self.env.ty(e), Ty::Int(Int::Usize | Int::Lit))
             };
-            let base = match &*e.index {
-                i if is_index(i) => None,
-                Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
-                    if is_index(&b.right) && invariant(&b.left) {
-                        Some((*b.left).clone())
-                    } else if is_index(&b.left) && invariant(&b.right) {
-                        Some((*b.right).clone())
-                    } else {
-                        return;
-                    }
-                }
-                _ => return,
-            };
+            let Some(base) = unit_base(&e.index, &is_index, &invariant) else { return };
+            let base = base.cloned();
             let key = format!("{name}[{}]", base.as_ref().map_or(String::new(), |b| b.to_token_stream().to_string()));
             match self.found.iter_mut().find(|(_, k, _)| *k == key) {
                 Some((_, _, reads)) => reads.push(Expr::Index(e.clone())),

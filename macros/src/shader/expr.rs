@@ -9,14 +9,16 @@ use super::ir::{ArgSource, Bin, Func, Place, Un, E, S};
 use super::lower::{Local, Lower, Val, R};
 use super::outer::Held;
 use super::ty::{Class, Tv, Ty};
+use crate::body::is_screaming;
+use crate::reason::Reason;
 
 impl Lower<'_> {
     pub(super) fn scalar(&mut self, e: &Expr) -> R<(E, Tv)> {
         match self.value(e)? {
             Val::Scalar(e, tv) => Ok((e, tv)),
-            Val::View(_) => Err("value"),
+            Val::View(_) => Err(Reason::Value),
             // A `&mut f32` read without `*`: only its methods auto-deref (handled there).
-            Val::Elem(..) => Err("value"),
+            Val::Elem(..) => Err(Reason::Value),
         }
     }
 
@@ -39,12 +41,12 @@ impl Lower<'_> {
                 UnOp::Deref(_) => match self.value(&u.expr)? {
                     Val::Elem(view, at) => Ok(self.load(view, E::Local(at))),
                     Val::Scalar(e, tv) => Ok(Val::Scalar(e, tv)),
-                    Val::View(_) => Err("value"),
+                    Val::View(_) => Err(Reason::Value),
                 },
                 UnOp::Neg(_) => {
                     let (e, tv) = self.scalar(&u.expr)?;
                     if self.out.types.get(tv) == Some(Ty::Usize) || self.out.types.get(tv) == Some(Ty::U32) {
-                        return Err("type");
+                        return Err(Reason::Type);
                     }
                     Ok(Val::Scalar(E::Unary(Un::Neg, Box::new(e), tv), tv))
                 }
@@ -52,12 +54,12 @@ impl Lower<'_> {
                     let (e, tv) = self.scalar(&u.expr)?;
                     Ok(Val::Scalar(E::Unary(Un::Not, Box::new(e), tv), tv))
                 }
-                _ => Err("syntax"),
+                _ => Err(Reason::Syntax),
             },
             Expr::Binary(b) => self.binary(b),
             Expr::Index(i) => {
                 if matches!(&*i.index, Expr::Range(_)) {
-                    return Err("value");
+                    return Err(Reason::Value);
                 }
                 let view = self.view_of(&i.expr)?;
                 let (index, tv) = self.scalar(&i.index)?;
@@ -68,7 +70,7 @@ impl Lower<'_> {
             Expr::Cast(c) => {
                 let to = Ty::of_type(&c.ty)?;
                 if to == Ty::Bool {
-                    return Err("type");
+                    return Err(Reason::Type);
                 }
                 let (e, from) = self.scalar(&c.expr)?;
                 if to == Ty::F32 {
@@ -79,14 +81,14 @@ impl Lower<'_> {
             }
             Expr::MethodCall(m) => {
                 if m.turbofish.is_some() {
-                    return Err("call");
+                    return Err(Reason::Call);
                 }
                 match self.value(&m.receiver)? {
                     Val::View(v) if m.method == "len" && m.args.is_empty() => {
                         let tv = self.known(Ty::Usize);
                         Ok(Val::Scalar(E::Len(v), tv))
                     }
-                    Val::View(_) => Err("call"),
+                    Val::View(_) => Err(Reason::Call),
                     Val::Elem(view, at) => {
                         let Val::Scalar(e, tv) = self.load(view, E::Local(at)) else { unreachable!("a load") };
                         self.func(&m.method.to_string(), (e, tv), m.args.iter().collect())
@@ -96,14 +98,14 @@ impl Lower<'_> {
             }
             Expr::Call(c) => {
                 // `f32::sqrt(x)`, `f32::max(a, b)`, `usize::min(a, b)`: a method called through its type.
-                let Expr::Path(p) = &*c.func else { return Err("call") };
+                let Expr::Path(p) = &*c.func else { return Err(Reason::Call) };
                 let names: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-                let ([ty, method], None) = (names.as_slice(), &p.qself) else { return Err("call") };
-                let Some(ty) = Ty::of_name(ty)? else { return Err("call") };
+                let ([ty, method], None) = (names.as_slice(), &p.qself) else { return Err(Reason::Call) };
+                let Some(ty) = Ty::of_name(ty)? else { return Err(Reason::Call) };
                 let Some((first, rest)) =
                     c.args.iter().collect::<Vec<_>>().split_first().map(|(f, r)| (*f, r.to_vec()))
                 else {
-                    return Err("call");
+                    return Err(Reason::Call);
                 };
                 let (e, tv) = self.scalar(first)?;
                 self.require(tv, ty)?;
@@ -112,15 +114,15 @@ impl Lower<'_> {
             Expr::If(i) => self.if_value(i),
             Expr::Block(b) if b.label.is_none() => {
                 if self.no_prelude > 0 {
-                    return Err("syntax");
+                    return Err(Reason::Syntax);
                 }
                 let (stmts, val) = self.value_block(&b.block)?;
                 self.pending.extend(stmts);
                 Ok(val)
             }
-            Expr::Macro(_) => Err("macro"),
-            Expr::Tuple(_) | Expr::Array(_) | Expr::Repeat(_) | Expr::Struct(_) | Expr::Field(_) => Err("value"),
-            _ => Err("syntax"),
+            Expr::Macro(_) => Err(Reason::Macro),
+            Expr::Tuple(_) | Expr::Array(_) | Expr::Repeat(_) | Expr::Struct(_) | Expr::Field(_) => Err(Reason::Value),
+            _ => Err(Reason::Syntax),
         }
     }
 
@@ -129,7 +131,7 @@ impl Lower<'_> {
             Lit::Float(f) => {
                 let class = match f.suffix() {
                     "" => Class::Float,
-                    s => Class::Known(Ty::of_name(s)?.filter(|t| *t == Ty::F32).ok_or("type")?),
+                    s => Class::Known(Ty::of_name(s)?.filter(|t| *t == Ty::F32).ok_or(Reason::Type)?),
                 };
                 let tv = self.out.types.fresh(class);
                 Ok(Val::Scalar(E::Float(f.base10_digits().to_string(), tv), tv))
@@ -137,26 +139,26 @@ impl Lower<'_> {
             Lit::Int(i) => {
                 let class = match i.suffix() {
                     "" => Class::Int,
-                    s => Class::Known(Ty::of_name(s)?.ok_or("type")?),
+                    s => Class::Known(Ty::of_name(s)?.ok_or(Reason::Type)?),
                 };
                 let tv = self.out.types.fresh(class);
                 if class == Class::Known(Ty::F32) {
                     return Ok(Val::Scalar(E::Float(i.base10_digits().to_string(), tv), tv));
                 }
-                let value = i.base10_parse::<u128>().map_err(|_| "size")?;
+                let value = i.base10_parse::<u128>().map_err(|_| Reason::Size)?;
                 Ok(Val::Scalar(E::Int(value, tv), tv))
             }
             Lit::Bool(b) => {
                 let tv = self.known(Ty::Bool);
                 Ok(Val::Scalar(E::Bool(b.value), tv))
             }
-            _ => Err("type"),
+            _ => Err(Reason::Type),
         }
     }
 
     pub(super) fn path(&mut self, p: &syn::ExprPath) -> R<Val> {
         if p.qself.is_some() || p.path.segments.iter().any(|s| !s.arguments.is_empty()) {
-            return Err("value");
+            return Err(Reason::Value);
         }
         if let Some(ident) = p.path.get_ident() {
             let name = ident.to_string();
@@ -165,7 +167,7 @@ impl Lower<'_> {
                     Local::Val(v) => Ok(Val::Scalar(E::Local(v), self.out.vars[v])),
                     Local::View(v) => Ok(Val::View(v)),
                     Local::Elem(v, at) => Ok(Val::Elem(v, at)),
-                    Local::Acc(_) => Err("reads"),
+                    Local::Acc(_) => Err(Reason::Reads),
                 };
             }
             return match self.outer.get(&name) {
@@ -183,13 +185,9 @@ impl Lower<'_> {
             };
         }
         let names: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-        let screaming = |n: &str| {
-            n.chars().any(|c| c.is_ascii_uppercase())
-                && n.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-        };
         let last = names.last().map(String::as_str).unwrap_or_default();
-        if !screaming(last) {
-            return Err("value");
+        if !is_screaming(last) {
+            return Err(Reason::Value);
         }
         // `f32::EPSILON`, `usize::MAX`, `std::f32::consts::PI`: the type is in the path.
         let typed = names.iter().rev().skip(1).find_map(|n| Ty::of_name(n).transpose());
@@ -223,7 +221,7 @@ impl Lower<'_> {
             BinOp::Gt(_) => Bin::Gt,
             BinOp::Ge(_) => Bin::Ge,
             // An assignment in a value position.
-            _ => return Err("syntax"),
+            _ => return Err(Reason::Syntax),
         };
         let (l, ltv) = self.scalar(&b.left)?;
         // The right operand of `&&`/`||` runs only sometimes: nothing of it may run first.
@@ -255,39 +253,10 @@ impl Lower<'_> {
 
     pub(super) fn reference(&mut self, r: &syn::ExprReference) -> R<Val> {
         match &*r.expr {
-            Expr::Index(i) if matches!(&*i.index, Expr::Range(_)) => {
-                let Expr::Range(range) = &*i.index else { unreachable!("checked in the guard") };
-                if self.no_prelude > 0 {
-                    return Err("syntax");
-                }
-                let parent = self.view_of(&i.expr)?;
-                let usize_tv = self.known(Ty::Usize);
-                let mut bound = |e: &Option<Box<Expr>>| -> R<Option<E>> {
-                    match e {
-                        None => Ok(None),
-                        Some(e) => {
-                            let (e, tv) = self.scalar(e)?;
-                            self.require(tv, Ty::Usize)?;
-                            Ok(Some(e))
-                        }
-                    }
-                };
-                let lo = bound(&range.start)?.unwrap_or(E::Int(0, usize_tv));
-                let mut hi = bound(&range.end)?;
-                if matches!(range.limits, RangeLimits::Closed(_)) {
-                    let end = hi.ok_or("syntax")?;
-                    hi = Some(E::Binary(Bin::Add, Box::new(end), Box::new(E::Int(1, usize_tv)), usize_tv));
-                }
-                let view = self.sub_view(parent);
-                self.pending.push(S::Sub { view, parent, lo, hi });
-                if r.mutability.is_some() {
-                    self.written(view)?;
-                }
-                Ok(Val::View(view))
-            }
+            Expr::Index(i) if matches!(&*i.index, Expr::Range(_)) => self.sub_slice(i, r.mutability.is_some()),
             Expr::Index(i) if r.mutability.is_some() => {
                 if self.no_prelude > 0 {
-                    return Err("syntax");
+                    return Err(Reason::Syntax);
                 }
                 let view = self.view_of(&i.expr)?;
                 let (index, tv) = self.scalar(&i.index)?;
@@ -298,16 +267,48 @@ impl Lower<'_> {
                 Ok(Val::Elem(view, at))
             }
             inner if r.mutability.is_none() => self.value(inner),
-            _ => Err("value"),
+            _ => Err(Reason::Value),
         }
+    }
+
+    /// `&x[a..b]` (`&mut x[a..b]`: `mutable`): a view of a part of `x`'s slice.
+    pub(super) fn sub_slice(&mut self, i: &syn::ExprIndex, mutable: bool) -> R<Val> {
+        let Expr::Range(range) = &*i.index else { return Err(Reason::Value) };
+        if self.no_prelude > 0 {
+            return Err(Reason::Syntax);
+        }
+        let parent = self.view_of(&i.expr)?;
+        let usize_tv = self.known(Ty::Usize);
+        let mut bound = |e: &Option<Box<Expr>>| -> R<Option<E>> {
+            match e {
+                None => Ok(None),
+                Some(e) => {
+                    let (e, tv) = self.scalar(e)?;
+                    self.require(tv, Ty::Usize)?;
+                    Ok(Some(e))
+                }
+            }
+        };
+        let lo = bound(&range.start)?.unwrap_or(E::Int(0, usize_tv));
+        let mut hi = bound(&range.end)?;
+        if matches!(range.limits, RangeLimits::Closed(_)) {
+            let end = hi.ok_or(Reason::Syntax)?;
+            hi = Some(E::Binary(Bin::Add, Box::new(end), Box::new(E::Int(1, usize_tv)), usize_tv));
+        }
+        let view = self.sub_view(parent);
+        self.pending.push(S::Sub { view, parent, lo, hi });
+        if mutable {
+            self.written(view)?;
+        }
+        Ok(Val::View(view))
     }
 
     /// `if c { a } else { b }` as a value: a local assigned on each branch.
     pub(super) fn if_value(&mut self, i: &syn::ExprIf) -> R<Val> {
         if self.no_prelude > 0 {
-            return Err("syntax");
+            return Err(Reason::Syntax);
         }
-        let Some((_, otherwise)) = &i.else_branch else { return Err("syntax") };
+        let Some((_, otherwise)) = &i.else_branch else { return Err(Reason::Syntax) };
         let cond = self.bool_of(&i.cond)?;
         let tv = self.out.types.fresh(Class::Any);
         let v = self.var_of(tv);
@@ -320,10 +321,10 @@ impl Lower<'_> {
                 let stmts = std::mem::replace(&mut self.pending, saved);
                 (stmts, val?)
             }
-            _ => return Err("syntax"),
+            _ => return Err(Reason::Syntax),
         };
         for (stmts, val) in [(&mut then, a), (&mut els, b)] {
-            let Val::Scalar(e, etv) = val else { return Err("value") };
+            let Val::Scalar(e, etv) = val else { return Err(Reason::Value) };
             self.unify(tv, etv)?;
             stmts.push(S::Assign(Place::Local(v), e));
         }
@@ -334,9 +335,9 @@ impl Lower<'_> {
 
     /// A block's statements and the value of its last expression.
     pub(super) fn value_block(&mut self, block: &Block) -> R<(Vec<S>, Val)> {
-        let Some((Stmt::Expr(tail, None), stmts)) = block.stmts.split_last() else { return Err("syntax") };
+        let Some((Stmt::Expr(tail, None), stmts)) = block.stmts.split_last() else { return Err(Reason::Syntax) };
         let saved = std::mem::take(&mut self.pending);
-        self.scopes.push(Vec::new());
+        self.scopes.push();
         let mut out = Vec::new();
         let result = stmts.iter().try_for_each(|s| self.stmt(s, &mut out)).and_then(|()| self.value(tail));
         self.scopes.pop();
@@ -368,20 +369,20 @@ impl Lower<'_> {
             "is_nan" => (Func::IsNan, 0, true),
             "is_finite" => (Func::IsFinite, 0, true),
             "is_infinite" => (Func::IsInfinite, 0, true),
-            _ => return Err("call"),
+            _ => return Err(Reason::Call),
         };
         if args.len() != arity {
-            return Err("call");
+            return Err(Reason::Call);
         }
         match self.out.types.class(rtv) {
             Class::Known(Ty::F32) => {}
-            Class::Known(Ty::Bool) => return Err("call"),
-            Class::Known(t) if float_only || (func == Func::Abs && t != Ty::I32) => return Err("call"),
+            Class::Known(Ty::Bool) => return Err(Reason::Call),
+            Class::Known(t) if float_only || (func == Func::Abs && t != Ty::I32) => return Err(Reason::Call),
             Class::Known(_) => {}
             // A captured value of unknown type: a float-only method says `f32` (checked on the host).
             Class::Any if float_only => self.require(rtv, Ty::F32)?,
             // An unsuffixed literal's method: rustc asks for its type too.
-            _ => return Err("type"),
+            _ => return Err(Reason::Type),
         }
         let mut all = vec![recv];
         for a in args {

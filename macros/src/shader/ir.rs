@@ -82,8 +82,8 @@ pub(super) enum AccOp {
     Min,
 }
 
-/// A reduction the loop carries (see `crate::split`): each invocation's partial,
-/// combined per workgroup, then on the host.
+/// A reduction the loop carries (see `crate::body::independence`): each invocation's partial,
+/// combined per workgroup, then across workgroups on the device.
 #[derive(Clone, Debug)]
 pub(super) struct Acc {
     /// The accumulator, as the body wrote it.

@@ -8,16 +8,16 @@
 //! before it, in order.
 
 use proc_macro2::Ident;
-use syn::{BinOp, Expr, ExprForLoop, Lit, Pat, RangeLimits, Stmt, UnOp};
+use syn::{BinOp, Expr, ExprForLoop, Pat, RangeLimits, Stmt, UnOp};
 
 use super::ir::{Acc, AccOp, Arg, ArgSource, Bin, Binding, Func, Place, Un, Var, View, ViewId, E, S};
 use super::outer::{Held, Outer};
 use super::ty::{Class, Tv, Ty, Types};
-use crate::reduce::{self, plain_ident};
-use crate::split::{Carried, Chain, Kind, Space, Stream, Target, Value};
+use crate::body::{self, plain_ident, pure, Carried, Chain, How, Kind, Scopes, Space, Stream, Target, Value, Walk};
+use crate::reason::Reason;
 
 /// Why a loop stays on the host, in a word.
-pub(super) type R<T> = Result<T, &'static str>;
+pub(super) type R<T> = Result<T, Reason>;
 
 /// A loop body, lowered.
 #[derive(Default)]
@@ -81,7 +81,8 @@ enum Item {
 
 pub(super) struct Lower<'a> {
     pub(super) out: Lowered,
-    pub(super) scopes: Vec<Vec<(String, Local)>>,
+    /// The body's names, each standing for a shader local, a view, an element or an accumulator.
+    pub(super) scopes: Scopes<Local>,
     pub(super) outer: &'a Outer<'a>,
     /// The whole view of each binding.
     pub(super) whole: Vec<ViewId>,
@@ -112,7 +113,7 @@ pub(super) fn lower(
     };
     let mut l = Lower {
         out: Lowered::default(),
-        scopes: vec![Vec::new()],
+        scopes: Scopes::default(),
         outer,
         whole: Vec::new(),
         label: f.label.as_ref().map(|l| l.name.ident.to_string()),
@@ -123,16 +124,16 @@ pub(super) fn lower(
     };
     for c in carried {
         let class = match c.value {
-            Value::Float(reduce::Width::F32) => Class::Known(Ty::F32),
-            Value::Float(reduce::Width::F64) => return Err("f64"),
-            Value::Float(reduce::Width::Any) => Class::Float,
+            Value::Float(body::Width::F32) => Class::Known(Ty::F32),
+            Value::Float(body::Width::F64) => return Err(Reason::F64),
+            Value::Float(body::Width::Any) => Class::Float,
             Value::Int => Class::Int,
         };
         let op = match c.op {
-            reduce::Op::Sum => AccOp::Sum,
-            reduce::Op::Product => AccOp::Product,
-            reduce::Op::Max => AccOp::Max,
-            reduce::Op::Min => AccOp::Min,
+            body::Op::Sum => AccOp::Sum,
+            body::Op::Product => AccOp::Product,
+            body::Op::Max => AccOp::Max,
+            body::Op::Min => AccOp::Min,
         };
         let tv = l.out.types.fresh(class);
         // What the accumulator's declaration says (`let mut n = 0usize;`).
@@ -155,7 +156,7 @@ pub(super) fn lower(
                 l.bind(p.ident.to_string(), Local::Val(index));
             }
             Pat::Wild(_) => {}
-            _ => return Err("value"),
+            _ => return Err(Reason::Value),
         },
         Space::Chain(chain) => {
             let mut widths = 0;
@@ -184,11 +185,11 @@ impl Lower<'_> {
     }
 
     pub(super) fn bind(&mut self, name: String, local: Local) {
-        self.scopes.last_mut().expect("a scope").push((name, local));
+        self.scopes.bind(name, local);
     }
 
     pub(super) fn lookup(&self, name: &str) -> Option<Local> {
-        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _)| n == name).map(|(_, l)| *l)
+        self.scopes.lookup(name).copied()
     }
 
     pub(super) fn unify(&mut self, a: Tv, b: Tv) -> R<()> {
@@ -203,7 +204,7 @@ impl Lower<'_> {
     pub(super) fn binding(&mut self, name: &Ident, held: Held) -> R<ViewId> {
         let elem = match held {
             Held::Slice(elem) => elem?,
-            Held::Scalar(_) => return Err("value"),
+            Held::Scalar(_) => return Err(Reason::Value),
             Held::Opaque(word) => return Err(word),
         };
         if let Some(b) = self.out.bindings.iter().position(|b| b.name == *name) {
@@ -254,7 +255,7 @@ impl Lower<'_> {
     }
 
     fn stream_item(&mut self, s: &Stream, widths: &mut usize) -> R<Item> {
-        let (held, _) = self.outer.get(&s.slice.to_string()).ok_or("type")?;
+        let (held, _) = self.outer.get(&s.slice.to_string()).ok_or(Reason::Type)?;
         let view = self.binding(&s.slice, held)?;
         if s.mutable {
             let b = self.out.views[view].binding;
@@ -263,7 +264,7 @@ impl Lower<'_> {
         Ok(match &s.rows {
             Some(rows) => {
                 if !pure(&rows.width) {
-                    return Err("syntax");
+                    return Err(Reason::Syntax);
                 }
                 let k = *widths;
                 *widths += 1;
@@ -308,11 +309,11 @@ impl Lower<'_> {
                         out.push(S::Row { view: row, parent: *parent, unit: E::Local(at), width, exact: *exact });
                         self.bind(name, Local::View(row));
                     }
-                    Item::Pair(..) => return Err("value"),
+                    Item::Pair(..) => return Err(Reason::Value),
                 }
                 Ok(())
             }
-            _ => Err("value"),
+            _ => Err(Reason::Value),
         }
     }
 
@@ -327,7 +328,7 @@ impl Lower<'_> {
 
     /// `stmts` in a scope of their own.
     pub(super) fn stmts(&mut self, stmts: &[Stmt]) -> R<Vec<S>> {
-        self.scopes.push(Vec::new());
+        self.scopes.push();
         let mut out = Vec::new();
         let result = stmts.iter().try_for_each(|s| self.stmt(s, &mut out));
         self.scopes.pop();
@@ -342,13 +343,13 @@ impl Lower<'_> {
         match s {
             Stmt::Local(local) => self.local(local, out),
             Stmt::Expr(e, _) => self.expr_stmt(e, out),
-            Stmt::Item(_) => Err("syntax"),
-            Stmt::Macro(_) => Err("macro"),
+            Stmt::Item(_) => Err(Reason::Syntax),
+            Stmt::Macro(_) => Err(Reason::Macro),
         }
     }
 
     fn local(&mut self, local: &syn::Local, out: &mut Vec<S>) -> R<()> {
-        let Some(init) = local.init.as_ref().filter(|i| i.diverge.is_none()) else { return Err("syntax") };
+        let Some(init) = local.init.as_ref().filter(|i| i.diverge.is_none()) else { return Err(Reason::Syntax) };
         match (&local.pat, &*init.expr) {
             (Pat::Tuple(pats), Expr::Tuple(values)) if pats.elems.len() == values.elems.len() => {
                 // Every value first, then every name: `let (a, b) = (b, a)` swaps.
@@ -397,16 +398,16 @@ impl Lower<'_> {
                     }
                     Val::View(view) if declared.is_none() => self.bind(name, Local::View(view)),
                     Val::Elem(view, at) if declared.is_none() => self.bind(name, Local::Elem(view, at)),
-                    _ => return Err("value"),
+                    _ => return Err(Reason::Value),
                 }
                 Ok(())
             }
-            _ => Err("value"),
+            _ => Err(Reason::Value),
         }
     }
 
     fn expr_stmt(&mut self, e: &Expr, out: &mut Vec<S>) -> R<()> {
-        if let Some((acc, _, term)) = reduce::accumulation(e) {
+        if let Some((acc, _, term)) = body::accumulation(e) {
             if let Some(Local::Acc(k)) = self.lookup(&acc.to_string()) {
                 let (value, tv) = self.scalar(term)?;
                 let acc_tv = self.out.accs[k].tv;
@@ -450,7 +451,7 @@ impl Lower<'_> {
             Expr::ForLoop(f) => self.for_loop(f, out),
             Expr::While(w) => {
                 if w.label.is_some() {
-                    return Err("label");
+                    return Err(Reason::Label);
                 }
                 self.no_prelude += 1;
                 let cond = self.bool_of(&w.cond);
@@ -467,7 +468,7 @@ impl Lower<'_> {
             }
             Expr::Loop(l) => {
                 if l.label.is_some() {
-                    return Err("label");
+                    return Err(Reason::Label);
                 }
                 self.depth += 1;
                 let body = self.stmts(&l.body.stmts);
@@ -482,13 +483,13 @@ impl Lower<'_> {
             }
             Expr::Break(b) => {
                 if b.label.is_some() {
-                    return Err("label");
+                    return Err(Reason::Label);
                 }
                 if b.expr.is_some() {
-                    return Err("syntax");
+                    return Err(Reason::Syntax);
                 }
                 if self.depth == 0 {
-                    return Err("break");
+                    return Err(Reason::Break);
                 }
                 out.push(S::Break);
                 Ok(())
@@ -496,7 +497,7 @@ impl Lower<'_> {
             Expr::Continue(c) => {
                 let own = c.label.as_ref().is_some_and(|l| Some(l.ident.to_string()) == self.label);
                 if c.label.is_some() && !(own && self.depth == 0) {
-                    return Err("label");
+                    return Err(Reason::Label);
                 }
                 if self.depth == 0 {
                     self.out.wrapped = true;
@@ -506,7 +507,7 @@ impl Lower<'_> {
                 }
                 Ok(())
             }
-            Expr::Macro(_) => Err("macro"),
+            Expr::Macro(_) => Err(Reason::Macro),
             e => {
                 let val = self.value(e)?;
                 self.flush(out);
@@ -545,7 +546,7 @@ impl Lower<'_> {
                     branch.push(s?);
                     branch
                 }
-                _ => return Err("syntax"),
+                _ => return Err(Reason::Syntax),
             },
         };
         Ok((then, els))
@@ -554,9 +555,9 @@ impl Lower<'_> {
     /// An inner `for`: over a range, or over slices (their items, zipped and enumerated).
     fn for_loop(&mut self, f: &ExprForLoop, out: &mut Vec<S>) -> R<()> {
         if f.label.is_some() {
-            return Err("label");
+            return Err(Reason::Label);
         }
-        self.scopes.push(Vec::new());
+        self.scopes.push();
         let result = self.for_loop_scoped(f, out);
         self.scopes.pop();
         result
@@ -566,7 +567,7 @@ impl Lower<'_> {
         let mut head = Vec::new();
         let (counter, end, inclusive) = match &*f.expr {
             Expr::Range(r) => {
-                let (Some(start), Some(end)) = (&r.start, &r.end) else { return Err("syntax") };
+                let (Some(start), Some(end)) = (&r.start, &r.end) else { return Err(Reason::Syntax) };
                 let (start, stv) = self.scalar(start)?;
                 let (end, etv) = self.scalar(end)?;
                 self.unify(stv, etv)?;
@@ -581,17 +582,17 @@ impl Lower<'_> {
                         self.bind(p.ident.to_string(), Local::Val(j));
                     }
                     Pat::Wild(_) => {}
-                    _ => return Err("value"),
+                    _ => return Err(Reason::Value),
                 }
                 (c, e, matches!(r.limits, RangeLimits::Closed(_)))
             }
             iterable => {
-                let item = self.items(iterable, true)?;
+                let item = self.items(&Walk::of(iterable, true))?;
                 let usize_tv = self.known(Ty::Usize);
                 let mut counts = Vec::new();
                 walks(&item, usize_tv, &mut counts);
                 let count =
-                    counts.into_iter().reduce(|a, b| E::Call(Func::Min, vec![a, b], usize_tv)).ok_or("syntax")?;
+                    counts.into_iter().reduce(|a, b| E::Call(Func::Min, vec![a, b], usize_tv)).ok_or(Reason::Syntax)?;
                 let (c, e) = (self.var_of(usize_tv), self.var_of(usize_tv));
                 self.flush(out);
                 out.push(S::Decl(c, Some(E::Int(0, usize_tv))));
@@ -623,60 +624,58 @@ impl Lower<'_> {
     }
 
     /// The items of an iterable over slices: `x`, `&x`, `&mut x`, `x.iter()`,
-    /// `x.iter().copied()`, `x.iter_mut()`, `&x[a..b]`, `.zip(..)`, `.enumerate()`.
-    /// `into_iter`: `e` is iterated itself (a `for` source or a `zip` argument).
-    fn items(&mut self, e: &Expr, into_iter: bool) -> R<Item> {
-        match e {
-            Expr::Paren(p) => self.items(&p.expr, into_iter),
-            Expr::MethodCall(m) if m.turbofish.is_none() => match (m.method.to_string().as_str(), m.args.len()) {
-                ("enumerate", 0) => Ok(Item::Pair(Box::new(Item::Index), Box::new(self.items(&m.receiver, false)?))),
-                ("zip", 1) => {
-                    let a = self.items(&m.receiver, false)?;
-                    Ok(Item::Pair(Box::new(a), Box::new(self.items(&m.args[0], true)?)))
-                }
-                ("copied" | "cloned", 0) => match self.items(&m.receiver, false)? {
-                    Item::Value(v) => Ok(Item::Value(v)),
-                    _ => Err("call"),
-                },
-                ("iter", 0) => Ok(Item::Value(self.view_of(&m.receiver)?)),
-                // Rows of a whole captured slice read in an inner loop, `w` evaluated once.
-                ("chunks" | "chunks_exact", 1) if self.no_prelude == 0 => {
-                    let parent = self.view_of(&m.receiver)?;
-                    if self.out.views[parent].base.is_some() {
-                        return Err("call");
-                    }
-                    let (width, tv) = self.scalar(&m.args[0])?;
-                    self.require(tv, Ty::Usize)?;
-                    let w = self.var_of(tv);
-                    self.pending.push(S::Decl(w, Some(width)));
-                    Ok(Item::Row { parent, width: E::Local(w), exact: m.method == "chunks_exact" })
-                }
-                ("iter_mut", 0) => {
-                    let view = self.view_of(&m.receiver)?;
-                    self.written(view)?;
-                    Ok(Item::Mut(view))
-                }
-                _ => Err("call"),
+    /// `x.iter().copied()`, `x.iter_mut()`, `&x[a..b]`, `.zip(..)`, `.enumerate()`: what the
+    /// shader takes of the model's grammar of walks ([`Walk`]).
+    fn items(&mut self, walk: &Walk) -> R<Item> {
+        match walk {
+            Walk::Enumerate(a) => Ok(Item::Pair(Box::new(Item::Index), Box::new(self.items(a)?))),
+            Walk::Zip(a, b) => {
+                let a = self.items(a)?;
+                Ok(Item::Pair(Box::new(a), Box::new(self.items(b)?)))
+            }
+            Walk::Copied(a, _) => match self.items(a)? {
+                Item::Value(v) => Ok(Item::Value(v)),
+                _ => Err(Reason::Call),
             },
-            Expr::Reference(r) if into_iter => {
-                let view = match &*r.expr {
+            Walk::Items { of, how: How::Iter } => Ok(Item::Value(self.view_of(of)?)),
+            // Rows of a whole captured slice read in an inner loop, `w` evaluated once.
+            Walk::Items { of, how: How::Rows { method, width, mutable: false } }
+                if self.no_prelude == 0 && (*method == "chunks" || *method == "chunks_exact") =>
+            {
+                let parent = self.view_of(of)?;
+                if self.out.views[parent].base.is_some() {
+                    return Err(Reason::Call);
+                }
+                let (width, tv) = self.scalar(width)?;
+                self.require(tv, Ty::Usize)?;
+                let w = self.var_of(tv);
+                self.pending.push(S::Decl(w, Some(width)));
+                Ok(Item::Row { parent, width: E::Local(w), exact: *method == "chunks_exact" })
+            }
+            Walk::Items { of, how: How::IterMut } => {
+                let view = self.view_of(of)?;
+                self.written(view)?;
+                Ok(Item::Mut(view))
+            }
+            Walk::Items { of, how: How::Whole(Some(mutable)) } => {
+                let view = match of {
                     // `&x[a..b]`: a sub-slice.
-                    Expr::Index(i) if matches!(&*i.index, Expr::Range(_)) => match self.reference(r)? {
+                    Expr::Index(i) if matches!(&*i.index, Expr::Range(_)) => match self.sub_slice(i, *mutable)? {
                         Val::View(v) => v,
-                        _ => return Err("call"),
+                        _ => return Err(Reason::Call),
                     },
                     inner => self.view_of(inner)?,
                 };
-                if r.mutability.is_some() {
+                if *mutable {
                     self.written(view)?;
                     Ok(Item::Mut(view))
                 } else {
                     Ok(Item::Value(view))
                 }
             }
-            e if into_iter => {
-                let name = plain_ident(e);
-                let view = self.view_of(e)?;
+            Walk::Items { of, how: How::Whole(None) } => {
+                let name = plain_ident(of);
+                let view = self.view_of(of)?;
                 // A `&mut [T]` iterated itself yields `&mut T`.
                 let mutable = name.is_some_and(|n| {
                     self.lookup(&n.to_string()).is_none()
@@ -689,7 +688,7 @@ impl Lower<'_> {
                     Ok(Item::Value(view))
                 }
             }
-            _ => Err("call"),
+            _ => Err(Reason::Call),
         }
     }
 
@@ -700,7 +699,7 @@ impl Lower<'_> {
         let b = self.out.views[view].binding;
         let name = self.out.bindings[b].name.to_string();
         if !self.writable.contains(&name) {
-            return Err("writes");
+            return Err(Reason::Writes);
         }
         self.out.bindings[b].written = true;
         Ok(())
@@ -709,7 +708,7 @@ impl Lower<'_> {
     pub(super) fn view_of(&mut self, e: &Expr) -> R<ViewId> {
         match self.value(e)? {
             Val::View(v) => Ok(v),
-            _ => Err("call"),
+            _ => Err(Reason::Call),
         }
     }
 
@@ -725,12 +724,12 @@ impl Lower<'_> {
             Expr::Paren(p) => self.place(&p.expr),
             Expr::Group(g) => self.place(&g.expr),
             Expr::Path(_) => {
-                let name = plain_ident(e).ok_or("syntax")?;
+                let name = plain_ident(e).ok_or(Reason::Syntax)?;
                 match self.lookup(&name.to_string()) {
                     Some(Local::Val(v)) => Ok((Place::Local(v), self.out.vars[v])),
-                    Some(Local::Acc(_)) => Err("reads"),
-                    Some(_) => Err("value"),
-                    None => Err("writes"),
+                    Some(Local::Acc(_)) => Err(Reason::Reads),
+                    Some(_) => Err(Reason::Value),
+                    None => Err(Reason::Writes),
                 }
             }
             Expr::Index(i) => {
@@ -747,9 +746,9 @@ impl Lower<'_> {
                     let etv = self.elem_tv(view);
                     Ok((Place::Elem(view, E::Local(at)), etv))
                 }
-                _ => Err("value"),
+                _ => Err(Reason::Value),
             },
-            _ => Err("syntax"),
+            _ => Err(Reason::Syntax),
         }
     }
 }
@@ -794,23 +793,4 @@ fn compound(op: &BinOp) -> Option<Bin> {
         BinOp::ShrAssign(_) => Bin::Shr,
         _ => return None,
     })
-}
-
-/// A row width that can be evaluated twice (for the device and for the host) with
-/// the same result: names, integer literals, arithmetic and `len()`.
-fn pure(e: &Expr) -> bool {
-    match e {
-        Expr::Path(p) => p.qself.is_none() && p.path.segments.iter().all(|s| s.arguments.is_empty()),
-        Expr::Lit(syn::ExprLit { lit: Lit::Int(_), .. }) => true,
-        Expr::Paren(p) => pure(&p.expr),
-        Expr::Group(g) => pure(&g.expr),
-        Expr::Cast(c) => pure(&c.expr),
-        Expr::Binary(b) => {
-            matches!(b.op, BinOp::Add(_) | BinOp::Sub(_) | BinOp::Mul(_) | BinOp::Div(_) | BinOp::Rem(_))
-                && pure(&b.left)
-                && pure(&b.right)
-        }
-        Expr::MethodCall(m) => m.method == "len" && m.args.is_empty() && pure(&m.receiver),
-        _ => false,
-    }
 }

@@ -1,5 +1,5 @@
 //! The GPU variant of a plain-loop body: each top-level loop whose iterations
-//! the split's analysis proves independent (`crate::split::analyse_loops`, the
+//! the body model proves independent (`crate::body::analyse_loops`, the
 //! one analysis every rewrite reads) becomes a compute shader with one
 //! invocation per iteration, and the loop runs on the device; every other loop,
 //! and everything around the loops, runs on the host as written.
@@ -26,7 +26,8 @@
 //! * Loops: the split's (`iter_mut`/`zip`/`enumerate`, `chunks(_exact)(_mut)`,
 //!   ranges writing at `[i]`, `[i*W+c]`, `[i*w+j]`, row `i`), with the reductions
 //!   they carry (`+=`, `-=`, `*=`, `max`, `min` of `f32`; `+=` of integers), as
-//!   per-workgroup partials combined on the host in workgroup order.
+//!   per-workgroup partials (a tree in workgroup memory) combined on the device
+//!   (a `usize` sum's on the host, in 64 bits).
 //! * Values: `f32`, `i32`, `u32`, `usize` (as `u32`, checked), `bool`; the body's
 //!   locals, captured scalars and constants (uniforms, evaluated on the host),
 //!   elements of captured slices (read by computed index, written at the
@@ -64,7 +65,8 @@
 //! `min`, `max`, `clamp`, `abs`, `floor`, `ceil`, `round` and the casts are
 //! exact (Rust's NaN, saturation and rounding rules), but for an integer above
 //! 2²⁴ cast to `f32`, which WGSL may round either way; integer `+ − ×` wrap as in
-//! a release build; reductions are regrouped (per workgroup, then on the host).
+//! a release build; reductions are regrouped (a tree per workgroup, then a tree
+//! over the workgroups' partials).
 //! What would panic in Rust (an index out of bounds, an integer division by
 //! zero, `clamp` with min > max) or what the device cannot compute as the host
 //! does (a `usize` beyond `u32`) makes the loop run on the host instead, before
@@ -76,20 +78,29 @@
 //! Files: `ty.rs` (types and their inference), `outer.rs` (what names from
 //! outside the loop hold), `ir.rs`, `lower.rs` (the body's loops and
 //! statements read into the IR), `expr.rs` (its expressions),
-//! `wgsl.rs` (the IR printed as WGSL), `emit.rs` (the Rust around it).
+//! `wgsl.rs` (the IR printed as WGSL), `tile.rs` (the slices every invocation walks,
+//! kept in workgroup memory), `params.rs` (the kernel's slice parameters), `emit.rs` (the Rust around one loop),
+//! `group.rs` (the loops grouped into submissions, and host uses of resident data).
 
 mod emit;
 mod expr;
+mod group;
 mod ir;
 mod lower;
 mod outer;
+mod params;
+mod tile;
 mod ty;
 mod wgsl;
 
-use proc_macro2::Span;
+use std::collections::BTreeMap;
+
+use proc_macro2::Ident;
 use syn::{Block, Expr, Signature, Stmt};
 
-use crate::split::{Independent, TopLoop};
+use self::params::ParamSlices;
+use crate::body::{Body, Independent, TopLoop};
+use crate::reason::Reason;
 
 /// What the GPU variant does with one top-level loop.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,50 +109,69 @@ pub(crate) struct GpuReport {
     pub line: u32,
     /// What it walks (the split's words).
     pub idiom: String,
-    /// Why it stays on the host, in a word; empty when it runs on the GPU.
-    pub reason: &'static str,
+    /// Why it stays on the host; `None` when it runs on the GPU.
+    pub reason: Option<Reason>,
     /// Roundings its constructs may add over Scalar's (see the precision contract).
     pub roundings: u32,
 }
 
-/// `block` (a body of signature `sig`, whose top-level loops are `loops`) with each
-/// loop that can run on the GPU replaced by its GPU run, and a report per loop.
-/// `opt_out`: the word for why no loop does (`exact`, `gpu`).
-pub(crate) fn gpu_loops(
-    block: &Block,
-    sig: &Signature,
-    loops: &[TopLoop],
-    opt_out: Option<&'static str>,
-) -> (Block, Vec<GpuReport>) {
-    let mut out = block.clone();
+/// The GPU variant's body, and what the `k::resident` entry needs to know of it.
+pub(crate) struct GpuBody {
+    /// The body with its GPU loops replaced by their runs, grouped into submissions.
+    pub block: Block,
+    /// What the GPU variant does with each top-level loop.
+    pub reports: Vec<GpuReport>,
+    /// The `&[T]` parameters whose data host code reads: the `k::resident` entry makes a
+    /// resident handle passed there current in host memory first. `None` when the body was
+    /// left as written (an opt-out): nothing then may be stale.
+    pub host_reads: Option<Vec<Ident>>,
+}
+
+/// `block` (a body of signature `sig`, whose model is `model`) with each
+/// loop that can run on the GPU replaced by its GPU run, the runs grouped into
+/// submissions (`group.rs`), and a report per loop. `opt_out`: the word for why no
+/// loop does (`exact`, `gpu`); the body is then left as written.
+pub(crate) fn gpu_loops(block: &Block, sig: &Signature, model: &Body, opt_out: Option<Reason>) -> GpuBody {
+    let params = ParamSlices::of(sig);
+    let mut codes = BTreeMap::new();
     let mut reports = Vec::new();
-    for l in loops {
+    for l in &model.loops {
         let verdict = match (opt_out, &l.verdict) {
             (Some(word), _) => Err(word),
             (None, Err(word)) => Err(*word),
-            (None, Ok(found)) => translate(block, sig, l, found),
+            (None, Ok(found)) => translate(block, l, found, &params),
         };
         let (reason, roundings) = match verdict {
-            Ok((replacement, roundings)) => {
-                out.stmts[l.stmt] = Stmt::Expr(replacement, Some(syn::Token![;](Span::call_site())));
-                ("", roundings)
+            Ok((code, roundings)) => {
+                codes.insert(l.stmt, code);
+                (None, roundings)
             }
-            Err(word) => (word, 0),
+            Err(word) => (Some(word), 0),
         };
         reports.push(GpuReport { line: l.line, idiom: l.idiom.clone(), reason, roundings });
     }
-    (out, reports)
+    if opt_out.is_some() {
+        return GpuBody { block: block.clone(), reports, host_reads: None };
+    }
+    let assembled = group::assemble(block, codes, &params);
+    GpuBody { block: assembled.block, reports, host_reads: Some(assembled.host_reads) }
 }
 
 /// The GPU run of the independent loop `l` of `block`, and its roundings.
-fn translate(block: &Block, sig: &Signature, l: &TopLoop, found: &Independent) -> Result<(Expr, u32), &'static str> {
+fn translate(
+    block: &Block,
+    l: &TopLoop,
+    found: &Independent,
+    params: &ParamSlices,
+) -> Result<(emit::LoopCode, u32), Reason> {
     let Stmt::Expr(Expr::ForLoop(f), _) = &block.stmts[l.stmt] else { unreachable!("a top-level loop is a `for`") };
-    let outer = outer::Outer::new(sig, &block.stmts[..l.stmt], &l.scope);
+    let outer = outer::Outer::new(&l.scope);
     let facts = &found.facts;
     let mut lowered = lower::lower(f, &found.space, &facts.targets, &facts.carried, &outer)?;
     let shader = wgsl::print(&mut lowered)?;
-    let replacement = emit::gpu_loop(f, &found.space, &found.facts.targets, &lowered, &shader, l.line);
-    Ok((replacement, lowered.roundings))
+    let batch = emit::hidden("__adaptive_batch");
+    let code = emit::gpu_loop(f, found, &lowered, &shader, (l.line, l.stmt), &batch, params);
+    Ok((code, lowered.roundings))
 }
 
 #[cfg(test)]

@@ -12,10 +12,9 @@ use super::*;
 /// The words of `f`'s top-level loops (`gpu` for one on the GPU), its GPU body and its shaders.
 fn gpu(f: TokenStream) -> (Vec<&'static str>, String) {
     let f: syn::ItemFn = syn::parse2(f).unwrap();
-    let loops = crate::split::analyse_loops(&f.block, &f.sig, false);
-    let (body, reports) = gpu_loops(&f.block, &f.sig, &loops, None);
-    let words = reports.iter().map(|r| if r.reason.is_empty() { "gpu" } else { r.reason }).collect();
-    (words, body.into_token_stream().to_string())
+    let body = gpu_loops(&f.block, &f.sig, &crate::body::Body::new(&f.block, &f.sig, false), None);
+    let words = body.reports.iter().map(|r| r.reason.map_or("gpu", Reason::word)).collect();
+    (words, body.block.into_token_stream().to_string())
 }
 
 fn words(f: TokenStream) -> Vec<&'static str> {
@@ -211,10 +210,11 @@ fn opted_out_and_unsafe_kernels_say_why() {
         *o = 1.0;
     })))
     .unwrap();
-    let loops = crate::split::analyse_loops(&f.block, &f.sig, false);
-    for word in ["exact", "gpu"] {
-        let (_, reports) = gpu_loops(&f.block, &f.sig, &loops, Some(word));
-        assert_eq!(reports[0].reason, word);
+    let model = crate::body::Body::new(&f.block, &f.sig, false);
+    for why in [Reason::Exact, Reason::Gpu] {
+        let body = gpu_loops(&f.block, &f.sig, &model, Some(why));
+        assert_eq!(body.reports[0].reason, Some(why));
+        assert!(body.host_reads.is_none(), "an opted-out body is left as written: no `k::resident` entry");
     }
     let unsafe_fn = quote!(
         unsafe fn k(out: &mut [f32]) {
@@ -245,8 +245,149 @@ fn the_shader_says_rusts_meaning() {
         let piece = piece.replace(" (", "(");
         assert!(body.contains(&piece), "{piece} missing from\n{body}");
     }
-    assert!(body.contains("range (__adaptive_start , __adaptive_end)"), "{body}");
+    assert!(body.contains("range (__adaptive_start1 , __adaptive_end1)"), "{body}");
     assert!(body.contains("simd_run"), "the loop as written is the fallback: {body}");
+}
+
+/// How many submissions (batches) `f`'s GPU body makes, and the body.
+fn batches(f: TokenStream) -> (usize, String) {
+    let (_, body) = gpu(f);
+    (body.matches("Batch :: new ()").count(), body)
+}
+
+#[test]
+fn loops_with_nothing_between_them_but_other_data_are_one_submission() {
+    let (n, body) = batches(kernel(quote!(
+        for i in 0..n {
+            out[i] = a[i] * 2.0;
+        }
+        let half = s * 0.5;
+        let len = out.len();
+        for i in 0..n {
+            idx[i] = (out[i] + b[i] * half) as u32;
+        }
+    )));
+    assert_eq!(n, 1, "{body}");
+    // Both loops are stored and finished once, and run as written where the device did not.
+    assert_eq!(body.matches(". finish ()").count(), 1, "{body}");
+    assert_eq!(body.matches("on_device (0usize)").count() + body.matches("on_device (1usize)").count(), 2, "{body}");
+}
+
+#[test]
+fn host_code_that_uses_a_loops_data_ends_its_submission() {
+    for between in [
+        quote!(let first = out[0];),
+        quote!(if n == 0 {
+            return acc;
+        }),
+        quote!(helper!(n);),
+        quote!(acc += 1.0;),
+    ] {
+        let (n, body) = batches(kernel(quote!(
+            for i in 0..n {
+                out[i] = a[i] * 2.0;
+                acc += a[i];
+            }
+            #between
+            for i in 0..n {
+                idx[i] = b[i] as u32;
+            }
+        )));
+        assert_eq!(n, 2, "{between}: {body}");
+    }
+    // A later loop whose bounds are an earlier loop's result waits for it too.
+    let (n, body) = batches(kernel(quote!(
+        for i in 0..n {
+            idx[i] = i as u32;
+        }
+        for i in 0..(idx[0] as usize) {
+            out[i] = 1.0;
+        }
+    )));
+    assert_eq!(n, 2, "{body}");
+}
+
+#[test]
+fn host_uses_of_slice_parameters_get_current_data() {
+    let f: syn::ItemFn = syn::parse2(kernel(quote!(
+        let first = a[0] + b.len() as f32;
+        for i in 0..n {
+            out[i] = a[i] * first;
+        }
+        acc = out[0];
+    )))
+    .unwrap();
+    let g = gpu_loops(&f.block, &f.sig, &crate::body::Body::new(&f.block, &f.sig, false), None);
+    // `a`'s data is read on the host (the entry makes it current); `b` only by its length.
+    let reads: Vec<String> = g.host_reads.unwrap().iter().map(ToString::to_string).collect();
+    assert_eq!(reads, ["a"]);
+    // `out` (a `&mut [f32]`) is made current where the host reads it after the loop wrote it.
+    let body = g.block.into_token_stream().to_string();
+    let sync = body.find("ProbeMut (& mut out [..]) . sync ()").expect(&body);
+    assert!(sync > body.find(". finish ()").unwrap() && sync < body.find("acc = out [0]").unwrap(), "{body}");
+}
+
+#[test]
+fn slices_every_invocation_walks_are_kept_in_workgroup_memory() {
+    // k-means: the centroids (binding 1) are walked by every invocation, the points (0) at the
+    // invocation's own row, the labels (2) written.
+    let (_, body) = gpu(quote!(
+        fn assign(points: &[f32], centroids: &[f32], d: usize, labels: &mut [u32]) -> f32 {
+            let n = points.len() / d;
+            let k = centroids.len() / d;
+            let mut inertia = 0.0f32;
+            for i in 0..n {
+                let p = &points[i * d..(i + 1) * d];
+                let mut best = 0;
+                let mut best_dist = f32::INFINITY;
+                for c in 0..k {
+                    let q = &centroids[c * d..(c + 1) * d];
+                    let mut dist = 0.0f32;
+                    for j in 0..d {
+                        let t = p[j] - q[j];
+                        dist += t * t;
+                    }
+                    if dist < best_dist {
+                        best_dist = dist;
+                        best = c;
+                    }
+                }
+                labels[i] = best as u32;
+                inertia += best_dist;
+            }
+            inertia
+        }
+    ));
+    assert!(body.contains("var<workgroup> lp_tile1: array<f32, 3520>"), "{body}");
+    assert!(body.contains("lp_ld1(") && body.contains("workgroupBarrier()"), "{body}");
+    assert!(!body.contains("lp_tile0") && !body.contains("lp_tile2"), "{body}");
+    // n-body: every position array is walked by every invocation; four share the tile budget.
+    let (_, body) = gpu(quote!(
+        fn forces(x: &[f32], y: &[f32], z: &[f32], m: &[f32], ax: &mut [f32]) {
+            for i in 0..ax.len() {
+                let mut a = 0.0f32;
+                for j in 0..x.len() {
+                    let (dx, dy, dz) = (x[j] - x[i], y[j] - y[i], z[j] - z[i]);
+                    let r2 = dx * dx + dy * dy + dz * dz + 0.01;
+                    a += dx * m[j] / (r2 * r2.sqrt());
+                }
+                ax[i] = a;
+            }
+        }
+    ));
+    // `x[i]` is read at the invocation's own index too: from the tile as well.
+    for k in 0..4 {
+        assert!(body.contains(&format!("var<workgroup> lp_tile{k}: array<f32, 896>")), "{k}: {body}");
+    }
+    // A slice read only at the invocation's own index is not walked: nothing to keep.
+    let (_, body) = gpu(kernel(quote!(for i in 0..n {
+        let mut t = 0.0f32;
+        for j in 0..3 {
+            t += a[i] * j as f32;
+        }
+        out[i] = t;
+    })));
+    assert!(!body.contains("lp_tile"), "{body}");
 }
 
 #[test]
@@ -282,4 +423,37 @@ fn print_a_shader() {
     let start = body.find("\"const LP_BINDINGS").unwrap();
     let end = body[start + 1..].find('"').unwrap() + start + 1;
     println!("{}", body[start + 1..end].replace("\\n", "\n"));
+}
+
+#[test]
+fn the_halves_of_split_at_are_slices_to_the_gpu_too() {
+    // Disagreement resolved: `let (lo, hi) = x.split_at(m);` bound two slices to the SIMD
+    // rewrite and nothing the GPU's could read; the model says what the halves are, so an `f32`
+    // loop over them runs on the device and an `f64` one is refused for its type.
+    let halves = |ty: TokenStream| {
+        quote!(fn k(x: &[#ty]) -> #ty {
+            let (lo, hi) = x.split_at(x.len() / 2);
+            let mut s = 0.0;
+            for i in 0..lo.len() {
+                s += lo[i] * hi[i];
+            }
+            s
+        })
+    };
+    assert_eq!(words(halves(quote!(f32))), ["gpu"]);
+    assert_eq!(words(halves(quote!(f64))), ["f64"]);
+}
+
+#[test]
+fn a_row_width_may_be_a_field() {
+    // Disagreement resolved (`crate::body::pure`): a field (`cfg.w`) is a width the split's
+    // chunks took and the GPU's refused (`syntax`); both take it.
+    let f = quote!(
+        fn k(a: &[f32], out: &mut [f32], cfg: &Cfg) {
+            for (o, row) in out.iter_mut().zip(a.chunks(cfg.w)) {
+                *o = row[0];
+            }
+        }
+    );
+    assert_eq!(words(f), ["gpu"]);
 }

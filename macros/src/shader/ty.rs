@@ -7,6 +7,8 @@
 //! primitive types; at the end an open float is Rust's fallback `f64` (refused),
 //! an open integer Rust's fallback `i32`, and anything still open is refused.
 
+use crate::body::{self, Int, IntTy, Prim, Width};
+use crate::reason::Reason;
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -36,32 +38,39 @@ impl Ty {
         matches!(self, Ty::I32 | Ty::U32 | Ty::Usize)
     }
 
-    /// The type a name like `f32` names: `Ok(None)` for a name that is no primitive
-    /// number, the reason word for one a shader cannot hold.
-    pub(super) fn of_name(name: &str) -> Result<Option<Ty>, &'static str> {
-        match name {
-            "f32" => Ok(Some(Ty::F32)),
-            "i32" => Ok(Some(Ty::I32)),
-            "u32" => Ok(Some(Ty::U32)),
-            "usize" => Ok(Some(Ty::Usize)),
-            "bool" => Ok(Some(Ty::Bool)),
-            "f64" => Err("f64"),
-            "u64" | "i64" | "isize" | "u128" | "i128" => Err("size"),
-            "u8" | "u16" | "i8" | "i16" | "char" => Err("type"),
-            _ => Ok(None),
+    /// The type a shader holds for the primitive `prim`, or the word for why it holds none.
+    pub(super) fn of_prim(prim: Prim) -> Result<Ty, Reason> {
+        match prim {
+            Prim::Float(Width::F32) => Ok(Ty::F32),
+            Prim::Float(_) => Err(Reason::F64),
+            Prim::Int(IntTy::I32) => Ok(Ty::I32),
+            Prim::Int(IntTy::U32) => Ok(Ty::U32),
+            Prim::Int(IntTy::Usize) => Ok(Ty::Usize),
+            Prim::Int(IntTy::U64 | IntTy::I64 | IntTy::Isize | IntTy::U128 | IntTy::I128) => Err(Reason::Size),
+            Prim::Int(IntTy::U8 | IntTy::U16 | IntTy::I8 | IntTy::I16) => Err(Reason::Type),
+            Prim::Bool => Ok(Ty::Bool),
         }
     }
 
-    /// The type `ty` declares, if it is one a shader holds.
-    pub(super) fn of_type(ty: &syn::Type) -> Result<Ty, &'static str> {
-        match ty {
-            syn::Type::Paren(p) => Ty::of_type(&p.elem),
-            syn::Type::Group(g) => Ty::of_type(&g.elem),
-            syn::Type::Path(p) if p.qself.is_none() => match p.path.get_ident() {
-                Some(name) => Ty::of_name(&name.to_string())?.ok_or("type"),
-                None => Err("type"),
-            },
-            _ => Err("type"),
+    /// The type a name like `f32` names: `Ok(None)` for a name that is no primitive
+    /// number, the reason word for one a shader cannot hold.
+    pub(super) fn of_name(name: &str) -> Result<Option<Ty>, Reason> {
+        match Prim::of_name(name) {
+            Some(prim) => Ty::of_prim(prim).map(Some),
+            // A `char` is a primitive a shader cannot hold.
+            None if name == "char" => Err(Reason::Type),
+            None => Ok(None),
+        }
+    }
+
+    /// The type `ty` declares (the model's reading of it), if it is one a shader holds.
+    pub(super) fn of_type(ty: &syn::Type) -> Result<Ty, Reason> {
+        match body::Ty::of_type(ty) {
+            body::Ty::Float(w) => Ty::of_prim(Prim::Float(w)),
+            body::Ty::Int(Int::Usize) => Ty::of_prim(Prim::Int(IntTy::Usize)),
+            body::Ty::Int(Int::Other(t)) => Ty::of_prim(Prim::Int(t)),
+            body::Ty::Bool => Ty::of_prim(Prim::Bool),
+            _ => Err(Reason::Type),
         }
     }
 
@@ -140,8 +149,8 @@ impl Types {
     }
 
     /// Joins `a` and `b`: they are one type (Rust's primitive operators take two
-    /// operands of one type). `Err("type")` when they cannot be.
-    pub(super) fn unify(&mut self, a: Tv, b: Tv) -> Result<(), &'static str> {
+    /// operands of one type). `Err(Reason::Type)` when they cannot be.
+    pub(super) fn unify(&mut self, a: Tv, b: Tv) -> Result<(), Reason> {
         let (ra, rb) = (self.find(a), self.find(b));
         if ra == rb {
             return Ok(());
@@ -153,7 +162,7 @@ impl Types {
             (Class::Int, Class::Int) => Class::Int,
             (Class::Float, Class::Known(Ty::F32)) | (Class::Known(Ty::F32), Class::Float) => Class::Known(Ty::F32),
             (Class::Int, Class::Known(t)) | (Class::Known(t), Class::Int) if t.is_int() => Class::Known(t),
-            _ => return Err("type"),
+            _ => return Err(Reason::Type),
         };
         self.parent[ra] = rb;
         self.class[rb] = joined;
@@ -161,22 +170,22 @@ impl Types {
     }
 
     /// Joins `v` with the known type `ty`.
-    pub(super) fn require(&mut self, v: Tv, ty: Ty) -> Result<(), &'static str> {
+    pub(super) fn require(&mut self, v: Tv, ty: Ty) -> Result<(), Reason> {
         let t = self.known(ty);
         self.unify(v, t)
     }
 
     /// `v`'s final type: an open float is Rust's fallback `f64` (refused), an open
     /// integer its fallback `i32`, anything else still open cannot be placed.
-    pub(super) fn resolve(&mut self, v: Tv) -> Result<Ty, &'static str> {
+    pub(super) fn resolve(&mut self, v: Tv) -> Result<Ty, Reason> {
         match self.class(v) {
             Class::Known(t) => Ok(t),
-            Class::Float => Err("f64"),
+            Class::Float => Err(Reason::F64),
             Class::Int => {
                 self.require(v, Ty::I32)?;
                 Ok(Ty::I32)
             }
-            Class::Any => Err("type"),
+            Class::Any => Err(Reason::Type),
         }
     }
 }
@@ -192,16 +201,16 @@ mod tests {
         t.unify(lit, x).unwrap();
         assert_eq!(t.resolve(lit), Ok(Ty::F32));
         let alone = t.fresh(Class::Float);
-        assert_eq!(t.resolve(alone), Err("f64"));
+        assert_eq!(t.resolve(alone), Err(Reason::F64));
         let (int, any) = (t.fresh(Class::Int), t.fresh(Class::Any));
         t.unify(any, int).unwrap();
         assert_eq!(t.resolve(any), Ok(Ty::I32));
         let (u, f) = (t.known(Ty::Usize), t.fresh(Class::Float));
-        assert_eq!(t.unify(u, f), Err("type"));
+        assert_eq!(t.unify(u, f), Err(Reason::Type));
         let open = t.fresh(Class::Any);
-        assert_eq!(t.resolve(open), Err("type"));
-        assert_eq!(Ty::of_name("f64"), Err("f64"));
-        assert_eq!(Ty::of_name("u64"), Err("size"));
+        assert_eq!(t.resolve(open), Err(Reason::Type));
+        assert_eq!(Ty::of_name("f64"), Err(Reason::F64));
+        assert_eq!(Ty::of_name("u64"), Err(Reason::Size));
         assert_eq!(Ty::of_name("Vec3"), Ok(None));
     }
 }

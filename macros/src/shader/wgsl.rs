@@ -15,6 +15,7 @@ use std::fmt::Write;
 use super::ir::{AccOp, Bin, Elem, Func, Place, Un, View, ViewId, E, S};
 use super::lower::{Lowered, R};
 use super::ty::Ty;
+use crate::reason::Reason;
 
 /// The printed shader and the types the runtime checks the captured values against.
 pub(super) struct Shader {
@@ -34,11 +35,12 @@ pub(super) fn print(l: &mut Lowered) -> R<Shader> {
     for a in &l.accs {
         let ty = l.types.resolve(a.tv)?;
         if ty == Ty::Bool || (ty != Ty::F32 && a.op != AccOp::Sum) {
-            return Err("type");
+            return Err(Reason::Type);
         }
         reductions.push((a.op, ty));
     }
-    let mut p = Printer { l, text: String::new(), indent: 2 };
+    let tiles = super::tile::plan(l, reductions.len());
+    let mut p = Printer { l, text: String::new(), indent: 2, tiles: &tiles };
     let header = p.l.header.clone();
     p.stmts(&header)?;
     let stmts = p.l.body.clone();
@@ -67,6 +69,17 @@ pub(super) fn print(l: &mut Lowered) -> R<Shader> {
     for (r, (_, ty)) in reductions.iter().enumerate() {
         let _ = writeln!(w, "var<workgroup> lp_red{r}: array<{}, LP_WG>;", ty.wgsl());
     }
+    // Slices every invocation walks, kept in workgroup memory when they fit (`tile.rs`).
+    for &k in &tiles.bindings {
+        let ty = l.bindings[k].elem.ty().wgsl();
+        let words = tiles.words;
+        let _ = writeln!(w, "var<workgroup> lp_tile{k}: array<{ty}, {words}>;");
+        let _ = writeln!(w, "var<private> lp_tiled{k}: bool;");
+        let _ = writeln!(
+            w,
+            "fn lp_ld{k}(i: u32) -> {ty} {{\n    if (lp_tiled{k}) {{\n        return lp_tile{k}[i];\n    }}\n    return b{k}[i];\n}}"
+        );
+    }
     let _ = writeln!(w, "@compute @workgroup_size(LP_WG)");
     let _ = writeln!(
         w,
@@ -75,6 +88,18 @@ pub(super) fn print(l: &mut Lowered) -> R<Shader> {
     );
     let _ = writeln!(w, "    let lp_group = lp_wid.y * lp_nwg.x + lp_wid.x;");
     let _ = writeln!(w, "    let lp_g = lp_base() + lp_group * LP_WG + lp_lid;");
+    for &k in &tiles.bindings {
+        let words = tiles.words;
+        let _ = writeln!(w, "    lp_tiled{k} = lp_len({k}u) <= {words}u;");
+        let _ = writeln!(w, "    if (lp_tiled{k}) {{");
+        let _ = writeln!(w, "        for (var lp_t = lp_lid; lp_t < lp_len({k}u); lp_t = lp_t + LP_WG) {{");
+        let _ = writeln!(w, "            lp_tile{k}[lp_t] = b{k}[lp_t];");
+        let _ = writeln!(w, "        }}");
+        let _ = writeln!(w, "    }}");
+    }
+    if !tiles.bindings.is_empty() {
+        let _ = writeln!(w, "    workgroupBarrier();");
+    }
     for (k, ty) in scalars.iter().enumerate() {
         let value = match ty {
             Ty::F32 => format!("bitcast<f32>(lp_arg({k}u))"),
@@ -136,7 +161,7 @@ fn combine(op: AccOp, ty: Ty, a: &str, b: &str) -> String {
 
 /// An `f32` literal: the value rustc makes of `digits`, exactly.
 fn float(digits: &str) -> R<String> {
-    let v: f32 = digits.parse().map_err(|_| "type")?;
+    let v: f32 = digits.parse().map_err(|_| Reason::Type)?;
     if v.is_finite() && v == v.trunc() && v.abs() < 16_777_216.0 && !(v == 0.0 && v.is_sign_negative()) {
         Ok(format!("{v:.1}f"))
     } else {
@@ -183,11 +208,11 @@ fn binary(op: Bin, ty: Ty, l: &str, r: &str) -> R<String> {
         (Ty::I32 | Ty::U32, Bin::Add | Bin::Sub | Bin::Mul) => plain(),
         (Ty::I32 | Ty::U32 | Ty::Usize, Bin::BitAnd | Bin::BitOr | Bin::BitXor) => plain(),
         (Ty::I32 | Ty::U32, Bin::Shl | Bin::Shr) => format!("({l} {sym} (u32({r}) & 31u))"),
-        (Ty::Usize, Bin::Shl | Bin::Shr) => return Err("size"),
+        (Ty::Usize, Bin::Shl | Bin::Shr) => return Err(Reason::Size),
         (Ty::Bool, Bin::And | Bin::Or | Bin::BitAnd | Bin::BitOr) => plain(),
         (Ty::Bool, Bin::BitXor) => format!("({l} != {r})"),
         // `%` of floats (Rust's is exact, WGSL's is not), and what Rust does not compile.
-        _ => return Err("syntax"),
+        _ => return Err(Reason::Syntax),
     })
 }
 
@@ -195,6 +220,7 @@ struct Printer<'a> {
     l: &'a mut Lowered,
     text: String,
     indent: usize,
+    tiles: &'a super::tile::Tiles,
 }
 
 impl Printer<'_> {
@@ -227,9 +253,14 @@ impl Printer<'_> {
         let index = self.expr(index)?;
         let v = self.view(view);
         let len = self.len(view);
-        Ok(match v.base {
-            Some(base) => format!("b{}[v{base} + lp_at({index}, {len})]", v.binding),
-            None => format!("b{}[lp_at({index}, {len})]", v.binding),
+        let at = match v.base {
+            Some(base) => format!("v{base} + lp_at({index}, {len})"),
+            None => format!("lp_at({index}, {len})"),
+        };
+        Ok(if self.tiles.has(v.binding) {
+            format!("lp_ld{}({at})", v.binding)
+        } else {
+            format!("b{}[{at}]", v.binding)
         })
     }
 
@@ -237,15 +268,15 @@ impl Printer<'_> {
         Ok(match e {
             E::Float(digits, tv) => match self.ty(*tv)? {
                 Ty::F32 => float(digits)?,
-                _ => return Err("type"),
+                _ => return Err(Reason::Type),
             },
             E::Int(v, tv) => match self.ty(*tv)? {
                 Ty::I32 if *v <= i32::MAX as u128 => format!("{v}i"),
                 // `-2147483648i32`: the negation wraps to itself.
                 Ty::I32 if *v == 1 << 31 => "bitcast<i32>(0x80000000u)".into(),
                 Ty::U32 | Ty::Usize if *v <= u128::from(u32::MAX) => format!("{v}u"),
-                Ty::I32 | Ty::U32 | Ty::Usize => return Err("size"),
-                _ => return Err("type"),
+                Ty::I32 | Ty::U32 | Ty::Usize => return Err(Reason::Size),
+                _ => return Err(Reason::Type),
             },
             E::Bool(b) => b.to_string(),
             E::Local(v) => format!("v{v}"),
@@ -256,7 +287,7 @@ impl Printer<'_> {
             E::Unary(Un::Neg, e, _) => format!("(-{})", self.expr(e)?),
             E::Unary(Un::Not, e, tv) => match self.ty(*tv)? {
                 Ty::Bool => format!("(!{})", self.expr(e)?),
-                Ty::F32 => return Err("type"),
+                Ty::F32 => return Err(Reason::Type),
                 _ => format!("(~{})", self.expr(e)?),
             },
             E::Binary(op, l, r, tv) => {
@@ -279,7 +310,7 @@ impl Printer<'_> {
                     (Ty::U32 | Ty::Usize, Ty::I32) => format!("bitcast<i32>({e})"),
                     (Ty::Bool, Ty::I32) => format!("i32({e})"),
                     (Ty::Bool, Ty::U32 | Ty::Usize) => format!("u32({e})"),
-                    _ => return Err("type"),
+                    _ => return Err(Reason::Type),
                 }
             }
             E::Call(f, args, tv) => {
@@ -406,7 +437,7 @@ impl Printer<'_> {
                 let one = match self.ty(self.l.vars[*v])? {
                     Ty::I32 => "1i",
                     Ty::U32 | Ty::Usize => "1u",
-                    _ => return Err("type"),
+                    _ => return Err(Reason::Type),
                 };
                 self.line(&format!("v{v} = v{v} + {one};"));
             }

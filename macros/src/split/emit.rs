@@ -27,7 +27,7 @@
 //! ```
 //!
 //! Where a target's offsets stay in their row only from a least width on
-//! (`out[r * w + w - 1]` needs `w ≥ 1`: `offset.rs`), that premise is
+//! (`out[r * w + w - 1]` needs `w ≥ 1`: `crate::body::interval`), that premise is
 //! checked first: `if start >= end || (s0 >= 1 && …) { /* the above */ }
 //! else { for i in start..end { /* the body as written */ } }`, so a
 //! narrower row computes what the loop computes, on the calling thread.
@@ -39,7 +39,7 @@
 //! it), and after the loop the copies are merged into the slice in chunk
 //! order (`split::merge_private`).
 //!
-//! A chain's chunk walks the same chain over sub-slices (see `shape.rs`).
+//! A chain's chunk walks the same chain over sub-slices (see `chunk.rs`).
 //! Generated names are `Span::mixed_site`: the body cannot see them. The
 //! chunk's loop keeps the loop's attributes, label, `for` token (and so its
 //! line in reports), pattern and body.
@@ -49,11 +49,9 @@ use quote::{quote, ToTokens};
 use syn::visit_mut::VisitMut;
 use syn::{Expr, ExprForLoop};
 
-use super::body::{Carried, Facts, Stride, Value};
+use super::chunk::StreamVars;
 use super::scatter::Rename;
-use super::scope::Scope;
-use super::shape::{Space, StreamVars};
-use crate::reduce::{plain_ident, Op, Ty, Width};
+use crate::body::{plain_ident, Carried, Elem, Env, Facts, Op, Space, Stride, Ty, Value, Width};
 
 fn hidden(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
@@ -64,13 +62,13 @@ fn private(path: TokenStream) -> TokenStream {
 }
 
 /// `f` split as `space` and `facts` allow: a block expression of type `()`.
-pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &Scope) -> Expr {
+pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &Env) -> Expr {
     let (lo, hi) = (hidden("__adaptive_lo"), hidden("__adaptive_hi"));
     let bounds = hidden("__adaptive_bounds");
     let split = private(quote!(split));
     let mut prelude = TokenStream::new();
     // What a range loop's premises read (its bounds and row widths), and the premises: the
-    // least width each target's offsets were proved for (`offset.rs`). Where one fails, the
+    // least width each target's offsets were proved for (`crate::body::interval`). Where one fails, the
     // loop runs as written over the same range.
     let mut head = TokenStream::new();
     let mut premises: Vec<TokenStream> = Vec::new();
@@ -202,8 +200,8 @@ pub(super) fn split_loop(f: &ExprForLoop, space: &Space, facts: &Facts, scope: &
     // A part of a float slice says its type, so that the `reduce` rewrite knows what it walks.
     let take_parts = parts.iter().zip(&targets).enumerate().map(|(k, (p, (slice, _)))| {
         let field = syn::Index::from(k + 1);
-        match scope.env.lookup(&slice.to_string()) {
-            Some((Ty::Slice { width, .. }, _)) if width.name().is_some() => {
+        match scope.lookup(&slice.to_string()) {
+            Some((Ty::Slice { elem: Elem::Float(width), .. }, _)) if width.name().is_some() => {
                 let ty = Ident::new(width.name().expect("checked in the guard"), Span::call_site());
                 quote!(let #p: &mut [#ty] = #job.#field;)
             }

@@ -30,116 +30,23 @@ use quote::quote;
 use syn::visit_mut::VisitMut;
 use syn::{BinOp, Expr};
 
-use super::scope::Element;
-use crate::reduce::{plain_ident, Width};
-use crate::tokens::{normalised, strip};
-
-/// How a scatter statement updates its slot.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Update {
-    Add,
-    Sub,
-    Or,
-    And,
-    Xor,
-    Max,
-    Min,
-}
-
-/// A slice the loop updates at slots chosen by data.
-pub(crate) struct Scatter {
-    pub(super) name: Ident,
-    pub(super) update: Update,
-    pub(super) element: Element,
-}
-
-/// The parts of an update statement: the slice, the operator, the index and the value.
-pub(super) struct Parts<'a> {
-    pub slice: Ident,
-    pub update: Update,
-    pub index: &'a Expr,
-    pub value: &'a Expr,
-}
-
-/// `e` as an update of a slot of a slice named plainly, if it is one (see the module docs).
-pub(super) fn update(e: &Expr) -> Option<Parts<'_>> {
-    match e {
-        Expr::Binary(b) => {
-            let update = match b.op {
-                BinOp::AddAssign(_) => Update::Add,
-                BinOp::SubAssign(_) => Update::Sub,
-                BinOp::BitOrAssign(_) => Update::Or,
-                BinOp::BitAndAssign(_) => Update::And,
-                BinOp::BitXorAssign(_) => Update::Xor,
-                _ => return None,
-            };
-            let (slice, index) = slot(&b.left)?;
-            Some(Parts { slice, update, index, value: &b.right })
-        }
-        Expr::Assign(a) => {
-            let (slice, index) = slot(&a.left)?;
-            let same = |e: &Expr| slot(e).is_some_and(|(s, i)| s == slice && normalised(i) == normalised(index));
-            let extremum = |name: &str| match name {
-                "max" => Some(Update::Max),
-                "min" => Some(Update::Min),
-                _ => None,
-            };
-            match strip(&a.right) {
-                // `s[e] = s[e].max(v)`
-                Expr::MethodCall(m) if m.args.len() == 1 && m.turbofish.is_none() && same(&m.receiver) => {
-                    let update = extremum(&m.method.to_string())?;
-                    Some(Parts { slice, update, index, value: &m.args[0] })
-                }
-                // `s[e] = f32::max(s[e], v)`
-                Expr::Call(c) if c.args.len() == 2 && same(&c.args[0]) => {
-                    let Expr::Path(p) = &*c.func else { return None };
-                    if p.qself.is_some() || p.path.segments.len() != 2 {
-                        return None;
-                    }
-                    let update = extremum(&p.path.segments[1].ident.to_string())?;
-                    Some(Parts { slice, update, index, value: &c.args[1] })
-                }
-                _ => None,
-            }
-        }
-        _ => None,
-    }
-}
-
-/// `s[e]` with `s` a plain name.
-fn slot(e: &Expr) -> Option<(Ident, &Expr)> {
-    match strip(e) {
-        Expr::Index(i) => Some((plain_ident(&i.expr)?, &i.index)),
-        _ => None,
-    }
-}
+use crate::body::{plain_ident, slot, Elem, Scatter, Update};
 
 impl Scatter {
-    /// Whether `update` applies to elements of `element`; `exact`: the kernel keeps float
-    /// operations in their order. `Err` holds the word for why not.
-    pub(super) fn check(update: Update, element: Element, exact: bool) -> Result<(), &'static str> {
-        match (update, element) {
-            (_, Element::Float(_)) if exact => Err("exact"),
-            (Update::Add | Update::Sub, Element::Int(_) | Element::Float(_)) => Ok(()),
-            (Update::Or | Update::And | Update::Xor, Element::Int(_) | Element::Bool) => Ok(()),
-            (Update::Max | Update::Min, Element::Float(w)) if w != Width::Any => Ok(()),
-            (Update::Max | Update::Min, Element::Int(Some(_))) => Ok(()),
-            _ => Err("type"),
-        }
-    }
-
     /// The identity a chunk's copy starts from.
     pub(super) fn identity(&self) -> TokenStream {
         let text = match (self.update, self.element) {
-            (Update::Add | Update::Sub, Element::Float(w)) => format!("-0.0{}", w.name().unwrap_or("")),
-            (Update::Add | Update::Sub | Update::Or | Update::Xor, Element::Int(_)) => "0".into(),
+            (Update::Add | Update::Sub, Elem::Float(w)) => format!("-0.0{}", w.name().unwrap_or("")),
+            (Update::Add | Update::Sub | Update::Or | Update::Xor, Elem::Int(_)) => "0".into(),
             (Update::Or | Update::Xor, _) => "false".into(),
-            (Update::And, Element::Int(_)) => "!0".into(),
+            (Update::And, Elem::Int(_)) => "!0".into(),
             (Update::And, _) => "true".into(),
-            (Update::Max | Update::Min, Element::Float(w)) => format!("{}::NAN", w.name().unwrap_or("f32")),
-            (Update::Max, Element::Int(t)) => format!("{}::MIN", t.unwrap_or("i32")),
-            (Update::Min, Element::Int(t)) => format!("{}::MAX", t.unwrap_or("i32")),
-            (Update::Add | Update::Sub | Update::Max | Update::Min, Element::Bool) => {
+            (Update::Max | Update::Min, Elem::Float(w)) => format!("{}::NAN", w.name().unwrap_or("f32")),
+            (Update::Max, Elem::Int(t)) => format!("{}::MIN", t.name().unwrap_or("i32")),
+            (Update::Min, Elem::Int(t)) => format!("{}::MAX", t.name().unwrap_or("i32")),
+            (Update::Add | Update::Sub | Update::Max | Update::Min, Elem::Bool)
+            | (Update::Mul, _)
+            | (_, Elem::Other) => {
                 unreachable!("refused by `check`")
             }
         };
@@ -156,7 +63,7 @@ impl Scatter {
             (Update::Or, _) => quote!(*#s |= *#c),
             (Update::And, _) => quote!(*#s &= *#c),
             (Update::Xor, _) => quote!(*#s ^= *#c),
-            (Update::Max | Update::Min, Element::Float(w)) => {
+            (Update::Max | Update::Min, Elem::Float(w)) => {
                 let ty = Ident::new(w.name().unwrap_or("f32"), proc_macro2::Span::call_site());
                 let m = if self.update == Update::Max { quote!(max) } else { quote!(min) };
                 quote!(*#s = #ty::#m(*#s, *#c))
@@ -169,12 +76,7 @@ impl Scatter {
 
     /// The element type's name, where known: what a chunk's copy is declared as.
     pub(super) fn element_type(&self) -> Option<Ident> {
-        let name = match self.element {
-            Element::Float(w) => w.name()?,
-            Element::Int(t) => t?,
-            Element::Bool => "bool",
-        };
-        Some(Ident::new(name, proc_macro2::Span::call_site()))
+        Some(Ident::new(self.element.name()?, proc_macro2::Span::call_site()))
     }
 }
 

@@ -12,7 +12,7 @@ use super::*;
 fn split(f: TokenStream) -> (Vec<&'static str>, String) {
     let f: syn::ItemFn = syn::parse2(f).unwrap();
     let (body, reports) = split_loops(&f.block, &f.sig, false, None);
-    let words = reports.iter().map(|r| if r.reason.is_empty() { "split" } else { r.reason }).collect();
+    let words = reports.iter().map(|r| r.reason.map_or("split", Reason::word)).collect();
     (words, body.into_token_stream().to_string())
 }
 
@@ -292,7 +292,7 @@ fn opt_outs_split_nothing() {
     .unwrap();
     for (opt, word) in [(OptOut::Serial, "serial"), (OptOut::Parallel, "parallel")] {
         let (body, reports) = split_loops(&f.block, &f.sig, false, Some(opt));
-        assert_eq!(reports[0].reason, word);
+        assert_eq!(crate::reason::word(reports[0].reason), word);
         assert_eq!(body.to_token_stream().to_string(), f.block.to_token_stream().to_string());
     }
     let carried = kernel(quote!(for i in 0..n {
@@ -300,13 +300,17 @@ fn opt_outs_split_nothing() {
         s += a[i];
     }));
     let f: syn::ItemFn = syn::parse2(carried).unwrap();
-    assert_eq!(split_loops(&f.block, &f.sig, true, None).1[0].reason, "exact", "a float reduction is reassociated");
+    assert_eq!(
+        split_loops(&f.block, &f.sig, true, None).1[0].reason,
+        Some(Reason::Exact),
+        "a float reduction is reassociated"
+    );
     let counted = kernel(quote!(for i in 0..n {
         out[i] = a[i];
         count += 1;
     }));
     let f: syn::ItemFn = syn::parse2(counted).unwrap();
-    assert_eq!(split_loops(&f.block, &f.sig, true, None).1[0].reason, "", "an integer sum is exact");
+    assert_eq!(split_loops(&f.block, &f.sig, true, None).1[0].reason, None, "an integer sum is exact");
 }
 
 #[test]
@@ -577,7 +581,7 @@ fn scatter_updates_the_split_cannot_prove_say_why() {
         out[*l] += *v;
     })))
     .unwrap();
-    assert_eq!(split_loops(&exact.block, &exact.sig, true, None).1[0].reason, "exact");
+    assert_eq!(split_loops(&exact.block, &exact.sig, true, None).1[0].reason, Some(Reason::Exact));
 }
 
 #[test]
@@ -599,4 +603,35 @@ fn a_chunk_updates_its_copy_and_the_copies_are_merged_after_the_loop() {
     assert!(body.contains("* __adaptive_slot -= * __adaptive_copy"), "and subtracted at the merge: {body}");
     assert!(body.contains("__adaptive_x0 [* l] = __adaptive_x0 [* l] . max (7)"), "{body}");
     assert!(!body.contains("bins [* l]"), "every update goes to the copy: {body}");
+}
+
+#[test]
+fn a_mut_reference_bound_by_a_let_is_not_shared_with_the_chunks() {
+    // Disagreement resolved: `let r = log;` of a `&mut` parameter, or `let r = &mut v;`, was
+    // "anything else" to the split, which took `r.push(..)` for a read and split the loop: its
+    // chunks, `Fn` closures, could not have borrowed `r` mutably (generated code that did not
+    // compile). The typer knows `r` is a `&mut`; the loop stays on one thread.
+    for bind in [quote!(let r = log;), quote!(let r = &mut *log;), quote!(let mut v = Vec::new(); let r = &mut v;)] {
+        let f = quote!(fn k(a: &[f32], out: &mut [f32], log: &mut Vec<f32>) {
+            #bind
+            for i in 0..a.len() {
+                out[i] = a[i];
+                r.push(a[i]);
+            }
+        });
+        assert_eq!(words(f), ["writes"]);
+    }
+}
+
+#[test]
+fn a_row_width_may_be_a_constant_s_path() {
+    // Disagreement resolved: a width that can be evaluated again was two functions, the split's
+    // (names and fields) and the GPU's (paths, no fields). One (`crate::body::pure`): a constant's
+    // path (`consts::W`) is a row width the split cuts by, as the GPU variant took it.
+    assert_eq!(
+        words(kernel(quote!(for i in 0..n {
+            out[i * consts::W] = a[i];
+        }))),
+        ["split"]
+    );
 }

@@ -30,6 +30,23 @@
 //! enough to pay for the launch and the transfer; [`CostModel::gpu_worth_it`] is
 //! that comparison.
 //!
+//! # Where the data is
+//! The table charges a GPU call `B` bytes over the bus: its data comes from the
+//! host and goes back. A call on data kept on the device
+//! ([`Resident`](crate::resident::Resident) handles, through a kernel's
+//! `k::resident` entry) moves only what is not there; [`Transfers`] says how
+//! much each way would move, and [`CostModel::predict_placed`] charges it:
+//!
+//! | backend | predicted time with [`Transfers`] `{ gpu: G, cpu: C }` |
+//! | --- | --- |
+//! | GPU | `gpu_latency + G / transfer_bandwidth + F / gpu_flops` |
+//! | Scalar, SIMD, Parallel | the row above, plus `C / transfer_bandwidth`: downloading what only the device holds |
+//!
+//! `Transfers::host(work)` (`G = B`, `C = 0`) gives the table's rows. The router
+//! predicts a `k::resident` call with the transfers its arguments would make at
+//! that moment (`Kernel::route_placed`), so the GPU can win a resident sweep
+//! that it loses on host data, and a CPU variant pays for bringing the data back.
+//!
 //! # Calibration
 //!
 //! [`CostModel::calibrate`] times a few realistic calls of the real ops, each the
@@ -70,4 +87,4 @@ mod model;
 pub use global::{calibrated, global, install_global};
 pub(crate) use global::{calibrated_within, gpu_wanted, measured, parallel_wanted, seed};
 pub(crate) use model::cheapest;
-pub use model::{CostModel, CostParams, Work};
+pub use model::{CostModel, CostParams, Transfers, Work};

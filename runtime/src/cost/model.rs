@@ -47,6 +47,27 @@ impl Work {
     }
 }
 
+/// What a call would move between host and device, by where it runs: what
+/// [`CostModel::predict_placed`] charges over the bus in place of [`Work::bytes`]
+/// (see the [`cost`](crate::cost) module docs, "Where the data is").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Transfers {
+    /// Bytes a GPU run would copy to and from the device: host data up, results back
+    /// (nothing for data already on the device, nor for results that stay there).
+    pub gpu: u64,
+    /// Bytes a CPU run (Scalar, SIMD, Parallel) would first copy down from the device:
+    /// data whose device copy is newer than the host's.
+    pub cpu: u64,
+}
+
+impl Transfers {
+    /// The transfers of a call on host data: everything it reads and writes crosses the
+    /// bus on the GPU (`work.bytes`), nothing on the CPU.
+    pub fn host(work: &Work) -> Transfers {
+        Transfers { gpu: work.bytes, cpu: 0 }
+    }
+}
+
 /// The machine figures the cost model predicts from. Every number must be finite
 /// and positive ([`CostParams::validate`]).
 ///
@@ -212,15 +233,37 @@ impl CostModel {
     /// none is available. (Parallel on one thread is predicted as SIMD plus a fork–join:
     /// never the faster.) Never NaN; non-decreasing in `work.flops` and `work.bytes`.
     pub fn predict(&self, backend: Backend, work: &Work) -> f64 {
+        self.predict_placed(backend, work, &Transfers::host(work))
+    }
+
+    /// Predicted seconds for `work` on `backend` when the call would move `transfers`
+    /// between host and device (see the [`cost`](crate::cost) module docs, "Where the
+    /// data is"): the GPU pays for `transfers.gpu` bytes instead of `work.bytes`, every
+    /// CPU backend for downloading `transfers.cpu` first. With [`Transfers::host`] it is
+    /// [`predict`](Self::predict).
+    ///
+    /// ```
+    /// # use adaptive_kernel_runtime as adaptive_kernel;
+    /// use adaptive_kernel::{Backend, CostModel, CostParams, Transfers, Work};
+    /// let model = CostModel::from_params(CostParams { gpu_available: true, ..CostParams::conservative() });
+    /// let sweep = Work { size: 1 << 22, flops: 6 << 22, bytes: 32 << 20 };
+    /// let on_host = model.predict_placed(Backend::Gpu, &sweep, &Transfers::host(&sweep));
+    /// let resident = model.predict_placed(Backend::Gpu, &sweep, &Transfers { gpu: 0, cpu: 16 << 20 });
+    /// assert!(resident < on_host);
+    /// assert!(model.predict_placed(Backend::Simd, &sweep, &Transfers { gpu: 0, cpu: 16 << 20 })
+    ///     > model.predict(Backend::Simd, &sweep));
+    /// ```
+    pub fn predict_placed(&self, backend: Backend, work: &Work, transfers: &Transfers) -> f64 {
         let p = &self.params;
         let flops = work.flops as f64;
         let bytes = work.bytes as f64;
+        let download = transfers.cpu as f64 / p.transfer_bandwidth;
         match backend {
-            Backend::Scalar => p.cpu_call_latency + (flops / p.scalar_flops).max(bytes / p.mem_bandwidth),
-            Backend::Simd => p.cpu_call_latency + (flops / p.simd_flops).max(bytes / p.mem_bandwidth),
-            Backend::Parallel => self.predict_parallel(p.parallel_threads, work),
+            Backend::Scalar => p.cpu_call_latency + (flops / p.scalar_flops).max(bytes / p.mem_bandwidth) + download,
+            Backend::Simd => p.cpu_call_latency + (flops / p.simd_flops).max(bytes / p.mem_bandwidth) + download,
+            Backend::Parallel => self.predict_parallel(p.parallel_threads, work) + download,
             Backend::Gpu if !p.gpu_available => f64::INFINITY,
-            Backend::Gpu => p.gpu_latency + bytes / p.transfer_bandwidth + flops / p.gpu_flops,
+            Backend::Gpu => p.gpu_latency + transfers.gpu as f64 / p.transfer_bandwidth + flops / p.gpu_flops,
         }
     }
 
@@ -236,10 +279,18 @@ impl CostModel {
     /// Predicted seconds for `work` on `candidate` in a pool of `pool` threads: its
     /// backend's prediction ([`CostModel::predict`]), a narrower Parallel width predicted
     /// on its share of the pool (so its fork–join term weighs against fewer threads).
-    pub(crate) fn predict_candidate(&self, candidate: Candidate, work: &Work, pool: usize) -> f64 {
+    pub(crate) fn predict_candidate(
+        &self,
+        candidate: Candidate,
+        work: &Work,
+        transfers: &Transfers,
+        pool: usize,
+    ) -> f64 {
         match candidate.narrow_threads(pool) {
-            Some(threads) => self.predict_parallel(threads as f64, work),
-            None => self.predict(candidate.backend(), work),
+            Some(threads) => {
+                self.predict_parallel(threads as f64, work) + transfers.cpu as f64 / self.params.transfer_bandwidth
+            }
+            None => self.predict_placed(candidate.backend(), work, transfers),
         }
     }
 

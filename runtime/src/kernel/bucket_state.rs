@@ -5,12 +5,15 @@
 //! needs:
 //!
 //! - [`Exploring`]: candidates are being measured; which were pruned this round,
-//!   and how long the round waited for a candidate that could not run yet.
-//! - [`Confirming`]: a decision loaded from history is being re-timed before it
-//!   is trusted; the figure it was saved with, and for another machine's decision
-//!   the alternatives to re-time against it. Calls already go to its backend.
-//! - [`Settled`]: the chosen backend, how it was decided, and the budget of
-//!   re-timing alternatives.
+//!   which the exploration budget deferred, what the round's calls cost, and how
+//!   long the round waited for a candidate that could not run yet.
+//! - [`Confirming`]: a decision loaded from history that is re-timed before it is
+//!   trusted (a GPU decision, or another machine's); the figure it was saved with,
+//!   and for another machine's decision the alternatives to re-time against it.
+//!   Calls already go to its backend.
+//! - [`Settled`]: the chosen backend, how it was decided (and whether it was
+//!   loaded from this machine's history), the candidates exploration deferred, and
+//!   the budget of re-timing alternatives.
 //!
 //! The figures per backend ([`BackendStats`]), the exclusions by `verify` and
 //! the typical size belong to the bucket whatever its phase. The rules that move
@@ -66,6 +69,61 @@ pub(crate) struct Exploring {
     pub(crate) run: Option<Run>,
     /// When the round's last timed call ended (process clock, nanoseconds), if any did.
     pub(crate) last_end_ns: Option<u64>,
+    /// What the round's calls took, and what calls on candidates other than the best known
+    /// cost beyond it (`policy::explore`'s budget).
+    pub(crate) budget: Budget,
+    /// Candidates the budget could not afford to measure (yet), with the estimate (ns) that
+    /// made them too dear; they are measured after settling, by re-timing.
+    pub(crate) deferred: Deferred,
+}
+
+/// Candidates the exploration budget deferred (see `policy::explore`), each with the
+/// estimate in nanoseconds that made it too dear (NaN: none), and the kernel's
+/// Scalar-to-SIMD ratio where one was known, so that a deferred Scalar's estimate follows
+/// SIMD's figures once SIMD is measured.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Deferred {
+    estimates: PerCandidate<Option<f64>>,
+    /// The kernel's own Scalar-to-SIMD time ratio (`policy::Predictions::scalar_per_simd`).
+    pub(crate) scalar_per_simd: Option<f64>,
+}
+
+impl Deferred {
+    /// Defers `candidate`, estimated at `estimate` ns (`None`: nothing estimates it).
+    pub(crate) fn insert(&mut self, candidate: Candidate, estimate: Option<f64>) {
+        self.estimates[candidate] = Some(estimate.unwrap_or(f64::NAN));
+    }
+
+    /// `candidate` is deferred no more.
+    pub(crate) fn remove(&mut self, candidate: Candidate) {
+        self.estimates[candidate] = None;
+    }
+
+    /// Whether `candidate` is deferred.
+    pub(crate) fn contains(&self, candidate: Candidate) -> bool {
+        self.estimates[candidate].is_some()
+    }
+
+    /// The deferred candidates.
+    pub(crate) fn set(&self) -> CandidateSet {
+        CandidateSet::from_fn(|c| self.contains(c))
+    }
+
+    /// A deferred candidate's estimate (ns), given the bucket's figures: the one it was
+    /// deferred with, or for Scalar, the kernel's ratio times SIMD's figure (measured, or
+    /// as deferred) where that is higher. `None` for one not deferred or not estimated.
+    pub(crate) fn estimate(&self, candidate: Candidate, stats: &PerCandidate<BackendStats>) -> Option<f64> {
+        let own = self.estimates[candidate].filter(|e| e.is_finite());
+        let simd = || stats[Candidate::Simd].centre().or(self.estimates[Candidate::Simd].filter(|e| e.is_finite()));
+        let by_ratio = match (candidate, self.scalar_per_simd) {
+            (Candidate::Scalar, Some(r)) if self.contains(candidate) => simd().map(|s| s * r),
+            _ => None,
+        };
+        match (own, by_ratio) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 /// Consecutive exploring calls of one candidate (see `policy::explore`): its first timed
@@ -82,7 +140,15 @@ pub(crate) struct Run {
 impl Exploring {
     /// A round that begins with `base` counts.
     pub(crate) fn new(base: Counts) -> Exploring {
-        Exploring { base, pruned: CandidateSet::EMPTY, waited: 0, run: None, last_end_ns: None }
+        Exploring {
+            base,
+            pruned: CandidateSet::EMPTY,
+            waited: 0,
+            run: None,
+            last_end_ns: None,
+            budget: Budget::default(),
+            deferred: Deferred::default(),
+        }
     }
 }
 
@@ -96,7 +162,14 @@ pub(crate) struct Settled {
     /// Each backend's sample count when the bucket settled.
     pub(crate) base: Counts,
     /// What re-timing alternatives has cost (see `policy::settled::probe`).
-    pub(crate) budget: ProbeBudget,
+    pub(crate) budget: Budget,
+    /// Candidates the exploration deferred and that are still to be measured, with their
+    /// estimates (ns): re-timed within the settled bucket's budget.
+    pub(crate) deferred: Deferred,
+    /// The decision was loaded from this machine's history for this kernel: it is trusted
+    /// (re-timed by the ordinary sampling; an alternative that beats it takes over, no new
+    /// exploration round).
+    pub(crate) loaded: bool,
 }
 
 /// A decision loaded from history, awaiting confirmation (see `policy::confirm`).
@@ -138,13 +211,15 @@ pub(crate) struct Exclusion {
     pub(crate) largest_error: f64,
 }
 
-/// The time a settled bucket's calls took and what re-timing alternatives cost on top.
+/// The time a bucket's calls took and what calls on candidates other than the best known
+/// cost on top: an exploration round's (each call is timed), or a settled bucket's
+/// (re-timed alternatives).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct ProbeBudget {
-    /// Estimated time of all calls since the bucket settled, in nanoseconds
-    /// (each timed call of the chosen backend stands for the calls it samples).
+pub(crate) struct Budget {
+    /// Estimated time of all calls since the round began or the bucket settled, in
+    /// nanoseconds (each timed call of a settled bucket stands for the calls it samples).
     pub(crate) calls_ns: f64,
-    /// Time re-timed alternatives took beyond what the chosen backend would have, in nanoseconds.
+    /// Time calls on other candidates than the best known took beyond what it would have, in nanoseconds.
     pub(crate) extra_ns: f64,
     /// The last sampled call re-timed an alternative (the next one times the chosen backend).
     pub(crate) last_was_probe: bool,
@@ -152,7 +227,12 @@ pub(crate) struct ProbeBudget {
     pub(crate) aged_ns: u64,
 }
 
-impl ProbeBudget {
+impl Budget {
+    /// What is left to spend at `share` of the calls' time (negative: in debt).
+    pub(crate) fn left(&self, share: f64) -> f64 {
+        share * self.calls_ns - self.extra_ns
+    }
+
     /// Halves both sides of the ledger once per `half_life_ns` elapsed up to `now_ns`: the
     /// budget holds over any stretch of a few half-lives, and an old overrun is forgotten.
     pub(crate) fn age(&mut self, now_ns: u64, half_life_ns: u64) {
@@ -259,7 +339,7 @@ impl BucketState {
 
     /// Settles on `chosen`: what is known from now on counts as fresh, the probe budget
     /// starts over, and the other candidates' figures are marked as taken at `chosen`'s
-    /// current pace ([`BackendStats::against_ns`]).
+    /// current pace ([`BackendStats::against_ns`]). Nothing is deferred (see [`BucketState::defer`]).
     pub(crate) fn settle_on(&mut self, chosen: Candidate, by: DecisionKind) {
         let pace = self.stats[chosen].pace();
         for (c, s) in Candidate::ALL.into_iter().zip(self.stats.values_mut()) {
@@ -267,7 +347,25 @@ impl BucketState {
             s.against_ns = if c == chosen || s.is_empty() { None } else { pace };
         }
         let base = Counts::of(&self.stats);
-        self.phase = Phase::Settled(Settled { chosen, by, base, budget: ProbeBudget::default() });
+        let settled =
+            Settled { chosen, by, base, budget: Budget::default(), deferred: Deferred::default(), loaded: false };
+        self.phase = Phase::Settled(settled);
+    }
+
+    /// Leaves `deferred` candidates (with their estimates) to be measured by re-timing after
+    /// settling. Nothing changes unless settled.
+    pub(crate) fn defer(&mut self, deferred: Deferred) {
+        if let Phase::Settled(s) = &mut self.phase {
+            s.deferred = deferred;
+        }
+    }
+
+    /// Marks the settled decision as loaded from this machine's history, and trusted.
+    /// Nothing changes unless settled.
+    pub(crate) fn trust_loaded(&mut self) {
+        if let Phase::Settled(s) = &mut self.phase {
+            s.loaded = true;
+        }
     }
 
     /// Makes the settled decision one loaded from history, confirmed only once re-timed

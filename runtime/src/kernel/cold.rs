@@ -15,15 +15,18 @@ use std::sync::MutexGuard;
 use std::time::Duration;
 
 use super::bucket_state::BucketState;
+use super::budget;
 use super::decision_byte::{self, DecisionByte, MAX_SHIFT, MIN_SHIFT};
 use super::overrides;
-use super::policy::{self, CallInputs, Event, Outcome, Pick, Policy, Predictions, Publish, Sample, Sampling, Tell};
+use super::policy::{
+    self, CallInputs, Charge, Event, Outcome, Pick, Policy, Predictions, Publish, Sample, Sampling, Tell,
+};
 use super::site::{frozen, Kernel, KernelState, SampleClock, SPAN_THRESHOLD_NS};
 use super::spec::Decision;
 use super::telemetry;
 use crate::backend::{Backend, OpComplexity};
 use crate::candidate::{Candidate, PerCandidate};
-use crate::cost::{self, Work};
+use crate::cost::{self, Transfers, Work};
 use crate::{clock, persist};
 
 /// A site above this many calls per second is hot: no per-call spans.
@@ -44,6 +47,7 @@ pub(super) enum Source {
 
 impl Kernel {
     /// Decides a call the fast path could not: returns the backend and whether the call is timed.
+    /// `transfers`: what the call would move between host and device, by where it runs.
     ///
     /// Forcing comes first, on every path (`policy`'s decision order): a scope, then
     /// [`Kernel::force`], then the process-wide setting, before any decision cached, loaded
@@ -51,7 +55,11 @@ impl Kernel {
     /// and a sampled forced call is not timed either ([`Kernel::route_sampled`]).
     #[cold]
     #[inline(never)]
-    pub(super) fn route_cold(&'static self, bucket: usize, work: Work) -> (Candidate, bool) {
+    pub(super) fn route_cold(&'static self, bucket: usize, work: Work, transfers: Transfers) -> (Candidate, bool) {
+        // The SIMD variants' first call would otherwise detect the CPU's features (`cpuid`,
+        // which traps to the hypervisor on a VM: ~40 µs measured on a 2-vCPU KVM guest) inside
+        // the timed call, and that one figure, 20× Scalar's, pruned SIMD for its bucket.
+        crate::simd_level();
         if let Some(b) = overrides::scoped() {
             let mut st = self.lock();
             let d = self.resolve_forced(&mut st, b);
@@ -73,9 +81,9 @@ impl Kernel {
             return (route.candidate(), route.is_timed());
         }
         if frozen() {
-            return self.route_frozen(st, bucket, work);
+            return self.route_frozen(st, bucket, work, transfers);
         }
-        let inputs = self.call_inputs(&mut st, bucket, &work);
+        let inputs = self.call_inputs(&mut st, bucket, &work, &transfers);
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(work.size));
         let outcome = policy::step(bs, Event::Call(&inputs), &Policy::DEFAULT);
         let candidate = outcome.run.unwrap_or(Candidate::Scalar);
@@ -86,28 +94,26 @@ impl Kernel {
 
     /// What a call of `work` in `bucket` needs decided ([`CallInputs`]), gathered
     /// under the lock; makes the bucket when it is new.
-    fn call_inputs(&'static self, st: &mut KernelState, bucket: usize, work: &Work) -> CallInputs {
+    fn call_inputs(
+        &'static self,
+        st: &mut KernelState,
+        bucket: usize,
+        work: &Work,
+        transfers: &Transfers,
+    ) -> CallInputs {
         let runnable = self.runnable(self.gpu_usable());
-        let (neighbours, reach) = predict_from_neighbours(&st.buckets, bucket, self.complexity(), work.size);
-        let scalar_per_simd = scalar_per_simd(&st.buckets, bucket, work.size);
         let pool = self.pool_threads();
         if runnable.contains(Candidate::Parallel) {
             // The cost model's Parallel terms are measured once a Parallel candidate exists.
             cost::parallel_wanted();
         }
+        let predicted = predictions(&st.buckets, bucket, self.complexity(), work, transfers, pool);
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(work.size));
         bs.pool = pool;
         let candidates = bs.allowed(runnable);
-        let prior = policy::prior(self.spec(), work, candidates, |b| cost::global().predict(b, work));
-        // Measured figures only. They order the candidates from the first call (a variant
-        // predicted 8× slower is not tried second because it is the simplest), and prune
-        // only once something was measured here to compare with.
-        let model = match cost::measured() {
-            Some(model) => PerCandidate::from_fn(|c| Some(model.predict_candidate(c, work, pool) * 1e9)),
-            None => PerCandidate::default(),
-        };
-        let predicted = Predictions { neighbours, reach, model, scalar_per_simd };
-        CallInputs { candidates, later: self.later(), prior, predicted }
+        let prior = policy::prior(self.spec(), work, candidates, |b| cost::global().predict_placed(b, work, transfers));
+        let process_left_ns = budget::left(clock::now_ns(), &Policy::DEFAULT);
+        CallInputs { candidates, later: self.later(), prior, predicted, process_left_ns }
     }
 
     /// Frozen mode's cold path: the saved decision, else the cold-start prior (said
@@ -117,11 +123,13 @@ impl Kernel {
         mut st: MutexGuard<'static, KernelState>,
         bucket: usize,
         work: Work,
+        transfers: Transfers,
     ) -> (Candidate, bool) {
         let runnable = self.runnable(self.gpu_usable());
         let bs = st.buckets.entry(bucket).or_insert_with(|| BucketState::new(work.size));
         let candidates = bs.allowed(runnable);
-        let prior = policy::prior(self.spec(), &work, candidates, |b| cost::global().predict(b, &work));
+        let prior =
+            policy::prior(self.spec(), &work, candidates, |b| cost::global().predict_placed(b, &work, &transfers));
         let fell_back = bs.chosen().is_none();
         let outcome = policy::step(bs, Event::FrozenCall { prior, candidates }, &Policy::DEFAULT);
         let candidate = outcome.run.unwrap_or(Candidate::Scalar);
@@ -162,22 +170,22 @@ impl Kernel {
             if clock.secs_per_call == 0.0 { per_call } else { 0.8 * clock.secs_per_call + 0.2 * per_call };
         let rate = if clock.secs_per_call > 0.0 { 1.0 / clock.secs_per_call } else { 0.0 };
         let overhead_ns = clock.overhead_ns;
-        let Some(bs) = st.buckets.get_mut(&bucket) else { return (cached, true) };
+        let Some(bs) = st.buckets.get(&bucket) else { return (cached, true) };
         let Some(chosen) = bs.chosen() else { return (cached, true) };
         let centre = bs.of(chosen).centre().unwrap_or(0.0);
         let shift = decision_byte::sampling_shift(rate, overhead_ns, centre);
         let candidates = bs.allowed(self.runnable(self.gpu_usable()));
-        // Predictions for alternatives never measured here (a GPU that started after the
-        // bucket settled); from the complexity's defaults, so a settled call needs no `work`.
-        // Before the figures are measured nothing unmeasured is re-timed.
+        // Predictions for alternatives not measured here (one the exploration deferred, or a
+        // GPU that started after the bucket settled), as exploring predicts them; the work
+        // from the complexity's defaults, so a settled call needs no `work`.
         let size = bs.typical_size;
         let work = Work::estimate(self.complexity(), size, None, None);
-        let pool = self.pool_threads();
-        let predicted = match cost::measured() {
-            Some(model) => PerCandidate::from_fn(|c| Some(model.predict_candidate(c, &work, pool) * 1e9)),
-            None => PerCandidate::default(),
-        };
-        let event = Event::SampledCall { candidates, predicted: &predicted, now_ns: clock::now_ns() };
+        let predicted =
+            predictions(&st.buckets, bucket, self.complexity(), &work, &Transfers::host(&work), self.pool_threads());
+        let Some(bs) = st.buckets.get_mut(&bucket) else { return (cached, true) };
+        let now_ns = clock::now_ns();
+        let process_left_ns = budget::left(now_ns, &Policy::DEFAULT);
+        let event = Event::SampledCall { candidates, predicted: &predicted, now_ns, process_left_ns };
         let outcome = policy::step(bs, event, &Policy::DEFAULT);
         let site_rate: f64 =
             st.clocks.values().map(|c| if c.secs_per_call > 0.0 { 1.0 / c.secs_per_call } else { 0.0 }).sum();
@@ -265,6 +273,7 @@ impl Kernel {
         if source == Source::Forced || self.forcing(&st).is_none() {
             self.write_byte(bucket, outcome.publish, source);
         }
+        budget::charge(outcome.charge, clock::now_ns(), &Policy::DEFAULT);
         // A disagreement is reported once per kernel and backend.
         let tell = match outcome.tell {
             Some(Tell::Excluded { candidate, .. }) if !st.warned_excluded.insert(candidate) => None,
@@ -331,7 +340,32 @@ fn forced(d: Decision, publish: Publish) -> Outcome {
         publish,
         tell: Some(Tell::Decision { decision: Pick::from(d), has_history: false }),
         dirty: false,
+        charge: Charge::NONE,
     }
+}
+
+/// What is known of a call of `work` in `bucket` before it is measured there
+/// ([`Predictions`]): the nearest buckets' figures, the kernel's own Scalar-to-SIMD ratio,
+/// and the cost model's figures where they were measured. Measured figures only: they
+/// order the candidates from the first call (a variant predicted 8× slower is not tried
+/// second because it is the simplest), and prune only once something was measured here
+/// to compare with. `transfers`: what the call would move by where it runs; `pool`: the
+/// threads a Parallel call of the kernel would use.
+fn predictions(
+    buckets: &BTreeMap<usize, BucketState>,
+    bucket: usize,
+    complexity: OpComplexity,
+    work: &Work,
+    transfers: &Transfers,
+    pool: usize,
+) -> Predictions {
+    let (neighbours, reach) = predict_from_neighbours(buckets, bucket, complexity, work.size);
+    let scalar_per_simd = scalar_per_simd(buckets, bucket, work.size);
+    let model = match cost::measured() {
+        Some(model) => PerCandidate::from_fn(|c| Some(model.predict_candidate(c, work, transfers, pool) * 1e9)),
+        None => PerCandidate::default(),
+    };
+    Predictions { neighbours, reach, model, scalar_per_simd }
 }
 
 /// Predicted time (ns) per backend for `size` from the nearest bucket where that backend

@@ -13,64 +13,10 @@
 
 use std::fmt;
 
+use super::reason::loop_reason;
 use super::spec::{LoopGpu, LoopRewrite, LoopSplit};
 use crate::backend::Backend;
 use crate::persist::format::{GpuLoopRecord, LoopRecord, SplitRecord};
-
-/// Why a reduction was left as written, or a loop left on one thread or on the
-/// host: each word a [`LoopRewrite::reason`], a [`LoopSplit::reason`] or a
-/// [`LoopGpu::reason`] can hold, and what it means.
-pub const LOOP_REASONS: [(&str, &str); 30] = [
-    ("exact", "the kernel opted out with `exact`"),
-    ("simd", "the SIMD variant is the kernel's own `simd = path`"),
-    ("break", "a `break` may end the loop early"),
-    ("continue", "a `continue` skips part of an iteration"),
-    ("return", "a `return` may leave the function from inside"),
-    ("try", "a `?` may leave the function from inside"),
-    ("label", "a labelled loop or block"),
-    ("await", "an `.await` inside"),
-    ("yield", "a `yield` inside"),
-    ("macro", "a macro call whose expansion the attribute cannot see"),
-    ("effect", "a store, or a call that may have side effects"),
-    ("reads", "the loop reads its accumulator"),
-    (
-        "type",
-        "an accumulator, term or written slice element not provably `f32`/`f64` (or, for a split, an integer sum; \
-         for a slice updated at slots chosen by data, an element type its declaration does not name; on the GPU, a \
-         value not provably `f32`, `i32`, `u32`, `usize` or `bool`)",
-    ),
-    ("mixed", "two different operators on one accumulator, or on one slice updated at slots chosen by data"),
-    ("shadow", "an accumulator, index, slice or row width rebound inside the loop"),
-    ("op", "a fold that is not `+`, `*`, `max` or `min`"),
-    ("source", "elements that cannot be taken in chunks"),
-    ("serial", "the kernel opted out of splitting with `serial`"),
-    ("parallel", "the Parallel variant is the kernel's own `parallel = path`"),
-    (
-        "writes",
-        "a write through a name from outside the loop (an assignment, a `&mut`, a method that may mutate) that is \
-         not the iteration's own item or row",
-    ),
-    ("overlap", "a slice the loop writes is also used beyond the iteration's own item or row"),
-    ("unsafe", "an `unsafe` block"),
-    ("nothing", "the loop writes no slice item and carries no reduction: nothing to share out"),
-    ("gpu", "the GPU variant is the kernel's own `gpu = path`"),
-    ("f64", "an `f64` value: the GPU variant computes in `f32`"),
-    ("call", "a call of a function or method the GPU variant does not translate"),
-    ("value", "an array, tuple, struct, field or reference the GPU variant cannot hold"),
-    ("size", "a 64-bit integer, or a constant beyond `u32`: the GPU variant computes integers in 32 bits"),
-    ("syntax", "a construct the GPU variant does not translate (`match`, a closure, float `%`, …)"),
-    (
-        "carried",
-        "an item writes what the next items' reductions read, or accumulates into what is not its own: items \
-         cannot be taken several at a time",
-    ),
-];
-
-/// What a reason word means, from [`LOOP_REASONS`]; `None` for a word this build
-/// does not know (a history file written by a newer one).
-pub fn loop_reason(word: &str) -> Option<&'static str> {
-    LOOP_REASONS.iter().find(|(w, _)| *w == word).map(|(_, meaning)| *meaning)
-}
 
 /// One reduction as [`LoopSummary`] prints it, borrowed from a kernel's spec or
 /// from a history record.
@@ -496,13 +442,5 @@ mod tests {
         };
         let line = LoopLine::from(&record).to_string();
         assert!(line.ends_with(&format!("; exp in lanes, ≤ {} ULP; erf in lanes", ulps("exp"))), "{line}");
-    }
-
-    #[test]
-    fn every_reason_word_is_listed_once() {
-        for (i, (word, meaning)) in LOOP_REASONS.iter().enumerate() {
-            assert!(!meaning.is_empty());
-            assert_eq!(LOOP_REASONS.iter().position(|(w, _)| w == word), Some(i), "{word} twice");
-        }
     }
 }

@@ -12,9 +12,11 @@ use std::fmt;
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
+use super::as_written::AsWritten;
 use super::crossover::{crossovers, Crossover};
 use super::loops::LoopSummary;
 use super::spec::{DecisionKind, LoopGpu, LoopRewrite, LoopSplit};
+use super::transfers::TransferReport;
 use crate::backend::{Backend, OpComplexity};
 use crate::bucket::bucket_of;
 use crate::persist::NearestEntry;
@@ -62,6 +64,9 @@ pub struct BucketReport {
     /// has not confirmed it (it is being re-timed; in frozen mode, for good); `None`
     /// for a decision of this machine's.
     pub from: Option<NearestEntry>,
+    /// What this bucket's calls moved between host and device (GPU calls, and CPU calls
+    /// on data kept on the device); `None` when they moved nothing.
+    pub transfers: Option<TransferReport>,
 }
 
 impl BucketReport {
@@ -129,6 +134,9 @@ pub struct KernelTable {
     /// The other machine's entry some of these decisions or figures came from, while
     /// any still are ([`crate::HistoryStatus::Nearest`]).
     pub borrowed_from: Option<NearestEntry>,
+    /// The calls that ran the body as written because an ndarray array was not in
+    /// standard layout ([`crate::Kernel::ran_as_written`]); `None` when none has.
+    pub as_written: Option<AsWritten>,
 }
 
 impl KernelTable {
@@ -174,6 +182,9 @@ impl fmt::Display for KernelTable {
         }
         writeln!(f)?;
         write!(f, "{}", LoopSummary::new("  ", self.loops).with_splits(self.splits).with_gpu(self.gpu_loops))?;
+        if let Some(a) = &self.as_written {
+            writeln!(f, "  arrays: {a}")?;
+        }
         // A column per backend, and per narrower width of the Parallel variant measured anywhere.
         let columns = backend_columns(self.rows.iter().flat_map(|r| r.backends.iter().filter_map(|b| b.threads)));
         write!(f, "  {:>23}", "sizes")?;
@@ -206,6 +217,32 @@ impl fmt::Display for KernelTable {
             }
             writeln!(f)?;
         }
+        let moved: Vec<(&BucketReport, &TransferReport)> =
+            self.rows.iter().filter_map(|r| Some((r, r.transfers.as_ref()?))).collect();
+        if !moved.is_empty() {
+            writeln!(
+                f,
+                "  {:>23}  {:>9}  {:>11}  {:>12}  {:>12}  moving data",
+                "gpu transfers, sizes", "calls", "submissions", "up", "down"
+            )?;
+            for (r, t) in moved {
+                let sizes = format!("{}..={}", r.sizes.start(), r.sizes.end());
+                let calls = if t.cpu_calls > 0 {
+                    format!("{}+{} cpu", t.gpu_calls, t.cpu_calls)
+                } else {
+                    t.gpu_calls.to_string()
+                };
+                let share =
+                    t.moving_share().map_or_else(|| "-".to_owned(), |s| format!("{:.0}% of GPU time", 100.0 * s));
+                writeln!(
+                    f,
+                    "  {sizes:>23}  {calls:>9}  {:>11}  {:>12}  {:>12}  {share}",
+                    format!("{:.2}/call", t.submissions_per_call()),
+                    crate::numeric::bytes(t.bytes_up),
+                    crate::numeric::bytes(t.bytes_down),
+                )?;
+            }
+        }
         for c in self.crossovers() {
             writeln!(f, "  {c}")?;
         }
@@ -236,6 +273,7 @@ mod tests {
             decided_by: DecisionKind::Historical,
             excluded: vec![],
             from: None,
+            transfers: None,
         }
     }
 
@@ -254,6 +292,7 @@ mod tests {
                 settled_row(131_072, Backend::Scalar, 5660, 5680),
             ],
             borrowed_from: None,
+            as_written: None,
         };
         let text = table.to_string();
         assert!(
@@ -293,6 +332,7 @@ mod tests {
             decided_by: DecisionKind::Historical,
             excluded: vec![],
             from,
+            transfers: None,
         };
         let table = KernelTable {
             kernel: "k",
@@ -303,6 +343,7 @@ mod tests {
             gpu_loops: &[],
             rows: vec![row(4096, Some(from.clone()), true), row(8192, None, false)],
             borrowed_from: Some(from),
+            as_written: None,
         };
         let text = table.to_string();
         let lines: Vec<&str> = text.lines().collect();
@@ -346,6 +387,7 @@ mod tests {
             decided_by: DecisionKind::Historical,
             excluded: vec![],
             from: None,
+            transfers: None,
         };
         assert_eq!(row.backend(Backend::Parallel).and_then(|b| b.centre), us(60), "the whole pool's");
         assert_eq!(row.parallel_on(4).and_then(|b| b.centre), us(30));
@@ -359,6 +401,7 @@ mod tests {
             gpu_loops: &[],
             rows: vec![row],
             borrowed_from: None,
+            as_written: None,
         };
         let text = table.to_string();
         let header = text.lines().find(|l| l.contains("sizes")).unwrap();

@@ -13,7 +13,7 @@ use crate::backend::Backend;
 use crate::bucket::bucket_of;
 use crate::candidate::{Candidate, Width};
 use crate::clock;
-use crate::cost::Work;
+use crate::cost::{Transfers, Work};
 
 thread_local! {
     /// This thread's sampling allowance. Each settled call spends `2^(MAX_SHIFT - shift)`
@@ -123,6 +123,31 @@ impl Kernel {
     /// of `kernel::policy`.)
     #[inline]
     pub fn route(&'static self, size: usize, work: impl FnOnce() -> Work) -> Route {
+        self.route_with(size, || {
+            let work = work();
+            (work, Transfers::host(&work))
+        })
+    }
+
+    /// Routes one call of `size` as [`route`](Self::route) does, for a call whose data
+    /// may already be on the device: `transfers` (evaluated, like `work`, only when a
+    /// decision must be made) says what it would move between host and device by where
+    /// it runs, and the cost model charges that instead of `work.bytes` (see
+    /// [`CostModel::predict_placed`](crate::CostModel::predict_placed)). What a kernel's
+    /// generated `k::resident` entry calls, on its own handle `k::RESIDENT`: the decisions
+    /// of calls on resident data are not those of calls on host data.
+    #[inline]
+    pub fn route_placed(
+        &'static self,
+        size: usize,
+        work: impl FnOnce() -> Work,
+        transfers: impl FnOnce() -> Transfers,
+    ) -> Route {
+        self.route_with(size, || (work(), transfers()))
+    }
+
+    #[inline]
+    fn route_with(&'static self, size: usize, placed: impl FnOnce() -> (Work, Transfers)) -> Route {
         let bucket = bucket_of(size);
         let byte = self.decision(bucket).load();
         if byte.is_cached() && !super::overrides::any_active() {
@@ -133,7 +158,8 @@ impl Kernel {
             return Route::new(self, candidate, size, timed);
         }
         registry::register(self);
-        let (backend, timed) = self.route_cold(bucket, work());
+        let (work, transfers) = placed();
+        let (backend, timed) = self.route_cold(bucket, work, transfers);
         Route::new(self, backend, size, timed)
     }
 

@@ -13,12 +13,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use super::as_written::AsWrittenCalls;
 use super::bucket_state::BucketState;
 use super::decision_byte::{DecisionByte, DecisionCell};
 use super::loops::LoopSummary;
 use super::report::{BackendReport, BucketReport, KernelTable};
 use super::spec::{Decision, DecisionKind, KernelSpec, LoopRewrite};
-use super::{snapshot, telemetry};
+use super::{snapshot, telemetry, transfers};
 use crate::backend::{Backend, OpComplexity};
 use crate::bucket::{bucket_range, BUCKETS};
 use crate::candidate::{Candidate, CandidateSet};
@@ -125,6 +126,8 @@ pub struct Kernel {
     decisions: [DecisionCell; BUCKETS],
     registered: AtomicBool,
     state: Mutex<KernelState>,
+    /// Calls that ran the body as written for an array's layout (`as_written`).
+    as_written: AsWrittenCalls,
 }
 
 impl Kernel {
@@ -135,7 +138,20 @@ impl Kernel {
             decisions: [const { DecisionCell::new() }; BUCKETS],
             registered: AtomicBool::new(false),
             state: Mutex::new(KernelState::new()),
+            as_written: AsWrittenCalls::new(),
         }
+    }
+
+    /// Records that a variant ran this call's body as written because the ndarray array
+    /// parameter `param`, of `shape` and `strides` (its `shape()` and `strides()`), is not
+    /// in standard layout (see [`crate::layout`]). The first such call of the kernel is
+    /// reported (a `tracing` info event and a line on stderr, unless quiet); every one is
+    /// counted in [`table`](Kernel::table)'s [`as_written`](KernelTable::as_written).
+    /// Called by generated code; cheap after the first.
+    #[cold]
+    #[inline(never)]
+    pub fn ran_as_written(&'static self, param: &'static str, shape: &[usize], strides: &[isize]) {
+        self.as_written.record(self.spec.name, param, shape, strides);
     }
 
     /// What the macro recorded about this kernel.
@@ -328,7 +344,8 @@ impl Kernel {
     /// from another machine's entry and are not yet confirmed here.
     pub fn table(&'static self) -> KernelTable {
         let st = self.lock();
-        let rows = st
+        let mut moved = transfers::of(self.transfer_id());
+        let mut rows: Vec<BucketReport> = st
             .buckets
             .iter()
             .map(|(&bucket, bs)| BucketReport {
@@ -353,8 +370,24 @@ impl Kernel {
                 decided_by: bs.decided_by(),
                 excluded: excluded_backends(bs),
                 from: if bs.is_borrowed() { st.borrowed_from.clone() } else { None },
+                transfers: moved.remove(&bucket),
             })
             .collect();
+        // Buckets whose calls moved data but are not in the router's state (forced calls).
+        for (bucket, t) in moved {
+            rows.push(BucketReport {
+                bucket,
+                sizes: bucket_range(bucket).unwrap_or(0..=0),
+                backends: Vec::new(),
+                chosen: None,
+                chosen_threads: None,
+                decided_by: if st.forced.is_some() { DecisionKind::Forced } else { DecisionKind::Exploring },
+                excluded: Vec::new(),
+                from: None,
+                transfers: Some(t),
+            });
+        }
+        rows.sort_by_key(|r| r.bucket);
         let borrowed = st.buckets.values().any(|bs| bs.is_borrowed() || bs.stats.values().any(|s| s.borrowed));
         let borrowed_from = if borrowed { st.borrowed_from.clone() } else { None };
         KernelTable {
@@ -366,11 +399,13 @@ impl Kernel {
             gpu_loops: self.spec.gpu_loops,
             rows,
             borrowed_from,
+            as_written: self.as_written.report(),
         }
     }
 
     /// Forgets everything learned for this kernel in this process (the history file is untouched until the next save).
     pub fn reset(&'static self) {
+        transfers::forget(self.transfer_id());
         let mut st = self.lock();
         st.buckets.clear();
         st.clocks.clear();
@@ -394,7 +429,28 @@ impl Kernel {
     /// This kernel's state as a snapshot for a save.
     pub(super) fn snapshot(&'static self) -> KernelSnapshot {
         let st = self.lock();
-        snapshot::snapshot(&self.spec, &st.buckets, &st.touched)
+        snapshot::snapshot(&self.spec, &st.buckets, &st.touched, &transfers::of(self.transfer_id()))
+    }
+
+    /// This kernel as the transfer ledger knows it.
+    fn transfer_id(&'static self) -> transfers::KernelId {
+        transfers::KernelId { addr: self as *const Kernel as usize, name: self.name() }
+    }
+
+    /// Runs `call` (a call of this kernel of `size` on `backend`) and records what it moved
+    /// between host and device in the kernel's row for `size`. What generated code runs
+    /// GPU calls and `k::resident` calls through. Not a public API.
+    #[doc(hidden)]
+    #[inline]
+    pub fn traffic_of<R>(&'static self, size: usize, backend: Backend, call: impl FnOnce() -> R) -> R {
+        let before = crate::ops::gpu::thread_traffic();
+        let start = (backend == Backend::Gpu).then(clock::now);
+        let out = call();
+        let moved = crate::ops::gpu::thread_traffic() - before;
+        if start.is_some() || !moved.is_empty() {
+            transfers::record(self.transfer_id(), size, moved, start.map(clock::since));
+        }
+        out
     }
 }
 

@@ -19,18 +19,21 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::bucket_state::{BucketState, Exclusion};
 use super::policy::{self, Policy};
 use super::spec::{DecisionKind, KernelSpec, LoopRewrite};
+use super::transfers::TransferReport;
 use crate::backend::Backend;
 use crate::bucket::{bucket_of, bucket_range};
 use crate::candidate::{Candidate, CandidateSet, Width};
 use crate::persist::format::{
     self, BucketRecord, ExclusionRecord, GpuLoopRecord, KernelRecord, LoopRecord, SplitRecord, TimingRecord,
+    TransferRecord,
 };
 use crate::persist::merge::KernelSnapshot;
 
 /// Bucket states from this machine's saved records. A saved decision is kept only
 /// when its backend may run now (`candidates`: a GPU decision needs a usable device,
 /// a Parallel one two threads) and `verify` has not excluded it; otherwise that
-/// bucket explores again.
+/// bucket explores again. A kept CPU decision is trusted (settled, re-timed by the
+/// ordinary sampling); a GPU one is confirmed first.
 pub(super) fn buckets_from(records: Vec<BucketRecord>, candidates: CandidateSet) -> Vec<(usize, BucketState)> {
     records.into_iter().filter_map(|r| bucket_from(r, candidates, false)).collect()
 }
@@ -81,9 +84,12 @@ fn bucket_from(record: BucketRecord, candidates: CandidateSet, borrowed: bool) -
         let contenders = borrowed.then(|| policy::contenders(&bs, backend, candidates, &Policy::DEFAULT));
         if !borrowed || saved_centre.is_some() {
             bs.settle_on(backend, DecisionKind::Historical);
-            // Confirmed by the first calls of this run (see `policy`'s warm start).
-            if let Some(saved_ns) = saved_centre {
-                bs.await_confirmation(saved_ns, contenders);
+            // This machine's CPU decision is trusted; a GPU decision (the adapter is not part of
+            // the fingerprint) and another machine's are confirmed by the first calls of this
+            // run (see `policy`'s warm start).
+            match saved_centre {
+                Some(saved_ns) if borrowed || backend == Candidate::Gpu => bs.await_confirmation(saved_ns, contenders),
+                _ => bs.trust_loaded(),
             }
         }
     }
@@ -95,6 +101,7 @@ pub(super) fn snapshot(
     spec: &KernelSpec,
     buckets: &BTreeMap<usize, BucketState>,
     touched: &BTreeSet<usize>,
+    transfers: &BTreeMap<usize, TransferReport>,
 ) -> KernelSnapshot {
     let sizes = |bucket: usize| bucket_range(bucket).map(|r| [*r.start(), *r.end()]);
     KernelSnapshot {
@@ -119,7 +126,7 @@ pub(super) fn snapshot(
             buckets: buckets
                 .iter()
                 .filter(|(_, bs)| !bs.is_borrowed())
-                .filter_map(|(&b, bs)| Some(bucket_record(sizes(b)?, bs)))
+                .filter_map(|(&b, bs)| Some(bucket_record(sizes(b)?, bs, transfers.get(&b))))
                 .collect(),
         },
         touched: touched.iter().filter_map(|&b| sizes(b)).collect(),
@@ -136,7 +143,7 @@ fn loop_record(l: &LoopRewrite) -> LoopRecord {
     }
 }
 
-fn bucket_record(sizes: [usize; 2], bs: &BucketState) -> BucketRecord {
+fn bucket_record(sizes: [usize; 2], bs: &BucketState, transfers: Option<&TransferReport>) -> BucketRecord {
     BucketRecord {
         sizes,
         typical_size: bs.typical_size,
@@ -162,6 +169,15 @@ fn bucket_record(sizes: [usize; 2], bs: &BucketState) -> BucketRecord {
                 Some(ExclusionRecord { backend, threads, size: e.size, largest_error: e.largest_error })
             })
             .collect(),
+        transfers: transfers.map(|t| TransferRecord {
+            gpu_calls: t.gpu_calls,
+            cpu_calls: t.cpu_calls,
+            submissions: t.submissions,
+            bytes_up: t.bytes_up,
+            bytes_down: t.bytes_down,
+            gpu_ns: u64::try_from(t.gpu_time.as_nanos()).unwrap_or(u64::MAX),
+            moving_ns: u64::try_from(t.moving.as_nanos()).unwrap_or(u64::MAX),
+        }),
     }
 }
 
@@ -196,7 +212,7 @@ mod tests {
         bs.excluded[Backend::Parallel] = Some(Exclusion { size: 5000, largest_error: 0.5 });
         let b = bucket_of(5000);
         let buckets = BTreeMap::from([(b, bs.clone())]);
-        let snap = snapshot(&spec, &buckets, &BTreeSet::from([b]));
+        let snap = snapshot(&spec, &buckets, &BTreeSet::from([b]), &BTreeMap::new());
         assert_eq!(snap.touched.len(), 1);
         let loops = snap.record.loops.as_deref().unwrap();
         assert_eq!(
@@ -218,6 +234,36 @@ mod tests {
     }
 
     #[test]
+    fn a_snapshot_keeps_what_each_bucket_moved() {
+        let spec = KernelSpec {
+            name: "k",
+            complexity: OpComplexity::Low,
+            has_gpu: true,
+            has_parallel: false,
+            token_hash: 7,
+            loops: &[],
+            splits: &[],
+            gpu_loops: &[],
+        };
+        let b = bucket_of(4096);
+        let buckets = BTreeMap::from([(b, BucketState::new(4096))]);
+        let moved = TransferReport {
+            gpu_calls: 3,
+            submissions: 3,
+            bytes_up: 1 << 20,
+            bytes_down: 12,
+            gpu_time: std::time::Duration::from_micros(30),
+            moving: std::time::Duration::from_micros(10),
+            ..TransferReport::default()
+        };
+        let snap = snapshot(&spec, &buckets, &BTreeSet::from([b]), &BTreeMap::from([(b, moved)]));
+        let t = snap.record.buckets[0].transfers.clone().expect("transfers kept");
+        assert_eq!((t.gpu_calls, t.submissions, t.bytes_up, t.bytes_down), (3, 3, 1 << 20, 12));
+        assert_eq!((t.gpu_ns, t.moving_ns), (30_000, 10_000));
+        assert_eq!(t.moving_share(), Some(1.0 / 3.0));
+    }
+
+    #[test]
     fn records_that_straddle_buckets_are_dropped() {
         let r = BucketRecord {
             sizes: [100, 5000],
@@ -226,6 +272,7 @@ mod tests {
             chosen_threads: None,
             timings: vec![],
             excluded: vec![],
+            transfers: None,
         };
         assert!(buckets_from(vec![r], CandidateSet::ALL).is_empty());
     }
@@ -239,6 +286,7 @@ mod tests {
             chosen_threads: None,
             timings: vec![t(Backend::Scalar, scalar_ns), t(Backend::Simd, 100)],
             excluded: vec![],
+            transfers: None,
         }
     }
 
@@ -285,7 +333,7 @@ mod tests {
         if let Phase::Confirming(c) = confirmed.phase {
             confirmed.phase = Phase::Settled(c.settled);
         }
-        let snap = snapshot(&spec, &buckets, &BTreeSet::from([bucket_of(1024), bucket_of(8192)]));
+        let snap = snapshot(&spec, &buckets, &BTreeSet::from([bucket_of(1024), bucket_of(8192)]), &BTreeMap::new());
         assert_eq!(snap.record.buckets.len(), 1, "an unconfirmed borrowed decision is not saved");
         let saved = &snap.record.buckets[0];
         assert_eq!(saved.sizes[0], 1024);
@@ -317,7 +365,7 @@ mod tests {
         bs.stats[Candidate::ParallelQuarter].push(100, 5);
         bs.settle_on(Candidate::ParallelQuarter, DecisionKind::Historical);
         let b = bucket_of(5000);
-        let snap = snapshot(&spec, &BTreeMap::from([(b, bs.clone())]), &BTreeSet::from([b]));
+        let snap = snapshot(&spec, &BTreeMap::from([(b, bs.clone())]), &BTreeSet::from([b]), &BTreeMap::new());
         let record = &snap.record.buckets[0];
         assert_eq!((record.chosen, record.chosen_threads), (Some(Backend::Parallel), Some(4)));
         let threads: Vec<Option<usize>> = record.timings.iter().map(|t| t.threads).collect();

@@ -20,9 +20,12 @@
 //! exclusion would change the table (frozen calls are not timed either).
 //!
 //! Which kernels can verify is the macro's business: parameters it can pass
-//! twice (shared references and `Copy` values; a kernel writing through `&mut`
-//! is a compile error with `verify = true`) and a result that implements
-//! [`Comparable`].
+//! twice (shared references and `Copy` values; a kernel writing a slice through
+//! `&mut` is a compile error with `verify = true`) and a result that implements
+//! [`Comparable`]. A kernel that writes ndarray arrays (or returns one) is checked
+//! in steps instead, through [`VerifiedCall`]: the wrapper runs the Scalar variant
+//! on copies of the arrays, the chosen variant on the caller's, compares both with
+//! [`compare_arrays`](crate::compare::compare_arrays) and hands the agreement back.
 
 use super::bucket_state::BucketState;
 use super::cold::Source;
@@ -47,28 +50,76 @@ pub fn run_verified<R: Comparable>(
     scalar: impl FnOnce() -> R,
     variant: impl FnOnce() -> R,
 ) -> R {
-    let candidate = route.candidate();
-    let mode = config::mode();
-    let on = (always || mode == Mode::Verify) && mode != Mode::Frozen;
-    if !on || candidate == Candidate::Scalar || !route.is_timed() || !kernel.needs_comparison(size, candidate) {
+    let Some(check) = VerifiedCall::begin(kernel, &route, size, always, relative) else {
         return route.run(variant);
-    }
+    };
     let reference = scalar();
     let out = route.run(variant);
-    let mut tolerance = Tolerance::for_call(kernel.complexity(), size, relative);
-    if candidate == Candidate::Gpu {
-        // The GPU variant's generated loops are held to their precision contract.
-        tolerance = tolerance.widened(kernel.spec().gpu_roundings());
-    } else {
-        // SIMD and Parallel compute libm's functions with the runtime's formulas.
-        tolerance = tolerance.with_vector_math(kernel.spec().vector_math_ulps());
-    }
-    let agreement = out.compare(&reference, tolerance);
-    kernel.apply_comparison(size, candidate, agreement);
-    if agreement.agrees {
+    let agreement = out.compare(&reference, check.tolerance());
+    if check.finish(agreement) {
         out
     } else {
         reference
+    }
+}
+
+/// One call whose result `verify` compares with the Scalar variant's, in the steps a
+/// kernel that writes ndarray arrays needs (generated code only; [`run_verified`] takes
+/// the same steps for the others): [`begin`](VerifiedCall::begin) says whether the call
+/// is checked, the caller runs the Scalar variant on copies and the chosen one through
+/// its [`Route`], compares within [`tolerance`](VerifiedCall::tolerance), and
+/// [`finish`](VerifiedCall::finish) records the agreement.
+#[derive(Debug)]
+#[must_use = "a comparison counts only once `finish` records it"]
+pub struct VerifiedCall {
+    kernel: &'static Kernel,
+    size: usize,
+    candidate: Candidate,
+    tolerance: Tolerance,
+}
+
+impl VerifiedCall {
+    /// The check of a call of `size` that `route` sends to its variant, or `None` when this
+    /// call is not checked (see the module docs): verification off (`always` is the
+    /// attribute's `verify = true`, else only `ADAPTIVE_KERNEL_MODE=verify` turns it on;
+    /// never in frozen mode), the call untimed or Scalar's, or the variant already compared in this bucket.
+    /// `relative` is the attribute's `tolerance = …`.
+    pub fn begin(
+        kernel: &'static Kernel,
+        route: &Route,
+        size: usize,
+        always: bool,
+        relative: Option<f64>,
+    ) -> Option<VerifiedCall> {
+        let candidate = route.candidate();
+        let mode = config::mode();
+        let on = (always || mode == Mode::Verify) && mode != Mode::Frozen;
+        if !on || candidate == Candidate::Scalar || !route.is_timed() || !kernel.needs_comparison(size, candidate) {
+            return None;
+        }
+        let mut tolerance = Tolerance::for_call(kernel.complexity(), size, relative);
+        if candidate == Candidate::Gpu {
+            // The GPU variant's generated loops are held to their precision contract.
+            tolerance = tolerance.widened(kernel.spec().gpu_roundings());
+        } else {
+            // SIMD and Parallel compute libm's functions with the runtime's formulas.
+            tolerance = tolerance.with_vector_math(kernel.spec().vector_math_ulps());
+        }
+        Some(VerifiedCall { kernel, size, candidate, tolerance })
+    }
+
+    /// The tolerance the variant's results are held to in this call.
+    pub fn tolerance(&self) -> Tolerance {
+        self.tolerance
+    }
+
+    /// Records `agreement`, the comparison of everything the variant returned and wrote
+    /// with the Scalar variant's; a variant that disagrees is excluded from the bucket.
+    /// Returns whether the variant's results stand (else the caller must hand back the
+    /// Scalar variant's).
+    pub fn finish(self, agreement: Agreement) -> bool {
+        self.kernel.apply_comparison(self.size, self.candidate, agreement);
+        agreement.agrees
     }
 }
 

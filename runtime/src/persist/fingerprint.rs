@@ -8,7 +8,7 @@
 //! The GPU adapter is recorded with each entry but is not part of the key: it
 //! is known only once the GPU has started, which happens in the background so
 //! that no call waits for it, while history is needed at the first call. GPU
-//! figures are never trusted blindly instead: a loaded decision is re-timed on
+//! figures are never trusted blindly instead: a loaded GPU decision is re-timed on
 //! its first calls and re-explored when its figure is off (see the router's
 //! warm start), and the GPU joins a bucket only after it has been measured.
 

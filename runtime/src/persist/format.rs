@@ -40,7 +40,11 @@
 //! report`; a file without it reads as "not recorded"), `splits` (what the
 //! Parallel variant did to its top-level loops, likewise), `gpu_loops` (which
 //! of them the GPU variant runs on the device, likewise) and `excluded` (the
-//! backends `verify` ruled out, omitted when none).
+//! backends `verify` ruled out, omitted when none) and `transfers` (what the
+//! bucket's calls moved between host and device, `{ "gpu_calls", "cpu_calls",
+//! "submissions", "bytes_up", "bytes_down", "gpu_ns", "moving_ns" }`, omitted when
+//! nothing moved; a process that measured the bucket but moved nothing keeps the
+//! file's).
 //!
 //! The Parallel variant's narrower widths came the same way: `threads` on a
 //! timing or an exclusion of the Parallel variant measured on fewer threads
@@ -209,6 +213,40 @@ pub struct BucketRecord {
     /// files written before it existed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub excluded: Vec<ExclusionRecord>,
+    /// What the calls of the last process that measured this bucket moved between host
+    /// and device; absent when they moved nothing (and from files written before it
+    /// existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfers: Option<TransferRecord>,
+}
+
+/// What a bucket's calls moved between host and device in one process: a
+/// [`TransferReport`](crate::TransferReport) as the history file keeps it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct TransferRecord {
+    /// Calls on the GPU.
+    pub gpu_calls: u64,
+    /// Calls on a CPU variant that first downloaded data kept on the device.
+    #[serde(default)]
+    pub cpu_calls: u64,
+    /// Submissions to the device's queue.
+    pub submissions: u64,
+    /// Bytes copied to the device.
+    pub bytes_up: u64,
+    /// Bytes copied back from it.
+    pub bytes_down: u64,
+    /// The GPU calls' time, in nanoseconds.
+    pub gpu_ns: u64,
+    /// The part of it estimated to be moving data, in nanoseconds.
+    pub moving_ns: u64,
+}
+
+impl TransferRecord {
+    /// The share of the GPU calls' time spent moving data, 0 to 1 (`None` without a GPU call).
+    pub fn moving_share(&self) -> Option<f64> {
+        (self.gpu_calls > 0 && self.gpu_ns > 0).then(|| (self.moving_ns as f64 / self.gpu_ns as f64).min(1.0))
+    }
 }
 
 /// A backend excluded from a bucket because its result disagreed with Scalar's.
@@ -399,6 +437,7 @@ mod v1 {
                 chosen_threads: None,
                 timings,
                 excluded: Vec::new(),
+                transfers: None,
             })
         }
     }
@@ -475,6 +514,7 @@ mod tests {
                     TimingRecord { backend: Backend::Simd, threads: None, count: 4, recent_ns: vec![5, 5, 6, 5] },
                 ],
                 excluded: vec![],
+                transfers: None,
             }]
         );
     }

@@ -58,10 +58,16 @@ pub(crate) fn merge(
                 if ours.gpu_loops.is_some() {
                     theirs.gpu_loops = ours.gpu_loops;
                 }
-                for bucket in ours.buckets {
+                for mut bucket in ours.buckets {
                     let at = theirs.buckets.iter().position(|b| b.sizes == bucket.sizes);
                     match at {
-                        Some(i) if snap.touched.contains(&bucket.sizes) => theirs.buckets[i] = bucket,
+                        Some(i) if snap.touched.contains(&bucket.sizes) => {
+                            // A process that moved nothing in this bucket keeps the file's transfers.
+                            if bucket.transfers.is_none() {
+                                bucket.transfers = theirs.buckets[i].transfers.take();
+                            }
+                            theirs.buckets[i] = bucket;
+                        }
                         Some(_) => {}
                         None => theirs.buckets.push(bucket),
                     }
@@ -174,6 +180,7 @@ mod tests {
             chosen_threads: None,
             timings: vec![TimingRecord { backend: chosen, threads: None, count: 1, recent_ns: vec![ns] }],
             excluded: vec![],
+            transfers: None,
         }
     }
 
@@ -210,6 +217,27 @@ mod tests {
         assert_eq!(got[1].chosen, Some(Backend::Simd), "untouched: the file's is kept");
         assert_eq!(got[2].chosen, Some(Backend::Gpu), "new: added");
         assert_eq!(f.machines["other"].kernels["k"].buckets.len(), 2, "other machines untouched");
+    }
+
+    #[test]
+    fn a_touched_bucket_that_moved_nothing_keeps_the_files_transfers() {
+        use crate::persist::format::TransferRecord;
+        let moved =
+            |up| Some(TransferRecord { gpu_calls: 1, submissions: 1, bytes_up: up, ..TransferRecord::default() });
+        let theirs = BucketRecord { transfers: moved(64), ..bucket(8, Backend::Gpu, 1) };
+        let mut f = file_with(
+            "k",
+            kernel("h", vec![theirs, BucketRecord { transfers: moved(8), ..bucket(16, Backend::Gpu, 1) }]),
+        );
+        let ours = kernel(
+            "h",
+            vec![bucket(8, Backend::Simd, 9), BucketRecord { transfers: moved(4), ..bucket(16, Backend::Gpu, 2) }],
+        );
+        let snap = KernelSnapshot { name: "k".into(), record: ours, touched: vec![[8, 15], [16, 31]] };
+        merge(&mut f, "a", &fp("a"), None, vec![snap]);
+        let got = &f.machines["a"].kernels["k"].buckets;
+        assert_eq!((got[0].chosen, got[0].transfers.as_ref().map(|t| t.bytes_up)), (Some(Backend::Simd), Some(64)));
+        assert_eq!(got[1].transfers.as_ref().map(|t| t.bytes_up), Some(4), "ours, where we moved data");
     }
 
     #[test]

@@ -93,7 +93,7 @@ pub use edit::{clear_history, export_history, import_history, read_history, save
 pub use fingerprint::{BuildProfile, Fingerprint};
 pub use format::{
     BucketRecord, ExclusionRecord, GpuLoopRecord, HistoryFile, KernelRecord, LoopRecord, MachineRecord, SplitRecord,
-    TimingRecord,
+    TimingRecord, TransferRecord,
 };
 pub use memory::{export_learned, import_learned, ImportError, LearnedImport};
 pub use merge::ImportSummary;

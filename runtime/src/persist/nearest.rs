@@ -315,6 +315,7 @@ mod tests {
             chosen_threads: None,
             timings: vec![t(Backend::Scalar), t(Backend::Simd), t(Backend::Gpu)],
             excluded: vec![],
+            transfers: None,
         }
     }
 

@@ -443,13 +443,13 @@ pub fn flush() -> Result<(), HistoryError> {
     if !writes_allowed() {
         return Ok(());
     }
-    let (path, machine, fingerprint, corrupt) = {
-        let mut store = lock_store();
+    let (path, machine, fingerprint) = {
+        let store = lock_store();
         let Some(path) = store.path.clone() else { return Ok(()) };
         if let Some(reason) = &store.refused {
             return Err(HistoryError::Refused { path, reason: reason.clone() });
         }
-        (path, store.machine.clone(), store.fingerprint.is_some(), std::mem::take(&mut store.corrupt))
+        (path, store.machine.clone(), store.fingerprint.is_some())
     };
     let figures = cost::calibrated_within(std::time::Duration::from_secs(2));
     if !fingerprint {
@@ -460,6 +460,9 @@ pub fn flush() -> Result<(), HistoryError> {
     let snapshots = snapshots();
     let io_err = |source| HistoryError::Io { path: path.clone(), source };
     let lock = lock_beside(&path)?;
+    // Whether the load already said the file was damaged, taken under the file's lock: two
+    // saves at once (a background one and the exit's) would otherwise both see it unsaid.
+    let corrupt = std::mem::take(&mut lock_store().corrupt);
     let mut file = match read_file(&path) {
         Loaded::Ours(f) => f,
         Loaded::Missing => HistoryFile::empty(),

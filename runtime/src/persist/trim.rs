@@ -165,6 +165,7 @@ mod tests {
                     recent_ns: (0..samples as u64).collect(),
                 }],
                 excluded: Vec::new(),
+                transfers: None,
             })
             .collect();
         KernelRecord {

@@ -83,7 +83,12 @@
 //!               ],
 //!               "excluded": [             // backends `verify` excluded here (their result disagreed with Scalar's)
 //!                 { "backend": "Gpu", "size": 3000, "largest_error": 0.5 }
-//!               ]
+//!               ],
+//!               "transfers": {            // what the calls moved between host and device; absent when nothing
+//!                 "gpu_calls": 200, "cpu_calls": 0, "submissions": 200,
+//!                 "bytes_up": 8388608, "bytes_down": 800,
+//!                 "moving_share": 0.02      // of the GPU calls' time, estimated; null without a GPU call
+//!               }
 //!             }
 //!           ],
 //!           "crossovers": [               // where the chosen backend changes
@@ -95,6 +100,12 @@
 //!   ]
 //! }
 //! ```
+//!
+//! `transfers` (added in schema 1) counts the last run's calls of the bucket that
+//! moved data: GPU calls, and CPU calls of a `k::resident` entry that first
+//! downloaded data kept on the device; bytes each way and submissions are
+//! counted, the share of the GPU calls' time spent moving data is estimated from
+//! the bytes and the transfer bandwidth the cost model measured.
 //!
 //! A crossover compares consecutive *settled* buckets: `to` is chosen from
 //! `size` on, `from` was chosen up to `below` (buckets between them were not

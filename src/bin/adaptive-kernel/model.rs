@@ -1,7 +1,8 @@
 //! What `report` shows, built once from a history file: the machine entries,
 //! their kernels and per-bucket rows with each backend's median time, and the
 //! crossovers and ties (the library's `report::crossovers`, as the tour and
-//! `KERNEL.table()` find them), the backends `verify` excluded, and which entries a program on
+//! `KERNEL.table()` find them), the backends `verify` excluded, what each bucket's calls moved
+//! between host and device, and which entries a program on
 //! this machine would start from where its own entry has no decision. The text
 //! table, the JSON document and the plot all render this model, so they cannot
 //! disagree. Its `Serialize` form *is* the `--json`
@@ -102,6 +103,26 @@ pub(crate) struct Bucket {
     pub(crate) backends: Vec<Timing>,
     /// Backends `verify` excluded here (their result disagreed with Scalar's).
     pub(crate) excluded: Vec<Excluded>,
+    /// What the bucket's calls moved between host and device (absent when nothing moved).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) transfers: Option<Transfers>,
+}
+
+/// What a bucket's calls moved between host and device (the history file's `transfers`).
+#[derive(Debug, Serialize, PartialEq)]
+pub(crate) struct Transfers {
+    /// Calls on the GPU.
+    pub(crate) gpu_calls: u64,
+    /// Calls on a CPU variant that first downloaded data kept on the device.
+    pub(crate) cpu_calls: u64,
+    /// Submissions to the device's queue in all those calls.
+    pub(crate) submissions: u64,
+    /// Bytes copied to the device.
+    pub(crate) bytes_up: u64,
+    /// Bytes copied back from it.
+    pub(crate) bytes_down: u64,
+    /// The share of the GPU calls' time spent moving data, 0 to 1 (`null` without a GPU call).
+    pub(crate) moving_share: Option<f64>,
 }
 
 /// A backend `verify` excluded from a bucket.
@@ -206,6 +227,14 @@ impl Report {
                                         largest_error: e.largest_error,
                                     })
                                     .collect();
+                                let transfers = b.transfers.as_ref().map(|t| Transfers {
+                                    gpu_calls: t.gpu_calls,
+                                    cpu_calls: t.cpu_calls,
+                                    submissions: t.submissions,
+                                    bytes_up: t.bytes_up,
+                                    bytes_down: t.bytes_down,
+                                    moving_share: t.moving_share(),
+                                });
                                 Bucket {
                                     sizes: b.sizes,
                                     typical_size: b.typical_size,
@@ -213,6 +242,7 @@ impl Report {
                                     chosen_threads: b.chosen_threads,
                                     backends,
                                     excluded,
+                                    transfers,
                                 }
                             })
                             .collect();
@@ -277,7 +307,15 @@ mod tests {
     use super::*;
 
     fn bucket(lo: usize, hi: usize, chosen: Option<Backend>) -> Bucket {
-        Bucket { sizes: [lo, hi], typical_size: lo, chosen, chosen_threads: None, backends: vec![], excluded: vec![] }
+        Bucket {
+            sizes: [lo, hi],
+            typical_size: lo,
+            chosen,
+            chosen_threads: None,
+            backends: vec![],
+            excluded: vec![],
+            transfers: None,
+        }
     }
 
     fn timed(lo: usize, hi: usize, chosen: Backend, scalar_ns: f64, simd_ns: f64) -> Bucket {

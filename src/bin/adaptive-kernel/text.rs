@@ -2,7 +2,8 @@
 //! if not, which it would start from), per machine entry its fingerprint and
 //! calibration, per kernel what the attribute did to its float reductions, one
 //! row per size bucket (each backend's median time, the chosen backend), a line
-//! per backend `verify` excluded and a sentence per crossover or tie.
+//! per backend `verify` excluded, a line per bucket whose calls moved data between
+//! host and device, and a sentence per crossover or tie.
 
 use std::fmt::Write;
 
@@ -10,7 +11,7 @@ use adaptive_kernel::cost::CostParams;
 use adaptive_kernel::report::{self, LoopSummary};
 
 use crate::model::{Bucket, Kernel, Machine, Report};
-use crate::units::{duration, thousands};
+use crate::units::{bytes, duration, thousands};
 
 /// The whole report as text.
 pub(crate) fn render(report: &Report) -> String {
@@ -126,9 +127,37 @@ fn kernel(out: &mut String, k: &Kernel) {
     for b in &k.buckets {
         excluded(out, b);
     }
+    for b in &k.buckets {
+        transfers(out, b);
+    }
     for c in &k.crossovers {
         let _ = writeln!(out, "    {}", c.sentence());
     }
+}
+
+/// "moved 2,049..=4,096: 200 GPU calls, 1.00 submission per call, 8.0 MiB up, 800 B down, 2% of GPU time moving data"
+fn transfers(out: &mut String, b: &Bucket) {
+    let Some(t) = &b.transfers else { return };
+    let mut calls = format!("{} GPU call{}", thousands(t.gpu_calls as usize), if t.gpu_calls == 1 { "" } else { "s" });
+    if t.cpu_calls > 0 {
+        let _ = write!(
+            calls,
+            " and {} CPU call{} downloading data kept on the device",
+            thousands(t.cpu_calls as usize),
+            if t.cpu_calls == 1 { "" } else { "s" }
+        );
+    }
+    let per_call = t.submissions as f64 / (t.gpu_calls + t.cpu_calls).max(1) as f64;
+    let share = t.moving_share.map_or(String::new(), |s| format!(", {:.0}% of GPU time moving data", 100.0 * s));
+    let _ = writeln!(
+        out,
+        "    moved {}..={}: {calls}, {per_call:.2} submission{} per call, {} up, {} down{share}",
+        thousands(b.sizes[0]),
+        thousands(b.sizes[1]),
+        if per_call == 1.0 { "" } else { "s" },
+        bytes(t.bytes_up),
+        bytes(t.bytes_down),
+    );
 }
 
 /// "verify excluded SIMD from 8,192..=16,383: at 9,000 elements its result was off Scalar's by up to 5.0e-1"

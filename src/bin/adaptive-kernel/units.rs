@@ -1,9 +1,12 @@
-//! Numbers for people: sizes with thousands separators, times in a fitting unit.
+//! Numbers for people: sizes with thousands separators, times and bytes in a fitting unit.
 //! Shared with `examples/tour.rs` (which includes this file), so the tour and
 //! `report` print the same way.
 
 /// `1234567` as `1,234,567` (the runtime's, which its crossover sentences use too).
 pub(crate) use adaptive_kernel::__private::thousands;
+
+/// Bytes in a fitting unit (the runtime's, which its tables use too).
+pub(crate) use adaptive_kernel::__private::bytes;
 
 /// Nanoseconds in the unit that keeps three significant digits readable.
 pub(crate) fn duration(ns: f64) -> String {

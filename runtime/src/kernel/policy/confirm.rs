@@ -1,4 +1,5 @@
-//! Confirming a decision loaded from history (the warm start): which
+//! Confirming a decision loaded from history that is not trusted as it is (a GPU
+//! decision, another machine's; the warm start's other decisions are): which
 //! alternatives another machine's decision is re-timed against
 //! ([`contenders`]), which one a sampled call re-times ([`next_contender`]), and
 //! the rule that keeps the decision or re-explores the bucket

@@ -3,7 +3,7 @@
 
 use super::predictions::Predictions;
 use crate::candidate::Candidate;
-use crate::candidate::{CandidateSet, PerCandidate};
+use crate::candidate::CandidateSet;
 use crate::kernel::spec::{Decision, DecisionKind};
 
 /// Something that happened to a bucket, with what the policy needs to know about it.
@@ -24,11 +24,13 @@ pub(crate) enum Event<'a> {
     SampledCall {
         /// The backends that may run now, not excluded here.
         candidates: CandidateSet,
-        /// Each backend's time at the bucket's typical size by the cost model, in
-        /// nanoseconds, where the model has measured figures.
-        predicted: &'a PerCandidate<Option<f64>>,
+        /// What predicts each candidate's time at the bucket's typical size (neighbouring
+        /// buckets, the kernel's Scalar-to-SIMD ratio, the cost model).
+        predicted: &'a Predictions,
         /// Now, on the process clock.
         now_ns: u64,
+        /// What the process's exploration budget has left, in nanoseconds (negative: in debt).
+        process_left_ns: f64,
     },
     /// A timed call finished.
     Timed(Sample),
@@ -56,6 +58,8 @@ pub(crate) struct CallInputs {
     pub(crate) prior: Decision,
     /// Predicted times of this call.
     pub(crate) predicted: Predictions,
+    /// What the process's exploration budget has left, in nanoseconds (negative: in debt).
+    pub(crate) process_left_ns: f64,
 }
 
 /// One timed call: `ns` on `candidate`, taken at `now_ns` on the process clock;
@@ -69,7 +73,7 @@ pub(crate) struct Sample {
     pub(crate) interval: f64,
     /// The first sample of this backend in this process: not kept (page faults,
     /// pipeline compilation, caches), but a warm-up already far slower than the
-    /// best measured prunes its backend for the round (see `explore::figure_prunes`).
+    /// best measured prunes its backend for the round (see `explore::prunes`).
     pub(crate) warmup: bool,
 }
 
@@ -88,6 +92,22 @@ pub(crate) struct Outcome {
     pub(crate) tell: Option<Tell>,
     /// The bucket's decision changed in a way worth saving.
     pub(crate) dirty: bool,
+    /// What a timed call adds to the process's exploration budget.
+    pub(crate) charge: Charge,
+}
+
+/// What a timed call adds to an exploration budget's ledger, in nanoseconds: the time of
+/// the calls it stands for, and what it took beyond the best known candidate's time when
+/// it ran another one (an exploring call, a warm-up, a re-timed alternative).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Charge {
+    pub(crate) calls_ns: f64,
+    pub(crate) extra_ns: f64,
+}
+
+impl Charge {
+    /// Nothing.
+    pub(crate) const NONE: Charge = Charge { calls_ns: 0.0, extra_ns: 0.0 };
 }
 
 /// What a bucket's decision byte becomes.
@@ -174,11 +194,17 @@ impl From<Decision> for Pick {
 
 impl Outcome {
     /// Nothing to publish.
-    pub(crate) const NOTHING: Outcome = Outcome { run: None, publish: Publish::Keep, tell: None, dirty: false };
+    pub(crate) const NOTHING: Outcome =
+        Outcome { run: None, publish: Publish::Keep, tell: None, dirty: false, charge: Charge::NONE };
 
     /// The bucket explores again: its byte is cleared, the change reported and saved.
     pub(crate) const REEXPLORE: Outcome =
-        Outcome { run: None, publish: Publish::Clear, tell: Some(Tell::Reexplore), dirty: true };
+        Outcome { run: None, publish: Publish::Clear, tell: Some(Tell::Reexplore), dirty: true, charge: Charge::NONE };
+
+    /// This outcome with `charge` for the process's budget.
+    pub(crate) fn charging(self, charge: Charge) -> Outcome {
+        Outcome { charge, ..self }
+    }
 
     /// This outcome followed by `later`'s, for two events of one call: the later one's
     /// byte and report win where it has any.
@@ -188,6 +214,10 @@ impl Outcome {
             publish: if later.publish == Publish::Keep { self.publish } else { later.publish },
             tell: later.tell.or(self.tell),
             dirty: self.dirty || later.dirty,
+            charge: Charge {
+                calls_ns: self.charge.calls_ns + later.charge.calls_ns,
+                extra_ns: self.charge.extra_ns + later.charge.extra_ns,
+            },
         }
     }
 }

@@ -1,13 +1,14 @@
 //! Exploring a bucket: the cold-start [`prior`], the order candidates are
-//! measured in (in runs of consecutive calls), pruning the hopeless ones, and
-//! settling on the fastest (the rules are in the module docs of `policy`).
+//! measured in (in runs of consecutive calls), pruning the hopeless ones, the
+//! budget that defers the dear ones, and settling on the fastest (the rules are in
+//! the module docs of `policy`).
 
-use super::event::{CallInputs, Pick, Sample};
+use super::event::{CallInputs, Charge, Pick, Sample};
 use super::tuning::Policy;
 use crate::backend::Backend;
 use crate::candidate::{Candidate, CandidateSet, PerCandidate};
 use crate::cost::Work;
-use crate::kernel::bucket_state::{Exploring, Run};
+use crate::kernel::bucket_state::{Deferred, Exploring, Run};
 use crate::kernel::spec::{Decision, DecisionKind, KernelSpec};
 use crate::kernel::stats::BackendStats;
 use crate::moe::moe;
@@ -40,12 +41,18 @@ pub(crate) fn prior(
 }
 
 /// What an exploring bucket does with a call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum Next {
     /// Run (and time) the call on this candidate.
     Run(Pick),
-    /// Every candidate is measured or pruned: settle on this one.
-    Settle(Candidate),
+    /// Every candidate is measured, pruned or deferred by the budget: settle on `chosen`,
+    /// leaving the `deferred` ones to re-timing.
+    Settle {
+        /// The candidate to settle on.
+        chosen: Candidate,
+        /// The candidates the budget deferred, with their estimates.
+        deferred: Deferred,
+    },
 }
 
 /// The next candidate to call in an exploring bucket, or the one to settle on
@@ -63,6 +70,10 @@ pub(super) enum Next {
 /// and the prior is not special (a neighbour within [`Policy::prune_reach`] predicts
 /// by its measurement, a farther one only where the model has no figure: see
 /// `Predictions::for_order`).
+///
+/// A candidate whose remaining calls the budget cannot afford ([`affordable`]) is
+/// deferred: the round goes on without it, and settles without it, leaving it to
+/// re-timing (`settled::probe`).
 pub(super) fn explore(
     stats: &PerCandidate<BackendStats>,
     round: &mut Exploring,
@@ -70,7 +81,10 @@ pub(super) fn explore(
     has_history: bool,
     policy: &Policy,
 ) -> Next {
-    let CallInputs { candidates, later, prior, ref predicted } = *inputs;
+    let CallInputs { candidates, later, prior, ref predicted, process_left_ns } = *inputs;
+    round.deferred = Deferred::default();
+    round.deferred.scalar_per_simd =
+        predicted.scalar_per_simd.filter(|&(_, reach)| reach <= policy.ratio_reach).map(|(ratio, _)| ratio);
     let later = if round.waited < policy.wait_calls { later } else { CandidateSet::EMPTY };
     let mut waiting = false;
     let mut order: Vec<Candidate> = candidates.iter().collect();
@@ -90,20 +104,33 @@ pub(super) fn explore(
         }
         // Measured so far, less what this loop has pruned.
         let measured = round_centres(stats, round);
-        if let Some((best_b, best)) = best_of(&measured, Some(b)) {
+        let best = best_of(&measured, Some(b));
+        let mut estimate = None;
+        if let Some((best_b, best)) = best {
             let predict = || predicted.for_pruning(b, (best_b, best), &measured, policy);
-            let estimate = match round.base.since(stats, b) {
-                0 => predict(),
-                _ => stats[b].centre().or_else(predict),
+            let kept = if round.base.since(stats, b) > 0 { stats[b].centre() } else { None };
+            let (figure, e) = match kept {
+                Some(centre) => (Figure::Measured, Some(centre)),
+                None => (Figure::Predicted, predict()),
             };
-            if best_b != b && estimate.is_some_and(|e| figure_prunes(b, e, best, policy)) {
+            if best_b != b && e.is_some_and(|e| prunes(b, e, best, figure, policy)) {
                 round.pruned.insert(b);
                 continue;
             }
+            // A prediction that may not prune (see `prunes`) does not defer either: the
+            // candidate's first call measures it (unless it says the call costs nothing).
+            let trusted = figure == Figure::Measured || b == Candidate::Gpu;
+            estimate = e.filter(|&e| trusted || e >= policy.measure_below_ns || e <= best);
         }
         if later.contains(b) {
             waiting = true;
             continue;
+        }
+        if let Some((_, best)) = best {
+            if !affordable(b, stats, round, (estimate, best), process_left_ns, policy) {
+                round.deferred.insert(b, estimate);
+                continue;
+            }
         }
         let kind = if !has_history && b == prior.candidate { prior.kind } else { DecisionKind::Exploring };
         continue_run(round, b);
@@ -117,7 +144,39 @@ pub(super) fn explore(
         continue_run(round, candidate);
         return Next::Run(Pick { candidate, kind: DecisionKind::Exploring });
     }
-    Next::Settle(fastest(stats, round, candidates, policy))
+    let chosen = fastest(stats, round, candidates, policy);
+    let mut deferred = round.deferred;
+    deferred.remove(chosen);
+    Next::Settle { chosen, deferred }
+}
+
+/// Whether the budget affords `b`'s remaining calls in the round: each is expected to cost
+/// its estimate (its kept samples' centre, else a prediction that may prune) beyond the
+/// `best` centre measured, and together they must fit in what the round has left at
+/// [`Policy::explore_share`] of its calls' time ([`Exploring::budget`]) and in what the
+/// process has left (`process_left_ns`). One estimated no slower than the best costs
+/// nothing; one nothing estimates (or only a prediction too cheap to trust) is called:
+/// its first call tells what the next would cost.
+fn affordable(
+    b: Candidate,
+    stats: &PerCandidate<BackendStats>,
+    round: &Exploring,
+    (estimate, best): (Option<f64>, f64),
+    process_left_ns: f64,
+    policy: &Policy,
+) -> bool {
+    // Its first call tells what the next would cost. (Not held back by the process's debt:
+    // such calls come one per candidate, and a kernel's first calls would wait on another's.)
+    let Some(estimate) = estimate.filter(|e| e.is_finite()) else { return true };
+    let per_call = (estimate - best).max(0.0);
+    if per_call == 0.0 {
+        return true;
+    }
+    let in_run = round.run.is_some_and(|r| r.candidate == b);
+    let warmup = if b.backend() == Backend::Parallel && !in_run { u64::from(policy.run_warmup) } else { 0 };
+    let calls = policy.samples.saturating_sub(round.base.since(stats, b)) + warmup;
+    let cost = per_call * calls as f64;
+    cost <= round.budget.left(policy.explore_share) && cost <= process_left_ns
 }
 
 /// The candidate an exploration round settles on: the lowest centre wins; every
@@ -153,9 +212,21 @@ fn continue_run(round: &mut Exploring, candidate: Candidate) {
 /// [`Policy::run_warmup`] calls of a Parallel candidate's run, when the bucket's calls come
 /// back to back: [`Policy::run_gap_ns`]) is not kept. Either prunes its backend for the
 /// round when its figure (the warm-up's time, or the centre of the round's samples) is
-/// far over the best other backend's ([`figure_prunes`]).
-pub(super) fn timed(stats: &mut PerCandidate<BackendStats>, round: &mut Exploring, sample: Sample, policy: &Policy) {
+/// far over the best other backend's ([`prunes`]). The call is charged to the round's
+/// budget, and returned as the process's charge: its time, and what it took beyond the
+/// best other centre measured.
+pub(super) fn timed(
+    stats: &mut PerCandidate<BackendStats>,
+    round: &mut Exploring,
+    sample: Sample,
+    policy: &Policy,
+) -> Charge {
     let Sample { candidate, ns, now_ns, warmup, .. } = sample;
+    let best_other = best_of(&round_centres(stats, round), Some(candidate)).map(|(_, c)| c);
+    let charge = Charge { calls_ns: ns as f64, extra_ns: best_other.map_or(0.0, |best| (ns as f64 - best).max(0.0)) };
+    round.budget.age(now_ns, policy.budget_half_life_ns);
+    round.budget.calls_ns += charge.calls_ns;
+    round.budget.extra_ns += charge.extra_ns;
     // A call of the current run: its first ones followed another candidate's calls, and a
     // Parallel one may have found the pool asleep where the calls come back to back (in a
     // program that calls the kernel between other work every call finds it so: nothing to drop).
@@ -170,18 +241,31 @@ pub(super) fn timed(stats: &mut PerCandidate<BackendStats>, round: &mut Explorin
         }
         _ => false,
     };
-    let warmup = warmup || run_start;
-    let mine = if warmup {
+    // A Parallel candidate's warm-up (its run's first call, or the process's first) may
+    // have woken its pool: only a figure beyond the call cap says it cannot win.
+    let figure = match (warmup || run_start, candidate.backend()) {
+        (true, Backend::Parallel) => Figure::WakeUp,
+        _ => Figure::Measured,
+    };
+    let mine = if warmup || run_start {
         Some(ns as f64)
     } else {
         stats[candidate].push(ns, now_ns);
         stats[candidate].centre()
     };
     if let (Some((_, best)), Some(mine)) = (best_of(&round_centres(stats, round), Some(candidate)), mine) {
-        if figure_prunes(candidate, mine, best, policy) {
+        if prunes(candidate, mine, best, figure, policy) {
             round.pruned.insert(candidate);
+            // A warm-up that prunes is kept as the candidate's figure: the next bucket's
+            // prediction starts from it, so one call pays for a candidate that loses by
+            // far, not one per size (where a prediction contradicts one such figure, the
+            // settled bucket re-times it: `settled::probe`).
+            if warmup || run_start {
+                stats[candidate].push(ns, now_ns);
+            }
         }
     }
+    charge
 }
 
 /// The best (lowest) of `centres` ([`round_centres`]), other than `except`.
@@ -201,12 +285,33 @@ fn round_centres(stats: &PerCandidate<BackendStats>, round: &Exploring) -> PerCa
     })
 }
 
-/// Whether an estimate of `backend` while exploring (a prediction, its warm-up, or the
-/// centre of its samples so far) prunes it for the round against the `best` centre
-/// measured: when it is over [`Policy::prune_factor`] × `best`, unless it is a CPU
-/// figure under [`Policy::measure_below_ns`]. Measuring such a candidate costs less than
-/// a misprediction, or than one preempted or page-faulting call (a first call in the
-/// process is often several times its steady time) deciding against the fastest variant.
-pub(super) fn figure_prunes(candidate: Candidate, ns: f64, best: f64, policy: &Policy) -> bool {
-    ns > policy.prune_factor * best && (candidate == Candidate::Gpu || ns >= policy.measure_below_ns)
+/// What an estimate of a candidate while exploring is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Figure {
+    /// A prediction (a neighbouring bucket's, the kernel's own ratio, the cost model's).
+    Predicted,
+    /// Measured here: the centre of the round's samples, or a warm-up's time.
+    Measured,
+    /// A Parallel candidate's warm-up call, which may have paid for waking its pool.
+    WakeUp,
+}
+
+/// Whether an estimate of `candidate` while exploring (`ns`, a [`Figure`]) prunes it for the
+/// round against the `best` centre measured:
+///
+/// - a measured figure over [`Policy::prune_factor`] × `best`: a candidate measured far
+///   slower than the best gets no more calls, however cheap;
+/// - a Parallel wake-up over [`Policy::call_cap`] × `best`;
+/// - a prediction over [`Policy::call_cap`] × `best`, or over [`Policy::prune_factor`] ×
+///   `best` unless it is a CPU figure under [`Policy::measure_below_ns`] (one call costs
+///   less there than a misprediction deciding against the fastest variant).
+pub(super) fn prunes(candidate: Candidate, ns: f64, best: f64, figure: Figure, policy: &Policy) -> bool {
+    match figure {
+        Figure::Measured => ns > policy.prune_factor * best,
+        Figure::WakeUp => ns > policy.call_cap * best,
+        Figure::Predicted => {
+            ns > policy.call_cap * best
+                || (ns > policy.prune_factor * best && (candidate == Candidate::Gpu || ns >= policy.measure_below_ns))
+        }
+    }
 }

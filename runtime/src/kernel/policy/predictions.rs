@@ -71,7 +71,7 @@ impl Predictions {
     /// the measured one applies to the other, and the lower of the absolute and the
     /// relative figure is used, so a model that is off in absolute terms does not prune
     /// a backend it cannot really tell apart. Farther neighbours are not used.
-    pub(super) fn for_pruning(
+    pub(crate) fn for_pruning(
         &self,
         b: Candidate,
         (anchor, anchor_ns): (Candidate, f64),

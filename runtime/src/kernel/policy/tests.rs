@@ -5,7 +5,7 @@ use super::*;
 use crate::backend::{Backend, OpComplexity};
 use crate::candidate::PerCandidate;
 use crate::cost::Work;
-use crate::kernel::bucket_state::{Phase, ProbeBudget};
+use crate::kernel::bucket_state::{Budget, Phase};
 use crate::kernel::spec::KernelSpec;
 
 /// What a timed call changed, as the tests read an [`Outcome`].
@@ -39,7 +39,7 @@ fn explore(
     predicted: &Predictions,
     policy: &Policy,
 ) -> Decision {
-    let inputs = CallInputs { candidates, later, prior, predicted: *predicted };
+    let inputs = CallInputs { candidates, later, prior, predicted: *predicted, process_left_ns: IN_CREDIT };
     if let Phase::Exploring(round) = &state.phase {
         // The same pure call on a copy of the round: what this call prunes.
         let mut round = round.clone();
@@ -71,12 +71,13 @@ fn probe(
     policy: &Policy,
 ) -> Option<Backend> {
     let chosen = state.chosen();
-    let event = Event::SampledCall { candidates, predicted: &predicted, now_ns };
+    let predicted = Predictions { model: predicted, ..NONE };
+    let event = Event::SampledCall { candidates, predicted: &predicted, now_ns, process_left_ns: IN_CREDIT };
     step(state, event, policy).run.filter(|&b| Some(b) != chosen).map(Candidate::backend)
 }
 
 /// The probe budget of a settled bucket.
-fn budget(state: &mut BucketState) -> &mut ProbeBudget {
+fn budget(state: &mut BucketState) -> &mut Budget {
     match &mut state.phase {
         Phase::Settled(s) => &mut s.budget,
         other => panic!("not settled: {other:?}"),
@@ -89,6 +90,8 @@ const ALL: CandidateSet = CandidateSet::of_backends(&[Backend::Scalar, Backend::
 const NOW: CandidateSet = CandidateSet::EMPTY;
 const SCALAR_SIMD: CandidateSet = CandidateSet::of_backends(&[Backend::Scalar, Backend::Simd]);
 const P: Policy = Policy::DEFAULT;
+/// A process whose exploration budget is far from spent: only the bucket's own budget counts.
+const IN_CREDIT: f64 = f64::INFINITY;
 /// Calls an exploring Parallel candidate gets in a round: its run's warm-up, then its kept samples.
 const PARALLEL_RUN: u64 = P.samples + P.run_warmup as u64;
 /// Every neighbour at the call's own size.
@@ -188,8 +191,11 @@ fn a_candidate_for_later_is_waited_for_not_run_and_not_skipped() {
         rec(&mut s, d.backend, time(d.backend), false);
     }
     assert!(!calls.contains(&Backend::Parallel), "{calls:?}");
-    // Once the others are measured, the waiting calls go to the fastest of them.
-    assert!(calls[2 * P.samples as usize..].iter().all(|&b| b == Backend::Simd), "{calls:?}");
+    // Once SIMD is measured, the waiting calls go to it, the fastest, but for Scalar's
+    // samples as the budget affords them (1.5× SIMD: each costs half a call more).
+    let scalar = calls.iter().filter(|&&b| b == Backend::Scalar).count() as u64;
+    assert_eq!(scalar, P.samples, "{calls:?}");
+    assert_eq!(calls[..P.samples as usize], [Backend::Simd; P.samples as usize], "{calls:?}");
     // It may run now: measured, and it wins.
     let mut settled = None;
     for _ in 0..10 {
@@ -310,7 +316,8 @@ fn first_call_carries_the_prior_kind() {
 #[test]
 fn one_outlier_does_not_trigger_drift_but_sustained_degradation_does() {
     let mut s = BucketState::new(5000);
-    run_to_settle(&mut s, simd_prior(), |b| if b == Backend::Simd { 100 } else { 200 });
+    // The others 10% slower: a new bucket's budget affords their samples.
+    run_to_settle(&mut s, simd_prior(), |b| if b == Backend::Simd { 100 } else { 110 });
     for _ in 0..20 {
         assert!(!rec(&mut s, Backend::Simd, 100, false));
     }
@@ -384,8 +391,12 @@ fn the_kernel_s_own_scalar_to_simd_ratio_prunes_where_the_model_s_would_not() {
     // conv2d 2048² in a fresh process: Parallel (the prior) 3 ms, SIMD 5 ms measured here;
     // the model's matmul probe puts Scalar at only 2× SIMD, while 512² (16× smaller)
     // measured this kernel's Scalar at 8× its SIMD. Scalar (42 ms) is not called.
+    // Here SIMD's and Scalar's calls are too dear for the new bucket's budget: both are
+    // deferred, and re-timed after settling as the budget affords them; the ratio carries
+    // over to SIMD's figures measured then.
     let figures = model([10e6, 5e6, 3e6, 0.0]);
-    let run = |scalar_per_simd| {
+    let truth = [42_000_000, 5_000_000, 3_000_000, 0];
+    let scalar_called = |scalar_per_simd| {
         let p = Predictions { model: figures, scalar_per_simd, ..NONE };
         let prior = Decision { backend: Backend::Parallel, kind: DecisionKind::CostModel };
         let mut s = BucketState::new(1 << 22);
@@ -393,41 +404,55 @@ fn the_kernel_s_own_scalar_to_simd_ratio_prunes_where_the_model_s_would_not() {
         loop {
             let d = explore(&mut s, CPU, NOW, prior, &p, &P);
             if d.kind == DecisionKind::Historical {
-                return calls;
+                break;
             }
             calls.push(d.backend);
-            let ns = [42_000_000, 5_000_000, 3_000_000, 0][d.backend.index()];
-            rec(&mut s, d.backend, ns, false);
+            rec(&mut s, d.backend, truth[d.backend.index()], false);
         }
+        for _ in 0..2_000 {
+            let b = probe(&mut s, CPU, UNKNOWN, 1, &P).unwrap_or(s.chosen_backend().unwrap());
+            calls.push(b);
+            record(&mut s, sample(b, truth[b.index()], 1, 1.0), &P);
+        }
+        assert!(calls.contains(&Backend::Simd), "{calls:?}");
+        calls.contains(&Backend::Scalar)
     };
-    assert!(!run(Some((8.0, 16.0))).contains(&Backend::Scalar));
-    assert!(run(None).contains(&Backend::Scalar), "the model alone does not prune it");
-    assert!(run(Some((8.0, 256.0))).contains(&Backend::Scalar), "too far to carry");
-    assert!(run(Some((1.5, 16.0))).contains(&Backend::Scalar), "a ratio that says it is close");
+    assert!(!scalar_called(Some((8.0, 16.0))));
+    assert!(scalar_called(None), "the model alone does not rule it out");
+    assert!(scalar_called(Some((8.0, 256.0))), "too far to carry");
+    assert!(scalar_called(Some((1.5, 16.0))), "a ratio that says it is close");
 }
+
+/// What is known of conv2d 2048² with the GPU before its first call: SIMD's 1024²
+/// neighbour (9.2 ms scaled), the model's absolute figures (Scalar 8.9 ms), the kernel's
+/// Scalar-to-SIMD ratio (11× at 256²).
+const CONV2D_2048: Predictions = Predictions {
+    neighbours: figures([Some(350e6), Some(9.2e6), Some(25e6), None]),
+    reach: reaches([64.0, 4.0, 4.0, f64::INFINITY]),
+    model: model([8.9e6, 2.5e6, 1.4e6, f64::INFINITY]),
+    scalar_per_simd: Some((11.0, 16.0)),
+};
 
 #[test]
 fn the_kernel_s_ratio_orders_scalar_after_simd_from_simd_s_near_neighbour() {
     // conv2d 2048² with the GPU: Parallel (the prior) measured at 5.4 ms. The model's
     // absolute figure put Scalar at 8.9 ms, below SIMD's 9.2 ms scaled from 1024², so
     // Scalar (40 ms) ran next. By the kernel's ratio (11× at 256²) it is 100 ms away.
-    let p = Predictions {
-        neighbours: figures([Some(350e6), Some(9.2e6), Some(25e6), None]),
-        reach: reaches([64.0, 4.0, 4.0, f64::INFINITY]),
-        model: model([8.9e6, 2.5e6, 1.4e6, f64::INFINITY]),
-        scalar_per_simd: Some((11.0, 16.0)),
-    };
+    let p = CONV2D_2048;
     let prior = Decision { backend: Backend::Parallel, kind: DecisionKind::CostModel };
     let every = CandidateSet::of_backends(&Backend::ALL);
+    // A budget that affords SIMD's calls (9.2 ms predicted: 3.8 ms beyond Parallel each);
+    // the default one defers it, as the next test shows.
+    let generous = Policy { explore_share: 1.0, ..P };
     let mut s = BucketState::new(1 << 22);
     for _ in 0..PARALLEL_RUN {
-        assert_eq!(explore(&mut s, every, NOW, prior, &p, &P).backend, Backend::Parallel);
+        assert_eq!(explore(&mut s, every, NOW, prior, &p, &generous).backend, Backend::Parallel);
         rec(&mut s, Backend::Parallel, 5_400_000, false);
     }
-    assert_eq!(explore(&mut s, every, NOW, prior, &p, &P).backend, Backend::Simd);
+    assert_eq!(explore(&mut s, every, NOW, prior, &p, &generous).backend, Backend::Simd);
     // SIMD measures 5.5 ms, so Scalar is predicted at 60 ms: pruned without a call.
     loop {
-        let d = explore(&mut s, every, NOW, prior, &p, &P);
+        let d = explore(&mut s, every, NOW, prior, &p, &generous);
         if d.kind == DecisionKind::Historical {
             break;
         }
@@ -438,10 +463,87 @@ fn the_kernel_s_ratio_orders_scalar_after_simd_from_simd_s_near_neighbour() {
     assert_eq!(s.chosen_backend(), Some(Backend::Simd), "within 5% of Parallel: the simpler");
 }
 
+/// The candidates a settled bucket's exploration deferred.
+fn deferred(s: &BucketState) -> CandidateSet {
+    match &s.phase {
+        Phase::Settled(settled) => settled.deferred.set(),
+        other => panic!("not settled: {other:?}"),
+    }
+}
+
 #[test]
-fn a_slow_first_call_of_a_cheap_cpu_candidate_does_not_prune_it() {
-    // A plain-loop dot product of 8,192 elements: Scalar 3.8 µs; SIMD's first call in
-    // the process 34 µs (a warm-up), then 0.5 µs. It is measured, and it wins.
+fn a_new_bucket_defers_a_candidate_its_budget_cannot_afford_and_re_times_it_after_settling() {
+    // The same conv2d 2048²: after Parallel's run (21.6 ms in all), SIMD's three samples are
+    // predicted at 3.8 ms each beyond Parallel's, more than a tenth of what the bucket's calls
+    // took. The bucket settles on Parallel without calling SIMD, and re-times SIMD once its
+    // calls have paid for it: SIMD, as fast within 5% and simpler, takes over.
+    let p = CONV2D_2048;
+    let prior = Decision { backend: Backend::Parallel, kind: DecisionKind::CostModel };
+    let every = CandidateSet::of_backends(&Backend::ALL);
+    let mut s = BucketState::new(1 << 22);
+    let mut calls = Vec::new();
+    loop {
+        let d = explore(&mut s, every, NOW, prior, &p, &P);
+        if d.kind == DecisionKind::Historical {
+            break;
+        }
+        calls.push(d.backend);
+        rec(&mut s, d.backend, 5_400_000, false);
+    }
+    assert_eq!(calls, [Backend::Parallel; PARALLEL_RUN as usize], "{calls:?}");
+    assert_eq!(s.chosen_backend(), Some(Backend::Parallel));
+    assert_eq!(deferred(&s), CandidateSet::of_backends(&[Backend::Simd]), "Scalar is pruned, not deferred");
+    // Sampled calls, every one timed (a bucket called rarely), alternate with re-timing SIMD
+    // once the settled bucket's 1% holds SIMD's predicted cost (3.8 ms: 70 calls of 5.4 ms).
+    let truth = [60_000_000, 5_500_000, 5_400_000, 0];
+    let mut first_simd = None;
+    for call in 0..200 {
+        let b = probe(&mut s, every, UNKNOWN, 1, &P).unwrap_or(s.chosen_backend().unwrap());
+        first_simd = first_simd.or((b == Backend::Simd).then_some(call));
+        assert_ne!(b, Backend::Scalar, "pruned while exploring, and 11× SIMD by the kernel's ratio");
+        record(&mut s, sample(b, truth[b.index()], 1, 1.0), &P);
+        if s.chosen_backend() == Some(Backend::Simd) {
+            break;
+        }
+    }
+    let first_simd = first_simd.expect("SIMD re-timed");
+    assert!((60..=80).contains(&first_simd), "re-timed once its cost fits a hundredth of the calls: {first_simd}");
+    assert_eq!(s.chosen_backend(), Some(Backend::Simd), "{s:?}");
+    assert_eq!(deferred(&s), CandidateSet::EMPTY);
+}
+
+#[test]
+fn a_candidate_measured_far_slower_gets_no_more_calls_however_cheap() {
+    // A plain-loop dot product of 8,192 elements: Scalar 3.8 µs; SIMD's first call 5× that.
+    // However it is measured (a warm-up, or a kept sample), it gets no second call.
+    let two = SCALAR_SIMD;
+    let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
+    for warmup in [true, false] {
+        let mut s = BucketState::new(8192);
+        let mut simd_calls = 0;
+        for _ in 0..50 {
+            let d = explore(&mut s, two, NOW, scalar_prior, &NONE, &P);
+            if d.kind == DecisionKind::Historical {
+                break;
+            }
+            let first = d.backend == Backend::Simd && simd_calls == 0;
+            simd_calls += usize::from(d.backend == Backend::Simd);
+            rec(&mut s, d.backend, if d.backend == Backend::Simd { 5 * 3_800 } else { 3_800 }, warmup && first);
+        }
+        assert_eq!(simd_calls, 1, "warm-up {warmup}");
+        assert!(pruned_in_last_round(Backend::Simd));
+        assert_eq!(s.chosen_backend(), Some(Backend::Scalar));
+        // Settled: its one slow figure keeps it out of the re-timing.
+        let (probes, _) = run_settled(&mut s, [3_800, 5 * 3_800, 0, 0], 1_000, 1);
+        assert_eq!(probes, 0, "warm-up {warmup}");
+    }
+}
+
+#[test]
+fn a_cheap_candidate_pruned_by_a_slow_first_call_is_re_timed_where_a_prediction_says_it_may_win() {
+    // The same dot product, SIMD's first call in the process 34 µs (page faults), then
+    // 0.5 µs: the warm-up prunes it (9×), the bucket settles on Scalar, and once the cost
+    // model predicts SIMD faster, re-timing it costs nothing and corrects the decision.
     let two = SCALAR_SIMD;
     let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
     let mut s = BucketState::new(8192);
@@ -451,25 +553,24 @@ fn a_slow_first_call_of_a_cheap_cpu_candidate_does_not_prune_it() {
     }
     assert_eq!(explore(&mut s, two, NOW, scalar_prior, &NONE, &P).backend, Backend::Simd);
     rec(&mut s, Backend::Simd, 34_000, true);
-    assert!(!s.is_pruned(Backend::Simd));
-    // Its first kept sample preempted too: still measured to the end.
-    rec(&mut s, Backend::Simd, 40_000, false);
-    for _ in 1..P.samples {
-        assert_eq!(explore(&mut s, two, NOW, scalar_prior, &NONE, &P).backend, Backend::Simd);
-        rec(&mut s, Backend::Simd, 500, false);
+    assert!(s.is_pruned(Backend::Simd), "measured far slower, if only by a warm-up");
+    assert_eq!(explore(&mut s, two, NOW, scalar_prior, &NONE, &P).kind, DecisionKind::Historical);
+    let predicted = figures([Some(3_000.0), Some(600.0), None, None]);
+    let mut switched = false;
+    for _ in 0..40 {
+        let b = probe(&mut s, two, predicted, 1, &P).unwrap_or(s.chosen_backend().unwrap());
+        switched |= record(&mut s, sample(b, if b == Backend::Simd { 500 } else { 3_800 }, 1, 16.0), &P)
+            == Change::Switched(Backend::Simd);
     }
-    let d = explore(&mut s, two, NOW, scalar_prior, &NONE, &P);
-    assert_eq!((d.backend, d.kind), (Backend::Simd, DecisionKind::Historical));
+    assert!(switched, "{s:?}");
 
-    // A warm-up beyond that costs more than it could save: pruned, as a GPU's always is.
-    for (backend, ns) in [(Backend::Simd, P.measure_below_ns as u64 * 2), (Backend::Gpu, 34_000)] {
-        let mut s = BucketState::new(8192);
-        for _ in 0..P.samples {
-            rec(&mut s, Backend::Scalar, 3_800, false);
-        }
-        rec(&mut s, backend, ns, true);
-        assert!(s.is_pruned(backend), "{backend:?}");
+    // A GPU's warm-up far slower is pruned too.
+    let mut s = BucketState::new(8192);
+    for _ in 0..P.samples {
+        rec(&mut s, Backend::Scalar, 3_800, false);
     }
+    rec(&mut s, Backend::Gpu, 34_000, true);
+    assert!(s.is_pruned(Backend::Gpu));
 }
 
 #[test]
@@ -655,7 +756,7 @@ fn figures_from_a_busier_moment_are_re_timed_and_a_wrong_settle_corrected() {
     // at 50 a second) the bucket re-times Parallel and moves to it (a switch, or a new
     // round that the fresh figures decide), once.
     let (probes, changes) = run_noisy(&mut s, [200, 100, 60, 0], 200, &mut Noise(0x5EED));
-    assert_eq!(changes.len(), 1, "{changes:?} after {probes} probes");
+    assert_eq!(changes.len(), 1, "{changes:?} after {probes} probes {s:?}");
     assert_eq!(s.chosen_backend(), Some(Backend::Parallel), "{changes:?} after {probes} probes");
     let b = budget(&mut s);
     assert!(b.extra_ns <= P.probe_budget * b.calls_ns + 1_000.0, "{b:?}");
@@ -674,7 +775,9 @@ fn figures_re_timed_during_a_load_are_re_timed_again_once_it_is_gone() {
     // lasted, so its figures are fresh ones from a busy moment.
     let mut s = BucketState::new(5000);
     let busy = [400, 200, 240, 0];
-    run_to_settle_on(&mut s, CPU, |b| busy[b.index()]);
+    // Every candidate measured to the end (a budget that affords them: this test is about
+    // figures from a busy moment, not about what exploring defers).
+    run_to_settle_with(&mut s, CPU, &Policy { explore_share: 1.0, ..P }, |b| busy[b.index()]);
     let (probes, changes) = run_noisy(&mut s, busy, 100, &mut Noise(0xFEED));
     assert_eq!((changes, s.chosen_backend()), (vec![], Some(Backend::Simd)));
     assert!(s.of(Backend::Parallel).fresh > 0, "Parallel was re-timed under the load ({probes} probes)");
@@ -865,8 +968,12 @@ fn an_unmeasured_backend_is_probed_from_its_prediction() {
 }
 
 fn run_to_settle_on(s: &mut BucketState, candidates: CandidateSet, time: impl Fn(Backend) -> u64) {
+    run_to_settle_with(s, candidates, &P, time);
+}
+
+fn run_to_settle_with(s: &mut BucketState, candidates: CandidateSet, policy: &Policy, time: impl Fn(Backend) -> u64) {
     for _ in 0..100 {
-        let d = explore(s, candidates, NOW, simd_prior(), &NONE, &P);
+        let d = explore(s, candidates, NOW, simd_prior(), &NONE, policy);
         if d.kind == DecisionKind::Historical {
             return;
         }
@@ -1054,7 +1161,7 @@ fn a_loaded_decision_times_every_call_until_it_is_confirmed() {
     s.await_confirmation(100.0, None);
     let every = Publish::Cache { candidate: Candidate::Simd, sampling: Sampling::EveryCall };
     assert_eq!(loaded(&s), Some(every));
-    let sampled = Event::SampledCall { candidates: ALL, predicted: &UNKNOWN, now_ns: 1 };
+    let sampled = Event::SampledCall { candidates: ALL, predicted: &NONE, now_ns: 1, process_left_ns: IN_CREDIT };
     assert_eq!(step(&mut s, sampled, &P).publish, every);
     for _ in 0..P.confirm_samples {
         record(&mut s, sample(Backend::Simd, 100, 1, 1.0), &P);
@@ -1121,7 +1228,7 @@ fn a_parallel_run_starts_with_a_warm_up_and_a_far_slower_one_still_prunes() {
     assert_eq!(explore(&mut s, two, NOW, simd_prior(), &NONE, &P).backend, Backend::Parallel);
     rec(&mut s, Backend::Parallel, 5_000_000, false);
     assert!(s.is_pruned(Backend::Parallel));
-    assert!(s.of(Backend::Parallel).is_empty());
+    assert_eq!(s.of(Backend::Parallel).recent_ns, [5_000_000], "the figure that pruned it is kept");
 }
 
 /// Every candidate a pool of 16 threads offers a kernel with a Parallel variant (no GPU).
@@ -1144,7 +1251,7 @@ fn settle_widths(
     let mut calls = Vec::new();
     let prior = Decision { backend: prior, kind: DecisionKind::CostModel };
     for _ in 0..100 {
-        let inputs = CallInputs { candidates, later: NOW, prior, predicted };
+        let inputs = CallInputs { candidates, later: NOW, prior, predicted, process_left_ns: IN_CREDIT };
         let out = step(s, Event::Call(&inputs), &P);
         let Some(Tell::Decision { decision, .. }) = out.tell else { panic!("a call reports its decision") };
         if decision.kind == DecisionKind::Historical {
@@ -1172,13 +1279,13 @@ fn each_width_of_the_pool_is_a_candidate_and_a_narrower_one_wins_where_it_is_fas
     };
     let mut s = BucketState::new(393_216);
     let calls = settle_widths(&mut s, SIXTEEN, (Backend::Parallel, NONE), time);
-    for width in [Candidate::ParallelQuarter, Candidate::ParallelHalf, Candidate::Parallel] {
-        assert_eq!(
-            calls.iter().filter(|&&c| c == width).count() as u64,
-            PARALLEL_RUN,
-            "{width:?} measured in a run: {calls:?}"
-        );
+    let count = |width| calls.iter().filter(|&&c| c == width).count() as u64;
+    // The prior's run, then the quarter's (faster than the best so far: it costs nothing);
+    // the half, slower than the quarter, is called until the budget defers it.
+    for width in [Candidate::ParallelQuarter, Candidate::Parallel] {
+        assert_eq!(count(width), PARALLEL_RUN, "{width:?} measured in a run: {calls:?}");
     }
+    assert!((2..=PARALLEL_RUN).contains(&count(Candidate::ParallelHalf)), "{calls:?}");
     assert_eq!(s.chosen(), Some(Candidate::ParallelQuarter));
     // Where the whole pool is fastest, it is chosen; widths that tie go to fewer threads.
     let mut s = BucketState::new(393_216);
@@ -1239,4 +1346,272 @@ fn a_parallel_run_between_other_work_keeps_its_first_call() {
     }
     assert_eq!(parallel, [4, 5, 6], "SIMD's run, then Parallel's");
     assert_eq!(s.of(Backend::Parallel).recent_ns, [60_000; 3], "nothing dropped");
+}
+
+/// A bucket of 5,000 elements as saved with SIMD chosen: these figures (ns, 5 samples each;
+/// 0: none), loaded as this machine's own history (`own`) or as another machine's.
+fn loaded_from_file(figures: [u64; Backend::COUNT], own: bool) -> BucketState {
+    loaded_choice_from_file(Backend::Simd, figures, own)
+}
+
+/// [`loaded_from_file`] with `chosen` chosen.
+fn loaded_choice_from_file(chosen: Backend, figures: [u64; Backend::COUNT], own: bool) -> BucketState {
+    use crate::persist::format::{BucketRecord, TimingRecord};
+    let timings = Backend::ALL
+        .into_iter()
+        .filter(|b| figures[b.index()] > 0)
+        .map(|backend| TimingRecord { backend, threads: None, count: 5, recent_ns: vec![figures[backend.index()]; 5] })
+        .collect();
+    let record = BucketRecord {
+        sizes: [4096, 8191],
+        typical_size: 5000,
+        chosen: Some(chosen),
+        chosen_threads: None,
+        timings,
+        excluded: vec![],
+        transfers: None,
+    };
+    let mut loaded = if own {
+        crate::kernel::snapshot::buckets_from(vec![record], ALL)
+    } else {
+        crate::kernel::snapshot::borrowed_buckets_from(vec![record], ALL)
+    };
+    loaded.pop().expect("the bucket").1
+}
+
+/// Sampled calls of a bucket with a decision, every call timed, 1 ms apart from t = 1 s,
+/// with noisy true times `truth`; every change of decision.
+fn sampled_calls(s: &mut BucketState, truth: [u64; Backend::COUNT], calls: u64, noise: &mut Noise) -> Vec<Change> {
+    let mut changes = Vec::new();
+    for i in 0..calls {
+        let now = 1_000_000_000 + i * 1_000_000;
+        let b = match s.chosen_backend() {
+            Some(chosen) => probe(s, ALL, UNKNOWN, now, &P).unwrap_or(chosen),
+            None => explore(s, ALL, NOW, simd_prior(), &NONE, &P).backend,
+        };
+        let sample =
+            Sample { candidate: b.into(), ns: noise.time(truth[b.index()]), now_ns: now, interval: 1.0, warmup: false };
+        let change = record(s, sample, &P);
+        if change != Change::None {
+            changes.push(change);
+        }
+    }
+    changes
+}
+
+#[test]
+fn a_loaded_decision_is_not_re_explored_in_its_first_1000_calls_unless_another_machine_made_it() {
+    // Saved: SIMD 100 µs, Scalar 300 µs, the GPU 10 ms. This process finds SIMD 3× slower
+    // than saved (a busier machine, another input), Scalar 330 µs: SIMD is still fastest.
+    let saved = [300_000, 100_000, 0, 10_000_000];
+    let now = [330_000, 300_000, 0, 10_000_000];
+    let mut own = loaded_from_file(saved, true);
+    assert_eq!((own.chosen_backend(), own.confirming()), (Some(Backend::Simd), None), "trusted, not on probation");
+    assert_eq!(loaded(&own), Some(Publish::Cache { candidate: Candidate::Simd, sampling: Sampling::First }));
+    let changes = sampled_calls(&mut own, now, 1_000, &mut Noise(44));
+    assert_eq!(changes, [], "{own:?}");
+    assert_eq!(own.chosen_backend(), Some(Backend::Simd));
+    // The same figures from another machine's entry (the fingerprint changed) are checked
+    // first, and SIMD 3× off the other machine's figure explores again.
+    let mut borrowed = loaded_from_file(saved, false);
+    assert!(borrowed.is_borrowed());
+    let changes = sampled_calls(&mut borrowed, now, 20, &mut Noise(44));
+    assert_eq!(changes.first(), Some(&Change::Reexplore), "{changes:?}");
+}
+
+#[test]
+fn a_loaded_decision_that_is_beaten_is_replaced_by_what_beats_it_not_by_a_new_round() {
+    // Saved: SIMD 100 µs, Scalar 150 µs. Here Scalar takes 60 µs: re-timed within the
+    // budget, it takes over; the bucket never explores.
+    let mut s = loaded_from_file([150_000, 100_000, 0, 0], true);
+    let changes = sampled_calls(&mut s, [60_000, 100_000, 0, 0], 1_000, &mut Noise(7));
+    assert_eq!(changes, [Change::Switched(Backend::Scalar)], "{s:?}");
+    // Even where the chosen backend's own figures drift past a re-timed alternative's first.
+    let mut s = loaded_from_file([150_000, 100_000, 0, 0], true);
+    s.trust_loaded();
+    let changes = sampled_calls(&mut s, [140_000, 400_000, 0, 0], 1_000, &mut Noise(7));
+    assert_eq!(changes, [Change::Switched(Backend::Scalar)], "{s:?}");
+}
+
+#[test]
+fn a_gpu_decision_loaded_from_this_machine_is_confirmed_before_it_is_trusted() {
+    // The adapter is not part of the fingerprint: a GPU decision is re-timed on every call
+    // until confirmed, as another machine's is.
+    let gpu = loaded_choice_from_file(Backend::Gpu, [300_000, 200_000, 0, 100_000], true);
+    assert!(gpu.confirming().is_some(), "{gpu:?}");
+    assert_eq!(loaded(&gpu), Some(Publish::Cache { candidate: Candidate::Gpu, sampling: Sampling::EveryCall }));
+}
+
+#[test]
+fn a_candidate_five_times_slower_than_the_best_gets_at_most_one_run() {
+    // SIMD 100 µs. Scalar 5× that: one call. Parallel 5× that: its run's wake-up call
+    // (a pool waking may cost that much) and one kept sample, consecutive.
+    let mut s = BucketState::new(5000);
+    let truth = [500_000, 100_000, 500_000, 0];
+    let mut calls = Vec::new();
+    loop {
+        let d = explore(&mut s, CPU, NOW, simd_prior(), &NONE, &P);
+        if d.kind == DecisionKind::Historical {
+            break;
+        }
+        calls.push(d.backend);
+        rec(&mut s, d.backend, truth[d.backend.index()], false);
+    }
+    let count = |b| calls.iter().filter(|&&c| c == b).count();
+    assert_eq!((count(Backend::Scalar), count(Backend::Parallel)), (1, 1 + P.run_warmup as usize), "{calls:?}");
+    let first = calls.iter().position(|&c| c == Backend::Parallel).unwrap();
+    assert_eq!(calls[first..first + count(Backend::Parallel)], [Backend::Parallel; 2], "one run: {calls:?}");
+    assert_eq!(s.chosen_backend(), Some(Backend::Simd));
+    // And none while settled.
+    let changes = sampled_calls(&mut s, truth, 1_000, &mut Noise(3));
+    assert_eq!(changes, []);
+    assert_eq!((s.of(Backend::Scalar).count, s.of(Backend::Parallel).count), (1, 1), "{s:?}");
+}
+
+#[test]
+fn a_parallel_wake_up_far_beyond_the_call_cap_ends_its_run() {
+    // Scalar 0.1 µs (a few hundred elements); the Parallel variant forks threads, 20 µs.
+    let two = CandidateSet::of_backends(&[Backend::Scalar, Backend::Parallel]);
+    let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
+    let mut s = BucketState::new(256);
+    let mut calls = Vec::new();
+    loop {
+        let d = explore(&mut s, two, NOW, scalar_prior, &NONE, &P);
+        if d.kind == DecisionKind::Historical {
+            break;
+        }
+        calls.push(d.backend);
+        rec(&mut s, d.backend, if d.backend == Backend::Parallel { 20_000 } else { 100 }, false);
+    }
+    assert_eq!(calls.iter().filter(|&&b| b == Backend::Parallel).count(), 1, "{calls:?}");
+    assert_eq!(s.chosen_backend(), Some(Backend::Scalar));
+    // Predicted that far off (the cost model's fork–join, a neighbour), it gets no call at all.
+    let model = Predictions { model: model([100.0, 0.0, 20_000.0, 0.0]), ..NONE };
+    let mut s = BucketState::new(256);
+    for _ in 0..P.samples {
+        assert_eq!(explore(&mut s, two, NOW, scalar_prior, &model, &P).backend, Backend::Scalar);
+        rec(&mut s, Backend::Scalar, 100, false);
+    }
+    assert_eq!(explore(&mut s, two, NOW, scalar_prior, &model, &P).kind, DecisionKind::Historical);
+    assert!(pruned_in_last_round(Backend::Parallel) && s.of(Backend::Parallel).is_empty());
+}
+
+#[test]
+fn no_alternative_estimated_beyond_the_call_cap_is_re_timed_even_when_its_figures_are_old() {
+    // Saved: SIMD 100 µs chosen, Scalar 1.2 ms (12×), the GPU 0.8 ms (8×). Their figures are
+    // from another run, so both are re-timed within the budget, but the one beyond the cap never is.
+    let mut s = loaded_from_file([1_200_000, 100_000, 0, 800_000], true);
+    let changes = sampled_calls(&mut s, [1_200_000, 100_000, 0, 800_000], 3_000, &mut Noise(9));
+    assert_eq!(changes, []);
+    assert_eq!(s.of(Backend::Scalar).fresh, 0, "{s:?}");
+    assert!(s.of(Backend::Gpu).fresh > 0, "{s:?}");
+}
+
+#[test]
+fn a_dear_candidate_waits_while_the_process_is_over_its_budget_and_an_unknown_one_does_not() {
+    // Scalar 40 µs, measured (the prior). Another kernel's exploration left the process in debt.
+    let two = SCALAR_SIMD;
+    let scalar_prior = Decision { backend: Backend::Scalar, kind: DecisionKind::MoeThreshold };
+    let mut s = BucketState::new(8192);
+    for _ in 0..P.samples {
+        rec(&mut s, Backend::Scalar, 40_000, false);
+    }
+    // The next call, with this round's budget made large enough for anything.
+    let next = |simd: Option<f64>, process_left_ns: f64| {
+        let Phase::Exploring(round) = &s.phase else { panic!("exploring") };
+        let mut round = round.clone();
+        round.budget.calls_ns = 1e12;
+        let predicted = Predictions { model: figures([Some(40_000.0), simd, None, None]), ..NONE };
+        let inputs = CallInputs { candidates: two, later: NOW, prior: scalar_prior, predicted, process_left_ns };
+        match explore::explore(&s.stats, &mut round, &inputs, true, &P) {
+            Next::Run(pick) => Some(pick.candidate.backend()),
+            Next::Settle { .. } => None,
+        }
+    };
+    // SIMD predicted at 100 µs (2.5×: a cost the budget weighs).
+    assert_eq!(next(Some(100_000.0), 1e12), Some(Backend::Simd), "within the process's share");
+    assert_eq!(next(Some(100_000.0), -1.0), None, "the process is in debt: deferred, the bucket settles");
+    // Nothing predicts it: its first call tells what it costs, debt or not.
+    assert_eq!(next(None, -1.0), Some(Backend::Simd));
+    // Predicted faster: it costs nothing.
+    assert_eq!(next(Some(20_000.0), -1.0), Some(Backend::Simd));
+}
+
+#[test]
+fn what_exploring_costs_beyond_the_best_stays_within_a_tenth_while_new_and_a_hundredth_once_settled() {
+    // SIMD 100 µs (the prior); Scalar 150 µs and Parallel 200 µs, predicted so.
+    let predicted = Predictions { model: model([150_000.0, 100_000.0, 200_000.0, 0.0]), ..NONE };
+    let truth = [150_000u64, 100_000, 200_000, 0];
+    let mut s = BucketState::new(5000);
+    let (mut calls_ns, mut extra_ns) = (0.0, 0.0);
+    let mut worst_over_a_tenth: f64 = 0.0;
+    let mut settled_from = None;
+    let mut window = (0.0, 0.0);
+    for i in 0..40_000u64 {
+        let now = 1_000_000_000 + i * 1_000_000;
+        let b = match s.chosen_backend() {
+            Some(chosen) => {
+                let event = Event::SampledCall {
+                    candidates: CPU,
+                    predicted: &predicted,
+                    now_ns: now,
+                    process_left_ns: IN_CREDIT,
+                };
+                step(&mut s, event, &P).run.map_or(chosen, Candidate::backend)
+            }
+            None => {
+                let inputs = CallInputs {
+                    candidates: CPU,
+                    later: NOW,
+                    prior: simd_prior(),
+                    predicted,
+                    process_left_ns: IN_CREDIT,
+                };
+                step(&mut s, Event::Call(&inputs), &P).run.expect("a call").backend()
+            }
+        };
+        let sample = Sample { candidate: b.into(), ns: truth[b.index()], now_ns: now, interval: 1.0, warmup: false };
+        let charge = step(&mut s, Event::Timed(sample), &P).charge;
+        calls_ns += charge.calls_ns;
+        extra_ns += charge.extra_ns;
+        worst_over_a_tenth = worst_over_a_tenth.max(extra_ns - P.explore_share * calls_ns);
+        let done = matches!(&s.phase, Phase::Settled(st) if st.deferred.set() == CandidateSet::EMPTY);
+        if done && settled_from.is_none() {
+            settled_from = Some(i);
+            window = (calls_ns, extra_ns);
+        }
+    }
+    // One call's worth beyond the share at most: a call is allowed when the ledger holds its estimate.
+    assert!(worst_over_a_tenth <= 100_000.0, "{worst_over_a_tenth} ns over a tenth");
+    let from = settled_from.expect("every deferred candidate measured");
+    assert!(from < 1_000, "the deferred candidates are measured early: from call {from}");
+    assert!(s.of(Backend::Scalar).count >= P.samples && s.of(Backend::Parallel).count >= P.samples, "{s:?}");
+    let (calls, extra) = (calls_ns - window.0, extra_ns - window.1);
+    assert!(extra <= 0.01 * calls + 100_000.0, "once settled: {extra} ns beyond the best over {calls} ns");
+    assert!(extra > 0.0, "and it still re-times: a count bounded from above alone proves nothing");
+    assert_eq!(s.chosen_backend(), Some(Backend::Simd));
+}
+
+#[test]
+fn an_alternative_not_measured_here_is_predicted_as_exploring_predicts_it() {
+    // sin by a table built per call (SIMD, 9.4 ms at 4M elements) against libm's (Scalar,
+    // 30 ms): the exploration deferred Scalar on the kernel's own ratio (3.2× at 1M), so the
+    // saved bucket has no Scalar figure. The cost model, which knows no tables, puts Scalar
+    // at 4 ms: re-timing it on the model's word would cost a 30 ms call.
+    let mut s = loaded_from_file([0, 9_400_000, 0, 0], true);
+    let model_only = Predictions { model: model([4e6, 9.4e6, 0.0, 0.0]), ..NONE };
+    let with_ratio = Predictions { scalar_per_simd: Some((3.2, 4.0)), ..model_only };
+    let retimed = |s: &mut BucketState, predicted: &Predictions| {
+        (0..150u64).any(|i| {
+            let now = 1_000_000_000 + i * 10_000_000;
+            let event =
+                Event::SampledCall { candidates: SCALAR_SIMD, predicted, now_ns: now, process_left_ns: IN_CREDIT };
+            let b = step(s, event, &P).run.map_or(Backend::Simd, Candidate::backend);
+            let ns = if b == Backend::Scalar { 30_000_000 } else { 9_400_000 };
+            let _ = step(s, Event::Timed(sample(b, ns, 1 + i / 100, 1.0)), &P);
+            b == Backend::Scalar
+        })
+    };
+    assert!(!retimed(&mut s.clone(), &with_ratio), "3.2× SIMD by the kernel's ratio: not within 1% of 150 calls");
+    assert!(retimed(&mut s, &model_only), "the model alone calls it free");
 }

@@ -24,9 +24,16 @@ pub(crate) struct Policy {
     /// (to order and prune candidates) when the bucket's typical size is within this
     /// factor of the call's.
     pub(crate) ratio_reach: f64,
-    /// A CPU candidate's figure below this (nanoseconds) prunes nothing while exploring:
-    /// a sample costs less than a misprediction or one preempted call deciding.
+    /// A CPU candidate *predicted* below this (nanoseconds) and within [`Policy::call_cap`]
+    /// of the best is measured rather than pruned: a sample costs less than a misprediction.
     pub(crate) measure_below_ns: f64,
+    /// No exploring call or re-timing goes to a candidate estimated slower than this multiple
+    /// of the best measured; a Parallel candidate's wake-up call (a run's first, or the
+    /// process's first) is pruned only beyond it.
+    pub(crate) call_cap: f64,
+    /// Share of an exploring bucket's time (and of the process's) that calls on candidates
+    /// other than the best known may cost beyond it.
+    pub(crate) explore_share: f64,
     /// Centres within this fraction of the best tie (and the tie-break decides); a settled
     /// choice is replaced only by a backend faster by more than this beyond both intervals.
     pub(crate) tolerance: f64,
@@ -36,12 +43,13 @@ pub(crate) struct Policy {
     pub(crate) drift_band: f64,
     /// Samples of the chosen backend needed since settling before drift is judged.
     pub(crate) drift_samples: u64,
-    /// Share of a settled bucket's time that re-timing alternatives may cost on top.
+    /// Share of a settled bucket's time that re-timing alternatives (those the exploration
+    /// deferred included) may cost on top.
     pub(crate) probe_budget: f64,
-    /// The probe budget's memory (nanoseconds of wall time): both sides of its ledger
-    /// halve this often, so it holds over any stretch of a few half-lives, and a few
-    /// probes that ran long (a preempted call) do not stop re-timing for minutes in a
-    /// bucket called a few times a second.
+    /// The budgets' memory (nanoseconds of wall time): both sides of a ledger (a bucket's,
+    /// the process's) halve this often, so a budget holds over any stretch of a few
+    /// half-lives, and a few probes that ran long (a preempted call) do not stop re-timing
+    /// for minutes in a bucket called a few times a second.
     pub(crate) budget_half_life_ns: u64,
     /// Fresh samples of an alternative after which only an overlapping interval or age re-times it.
     pub(crate) confident: u32,
@@ -49,9 +57,10 @@ pub(crate) struct Policy {
     pub(crate) stale_ns: u64,
     /// Fresh samples an alternative needs before it can replace the chosen backend.
     pub(crate) switch_after: u32,
-    /// Fresh samples of a loaded decision's backend before it is judged.
+    /// Fresh samples of a confirmed decision's backend (a GPU decision, another machine's)
+    /// before it is judged.
     pub(crate) confirm_samples: u32,
-    /// A loaded decision whose fresh figures are off the saved one by more than this factor re-explores.
+    /// A confirmed decision whose fresh figures are off the saved one by more than this factor re-explores.
     pub(crate) confirm_factor: f64,
     /// Exploring calls a bucket spends waiting for candidates that may run only later
     /// before it measures them anyway.
@@ -71,6 +80,8 @@ impl Policy {
         prune_reach: 4.0,
         ratio_reach: 64.0,
         measure_below_ns: 50_000.0,
+        call_cap: 10.0,
+        explore_share: 0.10,
         tolerance: 0.05,
         drift_band: 0.25,
         drift_samples: 9,

@@ -13,6 +13,7 @@
 //! its own.
 
 use std::collections::HashMap;
+use std::sync::mpsc;
 
 use trueno::backends::gpu::wgpu;
 
@@ -114,6 +115,35 @@ impl BufferPool {
             self.cached += size;
         }
     }
+}
+
+/// Waits for submission `index`, maps the first `bytes` of `staging` and hands them to `read`;
+/// the error says what failed (the caller makes it a device error).
+pub(super) fn map_read(
+    device: &wgpu::Device,
+    staging: &wgpu::Buffer,
+    bytes: u64,
+    index: wgpu::SubmissionIndex,
+    read: impl FnOnce(&[u8]),
+) -> Result<(), String> {
+    let slice = staging.slice(..bytes);
+    let (tx, rx) = mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |result| {
+        // The receiver outlives the poll below; a send can only fail after an
+        // earlier error return, when nobody waits for it any more.
+        let _ = tx.send(result);
+    });
+    device
+        .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
+        .map_err(|e| format!("waiting for the submission failed: {e}"))?;
+    match rx.try_recv() {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(format!("mapping the result failed: {e}")),
+        Err(_) => return Err("the result was not mapped once its submission finished".into()),
+    }
+    read(&slice.get_mapped_range());
+    staging.unmap();
+    Ok(())
 }
 
 #[cfg(test)]

@@ -13,11 +13,10 @@
 //! large buffer when an input exceeds the largest storage binding.
 
 use std::num::NonZeroU64;
-use std::sync::mpsc;
 
 use trueno::backends::gpu::wgpu;
 
-use super::buffers::Kind;
+use super::buffers::{map_read, Kind};
 use super::device::{Exec, GpuError, Limits};
 use super::pipelines::EntryPoint;
 
@@ -200,6 +199,7 @@ impl<'e, 'a> Call<'e, 'a> {
     pub(super) fn upload(&mut self, data: &[f32]) -> Result<Buf, GpuError> {
         let buf = self.buffer(Kind::Storage, std::mem::size_of_val(data) as u64)?;
         self.exec.gpu.queue.write_buffer(&self.buffers[buf.0].1, 0, bytemuck::cast_slice(data));
+        super::traffic::up(std::mem::size_of_val(data) as u64);
         Ok(buf)
     }
 
@@ -273,9 +273,12 @@ impl<'e, 'a> Call<'e, 'a> {
         }
         encoder.copy_buffer_to_buffer(buffer(src.buf), src.offset as u64 * 4, buffer(staging), 0, bytes);
         let index = gpu.queue.submit([encoder.finish()]);
+        super::traffic::submission();
         map_read(&gpu.device, buffer(staging), bytes, index, |data| {
             bytemuck::cast_slice_mut::<f32, u8>(out).copy_from_slice(data)
-        })?;
+        })
+        .map_err(GpuError::Device)?;
+        super::traffic::down(bytes);
 
         let pool = &mut self.exec.state.pool;
         for (kind, buffer) in self.buffers.drain(..) {
@@ -283,34 +286,6 @@ impl<'e, 'a> Call<'e, 'a> {
         }
         Ok(())
     }
-}
-
-/// Waits for submission `index`, maps the first `bytes` of `staging` and hands them to `read`.
-pub(super) fn map_read(
-    device: &wgpu::Device,
-    staging: &wgpu::Buffer,
-    bytes: u64,
-    index: wgpu::SubmissionIndex,
-    read: impl FnOnce(&[u8]),
-) -> Result<(), GpuError> {
-    let slice = staging.slice(..bytes);
-    let (tx, rx) = mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |result| {
-        // The receiver outlives the poll below; a send can only fail after an
-        // earlier error return, when nobody waits for it any more.
-        let _ = tx.send(result);
-    });
-    device
-        .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
-        .map_err(|e| GpuError::Device(format!("waiting for the submission failed: {e}")))?;
-    match rx.try_recv() {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => return Err(GpuError::Device(format!("mapping the result failed: {e}"))),
-        Err(_) => return Err(GpuError::Device("the result was not mapped once its submission finished".into())),
-    }
-    read(&slice.get_mapped_range());
-    staging.unmap();
-    Ok(())
 }
 
 #[cfg(test)]

@@ -128,6 +128,10 @@ enum Init {
 /// The outcome of start-up.
 static INIT: Startup<Init> = Startup::new();
 static FAILURE: OnceLock<String> = OnceLock::new();
+/// What runs when a call fails, before the GPU is declared failed, while the device may
+/// still answer: resident data's rescue (`residency.rs`, which sets it once a copy holds a
+/// device buffer; this file imports nothing of it).
+static BEFORE_FAILURE: OnceLock<fn(&mut Exec<'_>, &str)> = OnceLock::new();
 /// Set by the exit hook: the process is exiting, no call may enter the driver.
 static CLOSING: AtomicBool = AtomicBool::new(false);
 /// Test hook: nanoseconds every op call sleeps on the device's lock, as a call
@@ -288,6 +292,11 @@ pub(super) fn destroy_for_tests() {
     }
 }
 
+/// Sets what runs before the GPU is declared failed ([`BEFORE_FAILURE`]); the first one set stays.
+pub(super) fn before_failure(hook: fn(&mut Exec<'_>, &str)) {
+    let _ = BEFORE_FAILURE.set(hook);
+}
+
 /// Runs one op call on the device: `None` when there is no usable device or
 /// the call failed (the failure is recorded), so the caller computes on SIMD.
 pub(super) fn run<T>(op: &'static str, call: impl FnOnce(&mut Exec<'_>) -> Result<T, GpuError>) -> Option<T> {
@@ -304,14 +313,24 @@ pub(super) fn run<T>(op: &'static str, call: impl FnOnce(&mut Exec<'_>) -> Resul
     if state.pipelines.compiled() != compiled {
         keep_exit_hook_last();
     }
+    let failed = |exec: &mut Exec<'_>, reason: String| {
+        // Data only the device holds is read back first, while the device may still answer
+        // (in scopes of its own: an error there means it cannot, which `rescue` records).
+        if let Some(rescue) = BEFORE_FAILURE.get() {
+            let scopes = ErrorScopes::push(&gpu.device);
+            rescue(exec, &reason);
+            drop(scopes.pop());
+        }
+        fail(reason);
+    };
     match (result, scoped) {
         (Ok(value), None) => Some(value),
         (_, Some(err)) => {
-            fail(format!("{op}: {err}"));
+            failed(&mut Exec { gpu, state: &mut state }, format!("{op}: {err}"));
             None
         }
         (Err(GpuError::Device(reason)), None) => {
-            fail(format!("{op}: {reason}"));
+            failed(&mut Exec { gpu, state: &mut state }, format!("{op}: {reason}"));
             None
         }
         (Err(GpuError::TooLarge(reason)), None) => {

@@ -105,6 +105,11 @@
 //! hold one, or whose shader computes one or divides by zero, runs on the
 //! host ([`crate::fusion`], "Where a class can change").
 //!
+//! # Traffic
+//! [`traffic`] counts the bytes every op call, generated loop and resident
+//! handle moves each way and the submissions they make (`traffic.rs`); a routed
+//! call's share is what its kernel's table shows per size bucket.
+//!
 //! Files: `device.rs` (start-up, adapter, device, health, error scopes),
 //! `startup.rs` (creating it in the background, safely with respect to
 //! exit), `instance.rs` (the compute-only Vulkan instance), `pipelines.rs`
@@ -118,9 +123,12 @@ use super::{check, simd};
 
 mod faults;
 mod health;
+pub(crate) mod residency;
+mod traffic;
 #[doc(hidden)]
 pub use faults::GpuFault;
 pub use health::{AdapterSummary, GpuApi, GpuDeviceType, GpuHealth};
+pub use traffic::{thread_traffic, traffic, Traffic};
 
 #[cfg(feature = "gpu")]
 mod buffers;

@@ -186,9 +186,9 @@ impl PipelineCache {
         p
     }
 
-    /// How many pipelines have been compiled.
+    /// How many pipelines have been compiled (the op set's and generated loops').
     pub(super) fn compiled(&self) -> usize {
-        self.pipelines.iter().filter(|p| p.is_some()).count()
+        self.pipelines.iter().filter(|p| p.is_some()).count() + self.generated.len()
     }
 }
 

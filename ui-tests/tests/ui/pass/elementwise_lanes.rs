@@ -124,7 +124,7 @@ fn halve(img: &[u8], out: &mut [u8]) {
 }
 
 /// Left as written: a running sum reads the element before (`overlap`), a gather reads
-/// where another slice says (`effect`: an index of `usize`s).
+/// where another slice says (`source`: an index that does not move with the loop's).
 #[adaptive_kernel(complexity = "Low")]
 fn prefix_and_gather(x: &[f32], idx: &[usize], prefix: &mut [f32], gathered: &mut [f32]) {
     for i in 1..prefix.len() {
@@ -264,6 +264,6 @@ fn main() {
     assert_eq!(words(halve::KERNEL.spec().loops), [("for range =", false, "type")]);
     assert_eq!(
         words(prefix_and_gather::KERNEL.spec().loops),
-        [("for range =", false, "overlap"), ("for range =", false, "effect")]
+        [("for range =", false, "overlap"), ("for range =", false, "source")]
     );
 }

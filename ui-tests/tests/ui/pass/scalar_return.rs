@@ -29,8 +29,22 @@ fn sum_arrays(a: [f32; 4], b: &[f32; 2]) -> f32 {
     a.iter().chain(b).sum()
 }
 
+/// A vector type of the user's, named `Vec`.
+mod own {
+    /// The user's vector: no `Comparable` for `verify`.
+    pub struct Vec<T>(pub std::vec::Vec<T>);
+}
+
+// A result of the user's `Vec` (not std's) is no plainly verifiable one: no comparison is
+// written for it, and the kernel compiles.
+#[adaptive_kernel(complexity = "Low")]
+fn doubled(x: &[f32]) -> own::Vec<f32> {
+    own::Vec(x.iter().map(|v| v * 2.0).collect())
+}
+
 fn main() {
     assert_eq!(dot(&[1.0, 2.0], &[3.0, 4.0]), 11.0);
+    assert_eq!(doubled(&[1.5]).0, [3.0]);
     assert_eq!(min_max(&[3.0, -1.0, 2.0]), (-1.0, 3.0));
     assert_eq!(checked_first(&[]), Err("empty".to_string()));
     assert_eq!(constant() + constant::scalar() + constant::simd(), 126);

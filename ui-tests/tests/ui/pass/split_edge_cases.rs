@@ -111,6 +111,17 @@ pub unsafe fn copy_raw(src: *const f32, out: &mut [f32]) {
     }
 }
 
+/// Writes through a `&mut` a `let` holds: its chunks could not borrow it mutably, so the loop
+/// stays on one thread (`writes`), and the kernel compiles.
+#[adaptive_kernel(complexity = "Low")]
+pub fn logged_copy(a: &[f32], out: &mut [f32], log: &mut Vec<f32>) {
+    let seen = log;
+    for i in 0..a.len() {
+        out[i] = a[i];
+        seen.push(a[i]);
+    }
+}
+
 fn main() {
     let g = Gain { gain: 2.0, calls: AtomicUsize::new(0), log: Mutex::new(Vec::new()) };
     let x: Vec<f32> = (0..500).map(|i| i as f32).collect();
@@ -147,4 +158,8 @@ fn main() {
     // SAFETY: `x` holds 500 elements, as many as `p`.
     unsafe { copy_raw(x.as_ptr(), &mut p) };
     assert_eq!(p, x);
+    let mut seen = Vec::new();
+    logged_copy(&x, &mut p, &mut seen);
+    assert_eq!((&p, &seen), (&x, &x));
+    assert_eq!(logged_copy::KERNEL.spec().splits[0].reason, "writes");
 }

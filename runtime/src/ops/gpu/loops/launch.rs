@@ -1,11 +1,11 @@
 //! One call of a generated loop: what the generated code hands over (the loop's
 //! units, its scalars, slices and accumulators, each through a [`probe`](super::probe)),
-//! checked against what the shader was written for, then run on the device or
-//! refused, so that the loop as written runs on the host.
+//! checked against what the shader was written for, then added to its group's
+//! [`Batch`](super::Batch) or refused, so that the loop as written runs on the host.
 
 use super::probe::{AccMut, HostSlice, HostSliceMut, Word};
 use super::slot::Slot;
-use super::spec::{Elem, GpuLoop, HostReason, ReduceOp, Scalar, HEADER_WORDS, UNIFORM_WORDS};
+use super::spec::{Elem, GpuLoop, HostReason, Scalar, HEADER_WORDS, UNIFORM_WORDS};
 
 impl GpuLoop {
     /// Whether the shader parses and validates (naga, as wgpu runs it), or the error.
@@ -36,7 +36,7 @@ fn check_shader_if_asked(spec: &'static GpuLoop) {
 
 /// One call of a generated loop, assembled by generated code in the order the
 /// loop's [`GpuLoop`] declares: the units, every scalar, every slice, every
-/// accumulator; then [`run`](Launch::run).
+/// accumulator; then handed to its group's [`Batch::launch`](super::Batch::launch).
 #[derive(Debug)]
 pub struct Launch<'a> {
     spec: &'static GpuLoop,
@@ -60,6 +60,11 @@ impl<'a> Launch<'a> {
             accs: Vec::with_capacity(spec.reductions.len()),
             refused: None,
         }
+    }
+
+    /// The loop this is a call of.
+    pub(super) fn spec(&self) -> &'static GpuLoop {
+        self.spec
     }
 
     fn refuse(&mut self, reason: HostReason) {
@@ -142,7 +147,10 @@ impl<'a> Launch<'a> {
         self.slots.push(slot);
     }
 
-    /// The accumulator of the next reduction.
+    /// The accumulator of the next reduction. Its own value stays on the host (the device's
+    /// combined result is combined into it there, [`Finish::accumulate`](super::Finish::accumulate)),
+    /// so a NaN or an infinity in it (a maximum starting from `f32::NEG_INFINITY`) keeps the
+    /// call on the device.
     pub fn accumulate(&mut self, acc: Option<AccMut<'a>>) {
         let expected = self.spec.reductions.get(self.accs.len());
         let elem = match &acc {
@@ -152,19 +160,21 @@ impl<'a> Launch<'a> {
             Some(AccMut::Usize(_)) => Some(Elem::Usize),
             None => None,
         };
-        if matches!(&acc, Some(AccMut::F32(a)) if !a.is_finite()) {
-            self.refuse(HostReason::Special);
-        }
         match (acc, expected) {
             (Some(acc), Some(r)) if Some(r.elem) == elem => self.accs.push(acc),
             _ => self.refuse(HostReason::Type),
         }
     }
 
-    /// Runs the call on the device: `true` when it did (the written slices and the
-    /// accumulators hold the loop's results), `false` when the loop must run on the
-    /// host (nothing was written). Zero units need no device.
-    pub fn run(mut self) -> bool {
+    /// Marks the call as one the host must run (a row narrower than the width the
+    /// shader's bounds were proved for): not said, counted as a host run.
+    pub fn narrow(&mut self) {
+        self.refuse(HostReason::Narrow);
+    }
+
+    /// The call's parts, once every check has run: its refusal, if any, else what the
+    /// device needs.
+    pub(super) fn checked(mut self) -> Checked<'a> {
         let spec = self.spec;
         check_shader_if_asked(spec);
         if self.slots.len() != spec.bindings.len()
@@ -181,79 +191,37 @@ impl<'a> Launch<'a> {
         if !in_u32 {
             self.refuse(HostReason::Size);
         }
-        if let Some(reason) = self.refused {
-            spec.ran_on_host(Some(reason));
-            return false;
-        }
-        if self.units == 0 {
-            return true;
-        }
-        let outcome = self.on_device();
-        match outcome {
-            Ok(()) => {
-                spec.count(true);
-                true
-            }
-            Err(reason) => {
-                spec.ran_on_host(reason);
-                false
-            }
+        match self.refused {
+            Some(reason) => Checked::Host(reason),
+            None if self.units == 0 => Checked::Empty,
+            None => Checked::Device(Parts {
+                spec,
+                start: self.start,
+                units: self.units,
+                words: self.words,
+                slots: self.slots,
+            }),
         }
     }
+}
 
-    /// The call on the device; `Err(None)` when there is no usable device (said elsewhere).
-    #[cfg(feature = "gpu")]
-    fn on_device(&mut self) -> Result<(), Option<HostReason>> {
-        use std::sync::atomic::Ordering;
-        let spec = self.spec;
-        match spec.shader.load(Ordering::Relaxed) {
-            0 => match spec.validate() {
-                Ok(()) => spec.shader.store(1, Ordering::Relaxed),
-                Err(e) => {
-                    spec.shader.store(2, Ordering::Relaxed);
-                    tracing::error!(target: "adaptive_kernel", file = spec.file, line = spec.line, error = %e, "a generated GPU loop's shader is invalid");
-                    return Err(Some(HostReason::Shader));
-                }
-            },
-            1 => {}
-            _ => return Err(Some(HostReason::Shader)),
-        }
-        let partials = super::exec::run_on_device(spec, self.start, self.units, &self.words, &mut self.slots)?;
-        self.combine(&partials);
-        Ok(())
-    }
+/// A launch after its checks ([`Launch::checked`]).
+pub(super) enum Checked<'a> {
+    /// The host must run it, for this reason.
+    Host(HostReason),
+    /// No units: nothing to run anywhere.
+    Empty,
+    /// What the device needs.
+    Device(Parts<'a>),
+}
 
-    #[cfg(not(feature = "gpu"))]
-    fn on_device(&mut self) -> Result<(), Option<HostReason>> {
-        Err(None)
-    }
-
-    /// Combines each workgroup's partial results (`partials[group * reductions + r]`),
-    /// in workgroup order, into the accumulators.
-    #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
-    fn combine(&mut self, partials: &[u32]) {
-        let count = self.spec.reductions.len();
-        if count == 0 {
-            return;
-        }
-        for group in partials.chunks_exact(count) {
-            for ((acc, r), &bits) in self.accs.iter_mut().zip(self.spec.reductions).zip(group) {
-                match acc {
-                    AccMut::F32(a) => {
-                        let p = f32::from_bits(bits);
-                        **a = match r.op {
-                            ReduceOp::Sum => **a + p,
-                            ReduceOp::Product => **a * p,
-                            ReduceOp::Max => a.max(p),
-                            ReduceOp::Min => a.min(p),
-                        };
-                    }
-                    // Integer sums wrap on the device as in a release build; `usize` ones were checked there.
-                    AccMut::I32(a) => **a = a.wrapping_add(bits as i32),
-                    AccMut::U32(a) => **a = a.wrapping_add(bits),
-                    AccMut::Usize(a) => **a = a.wrapping_add(bits as usize),
-                }
-            }
-        }
-    }
+/// What the device needs of a launch: its loop, its range, its scalar words and its
+/// slices (the accumulators are handed over again when the group finishes).
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+pub(super) struct Parts<'a> {
+    pub(super) spec: &'static GpuLoop,
+    pub(super) start: usize,
+    pub(super) units: usize,
+    pub(super) words: Vec<u32>,
+    pub(super) slots: Vec<Slot<'a>>,
 }

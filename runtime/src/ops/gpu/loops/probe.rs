@@ -13,6 +13,8 @@
 //! function, where `T` is a parameter, the answer is `None`: the loop then runs on
 //! the host.
 
+use super::spec::Elem;
+
 /// A shared value a generated loop captures.
 pub struct Probe<'a, T: ?Sized>(pub &'a T);
 
@@ -162,6 +164,97 @@ impl<'a, T: ?Sized> OtherAcc<'a> for &ProbeMut<'a, T> {
         None
     }
 }
+
+/// A slice a loop run on the host reads, as [`KnownFresh::fresh`] gives it: the slice
+/// itself, or a current copy of a resident handle's data whose host memory is stale.
+#[derive(Debug)]
+pub enum Fresh<'a, T> {
+    /// The slice as handed over: its memory is current.
+    Host(&'a [T]),
+    /// A copy of the device's newer data.
+    Copy(Vec<T>),
+}
+
+impl<T> std::ops::Deref for Fresh<'_, T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        match self {
+            Fresh::Host(s) => s,
+            Fresh::Copy(v) => v,
+        }
+    }
+}
+
+/// `Probe(&a[..]).fresh()` for the element types a [`Resident`](crate::resident::Resident)
+/// holds: when `a` is the host memory of a handle given to the call in progress and the
+/// device's copy is newer, a current copy (downloaded); otherwise `a` itself. What a loop
+/// the device refused reads through a shared slice it cannot make current in place.
+pub trait KnownFresh<'a, T> {
+    /// The slice, or a current copy of it.
+    ///
+    /// # Panics
+    /// When the device was lost while it held the only current copy.
+    fn fresh(self) -> Fresh<'a, T>;
+}
+
+/// `Probe(&a[..]).fresh()` for any other slice: `a` itself (it cannot be resident).
+pub trait OtherFresh<'a, T> {
+    /// The slice itself.
+    fn fresh(self) -> Fresh<'a, T>;
+}
+
+impl<'a, T> OtherFresh<'a, T> for &Probe<'a, [T]> {
+    fn fresh(self) -> Fresh<'a, T> {
+        Fresh::Host(self.0)
+    }
+}
+
+/// `ProbeMut(&mut a[..]).sync()` for the element types a [`Resident`](crate::resident::Resident)
+/// holds: when `a` is the host memory of a handle given to the call in progress, makes it
+/// current (downloading the device's newer copy into it) and marks the device's copy
+/// stale, since the host is about to use it; otherwise nothing.
+pub trait KnownSync {
+    /// Makes the slice's memory current for the host.
+    ///
+    /// # Panics
+    /// When the device was lost while it held the only current copy.
+    fn sync(self);
+}
+
+/// `ProbeMut(&mut a[..]).sync()` for any other slice: nothing (it cannot be resident).
+pub trait OtherSync {
+    /// Nothing.
+    fn sync(self);
+}
+
+impl<T: ?Sized> OtherSync for &ProbeMut<'_, T> {
+    fn sync(self) {}
+}
+
+macro_rules! resident_elements {
+    ($($t:ty => $elem:ident),*) => {$(
+        impl<'a> KnownFresh<'a, $t> for Probe<'a, [$t]> {
+            #[track_caller]
+            fn fresh(self) -> Fresh<'a, $t> {
+                let s = self.0;
+                match crate::ops::gpu::residency::current(s.as_ptr() as usize, s.len(), Elem::$elem) {
+                    Some(words) => Fresh::Copy(bytemuck::cast_slice::<u32, $t>(&words).to_vec()),
+                    None => Fresh::Host(s),
+                }
+            }
+        }
+
+        impl KnownSync for ProbeMut<'_, [$t]> {
+            #[track_caller]
+            fn sync(self) {
+                crate::ops::gpu::residency::sync(bytemuck::cast_slice_mut::<$t, u32>(self.0), Elem::$elem);
+            }
+        }
+    )*};
+}
+
+resident_elements!(f32 => F32, i32 => I32, u32 => U32);
 
 macro_rules! known_slices {
     ($($t:ty => $variant:ident),*) => {$(

@@ -25,9 +25,32 @@ impl Slot<'_> {
         }
     }
 
+    /// The address of its first element (what a resident handle's host memory is known by).
+    #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+    pub(crate) fn addr(&self) -> usize {
+        match self {
+            Slot::Read(HostSlice::F32(s)) => s.as_ptr() as usize,
+            Slot::Read(HostSlice::I32(s)) => s.as_ptr() as usize,
+            Slot::Read(HostSlice::U32(s)) => s.as_ptr() as usize,
+            Slot::Read(HostSlice::Usize(s)) => s.as_ptr() as usize,
+            Slot::Write(HostSliceMut::F32(s)) => s.as_ptr() as usize,
+            Slot::Write(HostSliceMut::I32(s)) => s.as_ptr() as usize,
+            Slot::Write(HostSliceMut::U32(s)) => s.as_ptr() as usize,
+            Slot::Write(HostSliceMut::Usize(s)) => s.as_ptr() as usize,
+        }
+    }
+
     /// Whether every element is finite (integers always are): a NaN or an infinity makes the
-    /// call run on the host (`HostReason::Special`).
+    /// call run on the host (`HostReason::Special`). A resident handle's memory whose device
+    /// copy is current is not read (it may be stale, and the device copy holds what checked
+    /// uploads and shaders, whose computed values are checked, left there).
     pub(crate) fn finite(&self) -> bool {
+        #[cfg(feature = "gpu")]
+        if crate::ops::gpu::residency::active()
+            && crate::ops::gpu::residency::lookup(self.addr(), self.len(), self.elem()).is_some_and(|c| c.on_device())
+        {
+            return true;
+        }
         match self {
             Slot::Read(HostSlice::F32(s)) => s.iter().all(|v| v.is_finite()),
             Slot::Write(HostSliceMut::F32(s)) => s.iter().all(|v| v.is_finite()),

@@ -2,7 +2,7 @@
 //! slices, scalars and reductions, why a call ran on the host, and how often
 //! each loop ran where ([`runs`]). No behaviour here beyond the counters.
 
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 /// Invocations per workgroup of every generated loop: `LP_WG` in `shaders/loops.wgsl`.
@@ -58,6 +58,9 @@ pub struct Binding {
     pub elem: Elem,
     /// Read, or read and written.
     pub access: Access,
+    /// A slice parameter of the kernel (`&[T]`, `&mut [T]`), which a `k::resident` call may
+    /// pass as a resident handle's host memory; only these are looked up as resident.
+    pub param: bool,
 }
 
 /// The operator of a reduction a generated loop carries.
@@ -73,8 +76,9 @@ pub enum ReduceOp {
     Min,
 }
 
-/// A reduction a generated loop carries: each workgroup's partial result,
-/// combined into the accumulator on the host.
+/// A reduction a generated loop carries: each workgroup's partial result (a tree
+/// within the workgroup), the partials combined on the device (a tree again; a
+/// `usize` sum's on the host, in 64 bits), then into the accumulator on the host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reduction {
     /// The operator.
@@ -85,7 +89,7 @@ pub struct Reduction {
 
 /// Why a call of a generated loop ran on the host: said once per loop and reason.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
+#[repr(u16)]
 #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
 pub(crate) enum HostReason {
     /// A captured value's type is not the one the shader was written for.
@@ -99,10 +103,17 @@ pub(crate) enum HostReason {
     /// The shader set its status word (an index out of bounds, a division by zero, a value
     /// the device cannot compute as the host does).
     Status = 16,
+    /// A row narrower than the width the shader's bounds were proved for (not said).
+    Narrow = 32,
+    /// An earlier loop of the same group runs on the host, so this one does too (not said:
+    /// the earlier one's reason is).
+    Earlier = 64,
+    /// A resident handle it binds lost its data with the device.
+    Lost = 128,
     /// A NaN or infinity among the loop's float inputs, or one the shader computed: WGSL lets
     /// a device assume there are none (lavapipe folds `x * 0.0` to `0` for `x = ∞`), so the
     /// host computes the call, as Rust does. Data, not a fault: counted, never said.
-    Special = 32,
+    Special = 256,
 }
 
 impl HostReason {
@@ -117,6 +128,8 @@ impl HostReason {
                 "the device met what Rust computes otherwise (an index out of bounds, a division by zero, a value \
                  beyond u32, a sine of a huge argument)"
             }
+            HostReason::Lost => "the device that held a resident handle's data was lost",
+            HostReason::Narrow | HostReason::Earlier => "",
         }
     }
 }
@@ -144,7 +157,7 @@ pub struct GpuLoop {
     on_host: AtomicU64,
     special: AtomicU64,
     /// `HostReason` bits already said.
-    said: AtomicU8,
+    said: AtomicU16,
     /// 0: not validated yet; 1: valid; 2: invalid.
     #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
     pub(crate) shader: AtomicU8,
@@ -179,7 +192,7 @@ impl GpuLoop {
             on_device: AtomicU64::new(0),
             on_host: AtomicU64::new(0),
             special: AtomicU64::new(0),
-            said: AtomicU8::new(0),
+            said: AtomicU16::new(0),
             shader: AtomicU8::new(0),
             registered: AtomicU8::new(0),
         }
@@ -212,9 +225,13 @@ impl GpuLoop {
         }
     }
 
-    /// Says once per reason why this loop ran on the host.
+    /// Says once per reason why this loop ran on the host (a narrow row, or an earlier
+    /// loop of its group on the host, is not said).
     fn say_once(&'static self, reason: HostReason) {
-        let bit = reason as u8;
+        if matches!(reason, HostReason::Narrow | HostReason::Earlier) {
+            return;
+        }
+        let bit = reason as u16;
         if self.said.fetch_or(bit, Ordering::Relaxed) & bit == 0 {
             let (file, line, says) = (self.file, self.line, reason.says());
             tracing::info!(target: "adaptive_kernel", file, line, reason = says, "a GPU loop ran on the CPU");

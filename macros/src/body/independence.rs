@@ -8,7 +8,7 @@
 //!
 //! * write a target only at its own item or row, in a range loop over `i`:
 //!   `out[i]`, `out[i * w..(i + 1) * w]`, or `out[i * w + OFFSET]` with an
-//!   offset proved to lie in `0..w` (`offset.rs`: a literal below the width,
+//!   offset proved to lie in `0..w` (`interval.rs`: a literal below the width,
 //!   `w - k` with `k ≥ 1`, `j` from an enclosing `for j in 1..w - 1` of the
 //!   body, their sums and differences; the border writes of a stencil), at
 //!   one width per target; it may read those places too, and nothing else of
@@ -17,7 +17,7 @@
 //! * update slots of a slice from outside chosen by data (`bins[idx] += 1`,
 //!   `best[k] = best[k].max(v)`), by one operator, and name that slice
 //!   otherwise only as `bins.len()`: each chunk updates a private copy
-//!   (`scatter.rs`);
+//!   (`reduction.rs`; the split's private copies: `crate::split`);
 //! * update an accumulator declared `mut` before the loop only by
 //!   accumulation statements (`acc += t`, `acc -= t`, `acc *= t`,
 //!   `acc = acc.max(t)`, `acc = f32::min(acc, t)`, and `count += t` for an
@@ -45,11 +45,15 @@ use syn::punctuated::Punctuated;
 use syn::visit::Visit;
 use syn::{BinOp, Block, Expr, Pat, Stmt, Token};
 
-use super::names::{format_names, idents, item_name, path_names, pure, READ_ONLY};
-use super::offset::{self, Inner};
-use super::scatter::{self, Scatter, Update};
-use super::scope::{Kind, Scope};
-use crate::reduce::{accumulation, pat_names, plain_ident, Op, Ty, Width};
+use super::access::{is_compound, method_writes};
+use super::interval::{self as offset, Inner};
+use super::names::pat_names;
+use super::names::{Env, Scopes};
+use super::reduction::{self as scatter, accumulation, Op, Scatter, Update};
+use super::scope::{Kind, Outer};
+use super::syntax::{format_names, idents, item_name, path_names, plain_ident, pure};
+use super::types::{Elem, Ty, Width};
+use crate::reason::Reason;
 use crate::tokens::{normalised, strip};
 
 /// How many elements of a target one unit of the loop owns.
@@ -77,7 +81,7 @@ impl Stride {
 pub(crate) struct Target {
     pub name: Ident,
     pub stride: Stride,
-    /// The least row width at which every access stays in its row (`offset.rs`): 0 for
+    /// The least row width at which every access stays in its row (`interval.rs`): 0 for
     /// every width; above 0 only for a [`Stride::Expr`] (a literal width is checked here).
     /// The split form runs only when the width is at least this; a narrower row runs the
     /// loop as written.
@@ -89,7 +93,7 @@ pub(crate) struct Target {
 enum Use {
     /// At the index's own item or row.
     Row(Access),
-    /// A scatter update of a slot chosen by data (`scatter.rs`).
+    /// A scatter update of a slot chosen by data (`reduction.rs`).
     Scatter(Update),
     /// `len()` or `is_empty()`.
     Len,
@@ -132,12 +136,12 @@ pub(crate) struct Facts {
     pub carried: Vec<Carried>,
     /// Every name from outside the loop that the body names, but the targets and scatters.
     pub shared: Vec<Ident>,
-    /// The slices updated at slots chosen by data: a private copy per chunk (`scatter.rs`).
+    /// The slices updated at slots chosen by data (`reduction.rs`): the split gives each chunk a private copy.
     pub scatters: Vec<Scatter>,
 }
 
 /// The loop being checked.
-pub(super) struct Loop<'a> {
+pub(crate) struct Loop<'a> {
     /// A range loop's index.
     pub index: Option<&'a Ident>,
     /// The loop's label, if any: `continue 'label` stays valid in a chunk.
@@ -152,11 +156,11 @@ pub(super) struct Loop<'a> {
 
 /// Checks `body` as the body of `the_loop`; `Err` holds the word for why its
 /// iterations cannot be proved independent.
-pub(super) fn check(body: &Block, the_loop: &Loop, scope: &Scope) -> Result<Facts, &'static str> {
+pub(crate) fn check(body: &Block, the_loop: &Loop, scope: &Env) -> Result<Facts, Reason> {
     let mut c = Checker {
         scope,
         the_loop,
-        locals: vec![the_loop.pattern.iter().map(|n| (n.clone(), None)).collect()],
+        locals: Scopes::default(),
         bound: BTreeSet::new(),
         labels: Vec::new(),
         loops: 0,
@@ -169,17 +173,20 @@ pub(super) fn check(body: &Block, the_loop: &Loop, scope: &Scope) -> Result<Fact
         accesses: BTreeMap::new(),
         strides: Vec::new(),
     };
+    for n in &the_loop.pattern {
+        c.locals.bind(n.clone(), None);
+    }
     c.visit_block_stmts(&body.stmts);
     c.finish()
 }
 
 /// Walks a body in order, knowing which names are its own.
 struct Checker<'a> {
-    scope: &'a Scope,
+    scope: &'a Env,
     the_loop: &'a Loop<'a>,
     /// Names bound inside the body, innermost scope last; an inner `for j in a..b` tags `j`
     /// with its bounds when they name nothing the body binds.
-    locals: Vec<Vec<(String, Option<Inner>)>>,
+    locals: Scopes<Option<Inner>>,
     /// Every name the body binds anywhere (the loop's pattern aside).
     bound: BTreeSet<String>,
     /// Labels defined inside the body.
@@ -188,7 +195,7 @@ struct Checker<'a> {
     loops: usize,
     /// Closures and `async` blocks around the current point.
     closures: usize,
-    reason: Option<&'static str>,
+    reason: Option<Reason>,
     /// `(accumulator, operator, subtracts)` for each accumulation statement.
     accumulations: Vec<(Ident, Op, bool)>,
     /// Names from outside bound `mut` and read (not through an accumulation).
@@ -205,24 +212,23 @@ struct Checker<'a> {
 }
 
 impl Checker<'_> {
-    fn fail(&mut self, reason: &'static str) {
+    fn fail(&mut self, reason: Reason) {
         self.reason.get_or_insert(reason);
     }
 
     /// The name `n` as this point of the body sees it: from outside the loop (with what
     /// the scope knows), or `None` for the body's own.
-    fn outer(&self, n: &str) -> Option<super::scope::Binding> {
-        if self.locals.iter().flatten().any(|(l, _)| l == n) {
+    fn outer(&self, n: &str) -> Option<Outer> {
+        if self.locals.lookup(n).is_some() {
             return None;
         }
-        self.scope.get(n)
+        self.scope.outer(n)
     }
 
     /// The bounds an inner `for n in START..END` of the body gives `n`, if the innermost `n`
     /// in scope is that.
     fn inner_range(&self, n: &str) -> Option<Inner> {
-        // Scopes in order, each in order of binding: the last `n` is the one in scope.
-        self.locals.iter().flatten().rev().find(|(l, _)| l == n).and_then(|(_, range)| range.clone())
+        self.locals.lookup(n).cloned().flatten()
     }
 
     fn bind(&mut self, pat: &Pat) {
@@ -233,11 +239,11 @@ impl Checker<'_> {
 
     fn bind_name(&mut self, n: String, range: Option<Inner>) {
         self.bound.insert(n.clone());
-        self.locals.last_mut().expect("a scope").push((n, range));
+        self.locals.bind(n, range);
     }
 
     fn scoped(&mut self, f: impl FnOnce(&mut Self)) {
-        self.locals.push(Vec::new());
+        self.locals.push();
         f(self);
         self.locals.pop();
     }
@@ -301,27 +307,22 @@ impl Checker<'_> {
                 Some(n) => {
                     let name = n.to_string();
                     match self.outer(&name) {
-                        Some(b) if method.is_some() && matches!(b.kind, Kind::Slice { .. }) => self.read(&n),
-                        // A length a chunk's private copy has too (`scatter.rs`).
+                        // A length a chunk's private copy has too (the split's scatter).
                         Some(b)
                             if b.kind == Kind::MutSlice && method.is_some_and(|m| m == "len" || m == "is_empty") =>
                         {
                             self.mentions.entry(name.clone()).or_insert(n);
                             self.accesses.entry(name).or_default().push(Use::Len);
                         }
-                        Some(b)
-                            if b.kind == Kind::MutSlice && method.is_some_and(|m| READ_ONLY.iter().any(|r| m == r)) =>
-                        {
-                            self.read(&n)
-                        }
-                        Some(b)
-                            if method.is_some() && b.kind == Kind::Other && (!b.mutable || self.primitive(&name)) =>
+                        // A method that cannot write what the name holds (`access.rs`).
+                        Some(_)
+                            if method.is_some_and(|m| !method_writes(self.scope.binding(&name), &m.to_string())) =>
                         {
                             self.read(&n)
                         }
                         Some(_) => {
                             self.mentions.entry(name).or_insert(n);
-                            self.fail("writes");
+                            self.fail(Reason::Writes);
                         }
                         None => {}
                     }
@@ -338,11 +339,6 @@ impl Checker<'_> {
         self.outer(&n.to_string()).filter(|b| matches!(b.kind, Kind::MutRef | Kind::MutSlice)).map(|_| n)
     }
 
-    /// Whether `name` holds a float, an integer or a `bool`, whose methods take it by value.
-    fn primitive(&self, name: &str) -> bool {
-        matches!(self.scope.env.lookup(name), Some((Ty::Float(_) | Ty::Int(_) | Ty::Bool, _)))
-    }
-
     /// A name read.
     fn read(&mut self, n: &Ident) {
         let name = n.to_string();
@@ -352,14 +348,14 @@ impl Checker<'_> {
             self.read_mut.insert(name.clone());
         }
         if self.the_loop.streams.contains(&name) {
-            self.fail("overlap");
+            self.fail(Reason::Overlap);
         }
         if b.kind == Kind::MutSlice {
             self.accesses.entry(name).or_default().push(Use::Other);
         }
     }
 
-    /// Records `e` if it is a scatter update of a slice from outside (`scatter.rs`) that is
+    /// Records `e` if it is a scatter update of a slice from outside (`reduction.rs`) that is
     /// not at the index's own item or row; whether it was.
     fn scatter(&mut self, e: &Expr) -> bool {
         let Some(update) = scatter::update(e) else { return false };
@@ -380,8 +376,6 @@ impl Checker<'_> {
     fn row(&self, index: &Expr) -> Option<Access> {
         let i = self.the_loop.index?;
         let is_i = |e: &Expr| plain_ident(e).is_some_and(|n| n == *i) && self.outer(&i.to_string()).is_none();
-        // `i * w` or `w * i`: the width, as written.
-        let product = |e: &Expr| offset::product(e, &is_i);
         let literal = |e: &Expr| match strip(e) {
             Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) => n.base10_parse::<u64>().ok(),
             _ => None,
@@ -398,37 +392,9 @@ impl Checker<'_> {
         let whole = |stride| Some(Access { stride, min_width: 0 });
         match strip(index) {
             e if is_i(e) => whole(Stride::One),
-            Expr::Range(r) if matches!(r.limits, syn::RangeLimits::HalfOpen(_)) => {
-                let (start, end) = (r.start.as_deref()?, r.end.as_deref()?);
-                let w = product(start)?;
-                let w_key = normalised(&w);
-                let next = |e: &Expr| match strip(e) {
-                    Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
-                        let (l, r) = (strip(&b.left), strip(&b.right));
-                        (is_i(l) && literal(r) == Some(1)) || (literal(l) == Some(1) && is_i(r))
-                    }
-                    _ => false,
-                };
-                let ends_row = match strip(end) {
-                    // `(i + 1) * w` or `w * (i + 1)`
-                    Expr::Binary(b) if matches!(b.op, BinOp::Mul(_)) => {
-                        (next(&b.left) && normalised(&b.right) == w_key)
-                            || (next(&b.right) && normalised(&b.left) == w_key)
-                    }
-                    // `i * w + w` or `w + i * w`
-                    Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
-                        (product(&b.left).is_some_and(|x| normalised(&x) == w_key) && normalised(&b.right) == w_key)
-                            || (product(&b.right).is_some_and(|x| normalised(&x) == w_key)
-                                && normalised(&b.left) == w_key)
-                    }
-                    _ => false,
-                };
-                if !ends_row {
-                    return None;
-                }
-                whole(width(&w)?)
-            }
-            // `i * w + OFFSET`, `OFFSET` within the row (`offset.rs`).
+            // `i * w..(i + 1) * w` (`interval.rs`).
+            Expr::Range(r) => whole(width(&offset::row_range(r, &is_i)?)?),
+            // `i * w + OFFSET`, `OFFSET` within the row (`interval.rs`).
             e => {
                 let proved = offset::row_index(e, &is_i, &|n| self.inner_range(n))?;
                 match width(&proved.width)? {
@@ -449,7 +415,7 @@ impl Checker<'_> {
             }
         }
         if crate::std_macros::known(&mac.path) != Some(crate::std_macros::Known::Reads) {
-            return self.fail("macro");
+            return self.fail(Reason::Macro);
         }
         // A write, or a target named at its own row, inside a macro cannot be followed.
         let names = idents(mac.tokens.clone());
@@ -457,7 +423,7 @@ impl Checker<'_> {
             .iter()
             .any(|n| self.outer(&n.to_string()).is_some_and(|b| matches!(b.kind, Kind::MutSlice | Kind::MutRef)))
         {
-            return self.fail("macro");
+            return self.fail(Reason::Macro);
         }
         let args = if mac.path.is_ident("vec") {
             mac.parse_body_with(|input: syn::parse::ParseStream| {
@@ -484,11 +450,11 @@ impl Checker<'_> {
                     self.read(&n);
                 }
             }
-            Err(_) => self.fail("macro"),
+            Err(_) => self.fail(Reason::Macro),
         }
     }
 
-    fn finish(mut self) -> Result<Facts, &'static str> {
+    fn finish(mut self) -> Result<Facts, Reason> {
         if let Some(reason) = self.reason {
             return Err(reason);
         }
@@ -500,29 +466,29 @@ impl Checker<'_> {
                 subtracted.insert(acc.to_string());
             }
             match carried.iter().find(|c| c.ident == acc) {
-                Some(seen) if seen.op != op => return Err("mixed"),
+                Some(seen) if seen.op != op => return Err(Reason::Mixed),
                 Some(_) => {}
                 None => carried.push(Carried { ident: acc, op, value: Value::Int }),
             }
         }
         for c in &mut carried {
-            c.value = match self.scope.env.lookup(&c.ident.to_string()) {
+            c.value = match self.scope.lookup(&c.ident.to_string()) {
                 Some((Ty::Float(w), true)) => {
                     if self.the_loop.exact {
-                        return Err("exact");
+                        return Err(Reason::Exact);
                     }
                     if matches!(c.op, Op::Max | Op::Min) && w == Width::Any {
-                        return Err("type");
+                        return Err(Reason::Type);
                     }
                     Value::Float(w)
                 }
                 // An integer sum is exact in any order; a difference of unsigned partials is not.
                 Some((Ty::Int(_), true)) if c.op == Op::Sum && !subtracted.contains(&c.ident.to_string()) => Value::Int,
-                _ => return Err("type"),
+                _ => return Err(Reason::Type),
             };
         }
         if carried.iter().any(|c| self.read_mut.contains(&c.ident.to_string())) {
-            return Err("reads");
+            return Err(Reason::Reads);
         }
         // Targets: written, and named only at their own item or row, at one stride. Scatters:
         // updated by one operator at slots chosen by data, and otherwise only measured.
@@ -537,7 +503,7 @@ impl Checker<'_> {
             if let (Some(first), true) = (rows.first(), rows.len() == uses.len()) {
                 let key = first.stride.key();
                 if rows.iter().any(|a| a.stride.key() != key) {
-                    return Err("overlap");
+                    return Err(Reason::Overlap);
                 }
                 if let Stride::Expr(w) = &first.stride {
                     self.strides.extend(path_names(w));
@@ -547,11 +513,11 @@ impl Checker<'_> {
                 continue;
             }
             let measured = uses.iter().all(|u| matches!(u, Use::Scatter(_) | Use::Len));
-            let Some(&update) = updates.first().filter(|_| measured) else { return Err("overlap") };
+            let Some(&update) = updates.first().filter(|_| measured) else { return Err(Reason::Overlap) };
             if updates.iter().any(|&u| u != update) {
-                return Err("mixed");
+                return Err(Reason::Mixed);
             }
-            let element = self.scope.element(name).ok_or("type")?;
+            let element = self.scope.element(name).unwrap_or(Elem::Other);
             Scatter::check(update, element, self.the_loop.exact)?;
             scatters.push(Scatter { name: ident.clone(), update, element });
         }
@@ -566,11 +532,11 @@ impl Checker<'_> {
             .chain(self.strides.iter().cloned());
         for name in protected {
             if self.bound.contains(&name) {
-                return Err("shadow");
+                return Err(Reason::Shadow);
             }
         }
         if targets.is_empty() && carried.is_empty() && scatters.is_empty() && self.the_loop.streams.is_empty() {
-            return Err("nothing");
+            return Err(Reason::Nothing);
         }
         let shared = self
             .mentions
@@ -615,7 +581,7 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                     // A `&mut` (or a slice a chunk writes) used whole may be reborrowed or moved.
                     Some(b) if matches!(b.kind, Kind::MutRef | Kind::MutSlice) => {
                         self.read(&n);
-                        self.fail("writes");
+                        self.fail(Reason::Writes);
                     }
                     Some(_) => self.read(&n),
                     None => {}
@@ -639,7 +605,7 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                 Some((n, b)) if b.kind == Kind::MutSlice => {
                     self.mentions.entry(n.to_string()).or_insert_with(|| n.clone());
                     if self.the_loop.streams.contains(&n.to_string()) {
-                        self.fail("overlap");
+                        self.fail(Reason::Overlap);
                     }
                     let row = self.row(&i.index);
                     self.accesses.entry(n.to_string()).or_default().push(Use::of(row));
@@ -652,21 +618,7 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                 self.write(&a.left, None);
                 self.visit_expr(&a.right);
             }
-            Expr::Binary(b)
-                if matches!(
-                    b.op,
-                    BinOp::AddAssign(_)
-                        | BinOp::SubAssign(_)
-                        | BinOp::MulAssign(_)
-                        | BinOp::DivAssign(_)
-                        | BinOp::RemAssign(_)
-                        | BinOp::BitXorAssign(_)
-                        | BinOp::BitAndAssign(_)
-                        | BinOp::BitOrAssign(_)
-                        | BinOp::ShlAssign(_)
-                        | BinOp::ShrAssign(_)
-                ) =>
-            {
+            Expr::Binary(b) if is_compound(&b.op) => {
                 self.write(&b.left, None);
                 self.visit_expr(&b.right);
             }
@@ -680,7 +632,7 @@ impl<'ast> Visit<'ast> for Checker<'_> {
             Expr::Break(b) => {
                 let inside = b.label.as_ref().is_some_and(|l| self.labels.contains(&l.ident.to_string()));
                 if (b.label.is_none() && self.loops == 0 && self.closures == 0) || (b.label.is_some() && !inside) {
-                    return self.fail("break");
+                    return self.fail(Reason::Break);
                 }
                 syn::visit::visit_expr_break(self, b);
             }
@@ -689,15 +641,15 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                     let own = self.the_loop.label.is_some_and(|s| s.ident == l.ident);
                     // A top-level loop's body can name no other label; kept in case that changes.
                     if !own && !self.labels.contains(&l.ident.to_string()) {
-                        self.fail("label");
+                        self.fail(Reason::Label);
                     }
                 }
             }
-            Expr::Return(_) if self.closures == 0 => self.fail("return"),
-            Expr::Try(_) if self.closures == 0 => self.fail("try"),
-            Expr::Await(_) | Expr::Async(_) => self.fail("await"),
-            Expr::Yield(_) => self.fail("yield"),
-            Expr::Unsafe(_) => self.fail("unsafe"),
+            Expr::Return(_) if self.closures == 0 => self.fail(Reason::Return),
+            Expr::Try(_) if self.closures == 0 => self.fail(Reason::Try),
+            Expr::Await(_) | Expr::Async(_) => self.fail(Reason::Await),
+            Expr::Yield(_) => self.fail(Reason::Yield),
+            Expr::Unsafe(_) => self.fail(Reason::Unsafe),
             Expr::Macro(m) => self.mac(&m.mac),
             Expr::Closure(cl) => {
                 let (loops, labels) = (self.loops, std::mem::take(&mut self.labels));

@@ -1,3 +1,7 @@
+//! The index-range facts: which index expressions stay in the loop index's own row
+//! ([`row_range`], [`row_index`]), and which move one element per step ([`unit_base`],
+//! [`moves_with`]).
+//!
 //! The proof that an index into a target stays in the loop index's own row:
 //! `out[r * w + OFFSET]` writes only row `r` when `0 ≤ OFFSET < w`, which is
 //! what a stencil's border writes need (`out[r * w]`, `out[r * w + w - 1]`,
@@ -23,7 +27,7 @@
 //! or for no large width (`a < 0`): then the index is not the row's. The
 //! least width is the proof's premise ([`RowIndex::min_width`]): a literal
 //! width is checked here, an expression's at run time, where a narrower row
-//! runs the loop as written (`emit.rs`).
+//! runs the loop as written (the split's and the GPU's emitters).
 
 use syn::{BinOp, Expr};
 
@@ -63,7 +67,7 @@ impl Interval {
 
 /// The bounds of an inner loop's variable, `for j in START..END`, as written.
 #[derive(Clone, Debug)]
-pub(super) struct Inner {
+pub(crate) struct Inner {
     /// `START`, when an integer literal: the least value; else 0.
     pub start: u64,
     pub end: Expr,
@@ -71,7 +75,7 @@ pub(super) struct Inner {
 
 /// An index proved to stay in the index's own row.
 #[derive(Clone, Debug)]
-pub(super) struct RowIndex {
+pub(crate) struct RowIndex {
     /// The row width, as written in the row product.
     pub width: Expr,
     /// The least width for which the proof holds (0: every width).
@@ -82,7 +86,7 @@ pub(super) struct RowIndex {
 /// [`RowIndex::min_width`] on, or `None`. `is_i`: whether an expression is the
 /// loop's index; `range_of`: the bounds of an inner loop's variable, by name,
 /// as the access sees it.
-pub(super) fn row_index(
+pub(crate) fn row_index(
     index: &Expr,
     is_i: &dyn Fn(&Expr) -> bool,
     range_of: &dyn Fn(&str) -> Option<Inner>,
@@ -138,8 +142,86 @@ fn row_width(index: &Expr, is_i: &dyn Fn(&Expr) -> bool) -> Option<Expr> {
     }
 }
 
+/// The width `w` of a row's range: `i * w..(i + 1) * w`, also with `w * i`, `w * (i + 1)`,
+/// `(1 + i) * w`, `i * w + w` or `w + i * w`, where `is_i` says which expression is the
+/// index: the one shape of "the index's own row" of a slice (a split target's, the row a
+/// SIMD rewrite reads items of in lanes).
+pub(crate) fn row_range(range: &syn::ExprRange, is_i: &dyn Fn(&Expr) -> bool) -> Option<Expr> {
+    if !matches!(range.limits, syn::RangeLimits::HalfOpen(_)) {
+        return None;
+    }
+    let (start, end) = (range.start.as_deref()?, range.end.as_deref()?);
+    let w = product(start, is_i)?;
+    let w_key = normalised(&w);
+    let one = |e: &Expr| matches!(strip(e), Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) if n.base10_parse::<u64>().ok() == Some(1));
+    let next = |e: &Expr| match strip(e) {
+        Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
+            let (l, r) = (strip(&b.left), strip(&b.right));
+            (is_i(l) && one(r)) || (one(l) && is_i(r))
+        }
+        _ => false,
+    };
+    let ends_row = match strip(end) {
+        // `(i + 1) * w` or `w * (i + 1)`
+        Expr::Binary(b) if matches!(b.op, BinOp::Mul(_)) => {
+            (next(&b.left) && normalised(&b.right) == w_key) || (next(&b.right) && normalised(&b.left) == w_key)
+        }
+        // `i * w + w` or `w + i * w`
+        Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
+            (product(&b.left, is_i).is_some_and(|x| normalised(&x) == w_key) && normalised(&b.right) == w_key)
+                || (product(&b.right, is_i).is_some_and(|x| normalised(&x) == w_key) && normalised(&b.left) == w_key)
+        }
+        _ => false,
+    };
+    ends_row.then_some(w)
+}
+
+/// An index one element past the previous one at each step of the loop: `i`, `b + i` or
+/// `i + b`, with `b` a term `invariant` accepts: `Some(None)` for `i`, `Some(Some(b))` for the others.
+pub(crate) fn unit_base<'e>(
+    index: &'e Expr,
+    is_i: &dyn Fn(&Expr) -> bool,
+    invariant: &dyn Fn(&Expr) -> bool,
+) -> Option<Option<&'e Expr>> {
+    match index {
+        i if is_i(i) => Some(None),
+        Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
+            if is_i(&b.right) && invariant(&b.left) {
+                Some(Some(&*b.left))
+            } else if is_i(&b.left) && invariant(&b.right) {
+                Some(Some(&*b.right))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Whether an index expression moves with the loop index (`i` in it once, added: `i`, `i + c`,
+/// `i - c`, `b + i`, `(i - lo)`, `row * w + i`): `Some(true)` for a part that holds the index,
+/// `Some(false)` for one that does not, `None` where it is not a sum and difference of the index
+/// and of parts `leaf` accepts (`leaf` answers for every part that is not a sum, a difference or
+/// a product: `Some(true)` for the index itself).
+pub(crate) fn moves_with(e: &Expr, leaf: &dyn Fn(&Expr) -> Option<bool>) -> Option<bool> {
+    match e {
+        Expr::Paren(p) => moves_with(&p.expr, leaf),
+        Expr::Group(g) => moves_with(&g.expr, leaf),
+        Expr::Binary(b) if b.attrs.is_empty() => {
+            let (left, right) = (moves_with(&b.left, leaf)?, moves_with(&b.right, leaf)?);
+            match b.op {
+                BinOp::Add(_) if !(left && right) => Some(left || right),
+                BinOp::Sub(_) if !right => Some(left),
+                BinOp::Mul(_) if !left && !right => Some(false),
+                _ => None,
+            }
+        }
+        e => leaf(e),
+    }
+}
+
 /// `w` of `i * w` or `w * i`, where `is_i` says which expression is the index.
-pub(super) fn product(e: &Expr, is_i: &dyn Fn(&Expr) -> bool) -> Option<Expr> {
+pub(crate) fn product(e: &Expr, is_i: &dyn Fn(&Expr) -> bool) -> Option<Expr> {
     let Expr::Binary(b) = strip(e) else { return None };
     if !matches!(b.op, BinOp::Mul(_)) {
         return None;

@@ -1,13 +1,13 @@
-//! What the loop analysis (`body.rs`) asks of tokens and expressions apart from
-//! the walk itself: the names an expression or a macro's tokens read, whether
-//! an expression is pure, the methods that only read a slice-like.
+//! What the analyses ask of tokens and expressions apart from their walks: the
+//! names an expression or a macro's tokens read, whether an expression is pure,
+//! the one identifier an expression names.
 
 use proc_macro2::{Ident, TokenStream, TokenTree};
 use syn::visit::Visit;
 use syn::Expr;
 
 /// The name an item binds in a block's scope.
-pub(super) fn item_name(item: &syn::Item) -> Option<String> {
+pub(crate) fn item_name(item: &syn::Item) -> Option<String> {
     match item {
         syn::Item::Fn(f) => Some(f.sig.ident.to_string()),
         syn::Item::Const(c) => Some(c.ident.to_string()),
@@ -16,28 +16,8 @@ pub(super) fn item_name(item: &syn::Item) -> Option<String> {
     }
 }
 
-/// The methods of a slice-like that only read it.
-pub(super) const READ_ONLY: [&str; 16] = [
-    "len",
-    "is_empty",
-    "iter",
-    "get",
-    "first",
-    "last",
-    "chunks",
-    "chunks_exact",
-    "windows",
-    "contains",
-    "starts_with",
-    "ends_with",
-    "to_vec",
-    "split_at",
-    "split_first",
-    "split_last",
-];
-
 /// The names `e` reads as variables (not its field names).
-pub(super) fn path_names(e: &Expr) -> Vec<String> {
+pub(crate) fn path_names(e: &Expr) -> Vec<String> {
     struct Names(Vec<String>);
     impl<'ast> Visit<'ast> for Names {
         fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
@@ -51,10 +31,12 @@ pub(super) fn path_names(e: &Expr) -> Vec<String> {
     names.0
 }
 
-/// An expression with no effect: names, fields, integer literals, arithmetic, casts and `len()`.
-pub(super) fn pure(e: &Expr) -> bool {
+/// An expression with no effect that can be evaluated again with the same result (a row
+/// width, evaluated once before a loop and again on the device): names and paths (a
+/// constant), fields, integer literals, arithmetic, casts and `len()`.
+pub(crate) fn pure(e: &Expr) -> bool {
     match e {
-        Expr::Path(p) => p.qself.is_none() && p.path.get_ident().is_some(),
+        Expr::Path(p) => p.qself.is_none() && p.path.segments.iter().all(|s| s.arguments.is_empty()),
         Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(_), .. }) => true,
         Expr::Field(f) => pure(&f.base),
         Expr::Paren(p) => pure(&p.expr),
@@ -69,8 +51,14 @@ pub(super) fn pure(e: &Expr) -> bool {
     }
 }
 
+/// A name in `SCREAMING_CASE` (`EPS`, `G2`): a constant's or a static's, by Rust's convention.
+pub(crate) fn is_screaming(name: &str) -> bool {
+    name.chars().any(|c| c.is_ascii_uppercase())
+        && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
 /// Every identifier in `tokens`, also inside groups.
-pub(super) fn idents(tokens: TokenStream) -> Vec<Ident> {
+pub(crate) fn idents(tokens: TokenStream) -> Vec<Ident> {
     let mut out = Vec::new();
     for tt in tokens {
         match tt {
@@ -84,7 +72,7 @@ pub(super) fn idents(tokens: TokenStream) -> Vec<Ident> {
 
 /// The names a format string captures inline (`"{x}"`, `"{x:.3}"`), in any string literal of
 /// `tokens`, spanned at the literal (where the capture resolves them).
-pub(super) fn format_names(tokens: TokenStream) -> Vec<Ident> {
+pub(crate) fn format_names(tokens: TokenStream) -> Vec<Ident> {
     let mut out = Vec::new();
     for tt in tokens {
         match tt {
@@ -110,4 +98,14 @@ pub(super) fn format_names(tokens: TokenStream) -> Vec<Ident> {
         }
     }
     out
+}
+
+/// `x` as an expression: a path of one identifier.
+pub(crate) fn plain_ident(e: &Expr) -> Option<Ident> {
+    match e {
+        Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => p.path.get_ident().cloned(),
+        Expr::Paren(p) => plain_ident(&p.expr),
+        Expr::Group(g) => plain_ident(&g.expr),
+        _ => None,
+    }
 }

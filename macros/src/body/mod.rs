@@ -1,0 +1,49 @@
+//! The model of a kernel's body: what the three rewrites (`crate::reduce` for the
+//! SIMD variant, `crate::split` for the Parallel one, `crate::shader` for the GPU)
+//! know about the user's code, answered once, in one vocabulary, and read by each.
+//! The rewrites are emitters over this model: none of them imports another.
+//!
+//! | file | concept |
+//! | --- | --- |
+//! | `types` | what a type is: the vocabulary, and the one reading of a declared type |
+//! | `names` | the scoped name table |
+//! | `typer` | the types of expressions (one typer), and so what a `let` holds |
+//! | `walk` | what a `for` walks: the one grammar of loop sources |
+//! | `space` | the iteration space of a top-level loop, as the split and the GPU cut it |
+//! | `access` | what counts as a write: the one classifier of the places an expression writes |
+//! | `reduction` | reductions and scatter updates as statements write them |
+//! | `interval` | the index-range facts: which indices stay in the loop index's own row |
+//! | `independence` | whether a loop's iterations are independent, and what it writes and carries |
+//! | `scope` | the names a top-level loop sees from outside it |
+//! | `record` | each `for` loop recorded once: its walk, index, lets, what it holds, how it exits |
+//! | `loops` | the model of one body ([`Body`]), built once per kernel: its parameters and each top-level loop analysed |
+//! | `syntax` | questions about expressions and tokens that every analysis asks |
+
+mod access;
+mod independence;
+mod interval;
+mod loops;
+mod names;
+mod record;
+mod reduction;
+mod scope;
+mod space;
+mod syntax;
+mod typer;
+mod types;
+mod walk;
+
+pub(crate) use access::{is_compound, method_writes, root, whole_use_writes, Write};
+pub(crate) use independence::{Carried, Facts, Stride, Target, Value};
+pub(crate) use interval::{moves_with, row_range, unit_base};
+pub(crate) use loops::{Body, Independent, TopLoop};
+#[cfg(test)]
+pub(crate) use names::declared;
+pub(crate) use names::{let_names, pat_names, Env, Scopes};
+pub(crate) use record::{continue_guard, forbidden, ForLoop, Holds};
+pub(crate) use reduction::{accumulation, extremum_of, keep, slot, Fold, Op, Scatter, Update};
+pub(crate) use scope::Kind;
+pub(crate) use space::{Chain, Rows, Space, Stream};
+pub(crate) use syntax::{is_screaming, plain_ident, pure};
+pub(crate) use types::{Access, Elem, Int, IntTy, Prim, Ty, Value as TyValue, Width};
+pub(crate) use walk::{How, Walk};
