@@ -55,7 +55,8 @@ pub(crate) struct SliceParam {
     pub ident: Ident,
     /// Taken with `as_slice_mut()` (the kernel may write it), else `as_slice()`.
     pub mutable: bool,
-    /// A 2-D array's rows and columns, as the guard binds them.
+    /// Its rows and columns (`layout::dims`: a 1-D array is one row), as the guard binds
+    /// them: for a 2-D array, and a 1-D one whose length the lowered body takes as another's.
     pub dims: Option<(Ident, Ident)>,
 }
 
@@ -599,12 +600,16 @@ impl<'a> Walk<'a> {
             *pt.pat = syn::parse_quote!(#ident);
             *pt.ty = if c.mutable { syn::parse_quote!(&mut [#elem]) } else { syn::parse_quote!(&[#elem]) };
         }
+        // The dimensions of a 2-D array, and of a 1-D one (one row) joined with another's (a
+        // `Zip` of 1-D arrays): the guard binds them.
+        let joined = |d: usize| (0..self.parent.len()).any(|e| e != d && self.root(e) == self.root(d));
+        let bound: Vec<bool> = (0..candidates.len())
+            .map(|n| candidates[n].two_d || joined(Self::rows(n)) || joined(Self::cols(n)))
+            .collect();
         let mut roots = BTreeSet::new();
-        for (n, c) in candidates.iter().enumerate() {
-            if c.two_d {
-                roots.insert(self.root(Self::rows(n)));
-                roots.insert(self.root(Self::cols(n)));
-            }
+        for n in (0..candidates.len()).filter(|&n| bound[n]) {
+            roots.insert(self.root(Self::rows(n)));
+            roots.insert(self.root(Self::cols(n)));
         }
         for d in roots {
             let ident = self.dim_ident(d);
@@ -616,7 +621,7 @@ impl<'a> Walk<'a> {
             .map(|(n, c)| SliceParam {
                 ident: c.ident.clone(),
                 mutable: c.mutable,
-                dims: c.two_d.then(|| (self.dim_ident(Self::rows(n)), self.dim_ident(Self::cols(n)))),
+                dims: bound[n].then(|| (self.dim_ident(Self::rows(n)), self.dim_ident(Self::cols(n)))),
             })
             .collect();
         let equal = (0..self.parent.len())
