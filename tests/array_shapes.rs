@@ -161,3 +161,62 @@ fn the_guides_table_says_what_each_variant_does_with_each_shape() {
         wrong.join("\n")
     );
 }
+
+/// A k-means assignment written with ndarray's rows, as the programs bench writes it.
+mod nearest {
+    use adaptive_kernel::adaptive_kernel;
+    use ndarray::{ArrayView2, ArrayViewMut1};
+
+    /// `labels[i]` = the centroid nearest to row `i` of `points`; returns the inertia.
+    #[adaptive_kernel(complexity = "High")]
+    pub(crate) fn assign(
+        points: ArrayView2<'_, f32>,
+        centroids: ArrayView2<'_, f32>,
+        mut labels: ArrayViewMut1<'_, u32>,
+    ) -> f32 {
+        let mut inertia = 0.0f32;
+        for (i, p) in points.rows().into_iter().enumerate() {
+            let mut best = 0;
+            let mut best_dist = f32::INFINITY;
+            for (c, q) in centroids.rows().into_iter().enumerate() {
+                let mut dist = 0.0f32;
+                for j in 0..p.len() {
+                    let t = p[j] - q[j];
+                    dist += t * t;
+                }
+                if dist < best_dist {
+                    best_dist = dist;
+                    best = c;
+                }
+            }
+            labels[i] = best as u32;
+            inertia += best_dist;
+        }
+        inertia
+    }
+}
+
+/// The points' rows are taken 16 at a time in lanes (`for range items`), as the same loop
+/// over slices: its inner loop's bound `0..p.len()` was compared as printed tokens, which
+/// the compiler prints otherwise than the macro's own tests did, so a real build missed it.
+#[test]
+fn a_k_means_assignment_over_rows_takes_its_points_in_lanes_and_agrees_with_scalar() {
+    use adaptive_kernel::{with_backend, Backend};
+    common::no_history();
+    let k = &nearest::assign::KERNEL;
+    let rewritten: Vec<&str> = k.spec().loops.iter().filter(|l| l.rewritten()).map(|l| l.idiom).collect();
+    assert!(rewritten.contains(&"for range items"), "{rewritten:?}");
+    let points = Array2::from_shape_fn((37, 5), |(i, j)| ((i * 5 + j) as f32 * 0.37).sin());
+    let centroids = Array2::from_shape_fn((6, 5), |(c, j)| ((c * 5 + j) as f32 * 0.91).cos());
+    let mut scalar = ndarray::Array1::zeros(37);
+    let inertia = with_backend(Backend::Scalar, || nearest::assign(points.view(), centroids.view(), scalar.view_mut()));
+    let mut backends = vec![Backend::Simd];
+    backends.extend(k.has_parallel().then_some(Backend::Parallel));
+    backends.extend(k.has_gpu().then_some(Backend::Gpu));
+    for backend in backends {
+        let mut labels = ndarray::Array1::zeros(37);
+        let got = with_backend(backend, || nearest::assign(points.view(), centroids.view(), labels.view_mut()));
+        assert_eq!(labels, scalar, "{backend}");
+        assert!((got - inertia).abs() <= 1e-4 * inertia.abs(), "{backend}: {got} against {inertia}");
+    }
+}
