@@ -5,7 +5,9 @@
 //! variant's (`ADAPTIVE_KERNEL_MODE=verify` does that for every kernel whose
 //! signature allows it; here `verify = true` does it always). It prints what the
 //! router learned; the guide's "Arrays" chapter says what each variant does with
-//! the loops (today, each runs them as written).
+//! the loops: here the SIMD and Parallel variants read the arrays as slices (a row
+//! sum in lanes, bands of rows), and the call with a transposed output runs the body
+//! as written, which the table's `arrays:` line counts.
 //!
 //! ```sh
 //! cargo run --release --example arrays

@@ -1,8 +1,10 @@
 //! The four classes of defect the differential tester (`difftest/`, issue 40) found, each
 //! by its minimal kernel: the GPU dropping NaN and ∞, a generated shader that did not
 //! validate, the Parallel variant replacing libm calls it did not report, and generated
-//! code that warned. This file compiles under `#![deny(warnings)]`: a warning in any
-//! expansion below fails the build.
+//! code that warned; then what the long runs found after those fixes (seed 206, `k72`: a
+//! quotient the driver folds before the NaN test) and the `mul_add` case of the GPU
+//! contract. This file compiles under `#![deny(warnings)]`: a warning in any expansion
+//! below fails the build.
 //!
 //! The GPU tests need a device (lavapipe with `ADAPTIVE_KERNEL_GPU=software`); without
 //! one they FAIL, unless `ADAPTIVE_KERNEL_SKIP_GPU_TESTS=1` asks to skip them.
@@ -12,23 +14,10 @@
 #![allow(dead_code, clippy::needless_range_loop, clippy::eq_op)]
 
 use adaptive_kernel::__private::gpu_loop;
-use adaptive_kernel::ops::gpu;
 use adaptive_kernel::{adaptive_kernel, Backend};
+use common::gpu_or_skip;
 
-const SKIP_VAR: &str = "ADAPTIVE_KERNEL_SKIP_GPU_TESTS";
-
-fn gpu_or_skip() -> bool {
-    if std::env::var(SKIP_VAR).as_deref() == Ok("1") {
-        eprintln!("skipped: {SKIP_VAR}=1");
-        return false;
-    }
-    assert!(
-        gpu::is_available(),
-        "no usable GPU device ({}); run with ADAPTIVE_KERNEL_GPU=software, or set {SKIP_VAR}=1",
-        gpu::health()
-    );
-    true
-}
+mod common;
 
 fn same_bits(a: &[f32], b: &[f32]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
@@ -96,6 +85,119 @@ fn the_gpu_keeps_nan_and_infinities() {
         gpu_loop::runs(file!(), times_zero::KERNEL.spec().gpu_loops[0].line).on_device > before,
         "ran on the device"
     );
+}
+
+/// Seed 206, kernel `k72`: `(s - s) / x` is `0 / 0 = NaN` for `x = 0`, which `max` ignores.
+#[adaptive_kernel(complexity = "Low")]
+fn folded_quotient(a: &[f32], b: &[f32], out: &mut [f32], s: f32) {
+    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+        *o *= (y.ceil() as i32 as f32).max((s - s) / x);
+    }
+}
+
+/// Class 1, found again after its fix (seed 206, `k72`): lavapipe folded the quotient
+/// `(s - s) / x` to a constant before the shader's NaN test could see `0 / 0`, and the GPU
+/// gave `-0.0` where Scalar gives `0.8125` (`-0.8125 · max(-1, NaN)`). A zero divisor now runs the call on the host.
+#[test]
+fn a_quotient_the_driver_folds_keeps_its_nan() {
+    assert!(folded_quotient::KERNEL.spec().gpu_loops[0].on_gpu());
+    if !gpu_or_skip() {
+        return;
+    }
+    let line = folded_quotient::KERNEL.spec().gpu_loops[0].line;
+    let n = 200;
+    let a: Vec<f32> = (0..n).map(|i| if i % 7 == 3 { 0.0 } else { 0.5 + i as f32 }).collect();
+    // ceil(b) = -1: max(-1, NaN) is -1, max(-1, 0) would be 0.
+    let b: Vec<f32> = (0..n).map(|i| -1.3125 - (i % 5) as f32 * 0.125).collect();
+    let before = gpu_loop::runs(file!(), line);
+    let (mut scalar, mut on_gpu) = (vec![-0.8125f32; n], vec![-0.8125f32; n]);
+    folded_quotient::scalar(&a, &b, &mut scalar, 1.5);
+    folded_quotient::gpu(&a, &b, &mut on_gpu, 1.5);
+    assert_eq!(scalar[3], 0.8125, "-0.8125 · max(-1, NaN)");
+    assert!(same_bits(&on_gpu, &scalar), "GPU {on_gpu:?}, Scalar {scalar:?}");
+    let after = gpu_loop::runs(file!(), line);
+    assert!(after.special > before.special, "the zero divisor sent the call to the host");
+
+    // No zero divisor: the device computes it, with the same values.
+    let a: Vec<f32> = (0..n).map(|i| 0.5 + i as f32).collect();
+    let (mut scalar, mut on_gpu) = (vec![-0.8125f32; n], vec![-0.8125f32; n]);
+    folded_quotient::scalar(&a, &b, &mut scalar, 1.5);
+    folded_quotient::gpu(&a, &b, &mut on_gpu, 1.5);
+    assert_eq!(on_gpu, scalar);
+    assert!(gpu_loop::runs(file!(), line).on_device > after.on_device, "ran on the device");
+}
+
+/// The issue's `mul_add` chain: Scalar's `+∞` for `a = −3.4e38`, `b = ∞`, `s = 2`.
+#[adaptive_kernel(complexity = "Low")]
+fn mul_add_chain(a: &[f32], b: &[f32], out: &mut [f32], s: f32) {
+    for i in 0..out.len() {
+        out[i] = (-b[i]).mul_add(-a[i].mul_add(s, b[i] * b[i]), 1.0);
+    }
+}
+
+/// The GPU contract lets `mul_add` round its product (WGSL's `fma`), which would turn
+/// Scalar's `+∞` into NaN here and which `fusion::results_agree` (so `verify`) does not
+/// excuse. The device never meets it: an infinite input, or a product that overflows
+/// when rounded (`-3e38 · 2`, where the fused `-3e38 · 2 + 3.24e38` is finite), runs
+/// the call on the host, so the classes are Scalar's; finite values stay on the device.
+#[test]
+fn a_gpu_mul_add_keeps_scalars_classes() {
+    assert!(mul_add_chain::KERNEL.spec().gpu_loops[0].on_gpu());
+    if !gpu_or_skip() {
+        return;
+    }
+    let line = mul_add_chain::KERNEL.spec().gpu_loops[0].line;
+    for (a, b) in [(-3.4e38f32, f32::INFINITY), (-3e38, 1.8e19)] {
+        let (a, b) = (vec![a; 100], vec![b; 100]);
+        let (mut scalar, mut on_gpu) = (vec![9.0; 100], vec![9.0; 100]);
+        let before = gpu_loop::runs(file!(), line).on_device;
+        mul_add_chain::scalar(&a, &b, &mut scalar, 2.0);
+        mul_add_chain::gpu(&a, &b, &mut on_gpu, 2.0);
+        assert!(!scalar[0].is_finite(), "{}", scalar[0]);
+        assert!(same_bits(&on_gpu, &scalar), "a = {}, b = {}: GPU {}, Scalar {}", a[0], b[0], on_gpu[0], scalar[0]);
+        assert_eq!(gpu_loop::runs(file!(), line).on_device, before, "ran on the host");
+    }
+    let a: Vec<f32> = (0..100).map(|i| i as f32 * 0.37 - 11.0).collect();
+    let b: Vec<f32> = (0..100).map(|i| 1.5 - i as f32 * 0.021).collect();
+    let before = gpu_loop::runs(file!(), line).on_device;
+    let (mut scalar, mut on_gpu) = (vec![0.0; 100], vec![0.0; 100]);
+    mul_add_chain::scalar(&a, &b, &mut scalar, 2.0);
+    mul_add_chain::gpu(&a, &b, &mut on_gpu, 2.0);
+    assert!(gpu_loop::runs(file!(), line).on_device > before, "ran on the device");
+    for (g, s) in on_gpu.iter().zip(&scalar) {
+        // The inner product rounded (½ ulp of a·s ≤ 2⁻²⁴·|a·s|), carried through the outer one.
+        assert!((g - s).abs() <= 1e-5 * (1.0 + s.abs()), "GPU {g}, Scalar {s}");
+    }
+}
+
+/// Seed 311, kernel `k215`: `s + x` rounds away `s` for a large `x`.
+#[adaptive_kernel(complexity = "Low")]
+fn cancelled(a: &[f32], out: &mut [f32], s: f32) {
+    for (o, &x) in out.iter_mut().zip(a) {
+        *o = -x + (s + x);
+    }
+}
+
+/// The second long run (seed 311, `k215`): lavapipe reassociated `-x + (s + x)` into `s`, so the
+/// GPU gave `0.1` where each operation rounded as WGSL promises gives `0` (`x = 1e8`) or
+/// `0.099999905`. Every float result now goes through an operation the driver cannot see
+/// through (`lp_fin`), so each is rounded as written.
+#[test]
+fn the_driver_does_not_reassociate() {
+    assert!(cancelled::KERNEL.spec().gpu_loops[0].on_gpu());
+    if !gpu_or_skip() {
+        return;
+    }
+    let line = cancelled::KERNEL.spec().gpu_loops[0].line;
+    let a: Vec<f32> =
+        (0..256).map(|i| if i % 2 == 0 { 1e8 + i as f32 * 64.0 } else { 3.0 + i as f32 * 0.37 }).collect();
+    let before = gpu_loop::runs(file!(), line).on_device;
+    let (mut scalar, mut on_gpu) = (vec![0.0; 256], vec![0.0; 256]);
+    cancelled::scalar(&a, &mut scalar, 0.1);
+    cancelled::gpu(&a, &mut on_gpu, 0.1);
+    assert_eq!(scalar[0], 0.0, "0.1 + 1e8 rounds to 1e8");
+    assert!(same_bits(&on_gpu, &scalar), "GPU {:?}, Scalar {:?}", &on_gpu[..4], &scalar[..4]);
+    assert!(gpu_loop::runs(file!(), line).on_device > before, "ran on the device");
 }
 
 #[adaptive_kernel(complexity = "Low")]

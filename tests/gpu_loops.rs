@@ -36,22 +36,18 @@ use adaptive_kernel::ops::gpu;
 use adaptive_kernel::{adaptive_kernel, Backend};
 use proptest::prelude::*;
 
-const SKIP_VAR: &str = "ADAPTIVE_KERNEL_SKIP_GPU_TESTS";
+mod common;
+
 const EPS: f64 = f32::EPSILON as f64;
 
-/// True when the GPU tests should run; every dispatch then covers at most 128 invocations.
+/// [`common::gpu_or_skip`]; every dispatch then covers at most 128 invocations, so that
+/// the loops' tests cross dispatch boundaries.
 fn gpu_or_skip() -> bool {
-    if std::env::var(SKIP_VAR).as_deref() == Ok("1") {
-        eprintln!("skipped: {SKIP_VAR}=1");
-        return false;
+    let run = common::gpu_or_skip();
+    if run {
+        gpu_loop::__set_dispatch_limit_for_tests(128);
     }
-    assert!(
-        gpu::is_available(),
-        "no usable GPU device ({}); run with ADAPTIVE_KERNEL_GPU=software and Mesa's lavapipe, or set {SKIP_VAR}=1",
-        gpu::health()
-    );
-    gpu_loop::__set_dispatch_limit_for_tests(128);
-    true
+    run
 }
 
 /// How often `spec`'s first loop has run on the device so far.

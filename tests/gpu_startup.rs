@@ -231,6 +231,11 @@ fn child() {
             assert!(gpu::is_ready() && gpu::is_available());
         }
         "parallel-waits" => {
+            // Parallel must be a candidate worth waiting for: the router calls none predicted far
+            // slower than the best (a thread spawned per call on 1 µs of work would be), so the
+            // model here predicts its fork-join nearly free.
+            let cheap_forks = adaptive_kernel::CostParams { fork_join_latency: 1e-9, ..common::FIGURES };
+            assert!(adaptive_kernel::cost::install_global(cheap_forks), "installed before any kernel ran");
             // Two threads whatever the machine has, so Parallel is a candidate.
             par::with_threads(2, || {
                 gpu::__delay_start_for_tests(DELAY);

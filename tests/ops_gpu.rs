@@ -26,27 +26,13 @@ use adaptive_kernel::config::{self, GpuPolicy};
 use adaptive_kernel::fusion;
 use adaptive_kernel::ops::gpu::{self, GpuHealth};
 use adaptive_kernel::ops::scalar;
+use common::{gpu_or_skip, SKIP_GPU_VAR as SKIP_VAR};
 use proptest::prelude::*;
+
+mod common;
 
 const EPS: f64 = f32::EPSILON as f64;
 const TINY: f64 = f32::MIN_POSITIVE as f64;
-const SKIP_VAR: &str = "ADAPTIVE_KERNEL_SKIP_GPU_TESTS";
-
-/// True when the GPU tests should run. Fails the test when there is no usable
-/// device, unless `ADAPTIVE_KERNEL_SKIP_GPU_TESTS=1` (then says so and skips).
-fn gpu_or_skip() -> bool {
-    if std::env::var(SKIP_VAR).as_deref() == Ok("1") {
-        eprintln!("skipped: {SKIP_VAR}=1");
-        return false;
-    }
-    assert!(
-        gpu::is_available(),
-        "no usable GPU device ({}); run with ADAPTIVE_KERNEL_GPU=software and Mesa's lavapipe \
-         (apt-get install mesa-vulkan-drivers), or set {SKIP_VAR}=1 to skip the GPU tests",
-        gpu::health()
-    );
-    true
-}
 
 /// Panics unless the device is still healthy: a failed call would have run
 /// on SIMD and proven nothing about the GPU.

@@ -267,7 +267,7 @@ pub struct Harness {
     shown: u64,
 }
 
-/// The program of a generated crate: `difftest_gen::main` calls this with its seed and kernels.
+/// The program of a generated crate: the generated `main` calls this with its seed and kernels.
 pub fn main(seed: u64, kernels: &Kernels) {
     let parallel = std::env::var("DIFFTEST_PARALLEL").unwrap_or_else(|_| "parallel".into());
     let wanted = std::env::var("DIFFTEST_VARIANTS").unwrap_or_else(|_| "scalar,simd,parallel,gpu".into());
@@ -366,8 +366,17 @@ impl Harness {
                             continue;
                         }
                         track::begin(Mode::of(backend, spec));
-                        let tracked = run(&case, Run::Tracked);
+                        let tracked = catch_unwind(AssertUnwindSafe(|| run(&case, Run::Tracked)));
                         let tainted = track::end_run();
+                        // The tracked copy runs the plain copy's operations: a panic there is the tester's.
+                        let tracked = match tracked {
+                            Ok(t) => t,
+                            Err(p) => {
+                                let why = format!("tracked_copy_panicked:{}", panic_text(&*p));
+                                self.fail(name, shape, "tracker", &case, 0, "-", "-", &why);
+                                continue;
+                            }
+                        };
                         // The tracker computes the plain copy's values: if not, the tester is wrong.
                         if let Some((at, why)) = self_check(&plain, &tracked) {
                             self.fail(name, shape, "tracker", &case, at, "-", "-", &why);

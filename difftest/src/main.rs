@@ -18,6 +18,10 @@ struct Args {
     /// How many kernels to run in all (across seeds, `--batch` per seed).
     #[arg(long, default_value_t = 300)]
     kernels: usize,
+    /// The first kernel's index in the first seed (to rerun one kernel: `--seed 206 --first 72
+    /// --kernels 1`).
+    #[arg(long, default_value_t = 0)]
+    first: usize,
     /// Run for this many minutes instead, seed after seed (a nightly run).
     #[arg(long)]
     minutes: Option<f64>,
@@ -60,7 +64,8 @@ fn main() {
     let fresh = args.seed.is_none();
     if let Some(dir) = &args.emit {
         let seed = args.seed.unwrap_or(0);
-        let kernels: Vec<_> = (0..args.kernels.min(args.batch)).map(|i| difftest::gen::kernel(seed, i)).collect();
+        let count = args.kernels.min(args.batch);
+        let kernels: Vec<_> = (args.first..args.first + count).map(|i| difftest::gen::kernel(seed, i)).collect();
         if let Err(e) = runner::write_crate(&cfg, dir, seed, &kernels) {
             eprintln!("difftest: could not write {}: {e}", dir.display());
             std::process::exit(2);
@@ -79,6 +84,8 @@ fn main() {
     let deadline = args.minutes.map(|m| Duration::from_secs_f64(m * 60.0));
     let mut out = Outcome::default();
     let mut seeds = Vec::new();
+    // Only the first batch starts past kernel 0.
+    let mut first = args.first;
     loop {
         let left = match deadline {
             Some(_) => args.batch,
@@ -89,7 +96,8 @@ fn main() {
         }
         seeds.push(seed);
         println!("difftest: batch seed={seed} kernels={left}");
-        runner::batch(&cfg, seed, 0, left, &mut out);
+        runner::batch(&cfg, seed, first, left, &mut out);
+        first = 0;
         if deadline.is_some_and(|d| started.elapsed() >= d) {
             break;
         }

@@ -138,14 +138,16 @@ fn check_fn(k: &Kernel) -> String {
         .iter()
         .filter(|p| p.kind.written())
         .map(|p| format!("&{}", p.name))
-        .chain(std::iter::once("r".to_string()))
+        .chain(std::iter::once(if k.ret.is_some() { "r" } else { "()" }.to_string()))
         .collect();
     let outs = format!("({},)", outs.join(", "));
+    // A kernel without a value is called as a statement (`let r = ()` is clippy's `let_unit_value`).
+    let bind = if k.ret.is_some() { "let r = " } else { "" };
     let _ = writeln!(s, "        match run {{");
-    let _ = writeln!(s, "            Run::Plain => {{ let r = plain::{name}({}); obs({outs}) }}", args(false));
+    let _ = writeln!(s, "            Run::Plain => {{ {bind}plain::{name}({}); obs({outs}) }}", args(false));
     let _ = writeln!(
         s,
-        "            Run::Variant(backend) => {{ let r = adaptive_kernel::with_backend(backend, || {name}({})); obs({outs}) }}",
+        "            Run::Variant(backend) => {{ {bind}adaptive_kernel::with_backend(backend, || {name}({})); obs({outs}) }}",
         args(false)
     );
     let _ = writeln!(s, "            Run::Tracked => {{");
@@ -164,7 +166,7 @@ fn check_fn(k: &Kernel) -> String {
             PKind::Width => {}
         }
     }
-    let _ = writeln!(s, "                let r = tracked::{name}({});", args(true));
+    let _ = writeln!(s, "                {bind}tracked::{name}({});", args(true));
     let _ = writeln!(s, "                tobs({outs})");
     let _ = writeln!(s, "            }}");
     let _ = writeln!(s, "        }}");

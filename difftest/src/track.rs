@@ -172,6 +172,35 @@ fn ulp(x: f64) -> f64 {
 
 const MIN_NORMAL: f64 = f32::MIN_POSITIVE as f64;
 
+/// Carries the open sign of a zero (`zero_free`: a regrouped `max`, `min` or compare-and-keep
+/// may give either) through the operation `op` of `args` that gave `r`: `op` again with every
+/// combination of those zeros' signs flipped. Where the results differ only in a zero's sign,
+/// the result's sign is open too (`-0.0 · 1.5`); where they differ otherwise (`1 / ±0`, `±∞`)
+/// the contract says nothing about the result, and the call is not compared.
+fn signs<const N: usize>(mut r: Er, args: [Er; N], op: impl Fn([f32; N]) -> f32) -> Er {
+    let open: Vec<usize> = (0..N).filter(|&i| args[i].zero_free && args[i].v == 0.0).collect();
+    for mask in 1u32..(1 << open.len()) {
+        let mut flipped = args.map(|a| a.v);
+        for (bit, &i) in open.iter().enumerate() {
+            if mask & (1 << bit) != 0 {
+                flipped[i] = -flipped[i];
+            }
+        }
+        let other = op(flipped);
+        if other.to_bits() == r.v.to_bits() || (other.is_nan() && r.v.is_nan()) {
+            continue;
+        }
+        if other == 0.0 && r.v == 0.0 {
+            r.zero_free = true;
+        } else {
+            r.e = f64::INFINITY;
+            taint();
+            return r;
+        }
+    }
+    r
+}
+
 impl Er {
     fn with(v: f32, e: f64) -> Er {
         let e = if e.is_nan() { f64::INFINITY } else { e };
@@ -230,18 +259,18 @@ impl Er {
 
     /// `f32::sqrt`.
     pub fn sqrt(self) -> Er {
-        self.through(self.v.sqrt(), |x| x.max(0.0).sqrt(), 5.0, "sqrt")
+        signs(self.through(self.v.sqrt(), |x| x.max(0.0).sqrt(), 5.0, "sqrt"), [self], |[x]| x.sqrt())
     }
     /// `f32::exp`.
     pub fn exp(self) -> Er {
-        self.through(self.v.exp(), f64::exp, 4.0, "exp")
+        signs(self.through(self.v.exp(), f64::exp, 4.0, "exp"), [self], |[x]| x.exp())
     }
     /// `f32::ln`.
     pub fn ln(self) -> Er {
         if self.e > 0.0 && self.lo() <= 0.0 && self.v > 0.0 {
             return Er::with(self.v.ln(), f64::INFINITY);
         }
-        self.through(self.v.ln(), f64::ln, 4.0, "ln")
+        signs(self.through(self.v.ln(), f64::ln, 4.0, "ln"), [self], |[x]| x.ln())
     }
     /// `f32::sin`.
     pub fn sin(self) -> Er {
@@ -249,24 +278,24 @@ impl Er {
         // Beyond 8192 the GPU variant computes on the host (the reference's contract).
         let gpu = if self.v.abs() > 8192.0 { 0.0 } else { 4.0 };
         let cpu = formula("sin").map_or(0.0, |u| f64::from(u) + 1.0);
-        Er::result(r, self.e.min(2.0), gpu, cpu)
+        signs(Er::result(r, self.e.min(2.0), gpu, cpu), [self], |[x]| x.sin())
     }
     /// `f32::cos`.
     pub fn cos(self) -> Er {
         let r = self.v.cos();
         let gpu = if self.v.abs() > 8192.0 { 0.0 } else { 4.0 };
         let cpu = formula("cos").map_or(0.0, |u| f64::from(u) + 1.0);
-        Er::result(r, self.e.min(2.0), gpu, cpu)
+        signs(Er::result(r, self.e.min(2.0), gpu, cpu), [self], |[x]| x.cos())
     }
     /// `f32::tanh`.
     pub fn tanh(self) -> Er {
         let r = self.v.tanh();
         let cpu = formula("tanh").map_or(0.0, |u| f64::from(u) + 1.0);
-        Er::result(r, self.e.min(2.0), 4.0, cpu)
+        signs(Er::result(r, self.e.min(2.0), 4.0, cpu), [self], |[x]| x.tanh())
     }
     /// `f32::abs`.
     pub fn abs(self) -> Er {
-        Er { v: self.v.abs(), ..self }
+        Er { v: self.v.abs(), zero_free: false, ..self }
     }
     /// `f32::recip`.
     pub fn recip(self) -> Er {
@@ -283,15 +312,15 @@ impl Er {
     }
     /// `f32::floor`.
     pub fn floor(self) -> Er {
-        self.step(self.v.floor(), f64::floor)
+        signs(self.step(self.v.floor(), f64::floor), [self], |[x]| x.floor())
     }
     /// `f32::ceil`.
     pub fn ceil(self) -> Er {
-        self.step(self.v.ceil(), f64::ceil)
+        signs(self.step(self.v.ceil(), f64::ceil), [self], |[x]| x.ceil())
     }
     /// `f32::round`.
     pub fn round(self) -> Er {
-        self.step(self.v.round(), f64::round)
+        signs(self.step(self.v.round(), f64::round), [self], |[x]| x.round())
     }
     /// `f32::max`.
     pub fn max(self, o: Er) -> Er {
@@ -321,7 +350,7 @@ impl Er {
     }
     /// `f32::clamp` with exact bounds.
     pub fn clamp(self, lo: Er, hi: Er) -> Er {
-        Er::with(self.v.clamp(lo.v, hi.v), self.e)
+        signs(Er::with(self.v.clamp(lo.v, hi.v), self.e), [self, lo, hi], |[x, lo, hi]| x.clamp(lo, hi))
     }
     /// `f32::mul_add`.
     pub fn mul_add(self, b: Er, c: Er) -> Er {
@@ -330,9 +359,9 @@ impl Er {
         // The GPU may round the product (the contract's `mul_add`).
         let product = if on_gpu() { ulp(f64::from(self.v) * f64::from(b.v)) } else { 0.0 };
         let mut out = Er::result(r, carried + product, 0.0, 0.0);
-        out.n = c.n + 1;
+        out.n = c.n.saturating_add(1);
         out.abs = c.abs + (f64::from(self.v) * f64::from(b.v)).abs() + carried;
-        out
+        signs(out, [self, b, c], |[a, b, c]| a.mul_add(b, c))
     }
     /// `f32::powi`.
     pub fn powi(self, k: i32) -> Er {
@@ -349,7 +378,7 @@ impl Er {
             d
         };
         let gpu = 2.0 * f64::from(k.unsigned_abs()) + if k < 0 { 2.5 } else { 0.0 };
-        Er::result(r, carried, gpu, 0.0)
+        signs(Er::result(r, carried, gpu, 0.0), [self], |[x]| x.powi(k))
     }
     /// `f32::powf`.
     pub fn powf(self, y: Er) -> Er {
@@ -360,7 +389,7 @@ impl Er {
         if self.e > 0.0 && self.lo() <= 0.0 {
             return Er::with(r, f64::INFINITY);
         }
-        self.through(r, |x| x.powf(yv), gpu, "powf")
+        signs(self.through(r, |x| x.powf(yv), gpu, "powf"), [self, y], |[x, y]| x.powf(y))
     }
     /// `f32::is_nan` (exact: NaN is kept by every variant, the GPU's included).
     pub fn is_nan(self) -> bool {
@@ -399,7 +428,7 @@ impl Add for Er {
         let mut r = Er::result(self.v + o.v, self.e + o.e, 0.0, 0.0);
         r.n = self.n.saturating_add(o.n);
         r.abs = self.abs + o.abs;
-        r
+        signs(r, [self, o], |[a, b]| a + b)
     }
 }
 
@@ -409,7 +438,7 @@ impl Sub for Er {
         let mut r = Er::result(self.v - o.v, self.e + o.e, 0.0, 0.0);
         r.n = self.n.saturating_add(o.n);
         r.abs = self.abs + o.abs;
-        r
+        signs(r, [self, o], |[a, b]| a - b)
     }
 }
 
@@ -421,7 +450,7 @@ impl Mul for Er {
         let carried = a * o.e + b * self.e + self.e * o.e;
         // Fused into a following add on the GPU: the product unrounded.
         let fused = if on_gpu() { 0.5 * ulp(a * b) } else { 0.0 };
-        Er::result(v, carried + fused, 0.0, 0.0)
+        signs(Er::result(v, carried + fused, 0.0, 0.0), [self, o], |[a, b]| a * b)
     }
 }
 
@@ -439,7 +468,7 @@ impl Div for Er {
         }
         let a = f64::from(self.v.abs());
         let carried = if o.e > 0.0 || self.e > 0.0 { (a * o.e + b * self.e) / (b * (b - o.e)) } else { 0.0 };
-        Er::result(v, carried, 2.5, 0.0)
+        signs(Er::result(v, carried, 2.5, 0.0), [self, o], |[a, b]| a / b)
     }
 }
 
@@ -583,4 +612,47 @@ pub fn chain(line: u32, carry: Carry, f: impl FnOnce() -> Er) -> Er {
     end(&mut r, line, carry);
     drop(guard);
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Seed 209, kernel `k228`: `out[i] = out[i - 1] + out[i - 1].mul_add(a[i], out[i - 1])`
+    /// doubles the count of terms each step; the count saturates instead of overflowing
+    /// (which panicked the tracked copy and read as a crashed program).
+    #[test]
+    fn a_carried_chain_of_multiply_adds_saturates_its_term_count() {
+        let mut x = c(0.5);
+        for _ in 0..40 {
+            x = x + x.mul_add(c(0.5), x);
+        }
+        assert_eq!(x.n, u32::MAX);
+    }
+
+    /// Seed 209, kernel `k135`: a compare-and-keep in lanes may keep `-0.0` where the loop
+    /// as written keeps `+0.0` (the contract: exact up to the sign of a zero); the open
+    /// sign goes on through arithmetic (`acc0 * 1.5`), and where it decides more than a
+    /// zero's sign (`1 / acc0`) the call is not compared.
+    #[test]
+    fn an_open_zero_sign_is_carried_through_arithmetic() {
+        begin(Mode { variant: Some(Backend::Simd), regroup: vec![7], ..Mode::default() });
+        let mut acc = c(0.0);
+        end(&mut acc, 7, Carry::Extremum);
+        let product = acc * c(1.5);
+        assert!(product.zero_free && product.e == 0.0);
+        assert_eq!(crate::harness::agree(-0.0, &product), None);
+        assert!(!end_run(), "a zero's sign taints nothing");
+        let sum = acc + c(2.0);
+        assert!(!sum.zero_free && sum.e == 0.0, "2 + ±0 is 2");
+        let quotient = c(1.0) / acc;
+        assert!(quotient.e.is_infinite());
+        assert!(end_run(), "1 / ±0 is ±∞: not compared");
+        assert!(!acc.abs().zero_free);
+        // Two open zeros: +0 + −0 is +0, −0 + −0 is −0.
+        let mut other = c(-0.0);
+        end(&mut other, 7, Carry::Extremum);
+        assert!((acc + other).zero_free);
+        begin(Mode::default());
+    }
 }

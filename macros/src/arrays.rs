@@ -159,6 +159,48 @@ fn storage(p: &TypePath) -> Option<Storage> {
     NAMES.iter().find(|(_, names)| names.contains(&last.as_str())).map(|(storage, _)| *storage)
 }
 
+/// The element type and the number of axes of an array type [`of`] recognises, when its
+/// type says both: `Array2<f32>`, `&ArrayView1<'_, u32>`, `ArrayViewMut<'_, f64, Ix2>`
+/// (`Ix1`/`Ix2`/`IxN` by their last segment), behind any references. `None` for
+/// `ArrayBase<S, D>`, `CowArray`, `ArrayD` and a dimension given by a parameter.
+pub(crate) fn elem_and_axes(ty: &Type) -> Option<(Type, usize)> {
+    match ty {
+        Type::Reference(r) => elem_and_axes(&r.elem),
+        Type::Paren(p) => elem_and_axes(&p.elem),
+        Type::Group(g) => elem_and_axes(&g.elem),
+        Type::Path(p) => {
+            if matches!(storage(p)?, Storage::Base | Storage::Cow) {
+                return None;
+            }
+            let last = p.path.segments.last()?;
+            let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+            let mut types = args.args.iter().filter_map(|a| match a {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            });
+            let elem = types.next()?.clone();
+            let name = last.ident.to_string();
+            let axes = match name.chars().last()? {
+                d @ '0'..='6' => d.to_digit(10)? as usize,
+                'D' => return None,
+                // `Array<A, D>`, `ArrayView<'a, A, D>`, …: the dimension is the next argument.
+                _ => match types.next()? {
+                    Type::Path(d) => match d.path.segments.last()?.ident.to_string().as_str() {
+                        "Ix0" => 0,
+                        "Ix1" => 1,
+                        "Ix2" => 2,
+                        "Ix3" => 3,
+                        _ => return None,
+                    },
+                    _ => return None,
+                },
+            };
+            Some((elem, axes))
+        }
+        _ => None,
+    }
+}
+
 impl ArrayParam {
     /// Whether the kernel may write the array's elements through this parameter.
     pub(crate) fn written(self) -> bool {
@@ -221,6 +263,21 @@ mod tests {
         }
         let owned = NAMES[0].1;
         assert_eq!(owned.len(), 9, "Array, Array0..=Array6, ArrayD");
+    }
+
+    #[test]
+    fn element_types_and_axes_where_the_type_says_them() {
+        let read = |ty: &str| {
+            elem_and_axes(&syn::parse_str(ty).unwrap())
+                .map(|(e, n)| (quote::ToTokens::to_token_stream(&e).to_string(), n))
+        };
+        assert_eq!(read("ArrayView2<'_, f32>"), Some(("f32".into(), 2)));
+        assert_eq!(read("&Array1<u32>"), Some(("u32".into(), 1)));
+        assert_eq!(read("&mut ndarray::ArrayViewMut<'a, f64, ndarray::Ix2>"), Some(("f64".into(), 2)));
+        assert_eq!(read("Array<T, Ix1>"), Some(("T".into(), 1)));
+        for not in ["ArrayViewD<'_, f32>", "ArrayBase<S, Ix2>", "CowArray<'_, f32, Ix1>", "Array<f32, D>", "&[f32]"] {
+            assert_eq!(read(not), None, "{not}");
+        }
     }
 
     #[test]

@@ -9,9 +9,10 @@ use syn::{Item, ItemFn};
 
 use crate::args::Args;
 use crate::attrs::Attrs;
-use crate::body::Body;
+use crate::body::{self, Body};
 use crate::errors::Errors;
 use crate::hash::token_hash;
+use crate::layout_guard;
 use crate::reason::Reason;
 use crate::reduce::{self, LoopReport};
 use crate::relocate::relocate;
@@ -114,6 +115,58 @@ impl Lanes {
     }
 }
 
+/// What each variant's opt-out says (`exact`, `simd = path`, `parallel = path` or `serial`,
+/// `gpu = path`).
+#[derive(Clone, Copy)]
+struct OptOuts {
+    exact: bool,
+    simd: Option<Reason>,
+    split: Option<OptOut>,
+    gpu: Option<Reason>,
+}
+
+/// The three rewrites of one body, from its model.
+struct Rewrites {
+    simd_body: syn::Block,
+    simd_loops: Vec<LoopReport>,
+    /// The split body with its reductions reassociated, and its reports: the Parallel variant's
+    /// body when the kernel has a generated one.
+    parallel: (syn::Block, Vec<LoopReport>),
+    splits: Vec<SplitReport>,
+    gpu_body: syn::Block,
+    gpu_loops: Vec<GpuReport>,
+    gpu_host_reads: Option<Vec<syn::Ident>>,
+}
+
+impl Rewrites {
+    /// The rewrites of `block`, a body of signature `sig`, from its model, built once here.
+    fn of(block: &syn::Block, sig: &syn::Signature, opt_outs: OptOuts) -> Rewrites {
+        let model = Body::new(block, sig, opt_outs.exact);
+        let (simd_body, simd_loops) = reduce::reassociate(block, &model, opt_outs.simd);
+        let (split_body, splits) = split::split(block, &model, opt_outs.split);
+        // The Parallel variant's body: the split, then the SIMD variant's rewrite over it.
+        let parallel = reduce::reassociate(&split_body, &model, opt_outs.simd);
+        let gpu = shader::gpu_loops(block, sig, &model, opt_outs.gpu);
+        Rewrites {
+            simd_body,
+            simd_loops,
+            parallel,
+            splits,
+            gpu_body: gpu.block,
+            gpu_loops: gpu.reports,
+            gpu_host_reads: gpu.host_reads,
+        }
+    }
+
+    /// Whether any variant rewrites anything: a reduction in lanes, a loop split or on the GPU.
+    fn any(&self) -> bool {
+        self.simd_loops.iter().any(|l| l.rewritten)
+            || self.parallel.1.iter().any(|l| l.rewritten)
+            || self.splits.iter().any(|s| s.reason.is_none())
+            || self.gpu_loops.iter().any(|l| l.reason.is_none())
+    }
+}
+
 /// Which backend's op set a variant binds `ops` to ([`KernelDef::ops`]).
 #[derive(Clone, Copy)]
 pub(crate) enum OpSet {
@@ -201,22 +254,46 @@ impl KernelDef {
             (false, Some(_)) => Some(Reason::Simd),
             (false, None) => None,
         };
-        // The model of the body, built once: every rewrite below reads it.
-        let model = Body::new(&relocated.block, &relocated.sig, parsed_args.exact);
-        let (simd_body, simd_loops) = reduce::reassociate(&relocated.block, &model, opt_out);
         let split_opt_out = match (&parsed_args.parallel, parsed_args.serial) {
             (Some(_), _) => Some(OptOut::Parallel),
             (None, true) => Some(OptOut::Serial),
             (None, false) => None,
         };
-        let (split_body, splits) = split::split(&relocated.block, &model, split_opt_out);
         let gpu_opt_out = match (parsed_args.exact, &parsed_args.gpu) {
             (true, _) => Some(Reason::Exact),
             (false, Some(_)) => Some(Reason::Gpu),
             (false, None) => None,
         };
-        let gpu = shader::gpu_loops(&relocated.block, &relocated.sig, &model, gpu_opt_out);
-        let (gpu_body, gpu_loops, gpu_host_reads) = (gpu.block, gpu.reports, gpu.host_reads);
+        let opt_outs = OptOuts { exact: parsed_args.exact, simd: opt_out, split: split_opt_out, gpu: gpu_opt_out };
+        // A body over ndarray arrays is rewritten lowered to slices (`body::lower`), behind a
+        // per-call guard of their layout (`layout_guard`), where that gets a variant a rewrite.
+        let lowered = match shape {
+            Shape::Free => body::lower(&relocated.sig, &relocated.block)
+                .map(|lowered| (Rewrites::of(&lowered.block, &lowered.sig, opt_outs), lowered))
+                .filter(|(rewrites, _)| rewrites.any()),
+            Shape::InImpl => None,
+        };
+        let (mut rewrites, lowered) = match lowered {
+            Some((rewrites, lowered)) => (rewrites, Some(lowered)),
+            None => (Rewrites::of(&relocated.block, &relocated.sig, opt_outs), None),
+        };
+        if let Some(lowered) = &lowered {
+            // A call whose arrays fail the guard runs the body as written, in every variant.
+            let generic_args = signature::generic_args(&func.sig.generics);
+            let kernel = if generic_args.is_empty() {
+                quote!(super::KERNEL)
+            } else {
+                quote!(__adaptive_kernel::<#(#generic_args),*>())
+            };
+            let guard = |b: &syn::Block| layout_guard::guarded(lowered, &kernel, b, &relocated.block);
+            rewrites.simd_body = guard(&rewrites.simd_body);
+            rewrites.parallel.0 = guard(&rewrites.parallel.0);
+            rewrites.gpu_body = guard(&rewrites.gpu_body);
+            // The `k::resident` entry's host copies assume the generated GPU body, not the body
+            // as written that the guard may run instead: these kernels have no such entry.
+            rewrites.gpu_host_reads = None;
+        }
+        let Rewrites { simd_body, simd_loops, parallel, splits, gpu_body, gpu_loops, gpu_host_reads } = rewrites;
         let token_hash = token_hash([&args, &func.sig.to_token_stream(), &func.block.to_token_stream()]);
         let any_gpu_loop = gpu_loops.iter().any(|l| l.reason.is_none());
         // `exact`: no GPU op keeps Scalar's bits (a GPU may flush subnormals, drop NaN payloads,
@@ -227,8 +304,7 @@ impl KernelDef {
         // body calls (`ops::` would bind to `ops::par`, which forks); `parallel = path` beside it
         // is an error (`Args::parse`).
         let has_parallel = parsed_args.parallel.is_some() || (!parsed_args.serial && (ops_use.is_some() || any_split));
-        let parallel =
-            (has_parallel && parsed_args.parallel.is_none()).then(|| reduce::reassociate(&split_body, &model, opt_out));
+        let parallel = (has_parallel && parsed_args.parallel.is_none()).then_some(parallel);
         let loops = Lanes::match_up(simd_loops, parallel.as_ref().map(|(_, reports)| reports.as_slice()));
         let parallel_body = parallel.map(|(body, _)| body);
         Ok(KernelDef {

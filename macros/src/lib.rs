@@ -86,6 +86,7 @@ mod hash;
 mod in_impl;
 mod kernel_def;
 mod kernel_spec;
+mod layout_guard;
 mod reason;
 mod reduce;
 mod relocate;

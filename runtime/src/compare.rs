@@ -37,7 +37,11 @@
 //! (Scalar NaN, the variant an infinity; Scalar `±∞`, the variant finite;
 //! Scalar within the tolerance of the largest finite value, the variant the
 //! infinity of its sign). The contract and what it cannot tell from results
-//! alone are in [`crate::fusion`].
+//! alone are in [`crate::fusion`]. Only `ops::` kernels change a class so: a loop
+//! the GPU variant runs as a shader gives Scalar's NaN and infinities exactly
+//! (a call that meets one runs on the host), and its `mul_add`, which may round
+//! its product, moves a finite result by roundings only, which the GPU's widened
+//! tolerance covers ([`crate::fusion`], "Where a class can change").
 
 use crate::backend::OpComplexity;
 use crate::{fusion, tolerance};

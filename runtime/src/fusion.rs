@@ -30,6 +30,37 @@
 //! WGSL also lets a GPU flush subnormal inputs and results to zero; that
 //! moves a result by less than `f32::MIN_POSITIVE`, and the rule below allows it.
 //!
+//! # Where a class can change
+//!
+//! Only in `ops::` kernels: the SIMD and Parallel ones that use FMA
+//! instructions, and the `ops::gpu` shaders (`axpy`, `dot`, `matvec`,
+//! `matmul`, `conv2d`, `norm_l2`; their table is in `ops::gpu`'s docs), which
+//! run on the device whatever values they meet.
+//!
+//! A loop the GPU variant runs as a generated shader (the macro reference's
+//! "Loops on the GPU") never changes a class. A call whose float inputs hold a
+//! NaN or an infinity runs on the host, and so does one in which the shader
+//! computes one: every `+ − × /`, `mul_add`, `sqrt`, `exp`, `ln`, `powi`,
+//! `powf` and `recip` result is tested bit-wise, and so is every divisor (a
+//! driver may fold `0 / b` before the result's test). The exception is a
+//! constant the body names by path (`f32::INFINITY`, where a compare-and-keep
+//! loop starts), which goes to the device as it is. Such a loop's NaN and
+//! infinities are therefore Scalar's, bit for bit, and its finite results differ
+//! from Scalar's by roundings only:
+//!
+//! - `a*b + c` may be fused: within one rounding of the product, as above;
+//! - `a.mul_add(b, c)` may round its product (WGSL's `fma` is only as accurate
+//!   as `a*b + c`): the reverse of fusion, `|device − Scalar| ≤ ½·ulp(a·b)`.
+//!   Where the rounded product overflows (Scalar's `(-b).mul_add(-a.mul_add(s,
+//!   b*b), 1.0)` is `+∞` for `a = −3.4e38`, `b = ∞`, and the product rounded
+//!   first would give NaN), the device meets an infinity and the call runs on
+//!   the host.
+//!
+//! So the class table below is never needed for a generated loop, and never
+//! wrong for one: [`results_agree`], which `verify` applies to every variant,
+//! accepts everything a generated loop can give, and the GPU loops' tests and
+//! the differential tester (`difftest/`) hold them to the stricter rule.
+//!
 //! # The rule
 //!
 //! *With the inputs* ([`agrees`]): a result of `a*b + c` is right when it
@@ -248,5 +279,19 @@ mod tests {
         // A device that flushes the subnormal input `c` gives a·b alone.
         assert!(agrees(2.0, 1.0, 2.0, tiny, 0.0));
         assert!(agrees(0.0, tiny, 0.5, 0.0, 0.0), "a subnormal product flushed");
+    }
+
+    /// The issue's `mul_add` case: a device that rounds `mul_add`'s product (WGSL's `fma`
+    /// may) would give NaN where Scalar gives `+∞`. The rule does not excuse it, and a
+    /// generated GPU loop never gives it: `b = ∞`, or any product that overflows when
+    /// rounded, sends the call to the host.
+    #[test]
+    fn a_mul_add_that_rounds_its_product_changes_no_class_the_rule_excuses() {
+        let (a, b, s) = (-3.4e38f32, INF, 2.0f32);
+        let scalar = (-b).mul_add(-a.mul_add(s, b * b), 1.0);
+        let rounded = (-b) * -(a * s + b * b) + 1.0;
+        assert_eq!(scalar, INF);
+        assert!(rounded.is_nan());
+        assert!(!results_agree(f64::from(rounded), f64::from(scalar), 1e-6, MAX));
     }
 }

@@ -39,6 +39,18 @@ fn flat(rows: usize, cols: usize, i: usize, j: usize) -> usize {
     i * cols + j
 }
 
+/// Where `a[[i, j]]` of a standard-layout array of `rows × cols` is in its slice: what a
+/// variant's rewritten loop indexes where the macro could not prove `j` below `cols`.
+///
+/// # Panics
+/// Where ndarray's `a[[i, j]]` panics: `i` or `j` past its axis (never the index of a
+/// neighbouring row's element).
+#[inline]
+#[track_caller]
+pub fn index(rows: usize, cols: usize, i: usize, j: usize) -> usize {
+    flat(rows, cols, i, j)
+}
+
 #[cold]
 #[inline(never)]
 #[track_caller]

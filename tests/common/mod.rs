@@ -6,6 +6,26 @@ use std::time::Duration;
 use adaptive_kernel::config::HistorySetting;
 use adaptive_kernel::{Backend, DecisionKind, Kernel, OpComplexity, Work};
 
+/// Set to `1`, the GPU tests skip (saying so) instead of failing where no device is usable.
+pub(crate) const SKIP_GPU_VAR: &str = "ADAPTIVE_KERNEL_SKIP_GPU_TESTS";
+
+/// True when a GPU test should run. Fails the test when there is no usable device (the tests
+/// expect Mesa's lavapipe with `ADAPTIVE_KERNEL_GPU=software` on a machine without a GPU),
+/// unless [`SKIP_GPU_VAR`]`=1`, which skips it and says so.
+pub(crate) fn gpu_or_skip() -> bool {
+    if std::env::var(SKIP_GPU_VAR).as_deref() == Ok("1") {
+        eprintln!("skipped: {SKIP_GPU_VAR}=1");
+        return false;
+    }
+    assert!(
+        adaptive_kernel::ops::gpu::is_available(),
+        "no usable GPU device ({}); run with ADAPTIVE_KERNEL_GPU=software and Mesa's lavapipe \
+         (apt-get install mesa-vulkan-drivers), or set {SKIP_GPU_VAR}=1 to skip the GPU tests",
+        adaptive_kernel::ops::gpu::health()
+    );
+    true
+}
+
 /// Keeps tests away from the user's history file (unless a test chose a file first).
 pub(crate) fn no_history() {
     adaptive_kernel::set_history(HistorySetting::Off);

@@ -18,6 +18,7 @@
 //! | `record` | each `for` loop recorded once: its walk, index, lets, what it holds, how it exits |
 //! | `loops` | the model of one body ([`Body`]), built once per kernel: its parameters and each top-level loop analysed |
 //! | `syntax` | questions about expressions and tokens that every analysis asks |
+//! | `lower` | ndarray's shapes lowered to slice shapes: the body the model is built over when the kernel takes arrays |
 //!
 //! ## Where each question is answered
 //!
@@ -42,11 +43,18 @@
 //! the GPU variant's guesses (`f32` for a float of either width, `i32` for an unsuffixed
 //! integer; `crate::shader`'s `outer` and its unification of shader types, checked at run
 //! time), and the element-wise rewrite's borrow rule (`crate::reduce`'s `elementwise`).
+//!
+//! A kernel over ndarray arrays is modelled over its *lowered* body (`lower`): each array
+//! parameter read as one row-major slice, `a[[i, j]]` as `a[i * cols + j]`, `a.rows()` as
+//! `a.chunks_exact(cols)`. The emitters then rewrite it as they rewrite slice code, and
+//! `crate::layout_guard` runs their output only on a call whose arrays are in standard
+//! layout (else the body as written).
 
 mod access;
 mod independence;
 mod interval;
 mod loops;
+mod lower;
 mod names;
 mod record;
 mod reduction;
@@ -61,6 +69,7 @@ pub(crate) use access::{is_compound, method_writes, root, whole_use_writes, Writ
 pub(crate) use independence::{Carried, Facts, Stride, Target, Value};
 pub(crate) use interval::{moves_with, row_range, unit_base};
 pub(crate) use loops::{Body, Independent, TopLoop};
+pub(crate) use lower::{lower, Lowered};
 #[cfg(test)]
 pub(crate) use names::declared;
 pub(crate) use names::{let_names, pat_names, Env, Scopes};

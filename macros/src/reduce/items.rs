@@ -228,10 +228,8 @@ pub(crate) fn analyse(l: &ForLoop, env: &Env) -> Option<(TokenStream, ExprForLoo
     let syn::Expr::Range(range) = strip(&inner.expr) else { return None };
     let from_zero =
         matches!(range.start.as_deref().map(strip), Some(Expr::Lit(l)) if tokens(&Expr::Lit(l.clone())) == "0");
-    let to_width = range
-        .end
-        .as_deref()
-        .is_some_and(|e| tokens(e) == tokens(&width) || row_names.iter().any(|r| tokens(e) == format!("{r} . len ()")));
+    let to_width =
+        range.end.as_deref().is_some_and(|e| tokens(e) == tokens(&width) || row_names.iter().any(|r| is_len_of(e, r)));
     if !from_zero || !to_width || !matches!(range.limits, RangeLimits::HalfOpen(_)) {
         return None;
     }
@@ -313,6 +311,14 @@ fn plain_pat(pat: &Pat) -> Option<Ident> {
 
 fn tokens(e: &Expr) -> String {
     strip(e).to_token_stream().to_string()
+}
+
+/// Whether `e` is `r.len()`. Compared as syntax, not as printed tokens: the compiler prints
+/// `p.len()` where proc-macro2's own printer (the unit tests', the golden expansions') prints
+/// `p . len ()`, so a comparison of strings held in tests and failed in real builds.
+fn is_len_of(e: &Expr, r: &str) -> bool {
+    matches!(strip(e), Expr::MethodCall(m) if m.method == "len" && m.args.is_empty()
+        && plain_ident(&m.receiver).is_some_and(|i| i == r))
 }
 
 /// The positions of the `for` statements of a block.

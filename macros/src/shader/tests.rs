@@ -235,7 +235,7 @@ fn the_shader_says_rusts_meaning() {
     // The WGSL is a string literal in the body; its escapes are those of a Rust string.
     for piece in [
         "lp_max (",
-        "div_full (",
+        "lp_div (",
         "bitcast<f32>(0x3dcccccdu)",
         "lp_udiv (",
         "lp_partial (",

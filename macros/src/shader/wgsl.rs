@@ -196,7 +196,8 @@ fn binary(op: Bin, ty: Ty, l: &str, r: &str) -> R<String> {
         (_, op) if op.is_comparison() && (ty != Ty::Bool || matches!(op, Bin::Eq | Bin::Ne)) => plain(),
         // Each float result through `lp_fin`: a NaN or infinity it creates runs the call on the host.
         (Ty::F32, Bin::Add | Bin::Sub | Bin::Mul) => format!("lp_fin{}", plain()),
-        (Ty::F32, Bin::Div) => format!("lp_fin(div_full({l}, {r}))"),
+        // A zero divisor too (`lp_div`): a driver may fold `0 / b` or `b / b` before `lp_fin` sees it.
+        (Ty::F32, Bin::Div) => format!("lp_div({l}, {r})"),
         (Ty::Usize, Bin::Add) => format!("lp_uadd({l}, {r})"),
         (Ty::Usize, Bin::Sub) => format!("lp_usub({l}, {r})"),
         (Ty::Usize, Bin::Mul) => format!("lp_umul({l}, {r})"),
@@ -337,7 +338,7 @@ impl Printer<'_> {
                     (Func::Floor, _) => "floor",
                     (Func::Ceil, _) => "ceil",
                     (Func::Round, _) => "lp_round",
-                    (Func::Recip, _) => return Ok(format!("lp_fin(div_full(1.0f, {args}))")),
+                    (Func::Recip, _) => return Ok(format!("lp_div(1.0f, {args})")),
                     (Func::IsNan, _) => "is_nan",
                     (Func::IsFinite, _) => "lp_is_finite",
                     (Func::IsInfinite, _) => "lp_is_infinite",

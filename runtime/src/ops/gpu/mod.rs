@@ -100,7 +100,10 @@
 //! # Plain loops
 //! The GPU variant `#[adaptive_kernel]` generates from a body's plain loops runs
 //! each loop through [`loops`] (not a public API: generated code's), on this
-//! same device, pipeline cache and buffer pool.
+//! same device, pipeline cache and buffer pool. Unlike the ops above, such a
+//! loop never gives the device's NaN or infinity: a call whose float inputs
+//! hold one, or whose shader computes one or divides by zero, runs on the
+//! host ([`crate::fusion`], "Where a class can change").
 //!
 //! # Traffic
 //! [`traffic`] counts the bytes every op call, generated loop and resident

@@ -11,7 +11,7 @@
 //                generated part with its element type and access)
 //
 // Uniform words: 0 the first invocation of this dispatch, 1 the invocations of
-// the call (units of the loop), 2 a range loop's start, 3 unused, then one
+// the call (units of the loop), 2 a range loop's start, 3 zero (see lp_fin), then one
 // length per slice, then the loop's arguments (captured scalars, constants,
 // row widths), in the order the generated part declares them
 // (`LP_BINDINGS`: how many slices it binds).
@@ -30,7 +30,10 @@
 // operation that can create one (+ − × /, mul_add, sqrt, exp, ln, powi, powf,
 // recip) goes through lp_fin, a bit test the driver cannot fold, which sets
 // LP_SPECIAL: a call in which one arises runs on the host too, where Rust
-// computes it. Every value the shader works with is then finite.
+// computes it. A driver may also fold an operation that would create one before
+// the test sees it (`0 / b`, `b / b` for b = 0): with finite operands only a
+// division can, so lp_div also tests its divisor. Every value the shader works
+// with is then finite.
 
 const LP_WG: u32 = 64u;
 const LP_PANIC: u32 = 1u;
@@ -216,12 +219,29 @@ fn lp_i2usize(x: i32) -> u32 {
     return bitcast<u32>(x);
 }
 
-// A float the shader computed, unless it is NaN or infinite (see the header).
+// A float the shader computed, unless it is NaN or infinite (see the header), bit for bit,
+// but opaque to the driver's algebra: uniform word 3 is zero, which the driver cannot know
+// when it compiles the shader. WGSL promises each + − × its own rounding, and Vulkan drivers
+// without SPIR-V's NoContraction (naga emits none) rewrite across operations: lavapipe turned
+// `-x + (s + x)` into `s` (0.1 where Rust's is 0 for x = 1e8) and `(s - s) / x` into 0.
+// Every operation's result passes through here, so each is computed as written.
 fn lp_fin(x: f32) -> f32 {
     if ((bitcast<u32>(x) & 0x7f800000u) == 0x7f800000u) {
         lp_fail(LP_SPECIAL);
     }
-    return x;
+    return bitcast<f32>(bitcast<u32>(x) ^ lp_word(3u));
+}
+
+// a / b through `lp_fin`, and a divisor that is zero or subnormal sets the same status bit.
+// With finite operands only such a divisor gives a NaN or an infinity, and a driver may fold
+// the quotient before `lp_fin` sees it (WGSL lets it assume finite values): lavapipe turns
+// `(s - s) / b` into 0 for b = 0, where Rust's is NaN. The divisor is a run-time value
+// whatever the quotient became, so its test stands.
+fn lp_div(a: f32, b: f32) -> f32 {
+    if ((bitcast<u32>(b) & 0x7f800000u) == 0u) {
+        lp_fail(LP_SPECIAL);
+    }
+    return lp_fin(div_full(a, b));
 }
 
 // f32::max / f32::min: NaN only when both are NaN (WGSL's may return either side).
