@@ -38,7 +38,8 @@
 use std::collections::BTreeSet;
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, ToTokens};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::visit::Visit;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, ExprMethodCall, FnArg, Ident, Lit, Pat, Signature, Type};
 
@@ -892,6 +893,97 @@ fn primitive(ty: &Type) -> bool {
     const NUMBERS: &[&str] =
         &["f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize"];
     matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.get_ident().is_some_and(|i| NUMBERS.iter().any(|n| i == n)))
+}
+
+/// The lock-step loops of `zip.rs`, lowered with what this walk knows of the names.
+impl Walk<'_> {
+    /// The candidate a producer reads, and whether it writes it: `&mut a`, `a.view_mut()`,
+    /// `&a`, `a.view()`, or `a` itself (a view by value, or an array behind a reference).
+    fn producer(&self, e: &Expr) -> Option<(usize, bool)> {
+        let (array, writes) = match e {
+            Expr::Reference(r) => (plain_ident(&r.expr)?, Some(r.mutability.is_some())),
+            Expr::MethodCall(m) if m.args.is_empty() && m.method == "view" => (plain_ident(&m.receiver)?, Some(false)),
+            Expr::MethodCall(m) if m.args.is_empty() && m.method == "view_mut" => {
+                (plain_ident(&m.receiver)?, Some(true))
+            }
+            _ => (plain_ident(e)?, None),
+        };
+        let Some(Name::Array(n)) = self.names.lookup(&array.to_string()).copied() else { return None };
+        let c = &self.candidates[n];
+        match writes {
+            Some(true) => c.mutable.then_some((n, true)),
+            Some(false) => Some((n, false)),
+            // By itself: a view or a reference yields what it can write, an owned array itself.
+            None if c.owned_value => None,
+            None => match (c.writable, c.mutable) {
+                (false, _) => Some((n, false)),
+                (true, true) => Some((n, true)),
+                (true, false) => None,
+            },
+        }
+    }
+
+    /// The `for` loop `z` is, with its producers' dimensions joined; `None` (and the arrays
+    /// it names refused) when it is not one the lowering takes.
+    fn zip_loop(&mut self, z: zip::ZipCall) -> Option<Expr> {
+        let producers: Option<Vec<(usize, bool)>> = z.producers.iter().map(|p| self.producer(p)).collect();
+        let producers = match producers {
+            Some(p) if !p.is_empty() && !zip::returns(&z.body) => p,
+            _ => {
+                for p in &z.producers {
+                    self.refuse_named_in(p);
+                }
+                return None;
+            }
+        };
+        let first = producers[0].0;
+        if producers.iter().any(|&(n, _)| self.candidates[n].two_d != self.candidates[first].two_d) {
+            return None;
+        }
+        for &(n, _) in &producers[1..] {
+            self.join(Self::rows(first), Self::rows(n));
+            self.join(Self::cols(first), Self::cols(n));
+        }
+        let span = z.span;
+        let mut sources = producers.iter().map(|&(n, writes)| {
+            let array = &self.candidates[n].ident;
+            if writes {
+                quote_spanned!(span=> #array.iter_mut())
+            } else {
+                quote_spanned!(span=> #array.iter())
+            }
+        });
+        let mut pats = z.pats.iter();
+        let mut source: TokenStream = sources.next()?;
+        let first_pat = pats.next()?;
+        let mut pat = quote_spanned!(span=> #first_pat);
+        for (s, p) in sources.zip(pats) {
+            source = quote_spanned!(span=> #source.zip(#s));
+            pat = quote_spanned!(span=> (#pat, #p));
+        }
+        let body = match z.body {
+            Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => quote_spanned!(span=> #b),
+            other => quote_spanned!(span=> { #other; }),
+        };
+        Some(syn::parse_quote_spanned!(span=> for #pat in #source #body))
+    }
+
+    /// Refuses every candidate `e` names.
+    fn refuse_named_in(&mut self, e: &Expr) {
+        struct Names(Vec<String>);
+        impl<'ast> Visit<'ast> for Names {
+            fn visit_ident(&mut self, i: &'ast proc_macro2::Ident) {
+                self.0.push(i.to_string());
+            }
+        }
+        let mut names = Names(Vec::new());
+        names.visit_expr(e);
+        for name in names.0 {
+            if let Some(n) = self.names.lookup(&name).copied() {
+                self.refuse(n);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

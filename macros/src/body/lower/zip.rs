@@ -13,23 +13,21 @@
 //! function), `azip!`'s `index` form and a producer that is not such an array leave
 //! the call as written.
 
-use proc_macro2::{Span, TokenStream};
-use quote::quote_spanned;
+use proc_macro2::Span;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::visit::Visit;
 use syn::{Expr, Pat, Token};
 
-use super::{Name, Walk};
-use crate::body::syntax::plain_ident;
-
 /// A lock-step loop as written: its producers, the pattern each element binds, its body.
 pub(super) struct ZipCall {
-    producers: Vec<Expr>,
-    pats: Vec<Pat>,
-    body: Expr,
+    /// The arrays (or views) it walks, in order.
+    pub(super) producers: Vec<Expr>,
+    /// The pattern each producer's element binds.
+    pub(super) pats: Vec<Pat>,
+    pub(super) body: Expr,
     /// Where the `for` of the lowered loop is said to be (its line in reports).
-    span: Span,
+    pub(super) span: Span,
 }
 
 /// `Zip::from(p0).and(p1)….for_each(|x0, x1, …| body)`, if `e` is one.
@@ -104,7 +102,7 @@ fn untyped(p: &Pat) -> Pat {
 }
 
 /// Whether `body` holds a `return` of its own (not one of a closure inside it).
-fn returns(body: &Expr) -> bool {
+pub(super) fn returns(body: &Expr) -> bool {
     struct Returns(bool);
     impl<'ast> Visit<'ast> for Returns {
         fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
@@ -121,96 +119,6 @@ fn returns(body: &Expr) -> bool {
     let mut r = Returns(false);
     r.visit_expr(body);
     r.0
-}
-
-impl Walk<'_> {
-    /// The candidate a producer reads, and whether it writes it: `&mut a`, `a.view_mut()`,
-    /// `&a`, `a.view()`, or `a` itself (a view by value, or an array behind a reference).
-    fn producer(&self, e: &Expr) -> Option<(usize, bool)> {
-        let (array, writes) = match e {
-            Expr::Reference(r) => (plain_ident(&r.expr)?, Some(r.mutability.is_some())),
-            Expr::MethodCall(m) if m.args.is_empty() && m.method == "view" => (plain_ident(&m.receiver)?, Some(false)),
-            Expr::MethodCall(m) if m.args.is_empty() && m.method == "view_mut" => {
-                (plain_ident(&m.receiver)?, Some(true))
-            }
-            _ => (plain_ident(e)?, None),
-        };
-        let Some(Name::Array(n)) = self.names.lookup(&array.to_string()).copied() else { return None };
-        let c = &self.candidates[n];
-        match writes {
-            Some(true) => c.mutable.then_some((n, true)),
-            Some(false) => Some((n, false)),
-            // By itself: a view or a reference yields what it can write, an owned array itself.
-            None if c.owned_value => None,
-            None => match (c.writable, c.mutable) {
-                (false, _) => Some((n, false)),
-                (true, true) => Some((n, true)),
-                (true, false) => None,
-            },
-        }
-    }
-
-    /// The `for` loop `z` is, with its producers' dimensions joined; `None` (and the arrays
-    /// it names refused) when it is not one the lowering takes.
-    pub(super) fn zip_loop(&mut self, z: ZipCall) -> Option<Expr> {
-        let producers: Option<Vec<(usize, bool)>> = z.producers.iter().map(|p| self.producer(p)).collect();
-        let producers = match producers {
-            Some(p) if !p.is_empty() && !returns(&z.body) => p,
-            _ => {
-                for p in &z.producers {
-                    self.refuse_named_in(p);
-                }
-                return None;
-            }
-        };
-        let first = producers[0].0;
-        if producers.iter().any(|&(n, _)| self.candidates[n].two_d != self.candidates[first].two_d) {
-            return None;
-        }
-        for &(n, _) in &producers[1..] {
-            self.join(Self::rows(first), Self::rows(n));
-            self.join(Self::cols(first), Self::cols(n));
-        }
-        let span = z.span;
-        let mut sources = producers.iter().map(|&(n, writes)| {
-            let array = &self.candidates[n].ident;
-            if writes {
-                quote_spanned!(span=> #array.iter_mut())
-            } else {
-                quote_spanned!(span=> #array.iter())
-            }
-        });
-        let mut pats = z.pats.iter();
-        let mut source: TokenStream = sources.next()?;
-        let first_pat = pats.next()?;
-        let mut pat = quote_spanned!(span=> #first_pat);
-        for (s, p) in sources.zip(pats) {
-            source = quote_spanned!(span=> #source.zip(#s));
-            pat = quote_spanned!(span=> (#pat, #p));
-        }
-        let body = match z.body {
-            Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => quote_spanned!(span=> #b),
-            other => quote_spanned!(span=> { #other; }),
-        };
-        Some(syn::parse_quote_spanned!(span=> for #pat in #source #body))
-    }
-
-    /// Refuses every candidate `e` names.
-    fn refuse_named_in(&mut self, e: &Expr) {
-        struct Names(Vec<String>);
-        impl<'ast> Visit<'ast> for Names {
-            fn visit_ident(&mut self, i: &'ast proc_macro2::Ident) {
-                self.0.push(i.to_string());
-            }
-        }
-        let mut names = Names(Vec::new());
-        names.visit_expr(e);
-        for name in names.0 {
-            if let Some(n) = self.names.lookup(&name).copied() {
-                self.refuse(n);
-            }
-        }
-    }
 }
 
 #[cfg(test)]
