@@ -26,11 +26,17 @@ fn check_shader_if_asked(spec: &'static GpuLoop) {
     if !*ASKED.get_or_init(|| std::env::var("ADAPTIVE_KERNEL_CHECK_SHADERS").as_deref() == Ok("1")) {
         return;
     }
-    if let Err(e) = spec.validate() {
-        panic!(
+    // Validated once per loop: `shader` is 1 once known valid (the device's first call sets it too).
+    use std::sync::atomic::Ordering;
+    if spec.shader.load(Ordering::Relaxed) == 1 {
+        return;
+    }
+    match spec.validate() {
+        Ok(()) => spec.shader.store(1, Ordering::Relaxed),
+        Err(e) => panic!(
             "ADAPTIVE_KERNEL_CHECK_SHADERS: the shader generated for the GPU loop at {}:{} is invalid: {e}",
             spec.file, spec.line
-        );
+        ),
     }
 }
 
