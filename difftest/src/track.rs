@@ -206,6 +206,19 @@ fn signs<const N: usize>(mut r: Er, args: [Er; N], op: impl Fn([f32; N]) -> f32)
     r
 }
 
+/// A result `r` of finite operands `args` that overflowed (`±∞`) while one carried an error:
+/// the variant's operands, within their bounds, may give a finite result, or the other
+/// infinity; the contract promises nothing about which, so the call is not compared. Seed 613,
+/// `k6`: `acc0 * acc1` with `acc1` a sum in lanes (bound ±8,000 around 256) and `acc0` near
+/// `−f32::MAX`: `−∞` as written, `0` where the lanes' sum was 0.
+fn overflow<const N: usize>(mut r: Er, args: [Er; N]) -> Er {
+    if r.v.is_infinite() && args.iter().all(|a| a.v.is_finite()) && args.iter().any(|a| a.e > 0.0) {
+        r.e = f64::INFINITY;
+        taint();
+    }
+    r
+}
+
 impl Er {
     fn with(v: f32, e: f64) -> Er {
         let e = if e.is_nan() { f64::INFINITY } else { e };
@@ -368,7 +381,7 @@ impl Er {
         let mut out = Er::result(r, carried + product, 0.0, 0.0);
         out.n = c.n.saturating_add(1);
         out.abs = c.abs + (f64::from(self.v) * f64::from(b.v)).abs() + carried;
-        signs(out, [self, b, c], |[a, b, c]| a.mul_add(b, c))
+        signs(overflow(out, [self, b, c]), [self, b, c], |[a, b, c]| a.mul_add(b, c))
     }
     /// `f32::powi`.
     pub fn powi(self, k: i32) -> Er {
@@ -435,7 +448,7 @@ impl Add for Er {
         let mut r = Er::result(self.v + o.v, self.e + o.e, 0.0, 0.0);
         r.n = self.n.saturating_add(o.n);
         r.abs = self.abs + o.abs;
-        signs(r, [self, o], |[a, b]| a + b)
+        signs(overflow(r, [self, o]), [self, o], |[a, b]| a + b)
     }
 }
 
@@ -445,7 +458,7 @@ impl Sub for Er {
         let mut r = Er::result(self.v - o.v, self.e + o.e, 0.0, 0.0);
         r.n = self.n.saturating_add(o.n);
         r.abs = self.abs + o.abs;
-        signs(r, [self, o], |[a, b]| a - b)
+        signs(overflow(r, [self, o]), [self, o], |[a, b]| a - b)
     }
 }
 
@@ -459,7 +472,7 @@ impl Mul for Er {
         let fused = if on_gpu() { 0.5 * ulp(a * b) } else { 0.0 };
         let mut r = Er::result(v, carried + fused, 0.0, 0.0);
         r.partials = (self.partials.0 * o.partials.0, self.partials.1 * o.partials.1);
-        signs(r, [self, o], |[a, b]| a * b)
+        signs(overflow(r, [self, o]), [self, o], |[a, b]| a * b)
     }
 }
 
@@ -477,7 +490,7 @@ impl Div for Er {
         }
         let a = f64::from(self.v.abs());
         let carried = if o.e > 0.0 || self.e > 0.0 { (a * o.e + b * self.e) / (b * (b - o.e)) } else { 0.0 };
-        signs(Er::result(v, carried, 2.5, 0.0), [self, o], |[a, b]| a / b)
+        signs(overflow(Er::result(v, carried, 2.5, 0.0), [self, o]), [self, o], |[a, b]| a / b)
     }
 }
 
@@ -660,6 +673,25 @@ mod tests {
         let mut acc = tame;
         end(&mut acc, 3, Carry::Product);
         assert!(acc.e.is_finite() && acc.e > 0.0);
+        assert!(!end_run());
+    }
+
+    /// Seed 613, kernel `k6`: a product of a value near `-f32::MAX` and a regrouped sum
+    /// overflows as written; the variant's sum, within its bound, may make it finite. Not
+    /// compared; a product of exact operands that overflows keeps its exact infinity.
+    #[test]
+    fn an_overflow_of_operands_that_carry_an_error_is_not_compared() {
+        begin(Mode { variant: Some(Backend::Simd), regroup: vec![5], ..Mode::default() });
+        let mut sum = c(2.0e9) + c(-2.0e9) + c(256.0);
+        end(&mut sum, 5, Carry::Sum);
+        assert!(sum.e > 256.0);
+        let r = c(-3.0e38) * sum;
+        assert!(r.v.is_infinite() && r.e.is_infinite());
+        assert!(end_run());
+
+        begin(Mode { variant: Some(Backend::Simd), ..Mode::default() });
+        let r = c(-3.0e38) * c(256.0);
+        assert_eq!((r.v, r.e), (f32::NEG_INFINITY, 0.0));
         assert!(!end_run());
     }
 
