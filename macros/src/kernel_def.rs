@@ -419,6 +419,7 @@ mod tests {
             k.loops.iter().map(|l| (l.report.idiom.as_str(), l.report.rewritten, l.parallel)).collect();
         assert_eq!(lanes, [("for range =", true, true), ("for range =", true, true)]);
         let parallel = k.parallel_body.unwrap().into_token_stream().to_string();
-        assert!(parallel.matches("chunk_mut :: < _ , 64 >").count() == 2, "{parallel}");
+        // Two loops, each with its windows' path and its slices' path.
+        assert!(parallel.matches("chunk_mut :: < _ , 64 >").count() == 4, "{parallel}");
     }
 }

@@ -195,6 +195,27 @@ pub fn chunk_mut<T, const L: usize>(s: &mut [T], base: usize, at: usize) -> Opti
     s.get_mut(start..end)?.try_into().ok()
 }
 
+/// The elements an access reads over a loop's whole range of `n` indices, `s[first..=last]`
+/// (`first` and `last` its index at the range's first and last index, evaluated as the
+/// macro's `index_*` do), or `None` where the index overflows at either end, or the access
+/// leaves the slice somewhere in the range, or its elements are not consecutive. The
+/// expressions the macro accepts grow by one per index, so that every index in between
+/// evaluates and reads inside the window.
+#[inline(always)]
+pub fn window<T>(s: &[T], first: Option<usize>, last: Option<usize>, n: usize) -> Option<&[T]> {
+    let first = first?;
+    (first.checked_add(n.checked_sub(1)?)? == last?).then_some(())?;
+    s.get(first..first + n)
+}
+
+/// [`window`] of a slice the loop writes.
+#[inline(always)]
+pub fn window_mut<T>(s: &mut [T], first: Option<usize>, last: Option<usize>, n: usize) -> Option<&mut [T]> {
+    let first = first?;
+    (first.checked_add(n.checked_sub(1)?)? == last?).then_some(())?;
+    s.get_mut(first..first + n)
+}
+
 // An element-wise loop's index expression (`i - 1`, `row * w + i`), evaluated
 // for a chunk's first and last lane with these instead of `+`, `-`, `*`: `None`
 // where the expression as written would overflow (panic in a debug build, wrap

@@ -18,6 +18,8 @@
 //! | `a.sum()` (a primitive element) | `a.iter().sum::<T>()` |
 //! | `a.fold(init, f)` | `a.iter().fold(init, f)` |
 //! | `for row in a.rows()` / `outer_iter()` / `axis_iter(Axis(0))` (also `_mut`, `.into_iter()`, under `.enumerate()` and `.zip(..)`) | `for row in a.chunks_exact(cols)` (`_mut`), each row a slice with the 1-D rules |
+//! | `for ((i, j), x) in a.indexed_iter()` (`_mut`; not when the body `break`s) | `for i in 0..rows { for j in 0..cols { let x = &a[i * cols + j]; .. } }` |
+//! | `for (i, x) in v.indexed_iter()` (1-D, `_mut`) | `for i in 0..v.len() { let x = &v[i]; .. }` |
 //!
 //! The proof that `j` is below the columns: `j` is the index of an enclosing `for j in
 //! lo..hi` whose `hi` is a number of columns (`a.ncols()`, a name bound to it by `let m =
@@ -492,6 +494,98 @@ impl<'a> Walk<'a> {
         true
     }
 
+    /// `for ((i, j), x) in a.indexed_iter() { .. }` (`indexed_iter_mut()`) lowered as the
+    /// slice code writes it: `for i in 0..rows { for j in 0..cols { let x = &a[i * cols + j];
+    /// .. } }` (`&mut`), so that the rows are the loops the rewrites split and take in lanes;
+    /// a 1-D array's `for (i, x) in a.indexed_iter()`: `for i in 0..a.len() { let x = &a[i];
+    /// .. }`. In standard layout, ndarray's order (logical, row-major) is the slice's. A 2-D
+    /// loop whose body `break`s or that has a label is not one (two loops for one would
+    /// change what a `break` leaves). Whether `f` was one (then it is lowered, body and all).
+    fn indexed(&mut self, f: &mut syn::ExprForLoop) -> bool {
+        let Expr::MethodCall(m) = &*f.expr else { return false };
+        if !m.args.is_empty() || m.turbofish.is_some() {
+            return false;
+        }
+        let mutable = match m.method.to_string().as_str() {
+            "indexed_iter" => false,
+            "indexed_iter_mut" => true,
+            _ => return false,
+        };
+        let Some(Name::Array(n)) = self.array(&m.receiver) else { return false };
+        let c = &self.candidates[n];
+        if mutable && !c.mutable {
+            return false;
+        }
+        let two_d = c.two_d;
+        let Pat::Tuple(t) = &*f.pat else { return false };
+        if t.elems.len() != 2 {
+            return false;
+        }
+        let (at, elem) = (&t.elems[0], &t.elems[1]);
+        // An index: a name that is not `mut` or `ref`, or `_` (then a hidden name).
+        let index = |p: &Pat, hidden: &str| match p {
+            Pat::Ident(p) if p.by_ref.is_none() && p.mutability.is_none() && p.subpat.is_none() => {
+                Some(p.ident.clone())
+            }
+            Pat::Wild(_) => Some(format_ident!("{}", hidden, span = Span::call_site())),
+            _ => None,
+        };
+        let indices = match (two_d, at) {
+            (true, Pat::Tuple(ij)) if ij.elems.len() == 2 => {
+                match (index(&ij.elems[0], "__adaptive_i"), index(&ij.elems[1], "__adaptive_j")) {
+                    (Some(i), Some(j)) if i != j => vec![i, j],
+                    _ => return false,
+                }
+            }
+            (false, p) => match index(p, "__adaptive_i") {
+                Some(i) => vec![i],
+                None => return false,
+            },
+            _ => return false,
+        };
+        if two_d && (f.label.is_some() || breaks(&f.body)) {
+            return false;
+        }
+        let elem = elem.clone();
+        let span = m.method.span();
+        let array = c.ident.clone();
+        let borrow = if mutable { quote!(&mut) } else { quote!(&) };
+        // The body past the element's own `let`, lowered with the indices bound.
+        self.names.push();
+        for (k, i) in indices.iter().enumerate() {
+            let hi = if two_d { Some((if k == 0 { Self::rows(n) } else { Self::cols(n) }, 0)) } else { None };
+            self.names.bind(i.to_string(), Name::Index { lo: 0, hi });
+        }
+        self.bind_other(&elem);
+        let mut body = f.body.clone();
+        self.visit_block_mut(&mut body);
+        self.names.pop();
+        let stmts = &body.stmts;
+        let lowered: syn::ExprForLoop = if two_d {
+            let (i, j) = (&indices[0], &indices[1]);
+            let (rows, cols) = (self.dim_ident(Self::rows(n)), self.dim_ident(Self::cols(n)));
+            syn::parse_quote_spanned!(span=>
+                for #i in 0..#rows {
+                    for #j in 0..#cols {
+                        let #elem = #borrow #array[#i * #cols + #j];
+                        #(#stmts)*
+                    }
+                }
+            )
+        } else {
+            let i = &indices[0];
+            let label = &f.label;
+            syn::parse_quote_spanned!(span=>
+                #label for #i in 0..#array.len() {
+                    let #elem = #borrow #array[#i];
+                    #(#stmts)*
+                }
+            )
+        };
+        *f = lowered;
+        true
+    }
+
     /// Lowers `e` in place when it is a lock-step loop (`Zip::from(..)..for_each(..)`,
     /// `azip!(..)`) the lowering takes (see `zip.rs`); whether it was.
     fn lock_step(&mut self, e: &mut Expr) -> bool {
@@ -715,7 +809,7 @@ impl VisitMut for Walk<'_> {
                 None => None,
             },
             Expr::ForLoop(f) => {
-                if self.numbered_rows(f) {
+                if self.numbered_rows(f) || self.indexed(f) {
                     return;
                 }
                 let range = match (&*f.expr, &*f.pat) {
@@ -847,6 +941,19 @@ impl VisitMut for Rename {
             *i = to.clone();
         }
     }
+}
+
+/// Whether `body` holds a `break` (in a nested loop or closure too: enough to refuse).
+fn breaks(body: &Block) -> bool {
+    struct Find(bool);
+    impl<'ast> Visit<'ast> for Find {
+        fn visit_expr_break(&mut self, _: &'ast syn::ExprBreak) {
+            self.0 = true;
+        }
+    }
+    let mut find = Find(false);
+    find.visit_block(body);
+    find.0
 }
 
 /// A `usize` literal's value.
@@ -1046,6 +1153,57 @@ mod tests {
             body.contains("layout :: index (__adaptive_rows_u , __adaptive_cols_u , i , j + 2)"),
             "j + 2 may pass the row: checked\n{body}"
         );
+    }
+
+    #[test]
+    fn indexed_iter_becomes_the_loops_over_rows_and_columns() {
+        let (_, body, _) = lowered(quote!(
+            fn k(a: ArrayView2<'_, f32>, mut out: ArrayViewMut2<'_, f32>, v: ArrayView1<'_, f32>) -> f32 {
+                let mut s = 0.0f32;
+                for ((i, j), x) in a.indexed_iter() {
+                    s += (i + j) as f32 * x;
+                }
+                for ((_, j), o) in out.indexed_iter_mut() {
+                    *o = a[[0, j]];
+                }
+                'l: for (k, &y) in v.indexed_iter() {
+                    if y > 1.0 {
+                        break 'l;
+                    }
+                    s += k as f32;
+                }
+                s
+            }
+        ))
+        .unwrap();
+        let squash = |s: &str| s.split_whitespace().collect::<String>();
+        let body = squash(&body);
+        let want = [
+            "for i in 0 .. __adaptive_rows_a { for j in 0 .. __adaptive_cols_a { let x = & a [i * __adaptive_cols_a + j] ;",
+            "for __adaptive_i in 0 .. __adaptive_rows_out { for j in 0 .. __adaptive_cols_a { let o = & mut out [__adaptive_i * __adaptive_cols_a + j] ; * o = a [0 * __adaptive_cols_a + j] ;",
+            "'l : for k in 0 .. v . len () { let & y = & v [k] ;",
+        ];
+        for w in want {
+            assert!(body.contains(&squash(w)), "{w}\n{body}");
+        }
+    }
+
+    #[test]
+    fn indexed_iter_of_a_2_d_array_whose_body_breaks_stays_as_written() {
+        // Two loops for one would change what the `break` leaves.
+        let lowered = lowered(quote!(
+            fn k(a: ArrayView2<'_, f32>) -> f32 {
+                let mut s = 0.0f32;
+                for ((i, _), x) in a.indexed_iter() {
+                    if i > 2 {
+                        break;
+                    }
+                    s += x;
+                }
+                s
+            }
+        ));
+        assert!(lowered.is_none());
     }
 
     #[test]

@@ -507,25 +507,46 @@ impl Check {
     }
 }
 
-/// The rewritten loop: a block expression of type `()`.
-pub(crate) fn rewritten(plan: &Plan) -> Expr {
-    let (k, l, end) = (hidden("__adaptive_k"), hidden("__adaptive_l"), hidden("__adaptive_end"));
-    let vars: Vec<Ident> = (0..plan.chunks.len()).map(|n| hidden(&format!("__adaptive_h{n}"))).collect();
-    let bases: Vec<Ident> = (0..plan.chunks.len()).map(|n| hidden(&format!("__adaptive_b{n}"))).collect();
-    let mut lane_body = plan.body.clone();
+/// The body with each access the plan takes in chunks replaced by element `l` of `vars`
+/// (a chunk's, or a window's).
+fn body_over(plan: &Plan, vars: &[Ident], l: &Ident) -> Block {
+    let mut body = plan.body.clone();
     Lanes {
         accs: Vec::new(),
         reads: plan
             .chunks
             .iter()
-            .zip(&vars)
+            .zip(vars)
             .flat_map(|(c, var)| {
                 let place = quote!(#var[#l]);
                 c.keys.iter().map(move |key| (key.clone(), place.clone()))
             })
             .collect(),
     }
-    .visit_block_mut(&mut lane_body);
+    .visit_block_mut(&mut body);
+    body
+}
+
+/// The levels of the windows' path (see [`rewritten`]): below the narrowest, elements one at
+/// a time from the windows.
+const WINDOW_LEVELS: [usize; 2] = [64, 16];
+
+/// The rewritten loop: a block expression of type `()`.
+///
+/// First the **windows**: each access's elements over the whole range (`a[i + c]` for `i` in
+/// `start..end` is `a[start + c..end + c]`), each taken once, before the lanes, when every
+/// one is in bounds; the chunks are then taken from the windows, whose bounds are those of
+/// the range, so that what a chunk checks is the same for every access and LLVM keeps the
+/// lanes in vector registers. Taking the chunks from the slices themselves at a flattened
+/// index (a 5-point stencil's `u[(i - 1) * w + j]`) ran a 512 × 512 stencil at 0.75× of the
+/// windows' speed (BENCHMARKS.md, "Element-wise windows"). Where an access leaves its slice
+/// somewhere in the range (a border read behind an `if`), the loop runs the chunks taken one
+/// by one from the slices, as below.
+pub(crate) fn rewritten(plan: &Plan) -> Expr {
+    let (k, l, end) = (hidden("__adaptive_k"), hidden("__adaptive_l"), hidden("__adaptive_end"));
+    let vars: Vec<Ident> = (0..plan.chunks.len()).map(|n| hidden(&format!("__adaptive_h{n}"))).collect();
+    let bases: Vec<Ident> = (0..plan.chunks.len()).map(|n| hidden(&format!("__adaptive_b{n}"))).collect();
+    let lane_body = body_over(plan, &vars, &l);
     let lane_stmts = &lane_body.stmts;
     let index = &plan.index;
     let (span, chunk, chunk_mut) = (helper("span"), helper("chunk"), helper("chunk_mut"));
@@ -577,21 +598,94 @@ pub(crate) fn rewritten(plan: &Plan) -> Expr {
     let narrow_lit = Literal::usize_unsuffixed(LEVELS[LEVELS.len() - 1]);
     let (start, last, body) = (&plan.start, &plan.end, &plan.body);
     let stop = hidden("__adaptive_stop");
+    let (windows, done) = (windows(plan, &k, &end), hidden("__adaptive_done"));
     Expr::Verbatim(quote!({
         let mut #k: usize = #start;
         let #end: usize = #last;
-        loop {
-            if #end.saturating_sub(#k) >= #narrow_lit {
-                #(#levels)*
+        #[allow(clippy::all, clippy::pedantic, clippy::nursery, clippy::restriction)]
+        let #done: bool = #windows;
+        if !#done {
+            loop {
+                if #end.saturating_sub(#k) >= #narrow_lit {
+                    #(#levels)*
+                }
+                let #stop: usize = if #end.saturating_sub(#k) >= #narrow_lit { #k + #narrow_lit } else { #end };
+                for #index in #k..#stop #body
+                if #stop >= #end {
+                    break;
+                }
+                #k = #stop;
             }
-            let #stop: usize = if #end.saturating_sub(#k) >= #narrow_lit { #k + #narrow_lit } else { #end };
-            for #index in #k..#stop #body
-            if #stop >= #end {
-                break;
-            }
-            #k = #stop;
         }
     }))
+}
+
+/// The windows' path of [`rewritten`]: a `bool` expression, `true` when it ran the loop
+/// (every window in bounds), `false` when it did nothing. `k` and `end` are the range's
+/// bounds, evaluated once.
+fn windows(plan: &Plan, k: &Ident, end: &Ident) -> TokenStream {
+    let (l, n, at) = (hidden("__adaptive_l"), hidden("__adaptive_n"), hidden("__adaptive_at"));
+    let wins: Vec<Ident> = (0..plan.chunks.len()).map(|n| hidden(&format!("__adaptive_w{n}"))).collect();
+    let vars: Vec<Ident> = (0..plan.chunks.len()).map(|n| hidden(&format!("__adaptive_h{n}"))).collect();
+    let (window, window_mut, chunk, chunk_mut) =
+        (helper("window"), helper("window_mut"), helper("chunk"), helper("chunk_mut"));
+    let some = quote!(::core::option::Option::Some);
+    let index = &plan.index;
+    let (first, last) = (k.to_token_stream(), quote!((#end - 1)));
+    let takes = plan.chunks.iter().zip(&wins).map(|(c, _)| {
+        let slice = &c.slice;
+        let (first, last) = (checked(&c.at, index, &first), checked(&c.at, index, &last));
+        match c.written {
+            true => quote!(#window_mut(&mut #slice[..], #first, #last, #n)),
+            false => quote!(#window(&#slice[..], #first, #last, #n)),
+        }
+    });
+    let lane_body = body_over(plan, &vars, &l);
+    let lane_stmts = &lane_body.stmts;
+    // The read chunks are not copied here, as the slices' path copies them (`rewritten`'s
+    // `copies`): with six windows live, LLVM kept the copies on the stack, and a 512 × 512
+    // stencil ran at 0.8× of the speed it has without them.
+    let level = |lanes: usize| {
+        let lanes_lit = Literal::usize_unsuffixed(lanes);
+        let chunks = plan.chunks.iter().zip(&wins).map(|(c, w)| match c.written {
+            true => quote!(#chunk_mut::<_, #lanes_lit>(#w, #at, 0)),
+            false => quote!(#chunk::<_, #lanes_lit>(#w, #at, 0)),
+        });
+        quote!(
+            #[allow(clippy::all, clippy::pedantic, clippy::nursery, clippy::restriction)]
+            while #n - #at >= #lanes_lit {
+                let (#(#some(#vars),)*) = (#(#chunks,)*) else { break; };
+                for #l in 0..#lanes_lit {
+                    #[allow(unused_variables)]
+                    let #index: usize = #k + #at + #l;
+                    #(#lane_stmts)*
+                }
+                #at += #lanes_lit;
+            }
+        )
+    };
+    let levels = WINDOW_LEVELS.map(level);
+    let narrow_lit = Literal::usize_unsuffixed(WINDOW_LEVELS[WINDOW_LEVELS.len() - 1]);
+    let rest_body = body_over(plan, &wins, &l);
+    let rest_stmts = &rest_body.stmts;
+    quote!({
+        let #n: usize = #end.saturating_sub(#k);
+        #n >= #narrow_lit && match (#(#takes,)*) {
+            (#(#some(#wins),)*) => {
+                let mut #at: usize = 0;
+                #(#levels)*
+                #[allow(clippy::all, clippy::pedantic, clippy::nursery, clippy::restriction)]
+                for #l in #at..#n {
+                    #[allow(unused_variables)]
+                    let #index: usize = #k + #l;
+                    #(#rest_stmts)*
+                }
+                true
+            }
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    })
 }
 
 /// An index expression accepted by [`Check::offset`] with the loop index at `at`, in checked
@@ -703,19 +797,31 @@ mod tests {
         );
         // The rows loop stores `out[0]`, but holds a loop: not element-wise, not reported.
         assert_eq!(reports, yes(), "{body}");
-        // Nine reads and one write per chunk, at 64 lanes, then 16, then 4.
-        assert_eq!(count(&body, "reduce :: chunk :: < _ , 64 >"), 9, "{body}");
-        assert_eq!(count(&body, "reduce :: chunk_mut :: < _ , 64 >"), 1, "{body}");
-        assert_eq!(count(&body, "reduce :: chunk :: < _ , 16 >"), 9, "{body}");
-        assert_eq!(count(&body, "reduce :: chunk_mut :: < _ , 16 >"), 1, "{body}");
+        // Nine reads and one write per chunk: first from the nine windows and the written one
+        // (each access over the whole range) at 64 lanes, then 16; where a window is out of
+        // bounds, from the slices at 64 lanes, then 16, then 4.
+        assert_eq!(count(&body, "reduce :: window (& "), 9, "{body}");
+        assert_eq!(count(&body, "reduce :: window_mut (& mut out [..]"), 1, "{body}");
+        assert_eq!(count(&body, "reduce :: chunk :: < _ , 64 > (__adaptive_w"), 9, "{body}");
+        assert_eq!(count(&body, "reduce :: chunk_mut :: < _ , 64 > (__adaptive_w9"), 1, "{body}");
+        assert_eq!(count(&body, "reduce :: chunk :: < _ , 64 >"), 18, "{body}");
+        assert_eq!(count(&body, "reduce :: chunk_mut :: < _ , 64 >"), 2, "{body}");
+        assert_eq!(count(&body, "reduce :: chunk :: < _ , 16 >"), 18, "{body}");
+        assert_eq!(count(&body, "reduce :: chunk_mut :: < _ , 16 >"), 2, "{body}");
         assert_eq!(count(&body, "reduce :: chunk :: < _ , 4 >"), 9, "{body}");
         assert_eq!(count(&body, "reduce :: chunk_mut :: < _ , 4 >"), 1, "{body}");
+        // Below 16 lanes the windows' elements one at a time.
+        assert!(
+            body.contains("let x : usize = __adaptive_k + __adaptive_l ; let sum = __adaptive_w0 [__adaptive_l]"),
+            "{body}"
+        );
         assert!(body.contains("chunk_mut :: < _ , 16 > (& mut out [..] , __adaptive_b9 , 0)"), "{body}");
         // `x - 1` at the chunk's first and last lane, without overflow.
         assert!(body.contains("index_sub (:: core :: option :: Option :: Some (__adaptive_k) , :: core :: option :: Option :: Some (1))"), "{body}");
         assert!(body.contains("let x : usize = __adaptive_k + __adaptive_l ;"), "{body}");
         assert!(body.contains("__adaptive_h9 [__adaptive_l] = sum / 9.0"), "{body}");
-        // The nine read chunks are copied before the lanes run; the written one is not.
+        // In the slices' path the nine read chunks are copied before the lanes run; the written
+        // one is not, and the windows' path copies none.
         assert!(body.contains("let __adaptive_h0 : [_ ; 64] = * __adaptive_h0 ;"), "{body}");
         assert_eq!(count(&body, ": [_ ; 64] = *"), 9, "{body}");
         // Where no chunk is taken, the body as written.
@@ -725,9 +831,9 @@ mod tests {
     #[test]
     fn in_place_updates_read_the_written_element() {
         let body = rewritten(range_loop(quote!(out[i] = out[i] * s + a[i];)));
-        // `out[i]` read and written: one mutable chunk; `a[i]`: one shared.
-        assert_eq!(count(&body, ":: chunk_mut :: < _ , 16 >"), 1, "{body}");
-        assert_eq!(count(&body, ":: chunk :: < _ , 16 >"), 1, "{body}");
+        // `out[i]` read and written: one mutable chunk; `a[i]`: one shared (in each path).
+        assert_eq!(count(&body, ":: chunk_mut :: < _ , 16 >"), 2, "{body}");
+        assert_eq!(count(&body, ":: chunk :: < _ , 16 >"), 2, "{body}");
         assert!(
             body.contains(
                 "__adaptive_h0 [__adaptive_l] = __adaptive_h0 [__adaptive_l] * s + __adaptive_h1 [__adaptive_l]"
@@ -771,7 +877,7 @@ mod tests {
         assert!(body.contains("index_add (:: adaptive_kernel :: __private :: reduce :: index_mul (:: core :: option :: Option :: Some (row) , :: core :: option :: Option :: Some (w)) , :: core :: option :: Option :: Some (__adaptive_k))"), "{body}");
         // `s[row]` does not move with the loop: read as written in each lane.
         assert!(body.contains("* s [row] +"), "{body}");
-        assert_eq!(count(&body, ":: chunk :: < _ , 16 >"), 2, "{body}");
+        assert_eq!(count(&body, ":: chunk :: < _ , 16 >"), 4, "{body}");
     }
 
     #[test]
