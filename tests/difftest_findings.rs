@@ -276,3 +276,46 @@ fn a_folds_parentheses_do_not_warn() {
     assert!((simd - scalar).abs() <= 1e-3 * scalar.abs().max(1.0), "{simd} against {scalar}");
     assert!(fold_paren::KERNEL.spec().loops[0].rewritten(), "the fold is still put in lanes");
 }
+
+/// Seed 710, kernel `k36`: a root of a subnormal.
+#[adaptive_kernel(complexity = "Low")]
+fn root_of_tiny(a: &[f32], out: &mut [f32]) {
+    for i in 0..out.len() {
+        out[i] = a[i].powf(0.5);
+    }
+}
+
+/// Seed 710, kernel `k36`: `(-s).powf(0.5)` with `s = -1e-40` gave `7.7e-20` on lavapipe,
+/// where Scalar gives `1e-20`: the shader's `ln` took the subnormal's exponent from `frexp`,
+/// which read it as 2^-127. A subnormal argument of `ln` (and so of `powf`) now runs the call
+/// on the host; a normal one stays on the device.
+#[test]
+fn a_power_of_a_subnormal_is_the_hosts() {
+    assert!(root_of_tiny::KERNEL.spec().gpu_loops[0].on_gpu());
+    if !gpu_or_skip() {
+        return;
+    }
+    let line = root_of_tiny::KERNEL.spec().gpu_loops[0].line;
+    let n = 200;
+    let mut a: Vec<f32> = (0..n).map(|i| 1.0 + i as f32).collect();
+    a[3] = 1e-40;
+    let before = gpu_loop::runs(file!(), line);
+    let (mut scalar, mut on_gpu) = (vec![0.0f32; n], vec![0.0f32; n]);
+    root_of_tiny::scalar(&a, &mut scalar);
+    root_of_tiny::gpu(&a, &mut on_gpu);
+    assert!((9.99e-21..1.001e-20).contains(&scalar[3]), "{}", scalar[3]);
+    assert!(same_bits(&on_gpu, &scalar), "GPU {:?}, Scalar {:?}", &on_gpu[..4], &scalar[..4]);
+    let after = gpu_loop::runs(file!(), line);
+    assert!(after.special > before.special, "the subnormal sent the call to the host");
+
+    // Normal arguments: on the device, within `powf`'s bound.
+    a[3] = 4.0;
+    let (mut scalar, mut on_gpu) = (vec![0.0f32; n], vec![0.0f32; n]);
+    root_of_tiny::scalar(&a, &mut scalar);
+    root_of_tiny::gpu(&a, &mut on_gpu);
+    for (g, c) in on_gpu.iter().zip(&scalar) {
+        assert!((g - c).abs() <= 8.0 * f32::EPSILON * c.abs(), "GPU {g}, Scalar {c}");
+    }
+    assert!(gpu_loop::runs(file!(), line).on_device > after.on_device, "ran on the device");
+}
+
