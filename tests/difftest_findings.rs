@@ -318,4 +318,3 @@ fn a_power_of_a_subnormal_is_the_hosts() {
     }
     assert!(gpu_loop::runs(file!(), line).on_device > after.on_device, "ran on the device");
 }
-
