@@ -19,7 +19,7 @@
 //! | `a.fold(init, f)` | `a.iter().fold(init, f)` |
 //! | `for row in a.rows()` / `outer_iter()` / `axis_iter(Axis(0))` (also `_mut`, `.into_iter()`, under `.enumerate()` and `.zip(..)`) | `for row in a.chunks_exact(cols)` (`_mut`), each row a slice with the 1-D rules |
 //! | `for ((i, j), x) in a.indexed_iter()` (`_mut`; not when the body `break`s) | `for i in 0..rows { for j in 0..cols { let x = &a[i * cols + j]; .. } }` |
-//! | `for (i, x) in v.indexed_iter()` (1-D, `_mut`) | `for i in 0..v.len() { let x = &v[i]; .. }` |
+//! | `for (i, x) in v.indexed_iter()` (1-D, `_mut`) | `for (i, x) in v.iter().enumerate()` (`iter_mut`) |
 //!
 //! The proof that `j` is below the columns: `j` is the index of an enclosing `for j in
 //! lo..hi` whose `hi` is a number of columns (`a.ncols()`, a name bound to it by `let m =
@@ -497,10 +497,10 @@ impl<'a> Walk<'a> {
     /// `for ((i, j), x) in a.indexed_iter() { .. }` (`indexed_iter_mut()`) lowered as the
     /// slice code writes it: `for i in 0..rows { for j in 0..cols { let x = &a[i * cols + j];
     /// .. } }` (`&mut`), so that the rows are the loops the rewrites split and take in lanes;
-    /// a 1-D array's `for (i, x) in a.indexed_iter()`: `for i in 0..a.len() { let x = &a[i];
-    /// .. }`. In standard layout, ndarray's order (logical, row-major) is the slice's. A 2-D
-    /// loop whose body `break`s or that has a label is not one (two loops for one would
-    /// change what a `break` leaves). Whether `f` was one (then it is lowered, body and all).
+    /// a 1-D array's `for (i, x) in a.indexed_iter()`: `for (i, x) in a.iter().enumerate()`.
+    /// In standard layout, ndarray's order (logical, row-major) is the slice's. A 2-D loop
+    /// whose body `break`s or that has a label is not one (two loops for one would change
+    /// what a `break` leaves). Whether `f` was one (then it is lowered, body and all).
     fn indexed(&mut self, f: &mut syn::ExprForLoop) -> bool {
         let Expr::MethodCall(m) = &*f.expr else { return false };
         if !m.args.is_empty() || m.turbofish.is_some() {
@@ -573,11 +573,13 @@ impl<'a> Walk<'a> {
                 }
             )
         } else {
+            // `iter().enumerate()`: what the slice code writes (a range over `0..v.len()` that
+            // only indexes `v` is clippy's `needless_range_loop`, in the user's span).
             let i = &indices[0];
             let label = &f.label;
+            let iter = if mutable { quote!(iter_mut) } else { quote!(iter) };
             syn::parse_quote_spanned!(span=>
-                #label for #i in 0..#array.len() {
-                    let #elem = #borrow #array[#i];
+                #label for (#i, #elem) in #array.#iter().enumerate() {
                     #(#stmts)*
                 }
             )
@@ -1181,7 +1183,7 @@ mod tests {
         let want = [
             "for i in 0 .. __adaptive_rows_a { for j in 0 .. __adaptive_cols_a { let x = & a [i * __adaptive_cols_a + j] ;",
             "for __adaptive_i in 0 .. __adaptive_rows_out { for j in 0 .. __adaptive_cols_a { let o = & mut out [__adaptive_i * __adaptive_cols_a + j] ; * o = a [0 * __adaptive_cols_a + j] ;",
-            "'l : for k in 0 .. v . len () { let & y = & v [k] ;",
+            "'l : for (k , & y) in v . iter () . enumerate () {",
         ];
         for w in want {
             assert!(body.contains(&squash(w)), "{w}\n{body}");
