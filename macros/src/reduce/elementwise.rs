@@ -48,6 +48,11 @@
 //! }
 //! ```
 //!
+//! When every access stays in its slice over the whole range (checked once, before the
+//! loop), the chunks come instead from **windows**, each access's elements over the range
+//! taken once (`row[x - 1]` for `x` in `1..w - 1` is `row[0..w - 2]`), so that every chunk
+//! checks the same bounds; see [`rewritten`].
+//!
 //! **What is rewritten.** A loop over a `usize` range whose pattern is a plain
 //! name, with no nested loop, whose body
 //!
@@ -632,7 +637,7 @@ fn windows(plan: &Plan, k: &Ident, end: &Ident) -> TokenStream {
     let some = quote!(::core::option::Option::Some);
     let index = &plan.index;
     let (first, last) = (k.to_token_stream(), quote!((#end - 1)));
-    let takes = plan.chunks.iter().zip(&wins).map(|(c, _)| {
+    let takes = plan.chunks.iter().map(|c| {
         let slice = &c.slice;
         let (first, last) = (checked(&c.at, index, &first), checked(&c.at, index, &last));
         match c.written {
