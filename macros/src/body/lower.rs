@@ -550,7 +550,8 @@ impl<'a> Walk<'a> {
         let span = m.method.span();
         let array = c.ident.clone();
         let borrow = if mutable { quote!(&mut) } else { quote!(&) };
-        // The body past the element's own `let`, lowered with the indices bound.
+        // The body, lowered with the indices and the element bound (the element's `let` and
+        // the loops around it are written already lowered, below).
         self.names.push();
         for (k, i) in indices.iter().enumerate() {
             let hi = if two_d { Some((if k == 0 { Self::rows(n) } else { Self::cols(n) }, 0)) } else { None };
