@@ -603,7 +603,7 @@ pub(crate) fn rewritten(plan: &Plan) -> Expr {
     let narrow_lit = Literal::usize_unsuffixed(LEVELS[LEVELS.len() - 1]);
     let (start, last, body) = (&plan.start, &plan.end, &plan.body);
     let stop = hidden("__adaptive_stop");
-    let (windows, done) = (windows(plan, &k, &end), hidden("__adaptive_done"));
+    let (windows, done) = (windows(plan, &k, &end, &vars, lane_stmts), hidden("__adaptive_done"));
     Expr::Verbatim(quote!({
         let mut #k: usize = #start;
         let #end: usize = #last;
@@ -627,11 +627,11 @@ pub(crate) fn rewritten(plan: &Plan) -> Expr {
 
 /// The windows' path of [`rewritten`]: a `bool` expression, `true` when it ran the loop
 /// (every window in bounds), `false` when it did nothing. `k` and `end` are the range's
-/// bounds, evaluated once.
-fn windows(plan: &Plan, k: &Ident, end: &Ident) -> TokenStream {
+/// bounds, evaluated once; `vars` the chunks' names and `lane_stmts` the body over them,
+/// the slices' path's own.
+fn windows(plan: &Plan, k: &Ident, end: &Ident, vars: &[Ident], lane_stmts: &[Stmt]) -> TokenStream {
     let (l, n, at) = (hidden("__adaptive_l"), hidden("__adaptive_n"), hidden("__adaptive_at"));
     let wins: Vec<Ident> = (0..plan.chunks.len()).map(|n| hidden(&format!("__adaptive_w{n}"))).collect();
-    let vars: Vec<Ident> = (0..plan.chunks.len()).map(|n| hidden(&format!("__adaptive_h{n}"))).collect();
     let (window, window_mut, chunk, chunk_mut) =
         (helper("window"), helper("window_mut"), helper("chunk"), helper("chunk_mut"));
     let some = quote!(::core::option::Option::Some);
@@ -645,8 +645,6 @@ fn windows(plan: &Plan, k: &Ident, end: &Ident) -> TokenStream {
             false => quote!(#window(&#slice[..], #first, #last, #n)),
         }
     });
-    let lane_body = body_over(plan, &vars, &l);
-    let lane_stmts = &lane_body.stmts;
     // The read chunks are not copied here, as the slices' path copies them (`rewritten`'s
     // `copies`): with six windows live, LLVM kept the copies on the stack, and a 512 × 512
     // stencil ran at 0.8× of the speed it has without them.
