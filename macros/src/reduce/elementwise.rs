@@ -536,6 +536,9 @@ fn body_over(plan: &Plan, vars: &[Ident], l: &Ident) -> Block {
 /// a time from the windows.
 const WINDOW_LEVELS: [usize; 2] = [64, 16];
 
+/// The widest level of the windows' path whose read chunks are copied (see [`windows`]).
+const COPIED_UP_TO: usize = 16;
+
 /// The rewritten loop: a block expression of type `()`.
 ///
 /// First the **windows**: each access's elements over the whole range (`a[i + c]` for `i` in
@@ -645,19 +648,30 @@ fn windows(plan: &Plan, k: &Ident, end: &Ident, vars: &[Ident], lane_stmts: &[St
             false => quote!(#window(&#slice[..], #first, #last, #n)),
         }
     });
-    // The read chunks are not copied here, as the slices' path copies them (`rewritten`'s
-    // `copies`): with six windows live, LLVM kept the copies on the stack, and a 512 × 512
-    // stencil ran at 0.8× of the speed it has without them.
+    // The read chunks of the widest level are not copied, as the slices' path copies them
+    // (`rewritten`'s `copies`): with six windows live, LLVM kept 64-element copies on the stack,
+    // and a 512 × 512 stencil ran at 0.8× of the speed it has without them. LLVM vectorises that
+    // level's loop behind run-time overlap checks. It unrolled the 16-element level whole instead,
+    // and without copies could not prove the lanes independent: their 62 of each 510-element row
+    // ran one element at a time, and the SIMD variant of a 512 × 512 stencil took 51–55 µs. With
+    // that level's read chunks copied (one vector each), 43–44 µs (BENCHMARKS.md, "The stencil's
+    // narrow windows").
+    let copies: Vec<&Ident> = plan.chunks.iter().zip(vars).filter(|(c, _)| !c.written).map(|(_, v)| v).collect();
     let level = |lanes: usize| {
         let lanes_lit = Literal::usize_unsuffixed(lanes);
         let chunks = plan.chunks.iter().zip(&wins).map(|(c, w)| match c.written {
             true => quote!(#chunk_mut::<_, #lanes_lit>(#w, #at, 0)),
             false => quote!(#chunk::<_, #lanes_lit>(#w, #at, 0)),
         });
+        let copies = match lanes <= COPIED_UP_TO {
+            true => copies.clone(),
+            false => Vec::new(),
+        };
         quote!(
             #[allow(clippy::all, clippy::pedantic, clippy::nursery, clippy::restriction)]
             while #n - #at >= #lanes_lit {
                 let (#(#some(#vars),)*) = (#(#chunks,)*) else { break; };
+                #(let #copies: [_; #lanes_lit] = *#copies;)*
                 for #l in 0..#lanes_lit {
                     #[allow(unused_variables)]
                     let #index: usize = #k + #at + #l;
@@ -823,10 +837,13 @@ mod tests {
         assert!(body.contains("index_sub (:: core :: option :: Option :: Some (__adaptive_k) , :: core :: option :: Option :: Some (1))"), "{body}");
         assert!(body.contains("let x : usize = __adaptive_k + __adaptive_l ;"), "{body}");
         assert!(body.contains("__adaptive_h9 [__adaptive_l] = sum / 9.0"), "{body}");
-        // In the slices' path the nine read chunks are copied before the lanes run; the written
-        // one is not, and the windows' path copies none.
+        // In the slices' path the nine read chunks are copied before the lanes run, at every
+        // level; the written one is not. The windows' path copies them at 16 lanes, not at 64.
         assert!(body.contains("let __adaptive_h0 : [_ ; 64] = * __adaptive_h0 ;"), "{body}");
         assert_eq!(count(&body, ": [_ ; 64] = *"), 9, "{body}");
+        assert_eq!(count(&body, ": [_ ; 16] = *"), 18, "{body}");
+        assert_eq!(count(&body, ": [_ ; 4] = *"), 9, "{body}");
+        assert_eq!(count(&body, "let __adaptive_h9 : [_"), 0, "{body}");
         // Where no chunk is taken, the body as written.
         assert!(body.contains("for x in __adaptive_k .. __adaptive_stop { let sum = up [x - 1]"), "{body}");
     }
