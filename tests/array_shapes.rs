@@ -220,3 +220,39 @@ fn a_k_means_assignment_over_rows_takes_its_points_in_lanes_and_agrees_with_scal
         assert!((got - inertia).abs() <= 1e-4 * inertia.abs(), "{backend}: {got} against {inertia}");
     }
 }
+
+/// The centroids' rows are read at the points' width: where they are longer, their first
+/// elements, as written; where they are shorter, every variant panics, as the body as written
+/// does at `q[j]` (in lanes the centroid's row is taken once as its first `width` elements
+/// where it has them, and the loop as written runs where it has not).
+#[test]
+fn a_k_means_assignment_whose_centroids_rows_differ_in_length_from_the_points_runs_as_written() {
+    use adaptive_kernel::{with_backend, Backend};
+    common::no_history();
+    let k = &nearest::assign::KERNEL;
+    let points = Array2::from_shape_fn((37, 5), |(i, j)| ((i * 5 + j) as f32 * 0.37).sin());
+    let mut backends = vec![Backend::Simd];
+    backends.extend(k.has_parallel().then_some(Backend::Parallel));
+    backends.extend(k.has_gpu().then_some(Backend::Gpu));
+    assert_eq!(backends.len(), 3, "the assignment is split and runs on the GPU");
+
+    let longer = Array2::from_shape_fn((6, 7), |(c, j)| ((c * 7 + j) as f32 * 0.91).cos());
+    let mut scalar = ndarray::Array1::zeros(37);
+    let inertia = with_backend(Backend::Scalar, || nearest::assign(points.view(), longer.view(), scalar.view_mut()));
+    for &backend in &backends {
+        let mut labels = ndarray::Array1::zeros(37);
+        let got = with_backend(backend, || nearest::assign(points.view(), longer.view(), labels.view_mut()));
+        assert_eq!(labels, scalar, "{backend}");
+        assert!((got - inertia).abs() <= 1e-4 * inertia.abs(), "{backend}: {got} against {inertia}");
+    }
+
+    let shorter = Array2::from_shape_fn((6, 4), |(c, j)| ((c * 4 + j) as f32 * 0.91).cos());
+    backends.push(Backend::Scalar);
+    for backend in backends {
+        let mut labels = ndarray::Array1::zeros(37);
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            with_backend(backend, || nearest::assign(points.view(), shorter.view(), labels.view_mut()))
+        }));
+        assert!(run.is_err(), "{backend}: centroids of 4 columns for points of 5 panic at `q[4]`");
+    }
+}

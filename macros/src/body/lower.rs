@@ -948,15 +948,7 @@ impl VisitMut for Rename {
 
 /// Whether `body` holds a `break` (in a nested loop or closure too: enough to refuse).
 fn breaks(body: &Block) -> bool {
-    struct Find(bool);
-    impl<'ast> Visit<'ast> for Find {
-        fn visit_expr_break(&mut self, _: &'ast syn::ExprBreak) {
-            self.0 = true;
-        }
-    }
-    let mut find = Find(false);
-    find.visit_block(body);
-    find.0
+    super::holds_expr(body, |e| matches!(e, Expr::Break(_)))
 }
 
 /// A `usize` literal's value.

@@ -77,6 +77,6 @@ pub(crate) use record::{continue_guard, forbidden, ForLoop, Holds};
 pub(crate) use reduction::{accumulation, extremum_of, keep, slot, Fold, Op, Scatter, Update};
 pub(crate) use scope::Kind;
 pub(crate) use space::{Chain, Rows, Space, Stream};
-pub(crate) use syntax::{is_screaming, plain_ident, pure};
+pub(crate) use syntax::{holds_expr, is_screaming, plain_ident, pure};
 pub(crate) use types::{Access, Elem, Int, IntTy, Prim, Ty, Value as TyValue, Width};
 pub(crate) use walk::{How, Walk};

@@ -109,3 +109,21 @@ pub(crate) fn plain_ident(e: &Expr) -> Option<Ident> {
         _ => None,
     }
 }
+
+/// Whether `block` holds an expression for which `is` holds, at any depth (in a nested loop or
+/// closure too).
+pub(crate) fn holds_expr(block: &syn::Block, is: fn(&Expr) -> bool) -> bool {
+    struct Find {
+        is: fn(&Expr) -> bool,
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for Find {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            self.found |= (self.is)(e);
+            syn::visit::visit_expr(self, e);
+        }
+    }
+    let mut find = Find { is, found: false };
+    find.visit_block(block);
+    find.found
+}

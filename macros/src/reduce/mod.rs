@@ -1540,6 +1540,13 @@ mod tests {
         // After the loops, point by point in order, the point's index its own.
         assert!(body.contains("let i : usize = __adaptive_i + __adaptive_l ; labels [i] = best [__adaptive_l] as u32 ; inertia += best_dist [__adaptive_l]"), "{body}");
         assert!(body.contains("if __adaptive_width <= 64"), "{body}");
+        // The centroid's row, read at `[j]`, is taken as its first `width` elements where it has
+        // them (its reads then need no bounds check); where it is shorter, the loop as written.
+        assert!(
+            body.contains("match (q . get (.. __adaptive_width) ,) { (:: core :: option :: Option :: Some (q) ,) => { for j in 0 .. __adaptive_width {"),
+            "{body}"
+        );
+        assert_eq!(body.matches("let t = __adaptive_t0 [j] [__adaptive_l] - q [j]").count(), 2, "{body}");
 
         // Shapes that keep the points out of lanes (their centroid loop may still be jammed).
         for (row, middle, after) in [
@@ -1578,6 +1585,78 @@ mod tests {
         ] {
             let (reports, body) = all(nearest(row, middle, after));
             assert!(!reports.iter().any(|r| r.0 == "for range items"), "{body}");
+        }
+    }
+
+    #[test]
+    fn four_centroids_per_pass_over_the_points_rows() {
+        let (_, body) = all(nearest(
+            quote!(let p = &points[i * d..(i + 1) * d];),
+            nearest_centroid(),
+            quote!(labels[i] = best as u32; inertia += best_dist;),
+        ));
+        // Four centroids at a time, each with its own names: its row, its sums, its index.
+        assert!(body.contains("while __adaptive_cend . saturating_sub (__adaptive_c) >= 4 {"), "{body}");
+        assert!(body.contains("let __adaptive_c_0 : usize = __adaptive_c ;"), "{body}");
+        assert!(body.contains("let __adaptive_c_3 : usize = __adaptive_c + 3 ;"), "{body}");
+        assert!(
+            body.contains("let __adaptive_q_3 = & cent [__adaptive_c_3 * d .. (__adaptive_c_3 + 1) * d] ;"),
+            "{body}"
+        );
+        assert!(body.contains("let mut __adaptive_dist_3 = [0.0f32 ; 16] ;"), "{body}");
+        // Their sums in one loop over the lanes, each copy's statements in a block of their own.
+        assert!(
+            body.contains(
+                "for __adaptive_l in 0 .. 16 { { let t = __adaptive_t0 [j] [__adaptive_l] - __adaptive_q_0 [j] ; \
+                 __adaptive_dist_0 [__adaptive_l] += t * t ; } { let t = __adaptive_t0 [j] [__adaptive_l] - __adaptive_q_1 [j] ;"
+            ),
+            "{body}"
+        );
+        // Then each centroid's compare-and-keep, in the centroids' order.
+        let keeps: Vec<usize> = (0..4)
+            .map(|n| body.find(&format!("if __adaptive_dist_{n} [__adaptive_l] < best_dist [__adaptive_l] {{ best_dist [__adaptive_l] = __adaptive_dist_{n} [__adaptive_l] ; best [__adaptive_l] = __adaptive_c_{n} ;")).unwrap_or_else(|| panic!("copy {n}: {body}")))
+            .collect();
+        assert!(keeps.windows(2).all(|w| w[0] < w[1]), "{keeps:?}");
+        // The centroids left, one at a time, as before.
+        assert!(body.contains("for c in __adaptive_c .. __adaptive_cend {"), "{body}");
+
+        // A `continue` in the sums: each copy in a loop over the lanes of its own, so that one
+        // copy's `continue` skips only its own lane's statements.
+        let guarded = quote!(
+            let q = &cent[c * d..(c + 1) * d];
+            let mut dist = 0.0f32;
+            for j in 0..d {
+                if q[j] == 0.0 {
+                    continue;
+                }
+                let t = p[j] - q[j];
+                dist += t * t;
+            }
+            if dist < best_dist {
+                best_dist = dist;
+                best = c;
+            }
+        );
+        let (reports, body) =
+            all(nearest(quote!(let p = &points[i * d..(i + 1) * d];), guarded, quote!(labels[i] = best as u32;)));
+        assert_eq!(reports.first(), Some(&yes("for range items")), "{body}");
+        assert!(body.contains("__adaptive_dist_3"), "{body}");
+        assert!(!body.contains("for __adaptive_l in 0 .. 16 { {"), "{body}");
+
+        // Sums that read the items' state (changed by an earlier centroid's keep), or a middle
+        // loop that binds one of its names again: one centroid at a time.
+        for middle in [
+            quote!(let q = &cent[c * d..(c + 1) * d]; let mut dist = 0.0f32; for j in 0..d { let t = p[j] - q[j]; dist += t * t + best_dist * 0.0; } if dist < best_dist { best_dist = dist; best = c; }),
+            quote!(let q = &cent[c * d..(c + 1) * d]; let mut dist = 0.0f32; for j in 0..d { let t = p[j] - q[j]; dist += t * t; } let q = dist; if q < best_dist { best_dist = q; best = c; }),
+            quote!(let q = &cent[c * d..(c + 1) * d]; let mut dist = best_dist; for j in 0..d { let t = p[j] - q[j]; dist += t * t; } if dist < best_dist { best_dist = dist; best = c; }),
+        ] {
+            let (reports, body) =
+                all(nearest(quote!(let p = &points[i * d..(i + 1) * d];), middle, quote!(labels[i] = best as u32;)));
+            assert_eq!(reports.first(), Some(&yes("for range items")), "{body}");
+            // (The points left after the blocks are jammed by `jam.rs`, with names of their own.)
+            let lanes = ["let mut __adaptive_dist_0 = [", "let mut __adaptive_dist_0 : [_ ; 16]"];
+            assert!(!lanes.iter().any(|l| body.contains(l)), "{body}");
+            assert!(body.contains("for c in 0 .. k { let q = & cent [c * d .. (c + 1) * d] ;"), "{body}");
         }
     }
 
