@@ -654,8 +654,8 @@ fn windows(plan: &Plan, k: &Ident, end: &Ident, vars: &[Ident], lane_stmts: &[St
     // level's loop behind run-time overlap checks. It unrolled the 16-element level whole instead,
     // and without copies could not prove the lanes independent: their 62 of each 510-element row
     // ran one element at a time, and the SIMD variant of a 512 × 512 stencil took 51–55 µs. With
-    // that level's read chunks copied (one vector each), 43–44 µs (BENCHMARKS.md, "The stencil's
-    // narrow windows").
+    // that level's read chunks copied (one vector each), 43–44 µs (BENCHMARKS.md, "ndarray
+    // programs: four centroids per pass, narrow windows copied").
     let copies: Vec<&Ident> = plan.chunks.iter().zip(vars).filter(|(c, _)| !c.written).map(|(_, v)| v).collect();
     let level = |lanes: usize| {
         let lanes_lit = Literal::usize_unsuffixed(lanes);
