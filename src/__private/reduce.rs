@@ -203,17 +203,20 @@ pub fn chunk_mut<T, const L: usize>(s: &mut [T], base: usize, at: usize) -> Opti
 /// evaluates and reads inside the window.
 #[inline(always)]
 pub fn window<T>(s: &[T], first: Option<usize>, last: Option<usize>, n: usize) -> Option<&[T]> {
-    let first = first?;
-    (first.checked_add(n.checked_sub(1)?)? == last?).then_some(())?;
-    s.get(first..first + n)
+    s.get(window_range(first, last, n)?)
 }
 
 /// [`window`] of a slice the loop writes.
 #[inline(always)]
 pub fn window_mut<T>(s: &mut [T], first: Option<usize>, last: Option<usize>, n: usize) -> Option<&mut [T]> {
+    s.get_mut(window_range(first, last, n)?)
+}
+
+/// The indices of [`window`]: `first..first + n`, where `last` is `first + n - 1`.
+#[inline(always)]
+fn window_range(first: Option<usize>, last: Option<usize>, n: usize) -> Option<core::ops::Range<usize>> {
     let first = first?;
-    (first.checked_add(n.checked_sub(1)?)? == last?).then_some(())?;
-    s.get_mut(first..first + n)
+    (first.checked_add(n.checked_sub(1)?)? == last?).then_some(first..first + n)
 }
 
 // An element-wise loop's index expression (`i - 1`, `row * w + i`), evaluated

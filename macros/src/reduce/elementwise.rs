@@ -568,7 +568,7 @@ pub(crate) fn rewritten(plan: &Plan) -> Expr {
     // would: a read slice is a shared `f32`/`f64` slice (no interior mutability), so nothing
     // writes it while the loop runs, and a slice the loop also writes is read through its
     // written chunk, which is not copied.
-    let copies: Vec<&Ident> = plan.chunks.iter().zip(&vars).filter(|(c, _)| !c.written).map(|(_, v)| v).collect();
+    let copies = read_chunks(plan, &vars);
     let level = |lanes: usize| {
         let lanes_lit = Literal::usize_unsuffixed(lanes);
         let last_lane = Literal::usize_unsuffixed(lanes - 1);
@@ -656,7 +656,7 @@ fn windows(plan: &Plan, k: &Ident, end: &Ident, vars: &[Ident], lane_stmts: &[St
     // ran one element at a time, and the SIMD variant of a 512 × 512 stencil took 51–55 µs. With
     // that level's read chunks copied (one vector each), 43–44 µs (BENCHMARKS.md, "ndarray
     // programs: four centroids per pass, narrow windows copied").
-    let copies: Vec<&Ident> = plan.chunks.iter().zip(vars).filter(|(c, _)| !c.written).map(|(_, v)| v).collect();
+    let copies = read_chunks(plan, vars);
     let level = |lanes: usize| {
         let lanes_lit = Literal::usize_unsuffixed(lanes);
         let chunks = plan.chunks.iter().zip(&wins).map(|(c, w)| match c.written {
@@ -703,6 +703,12 @@ fn windows(plan: &Plan, k: &Ident, end: &Ident, vars: &[Ident], lane_stmts: &[St
             _ => false,
         }
     })
+}
+
+/// The names, among `vars` (one per chunk of `plan`), of the chunks the loop only reads: the
+/// ones copied by value before the lanes run.
+fn read_chunks<'a>(plan: &Plan, vars: &'a [Ident]) -> Vec<&'a Ident> {
+    plan.chunks.iter().zip(vars).filter(|(c, _)| !c.written).map(|(_, v)| v).collect()
 }
 
 /// An index expression accepted by [`Check::offset`] with the loop index at `at`, in checked
