@@ -229,7 +229,7 @@ pub mod __private {
     pub use adaptive_kernel_runtime::ops::exact::{par as ops_exact_par, simd as ops_exact_simd};
     pub use adaptive_kernel_runtime::ops::{gpu as ops_gpu, par as ops_par, scalar as ops_scalar, simd as ops_simd};
     pub use adaptive_kernel_runtime::{
-        run_verified, simd_level, simd_run, Backend, Kernel, KernelFamily, KernelSpec, LoopGpu, LoopReason,
+        run_verified, simd_cold, simd_level, simd_run, Backend, Kernel, KernelFamily, KernelSpec, LoopGpu, LoopReason,
         LoopRewrite, LoopSplit, OpComplexity, Route, SimdLevel, VerifiedCall, Work,
     };
 

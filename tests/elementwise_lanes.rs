@@ -6,7 +6,8 @@
 //! `y = a·x + y` in place, an `f64` stencil over an arbitrary range, a clamp
 //! with branches, a local and a `continue` guard, a 2-D gradient
 //! `out[r * w + c]`, an edge-guarded blur whose first chunk of each row is not
-//! available, and a top-level loop the Parallel variant also splits.
+//! available, a top-level loop the Parallel variant also splits, and one into a scratch
+//! `vec![0.0; n]` whose element type the macro cannot name.
 //!
 //! Lengths cover empty ranges, ranges starting at 1 or later, every remainder
 //! of the chunk sizes (64, 16 and 4 elements), NaN, ±∞ and magnitudes from
@@ -99,6 +100,17 @@ fn scale_shift(a: &[f32], out: &mut [f32], s: f32) {
     }
 }
 
+/// Into a scratch buffer of `vec![0.0; n]`, whose elements' width inference decides: its
+/// windows run without the closure that takes the others as parameters.
+#[adaptive_kernel(complexity = "Low")]
+fn through_scratch(a: &[f32], out: &mut [f32]) {
+    let mut tmp = vec![0.0; a.len()];
+    for i in 0..a.len() {
+        tmp[i] = a[i] * 2.0 + 1.0;
+    }
+    out.copy_from_slice(&tmp);
+}
+
 const LAST_LINE: u32 = line!();
 
 // ---- the reports --------------------------------------------------------------------------------
@@ -122,6 +134,8 @@ fn every_loop_is_reported_in_lanes() {
     in_lanes("axpy", axpy::KERNEL.spec().loops, BOTH);
     in_lanes("clamp_blend", clamp_blend::KERNEL.spec().loops, BOTH);
     in_lanes("stencil", stencil::KERNEL.spec().loops, BOTH);
+    // A loop into the kernel's own buffer is not split: it runs in lanes in the SIMD variant.
+    in_lanes("through_scratch", through_scratch::KERNEL.spec().loops, &[Backend::Simd]);
 }
 
 // ---- outcomes -----------------------------------------------------------------------------------
@@ -202,6 +216,7 @@ fn routed_calls_agree_with_the_scalar_variant() {
     same(&|o| axpy(0.5, &img, o), &|o| axpy::scalar(0.5, &img, o));
     same(&|o| clamp_blend(&img, -0.2, 0.3, o), &|o| clamp_blend::scalar(&img, -0.2, 0.3, o));
     same(&|o| scale_shift(&img, o, 3.0), &|o| scale_shift::scalar(&img, o, 3.0));
+    same(&|o| through_scratch(&img, o), &|o| through_scratch::scalar(&img, o));
     let x: Vec<f64> = img.iter().map(|&v| f64::from(v)).collect();
     let (mut a, mut b) = (vec![0.0; x.len()], vec![0.0; x.len()]);
     stencil(&x, &mut a, 1, x.len() - 1);
@@ -298,6 +313,10 @@ proptest! {
         let (mut simd, mut scalar) = (y.clone(), y);
         clamp_blend::simd(&x, -1.0, 2.5, &mut simd);
         clamp_blend::scalar(&x, -1.0, 2.5, &mut scalar);
+        prop_assert!(same_bits(&simd, &scalar));
+        let (mut simd, mut scalar) = (vec![0.0; x.len()], vec![0.0; x.len()]);
+        through_scratch::simd(&x, &mut simd);
+        through_scratch::scalar(&x, &mut scalar);
         prop_assert!(same_bits(&simd, &scalar));
         let (mut simd, mut scalar) = (vec![0.0; x.len()], vec![0.0; x.len()]);
         scale_shift::simd(&x, &mut simd, a);

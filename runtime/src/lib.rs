@@ -83,7 +83,7 @@ pub use select::{
     catalog, AdaptiveBackend, BackendSelector, PerfStats, DEFAULT_GPU_FLOPS, DEFAULT_MIN_DISPATCH_RATIO,
     DEFAULT_PCIE_BANDWIDTH,
 };
-pub use simd_level::{simd_level, simd_run, SimdLevel};
+pub use simd_level::{simd_cold, simd_level, simd_run, SimdLevel};
 
 /// Exporting routing decisions to an OpenTelemetry collector over OTLP (feature
 /// `otlp`): [`telemetry::init_otlp`]; what is exported and how it stays off the

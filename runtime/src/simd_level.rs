@@ -165,6 +165,58 @@ macro_rules! simd_run {
 
 crate::__simd_feature_sets!([simd_run]);
 
+/// Defines [`simd_cold`] from [`__simd_feature_sets!`].
+macro_rules! simd_cold {
+    ([$(($level:ident, $clone:ident, $arch:literal, $features:literal))*]) => {
+        /// Runs `body` out of line, as a cold call, inside a `#[target_feature]` clone for
+        /// this CPU's widest [`SimdLevel`] (the target's baseline below every level): the
+        /// path of a generated loop that almost never runs (an element-wise loop's slices'
+        /// path, taken only where a window of the loop leaves its slice). Not a public API.
+        ///
+        /// Compiled in the same function as the loop's common path, such a path costs it
+        /// even when it never runs: kept beside the windows of a 512 × 512 stencil it slowed
+        /// them by 15 % (BENCHMARKS.md, "The 512² stencil at the hand stencil's speed"). A
+        /// closure called from a `#[cold]` `#[inline(never)]` function moves it out, but a
+        /// closure takes only its enclosing function's CPU features, and the SIMD variant's
+        /// body has none of its own (its clones inline it). Here each clone is generic over
+        /// the closure, so the closure is compiled inside the clone, with its features, as in
+        /// [`simd_run`]; mark the closure `#[inline(always)]` so that it is.
+        ///
+        /// The level is [`simd_level`]'s, which is the level every generated SIMD variant
+        /// runs at. Results do not depend on it: the same operations run in the same order at
+        /// every level, only their instructions differ.
+        #[doc(hidden)]
+        #[inline(always)]
+        pub fn simd_cold<R, F: FnOnce() -> R>(body: F) -> R {
+            $(
+                #[cfg(target_arch = $arch)]
+                #[target_feature(enable = $features)]
+                #[cold]
+                #[inline(never)]
+                unsafe fn $clone<R, F: FnOnce() -> R>(body: F) -> R {
+                    body()
+                }
+            )*
+            #[cold]
+            #[inline(never)]
+            fn baseline<R, F: FnOnce() -> R>(body: F) -> R {
+                body()
+            }
+            match simd_level() {
+                $(
+                    // SAFETY: `simd_level()` detected this level on this CPU, and the clone
+                    // enables exactly that level's features.
+                    #[cfg(target_arch = $arch)]
+                    SimdLevel::$level => unsafe { $clone(body) },
+                )*
+                _ => baseline(body),
+            }
+        }
+    };
+}
+
+crate::__simd_feature_sets!([simd_cold]);
+
 /// Builds the table behind [`feature_sets`] from [`__simd_feature_sets!`].
 macro_rules! feature_table {
     ([$(($level:ident, $clone:ident, $arch:literal, $features:literal))*]) => {
@@ -308,6 +360,20 @@ mod tests {
                 "macros/doc/reference.md does not name {level:?}'s `{features}`"
             );
         }
+    }
+
+    #[test]
+    fn a_cold_run_returns_what_its_body_returns_and_runs_it_once() {
+        let owned = vec![1.0f32, 2.0, 3.0];
+        let mut runs = 0;
+        let sum = simd_cold(|| {
+            runs += 1;
+            owned.into_iter().sum::<f32>()
+        });
+        assert_eq!((sum, runs), (6.0, 1));
+        let panicked = std::panic::catch_unwind(|| simd_cold(|| -> u8 { panic!("from the cold path") }));
+        let message = panicked.expect_err("the body's panic reaches the caller");
+        assert_eq!(message.downcast_ref::<&str>(), Some(&"from the cold path"));
     }
 
     #[test]
