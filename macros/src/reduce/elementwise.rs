@@ -707,8 +707,8 @@ fn windows(plan: &Plan, k: &Ident, end: &Ident, vars: &[Ident], lane_stmts: &[St
     // function's `&mut [T]` parameter overlaps no other, and LLVM keeps that knowledge when it
     // inlines the call. Views' slices (`as_slice_mut()`) do not carry it, and the loops
     // compiled behind run-time overlap checks: with it, the SIMD variant of a 512 × 512 ndarray
-    // stencil took 32–33 µs instead of 34–35 (BENCHMARKS.md, "The 512² stencil at the hand
-    // stencil's speed"). A parameter's type is written out, `&[f32]`, because `&[_]` would
+    // stencil took 31.9–32.9 µs instead of 33.7–34.7 in three runs of four (BENCHMARKS.md,
+    // "The 512² stencil at the hand stencil's speed"). A parameter's type is written out, `&[f32]`, because `&[_]` would
     // leave a method call on an element (`w0[l].abs()`) without a type when the closure's
     // body is checked.
     let types: Option<Vec<TokenStream>> = plan
