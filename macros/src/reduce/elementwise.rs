@@ -555,7 +555,9 @@ const COPIED_UP_TO: usize = 16;
 /// ran the stencil's SIMD variant at 0.74–0.81× of the windows' speed from 256² to 2,048²
 /// (BENCHMARKS.md, "ndarray programs with element-wise windows"). Where an access leaves its slice
 /// somewhere in the range (a border read behind an `if`), the loop runs the chunks taken one
-/// by one from the slices, as below.
+/// by one from the slices, as below. That path runs out of line, through the runtime's
+/// `simd_cold`, so that its code does not slow the windows' loops beside it; the windows'
+/// loops take the windows as a closure's parameters ([`windows`]).
 pub(crate) fn rewritten(plan: &Plan) -> Expr {
     let (k, l, end) = (hidden("__adaptive_k"), hidden("__adaptive_l"), hidden("__adaptive_end"));
     let vars: Vec<Ident> = (0..plan.chunks.len()).map(|n| hidden(&format!("__adaptive_h{n}"))).collect();
