@@ -127,81 +127,21 @@ macro_rules! __simd_clones {
     };
 }
 
-/// Defines [`simd_run`] from [`__simd_feature_sets!`].
-macro_rules! simd_run {
-    ([$(($level:ident, $clone:ident, $arch:literal, $features:literal))*]) => {
-        /// Runs `body` inside a `#[target_feature]` clone for this CPU's widest
-        /// [`SimdLevel`] (the target's baseline below every level): the SIMD
-        /// variant of a kernel whose variants live inside the function (methods,
-        /// associated functions), where no item can name `Self` or the impl's
-        /// generics but a closure can. Not a public API.
-        ///
-        /// Each clone is generic over the closure, so it is instantiated with the
-        /// body in the caller's crate; the closure is called once there and LLVM
-        /// inlines it, compiling the body with the clone's features.
-        #[doc(hidden)]
-        #[inline]
-        pub fn simd_run<R, F: FnOnce() -> R>(body: F) -> R {
-            $(
-                #[cfg(target_arch = $arch)]
-                #[target_feature(enable = $features)]
-                #[inline]
-                unsafe fn $clone<R, F: FnOnce() -> R>(body: F) -> R {
-                    body()
-                }
-            )*
-            match simd_level() {
-                $(
-                    // SAFETY: `simd_level()` detected this level on this CPU, and the clone
-                    // enables exactly that level's features.
-                    #[cfg(target_arch = $arch)]
-                    SimdLevel::$level => unsafe { $clone(body) },
-                )*
-                _ => body(),
-            }
-        }
-    };
-}
-
-crate::__simd_feature_sets!([simd_run]);
-
-/// Defines [`simd_cold`] from [`__simd_feature_sets!`].
-macro_rules! simd_cold {
-    ([$(($level:ident, $clone:ident, $arch:literal, $features:literal))*]) => {
-        /// Runs `body` out of line, as a cold call, inside a `#[target_feature]` clone for
-        /// this CPU's widest [`SimdLevel`] (the target's baseline below every level): the
-        /// path of a generated loop that almost never runs (an element-wise loop's slices'
-        /// path, taken only where a window of the loop leaves its slice). Not a public API.
-        ///
-        /// Compiled in the same function as the loop's common path, such a path costs it
-        /// even when it never runs: kept beside the windows of a 512 × 512 stencil it slowed
-        /// them by 15 % (BENCHMARKS.md, "The 512² stencil at the hand stencil's speed"). A
-        /// closure called from a `#[cold]` `#[inline(never)]` function moves it out, but a
-        /// closure takes only its enclosing function's CPU features, and the SIMD variant's
-        /// body has none of its own (its clones inline it). Here each clone is generic over
-        /// the closure, so the closure is compiled inside the clone, with its features, as in
-        /// [`simd_run`]; mark the closure `#[inline(always)]` so that it is.
-        ///
-        /// The level is [`simd_level`]'s, which is the level every generated SIMD variant
-        /// runs at. Results do not depend on it: the same operations run in the same order at
-        /// every level, only their instructions differ.
-        #[doc(hidden)]
-        #[inline(always)]
-        pub fn simd_cold<R, F: FnOnce() -> R>(body: F) -> R {
-            $(
-                #[cfg(target_arch = $arch)]
-                #[target_feature(enable = $features)]
-                #[cold]
-                #[inline(never)]
-                unsafe fn $clone<R, F: FnOnce() -> R>(body: F) -> R {
-                    body()
-                }
-            )*
-            #[cold]
-            #[inline(never)]
-            fn baseline<R, F: FnOnce() -> R>(body: F) -> R {
-                body()
-            }
+/// Defines a function that runs a closure inside a `#[target_feature]` clone for this CPU's
+/// widest [`SimdLevel`] (the target's baseline below every level), from
+/// [`__simd_feature_sets!`]: [`simd_run`] and [`simd_cold`], which differ only in the
+/// attributes of their clones.
+///
+/// `closure_runner!([closure_runner] { attributes of the function } name { attributes of each
+/// clone })`. Each clone is generic over the closure, so it is instantiated with the body in
+/// the caller's crate and the closure, called once there, is inlined into it and compiled with
+/// the clone's features.
+macro_rules! closure_runner {
+    ({ $(#[$attr:meta])* } $name:ident $clone_attrs:tt [$(($level:ident, $clone:ident, $arch:literal, $features:literal))*]) => {
+        $(#[$attr])*
+        pub fn $name<R, F: FnOnce() -> R>(body: F) -> R {
+            $(closure_runner!(@clone $clone_attrs $clone $arch $features);)*
+            closure_runner!(@baseline $clone_attrs);
             match simd_level() {
                 $(
                     // SAFETY: `simd_level()` detected this level on this CPU, and the clone
@@ -213,9 +153,57 @@ macro_rules! simd_cold {
             }
         }
     };
+    (@clone { $(#[$clone_attr:meta])* } $clone:ident $arch:literal $features:literal) => {
+        #[cfg(target_arch = $arch)]
+        #[target_feature(enable = $features)]
+        $(#[$clone_attr])*
+        unsafe fn $clone<R, F: FnOnce() -> R>(body: F) -> R {
+            body()
+        }
+    };
+    (@baseline { $(#[$clone_attr:meta])* }) => {
+        $(#[$clone_attr])*
+        fn baseline<R, F: FnOnce() -> R>(body: F) -> R {
+            body()
+        }
+    };
 }
 
-crate::__simd_feature_sets!([simd_cold]);
+crate::__simd_feature_sets!([closure_runner] {
+    /// Runs `body` inside a `#[target_feature]` clone for this CPU's widest
+    /// [`SimdLevel`] (the target's baseline below every level): the SIMD
+    /// variant of a kernel whose variants live inside the function (methods,
+    /// associated functions), where no item can name `Self` or the impl's
+    /// generics but a closure can. Not a public API.
+    ///
+    /// Each clone is generic over the closure, so it is instantiated with the
+    /// body in the caller's crate; the closure is called once there and LLVM
+    /// inlines it, compiling the body with the clone's features.
+    #[doc(hidden)]
+    #[inline]
+} simd_run { #[inline] });
+
+crate::__simd_feature_sets!([closure_runner] {
+    /// Runs `body` out of line, as a cold call, inside a `#[target_feature]` clone for
+    /// this CPU's widest [`SimdLevel`] (the target's baseline below every level): the
+    /// path of a generated loop that almost never runs (an element-wise loop's slices'
+    /// path, taken only where a window of the loop leaves its slice). Not a public API.
+    ///
+    /// Compiled in the same function as the loop's common path, such a path costs it
+    /// even when it never runs: kept beside the windows of a 512 × 512 stencil it slowed
+    /// them by 15 % (BENCHMARKS.md, "The 512² stencil at the hand stencil's speed"). A
+    /// closure called from a `#[cold]` `#[inline(never)]` function moves it out, but a
+    /// closure takes only its enclosing function's CPU features, and the SIMD variant's
+    /// body has none of its own (its clones inline it). Here each clone is generic over
+    /// the closure, so the closure is compiled inside the clone, with its features, as in
+    /// [`simd_run`]; mark the closure `#[inline(always)]` so that it is.
+    ///
+    /// The level is [`simd_level`]'s, which is the level every generated SIMD variant
+    /// runs at. Results do not depend on it: the same operations run in the same order at
+    /// every level, only their instructions differ.
+    #[doc(hidden)]
+    #[inline(always)]
+} simd_cold { #[cold] #[inline(never)] });
 
 /// Builds the table behind [`feature_sets`] from [`__simd_feature_sets!`].
 macro_rules! feature_table {

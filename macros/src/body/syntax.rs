@@ -112,12 +112,12 @@ pub(crate) fn plain_ident(e: &Expr) -> Option<Ident> {
 
 /// Whether `block` holds an expression for which `is` holds, at any depth (in a nested loop or
 /// closure too).
-pub(crate) fn holds_expr(block: &syn::Block, is: fn(&Expr) -> bool) -> bool {
-    struct Find {
-        is: fn(&Expr) -> bool,
+pub(crate) fn holds_expr(block: &syn::Block, is: impl Fn(&Expr) -> bool) -> bool {
+    struct Find<F> {
+        is: F,
         found: bool,
     }
-    impl<'ast> Visit<'ast> for Find {
+    impl<'ast, F: Fn(&Expr) -> bool> Visit<'ast> for Find<F> {
         fn visit_expr(&mut self, e: &'ast Expr) {
             self.found |= (self.is)(e);
             syn::visit::visit_expr(self, e);

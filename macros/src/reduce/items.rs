@@ -863,21 +863,8 @@ fn emit(
 
 /// Whether `body` reads `row[j]`.
 fn read_at(body: &Block, row: &Ident, j: &Ident) -> bool {
-    struct Reads<'a> {
-        row: &'a Ident,
-        j: &'a Ident,
-        found: bool,
-    }
-    impl<'ast> Visit<'ast> for Reads<'_> {
-        fn visit_expr_index(&mut self, ix: &'ast syn::ExprIndex) {
-            let at = |e: &Expr, name: &Ident| plain_ident(e).is_some_and(|i| i == *name);
-            self.found |= at(&ix.expr, self.row) && at(&ix.index, self.j);
-            syn::visit::visit_expr_index(self, ix);
-        }
-    }
-    let mut reads = Reads { row, j, found: false };
-    reads.visit_block(body);
-    reads.found
+    let is = |e: &Expr, name: &Ident| plain_ident(e).is_some_and(|i| i == *name);
+    holds_expr(body, |e| matches!(e, Expr::Index(ix) if is(&ix.expr, row) && is(&ix.index, j)))
 }
 
 fn is_row_let(stmt: &Stmt, rows: &[Row]) -> bool {
